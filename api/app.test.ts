@@ -1,0 +1,79 @@
+import { startTestApp, type TestApp } from '../test/harness/app';
+
+describe('HTTP skeleton', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ BODY_LIMIT_BYTES: '2048' });
+  });
+  afterAll(() => app.close());
+
+  it('GET /health answers ok with the short commit id', async () => {
+    const response = await app.request('/health');
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ status: 'ok', revision: expect.stringMatching(/^[0-9a-f]{7,12}$/) });
+  });
+
+  it('gives every response a request id, echoing a well-formed one', async () => {
+    const echoed = await app.request('/health', { headers: { 'x-request-id': 'trace-123' } });
+    expect(echoed.headers.get('x-request-id')).toBe('trace-123');
+    const generated = await app.request('/health', { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('an unknown route answers 404 with the framework-style body', async () => {
+    const response = await app.request('/v1/no-such-thing');
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ statusCode: 404, message: 'Cannot GET /v1/no-such-thing', error: 'Not Found' });
+  });
+
+  it('malformed JSON answers 400 with the framework-style body', async () => {
+    const response = await app.request('/v1/anything', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"amount": ',
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ statusCode: 400, message: 'Malformed JSON in request body', error: 'Bad Request' });
+  });
+
+  it('a body over the limit answers 413, whether or not Content-Length announces it', async () => {
+    const big = JSON.stringify({ blob: 'x'.repeat(4096) });
+    const announced = await app.request('/v1/anything', { method: 'POST', json: JSON.parse(big) });
+    expect(announced.status).toBe(413);
+    expect(announced.body).toEqual({
+      statusCode: 413,
+      message: 'Request body larger than 2048 bytes',
+      error: 'Payload Too Large',
+    });
+
+    // Chunked upload: no Content-Length, the limit is enforced while reading.
+    const stream = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(big));
+        controller.close();
+      },
+    });
+    const chunked = await fetch(`${app.baseUrl}/v1/anything`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+  });
+
+  it('GET /metrics exposes Prometheus text with request counters by route pattern', async () => {
+    await app.request('/health');
+    const response = await app.request('/metrics');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(response.text).toMatch(/http_requests_total\{method="GET",route="\/health",status="200"\} \d+/);
+    expect(response.text).toContain('process_cpu_seconds_total');
+  });
+
+  it('writes one JSON access-log line per request', async () => {
+    await app.request('/health', { headers: { 'x-request-id': 'log-check-1' } });
+    const line = app.logLines.map((raw) => JSON.parse(raw)).find((entry) => entry.requestId === 'log-check-1');
+    expect(line).toMatchObject({ msg: 'request', method: 'GET', route: '/health', status: 200 });
+  });
+});

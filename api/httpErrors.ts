@@ -1,0 +1,39 @@
+import { STATUS_CODES } from 'node:http';
+
+/**
+ * An error that becomes the framework-style body `{ statusCode, message, error }` (DESIGN §5).
+ * Route code throws these; anything else reaching the error middleware is a 500.
+ */
+export class HttpError extends Error {
+  override name = 'HttpError';
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  /** The reason phrase for the status, e.g. "Bad Request". */
+  get error(): string {
+    return STATUS_CODES[this.statusCode] ?? 'Error';
+  }
+
+  toBody(): HttpErrorBody {
+    return { statusCode: this.statusCode, message: this.message, error: this.error };
+  }
+}
+
+export interface HttpErrorBody {
+  statusCode: number;
+  message: string;
+  error?: string;
+}
+
+export const badRequest = (message: string) => new HttpError(400, message);
+export const unauthorized = (message = 'Unauthorized') => new HttpError(401, message);
+export const forbidden = (message = 'Forbidden') => new HttpError(403, message);
+export const notFound = (message = 'Not Found') => new HttpError(404, message);
+export const conflict = (message: string) => new HttpError(409, message);
+export const payloadTooLarge = (limitBytes: number) =>
+  new HttpError(413, `Request body larger than ${limitBytes} bytes`);

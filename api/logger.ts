@@ -1,0 +1,34 @@
+import pino, { type DestinationStream, type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * JSON logs. Credentials are redacted by path so a handler that logs a request or a body by
+ * mistake still cannot leak them; code must not log secrets in the first place.
+ */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-client-id"]',
+  'headers.authorization',
+  '*.rawKey',
+  '*.secret',
+  '*.privateKey',
+  '*.token',
+  '*.signature',
+  'rawKey',
+  'secret',
+  'privateKey',
+  'token',
+];
+
+export function createLogger(options: { level: string; name?: string }, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level: options.level,
+      name: options.name,
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  );
+}

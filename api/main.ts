@@ -1,0 +1,26 @@
+import { loadConfigOrExit, requireSetting } from '../config';
+import { createDb } from '../db/client';
+import { createApp } from './app';
+import { createLogger } from './logger';
+
+/** The api process: HTTP server until SIGINT/SIGTERM, then a graceful close. */
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
+  const db = createDb({ connectionString: requireSetting(config, 'DATABASE_URL') });
+  const app = createApp({ config, db, logger });
+  const server = app.listen(config.PORT, () => logger.info({ port: config.PORT }, 'api listening'));
+
+  const shutdown = () => {
+    logger.info('api shutting down');
+    server.close(() => void db.destroy().then(() => process.exit(0)));
+    setTimeout(() => process.exit(0), 5000).unref();
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+void main().catch((error) => {
+  process.stderr.write(`api failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,64 @@
+import { spawnSync } from 'node:child_process';
+import { ConfigError, loadConfig } from '.';
+
+describe('configuration', () => {
+  it('applies defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config.PORT).toBe(3000);
+    expect(config.PUBLIC_BASE_URL).toBe('http://localhost:3000');
+    expect(config.TEMPORAL_ADDRESS).toBe('localhost:7233');
+    expect(config.BODY_LIMIT_BYTES).toBe(1024 * 1024);
+    expect(config.WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe(false);
+  });
+
+  it('coerces and keeps valid values', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgres://u:p@db:5432/app',
+      RPC_URL_8453: 'https://base.example/rpc',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
+    expect(config.PORT).toBe(8080);
+    expect(config.RPC_URL_8453).toBe('https://base.example/rpc');
+    expect(config.WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe(true);
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['TEMPORAL_ADDRESS', 'no-port'],
+    ['RPC_URL_1', 'not a url'],
+    ['PUBLIC_BASE_URL', '/relative'],
+    ['SIGNER_SHARED_SECRET', 'short'],
+    ['LOG_LEVEL', 'loud'],
+    ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'yes please'],
+  ])('a bad %s (%s) is refused with a message naming the variable', (variable, value) => {
+    expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^Invalid configuration:\\n  ${variable}: `));
+  });
+
+  it('names every bad variable at once', () => {
+    try {
+      loadConfig({ PORT: 'x', TEMPORAL_ADDRESS: 'y' });
+      throw new Error('expected a ConfigError');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).issues.map((issue) => issue.variable).sort()).toEqual(['PORT', 'TEMPORAL_ADDRESS']);
+    }
+  });
+});
+
+describe('process start-up with a bad configuration', () => {
+  it('the api process stops with status 1 and a message naming the variable', () => {
+    const result = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'api/main.ts'], {
+      cwd: `${__dirname}/..`,
+      env: { PATH: process.env.PATH, PORT: 'not-a-port', DATABASE_URL: 'postgres://x@127.0.0.1:1/x' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('Invalid configuration:');
+    expect(result.stderr).toMatch(/PORT: /);
+  });
+});

@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely';
+import * as merchantAccounts from './2026_11_22_001_merchant_accounts';
+
+/** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
+export const migrations: Record<string, Migration> = {
+  '2026_11_22_001_merchant_accounts': merchantAccounts,
+};

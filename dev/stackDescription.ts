@@ -1,0 +1,21 @@
+import type { Address, Hex } from 'viem';
+
+/** Addresses of one local chain's deployment, as written to .dev/stack.json (DESIGN §5). */
+export interface ChainDeployment {
+  chainId: number;
+  network: string;
+  rpcUrl: string;
+  bundlerUrl?: string;
+  contracts: Record<string, Address>;
+}
+
+/** What the dev stack (and the test harness) describes to its processes and to people. */
+export interface StackDescription {
+  apiUrl: string;
+  temporalAddress: string;
+  temporalUiUrl: string;
+  signerUrl?: string;
+  databaseUrl: string;
+  chains: ChainDeployment[];
+  devAccount: { address: Address; privateKey: Hex };
+}

@@ -1,0 +1,83 @@
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { loadConfig, type Config } from '../../config';
+import { createApp } from '../../api/app';
+import { createDb, type Db } from '../../db/client';
+import { createLogger } from '../../api/logger';
+import { testStack } from './stack';
+
+export interface TestApp {
+  baseUrl: string;
+  db: Db;
+  config: Config;
+  /** Every log line the app wrote, for assertions that secrets never reach the logs. */
+  logLines: string[];
+  /** fetch against the app with JSON helpers. */
+  request(path: string, init?: RequestInit & { json?: unknown }): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** Parsed JSON body, or undefined when the body is not JSON. */
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** Builds the real Koa app against the shared test services and serves it on a free port. */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const stack = testStack();
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: stack.databaseUrl,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TEMPORAL_NAMESPACE: stack.temporalNamespace,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    ...env,
+  });
+  const logLines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const logger = createLogger({ level: config.LOG_LEVEL }, sink);
+  const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
+  const app = createApp({ config, db, logger });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    baseUrl,
+    db,
+    config,
+    logLines,
+    async request(path, init = {}) {
+      const { json, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (json !== undefined) headers.set('content-type', 'application/json');
+      const response = await fetch(`${baseUrl}${path}`, {
+        ...rest,
+        headers,
+        body: json !== undefined ? JSON.stringify(json) : rest.body,
+      });
+      const text = await response.text();
+      let body: unknown;
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {
+        body = undefined;
+      }
+      return { status: response.status, headers: response.headers, text, body };
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import { readFileSync } from 'node:fs';
+import type { ChainDeployment } from '../../dev/stackDescription';
+
+/** The services the global setup started once for this test run. */
+export interface TestStack {
+  /** The migrated database every test shares (tests isolate by their own rows). */
+  databaseUrl: string;
+  /** The server's admin database, for tests that need an empty database of their own. */
+  adminDatabaseUrl: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  chains: ChainDeployment[];
+}
+
+export const TEST_STACK_FILE_VARIABLE = 'STABLEPAY_TEST_STACK_FILE';
+
+let cached: TestStack | undefined;
+
+/** Reads the description the global setup wrote; fails loudly when the suite runs without it. */
+export function testStack(): TestStack {
+  if (cached) return cached;
+  const file = process.env[TEST_STACK_FILE_VARIABLE];
+  if (!file) throw new Error(`${TEST_STACK_FILE_VARIABLE} is unset: run the tests with \`npm test\` (jest global setup)`);
+  cached = JSON.parse(readFileSync(file, 'utf8')) as TestStack;
+  return cached;
+}
