@@ -1,31 +1,68 @@
 import Koa from 'koa';
-import type Router from '@koa/router';
 import type { Config } from '../config';
+import { createPublicClients } from '../chain/publicClients';
 import type { Db } from '../db/client';
+import type { AppContext } from './appContext';
+import { requireApiKey, requireMerchantToken } from './auth/authenticate';
+import { createMerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from './logger';
 import { createHttpMetrics } from './metrics';
 import { errorBody } from './middleware/errorBody';
 import { jsonBody } from './middleware/jsonBody';
 import { requestContext } from './middleware/requestContext';
 import { resolveRevision } from './revision';
+import { mountRoutes } from './routing/mountRoutes';
+import type { AnyRoute } from './routing/route';
+import { authRoutes } from './routes/auth';
 import { healthRoutes } from './routes/health';
+import { apiKeyRoutes } from './routes/merchants/apiKeys';
+import { profileRoutes } from './routes/merchants/profile';
+import { openApiRoutes } from './routes/openapi';
 
 /** What the HTTP app needs from the outside world; tests hand in real instances. */
 export interface AppDependencies {
   config: Config;
   db: Db;
   logger: Logger;
+  now?: () => Date;
 }
 
-/** Wires middleware and one router per resource. Creating the app opens no connections. */
-export function createApp(deps: AppDependencies): Koa {
-  const app = new Koa({ proxy: true });
-  const metrics = createHttpMetrics();
-  const routers: Router[] = [healthRoutes({ revision: resolveRevision(deps.config.REVISION), registry: metrics.registry })];
+export interface App {
+  koa: Koa;
+  /** Every route definition, as mounted (the OpenAPI documents and the auth-matrix test walk this). */
+  routes: AnyRoute[];
+}
 
-  app.use(requestContext(deps.logger, metrics));
-  app.use(errorBody());
-  app.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
-  for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
-  return app;
+/** Wires middleware and the route table. Creating the app opens no connections. */
+export async function createApp(deps: AppDependencies): Promise<App> {
+  const context: AppContext = {
+    config: deps.config,
+    db: deps.db,
+    logger: deps.logger,
+    tokens: await createMerchantTokenService(deps.config),
+    publicClients: createPublicClients(deps.config),
+    now: deps.now ?? (() => new Date()),
+  };
+  const revision = resolveRevision(deps.config.REVISION);
+  const metrics = createHttpMetrics();
+
+  const routes: AnyRoute[] = [
+    ...healthRoutes({ revision, registry: metrics.registry }),
+    ...authRoutes(context),
+    ...profileRoutes(context),
+    ...apiKeyRoutes(context),
+  ];
+  routes.push(...openApiRoutes({ routes, config: deps.config, revision }));
+
+  const router = mountRoutes(routes, {
+    jwt: requireMerchantToken(context.tokens),
+    sk: requireApiKey(context.db),
+  });
+
+  const koa = new Koa({ proxy: true });
+  koa.use(requestContext(deps.logger, metrics));
+  koa.use(errorBody());
+  koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
+  koa.use(router.routes()).use(router.allowedMethods({ throw: true }));
+  return { koa, routes };
 }

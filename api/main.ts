@@ -8,8 +8,8 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
   const db = createDb({ connectionString: requireSetting(config, 'DATABASE_URL') });
-  const app = createApp({ config, db, logger });
-  const server = app.listen(config.PORT, () => logger.info({ port: config.PORT }, 'api listening'));
+  const { koa } = await createApp({ config, db, logger });
+  const server = koa.listen(config.PORT, () => logger.info({ port: config.PORT }, 'api listening'));
 
   const shutdown = () => {
     logger.info('api shutting down');

@@ -47,6 +47,13 @@ export const configSchema = z.object({
     .string()
     .regex(/^[0-9a-f]{7,40}$/, 'must be a hex commit id')
     .optional(),
+  /** Private JWK (JSON, ES256, with `kid`) that signs merchant session tokens. Generated per process when unset outside production. */
+  JWT_PRIVATE_JWK: z.string().min(1).optional(),
+  /** JSON array of public JWKs still accepted (keys being rotated out). */
+  JWT_VERIFICATION_JWKS: z.string().min(1).optional(),
+  JWT_TTL_SEC: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(24 * 3600),
+  /** Chain whose RPC verifies smart-contract-wallet login signatures when the payload names none. */
+  LOGIN_DEFAULT_CHAIN_ID: z.coerce.number().int().positive().default(1),
   /** Webhook targets on private, loopback and link-local addresses are refused unless this is set. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
   ...rpcUrlVariables,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deployLocalChain } from '../chain/deployLocalChain';
@@ -20,6 +20,8 @@ import { registerTeardown } from './harness/teardown';
 export default async function globalSetup(): Promise<void> {
   const started = Date.now();
   const workDir = await mkdtemp(join(tmpdir(), 'stablepay-test-'));
+  // PostgreSQL runs as the `postgres` user when we are root: it must be able to enter this folder.
+  await chmod(workDir, 0o755);
 
   const [database, temporal, chains] = await Promise.all([startDatabase(workDir), startTemporal(), startChains()]);
 

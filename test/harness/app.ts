@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../config';
 import { createApp } from '../../api/app';
+import type { AnyRoute } from '../../api/routing/route';
 import { createDb, type Db } from '../../db/client';
 import { createLogger } from '../../api/logger';
 import { testStack } from './stack';
@@ -10,6 +11,7 @@ export interface TestApp {
   baseUrl: string;
   db: Db;
   config: Config;
+  routes: AnyRoute[];
   /** Every log line the app wrote, for assertions that secrets never reach the logs. */
   logLines: string[];
   /** fetch against the app with JSON helpers. */
@@ -26,7 +28,10 @@ export interface TestResponse {
 }
 
 /** Builds the real Koa app against the shared test services and serves it on a free port. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  { now }: { now?: () => Date } = {},
+): Promise<TestApp> {
   const stack = testStack();
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -35,6 +40,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     TEMPORAL_ADDRESS: stack.temporalAddress,
     TEMPORAL_NAMESPACE: stack.temporalNamespace,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    // Smart-contract-wallet logins verify through the local chains.
+    ...Object.fromEntries(stack.chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
     ...env,
   });
   const logLines: string[] = [];
@@ -46,8 +53,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   });
   const logger = createLogger({ level: config.LOG_LEVEL }, sink);
   const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
-  const app = createApp({ config, db, logger });
-  const server = app.listen(0, '127.0.0.1');
+  const { koa, routes } = await createApp({ config, db, logger, now });
+  const server = koa.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -55,6 +62,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     baseUrl,
     db,
     config,
+    routes,
     logLines,
     async request(path, init = {}) {
       const { json, ...rest } = init;

@@ -1,0 +1,44 @@
+import { createHash } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { Db } from '../../db/client';
+import { authenticateApiKeyHash } from '../../db/apiKeys';
+import { unauthorized } from '../httpErrors';
+import type { MerchantTokenService } from './merchantTokens';
+
+const API_KEY_PREFIX = 'sk_';
+
+function bearerToken(authorization: string): string | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  return match ? match[1]! : null;
+}
+
+/** SHA-256 hex of a raw API key: what the database stores and indexes. */
+export function hashApiKey(rawKey: string): string {
+  return createHash('sha256').update(rawKey).digest('hex');
+}
+
+/** Dashboard routes: only a merchant session token (JWT). */
+export function requireMerchantToken(tokens: MerchantTokenService): Middleware {
+  return async (ctx, next) => {
+    const token = bearerToken(ctx.get('authorization'));
+    if (!token) throw unauthorized('Missing bearer token');
+    if (token.startsWith(API_KEY_PREFIX)) throw unauthorized('This route requires a merchant session token, not an API key');
+    const merchantId = await tokens.verify(token);
+    if (!merchantId) throw unauthorized('Invalid or expired session token');
+    ctx.state.merchantId = merchantId;
+    return next();
+  };
+}
+
+/** Integration routes (session create, webhook management): only a secret API key. */
+export function requireApiKey(db: Db): Middleware {
+  return async (ctx, next) => {
+    const token = bearerToken(ctx.get('authorization'));
+    if (!token) throw unauthorized('Missing bearer token');
+    if (!token.startsWith(API_KEY_PREFIX)) throw unauthorized('This route requires a secret API key (sk_...)');
+    const merchantId = await authenticateApiKeyHash(db, hashApiKey(token));
+    if (!merchantId) throw unauthorized('Unknown or revoked API key');
+    ctx.state.merchantId = merchantId;
+    return next();
+  };
+}

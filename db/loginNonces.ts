@@ -1,0 +1,31 @@
+import type { Db } from './client';
+
+export async function insertLoginNonce(
+  db: Db,
+  nonce: { nonce: string; address: string; chainId: number; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto('login_nonces')
+    .values({ nonce: nonce.nonce, address: nonce.address.toLowerCase(), chain_id: nonce.chainId, expires_at: nonce.expiresAt })
+    .execute();
+}
+
+/**
+ * Marks the nonce used if it was issued for this address and chain, is unused and unexpired.
+ * One conditional UPDATE, so two concurrent verifications of the same nonce cannot both succeed.
+ */
+export async function consumeLoginNonce(
+  db: Db,
+  { nonce, address, chainId, now = new Date() }: { nonce: string; address: string; chainId: number; now?: Date },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('login_nonces')
+    .set({ used_at: now })
+    .where('nonce', '=', nonce)
+    .where('address', '=', address.toLowerCase())
+    .where('chain_id', '=', chainId)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
