@@ -1,0 +1,76 @@
+import {
+  type Account,
+  type Address,
+  type Chain,
+  type Client,
+  type Hex,
+  type Transport,
+  createNonceManager,
+  createWalletClient,
+  defineChain,
+  http,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { getChainId } from 'viem/actions';
+import { jsonRpc } from 'viem/nonce';
+import { deployEntryPoint } from './entryPoints';
+import { deployForwarderFactory } from './forwarderFactory';
+
+export interface DeployLocalChainParameters {
+  rpcUrl: string;
+  chainId: number;
+  /** Pays for the deployments; anvil's dev account 0 on local chains. */
+  deployerPrivateKey: Hex;
+}
+
+/** Addresses of everything deployed on a local chain (the `contracts` of .dev/stack.json; a type, not an interface, so it fits `Record<string, Address>`). */
+export type LocalChainDeployment = {
+  entryPointV07: Address;
+  entryPointV08: Address;
+  forwarderFactory: Address;
+  forwarderImplementation: Address;
+};
+
+export type DeployLocalChainReturnType = LocalChainDeployment;
+
+/**
+ * Deploys our contracts and the protocol contracts we rely on to a local chain through the
+ * deterministic deployer, skipping whatever is already there, and returns their addresses.
+ */
+export async function deployLocalChain({
+  rpcUrl,
+  chainId,
+  deployerPrivateKey,
+}: DeployLocalChainParameters): Promise<DeployLocalChainReturnType> {
+  const client = createDeployerClient({ rpcUrl, chainId, deployerPrivateKey });
+  const reported = await getChainId(client);
+  if (reported !== chainId) throw new Error(`${rpcUrl} answers chain id ${reported}, expected ${chainId}`);
+
+  // Contracts in one wave do not depend on each other and go out together (nonces from the account's
+  // nonce manager). A contract whose constructor needs an earlier one goes in a later wave.
+  const [entryPointV07, entryPointV08, forwarder] = await Promise.all([
+    deployEntryPoint(client, { version: '0.7' }),
+    deployEntryPoint(client, { version: '0.8' }),
+    deployForwarderFactory(client),
+  ]);
+
+  return { entryPointV07, entryPointV08, ...forwarder };
+}
+
+function createDeployerClient({
+  rpcUrl,
+  chainId,
+  deployerPrivateKey,
+}: DeployLocalChainParameters): Client<Transport, Chain, Account> {
+  // A nonce manager per call: viem's shared one would remember nonces of an earlier chain with the same id.
+  const account = privateKeyToAccount(deployerPrivateKey, {
+    nonceManager: createNonceManager({ source: jsonRpc() }),
+  });
+  const chain = defineChain({
+    id: chainId,
+    name: `Local chain ${chainId}`,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+  return createWalletClient({ account, chain, transport: http(rpcUrl), pollingInterval: 200 });
+}
