@@ -1,6 +1,9 @@
+import { Client, Connection } from '@temporalio/client';
 import Koa from 'koa';
 import type { Config } from '../config';
+import { createNetworkRegistry, type NetworkRegistry } from '../chain/networkRegistry';
 import { createPublicClients } from '../chain/publicClients';
+import { taskQueueNames } from '../workers/taskQueues';
 import type { Db } from '../db/client';
 import type { AppContext } from './appContext';
 import { requireApiKey, requireMerchantToken } from './auth/authenticate';
@@ -17,6 +20,8 @@ import { authRoutes } from './routes/auth';
 import { healthRoutes } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
 import { profileRoutes } from './routes/merchants/profile';
+import { dashboardSessionRoutes } from './routes/sessions/dashboardSessions';
+import { sessionRoutes } from './routes/sessions/sessions';
 import { openApiRoutes } from './routes/openapi';
 
 /** What the HTTP app needs from the outside world; tests hand in real instances. */
@@ -25,22 +30,30 @@ export interface AppDependencies {
   db: Db;
   logger: Logger;
   now?: () => Date;
+  /** Defaults to the registry built from configuration (DEPLOYMENTS_FILE, RPC_URL_<chainId>). */
+  networks?: NetworkRegistry;
 }
 
 export interface App {
   koa: Koa;
   /** Every route definition, as mounted (the OpenAPI documents and the auth-matrix test walk this). */
   routes: AnyRoute[];
+  /** Closes what the app opened lazily (the Temporal connection); the database belongs to the caller. */
+  close(): Promise<void>;
 }
 
 /** Wires middleware and the route table. Creating the app opens no connections. */
 export async function createApp(deps: AppDependencies): Promise<App> {
+  const temporalConnection = Connection.lazy({ address: deps.config.TEMPORAL_ADDRESS });
   const context: AppContext = {
     config: deps.config,
     db: deps.db,
     logger: deps.logger,
     tokens: await createMerchantTokenService(deps.config),
     publicClients: createPublicClients(deps.config),
+    networks: deps.networks ?? createNetworkRegistry(deps.config),
+    temporal: new Client({ connection: temporalConnection, namespace: deps.config.TEMPORAL_NAMESPACE }),
+    taskQueues: taskQueueNames(deps.config.TEMPORAL_TASK_QUEUE_PREFIX),
     now: deps.now ?? (() => new Date()),
   };
   const revision = resolveRevision(deps.config.REVISION);
@@ -51,6 +64,8 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ...authRoutes(context),
     ...profileRoutes(context),
     ...apiKeyRoutes(context),
+    ...sessionRoutes(context),
+    ...dashboardSessionRoutes(context),
   ];
   routes.push(...openApiRoutes({ routes, config: deps.config, revision }));
 
@@ -64,5 +79,5 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   koa.use(errorBody());
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
   koa.use(router.routes()).use(router.allowedMethods({ throw: true }));
-  return { koa, routes };
+  return { koa, routes, close: () => temporalConnection.close() };
 }

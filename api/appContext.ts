@@ -1,5 +1,8 @@
 import type { Config } from '../config';
+import type { Client } from '@temporalio/client';
+import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { PublicClients } from '../chain/publicClients';
+import type { TaskQueueRole } from '../workers/taskQueues';
 import type { Db } from '../db/client';
 import type { MerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from './logger';
@@ -11,6 +14,10 @@ export interface AppContext {
   logger: Logger;
   tokens: MerchantTokenService;
   publicClients: PublicClients;
+  networks: NetworkRegistry;
+  /** Temporal client over a lazy connection: nothing connects until a workflow is started. */
+  temporal: Client;
+  taskQueues: Record<TaskQueueRole, string>;
   /** The current time; tests inject a fixed or moving clock instead of sleeping. */
   now: () => Date;
 }

@@ -8,12 +8,12 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
   const db = createDb({ connectionString: requireSetting(config, 'DATABASE_URL') });
-  const { koa } = await createApp({ config, db, logger });
+  const { koa, close } = await createApp({ config, db, logger });
   const server = koa.listen(config.PORT, () => logger.info({ port: config.PORT }, 'api listening'));
 
   const shutdown = () => {
     logger.info('api shutting down');
-    server.close(() => void db.destroy().then(() => process.exit(0)));
+    server.close(() => void Promise.all([close(), db.destroy()]).then(() => process.exit(0)));
     setTimeout(() => process.exit(0), 5000).unref();
   };
   process.once('SIGINT', shutdown);

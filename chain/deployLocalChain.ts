@@ -13,14 +13,22 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { getChainId } from 'viem/actions';
 import { jsonRpc } from 'viem/nonce';
-import { deployEntryPoint } from './entryPoints';
+import { type EntryPointVersion, deployEntryPoint } from './entryPoints';
 import { deployForwarderFactory } from './forwarderFactory';
+import { deployLocalStablecoins } from './localStablecoins';
+import { LOCAL_PAYMASTER_FUNDING, deployPaymaster, fundPaymaster } from './paymasters';
+import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
+
+/** The signing service's key on local chains (dev stack and tests): anvil's public dev account 9. */
+export const LOCAL_PAYMASTER_SIGNER = ANVIL_DEV_ACCOUNTS[9];
 
 export interface DeployLocalChainParameters {
   rpcUrl: string;
   chainId: number;
   /** Pays for the deployments; anvil's dev account 0 on local chains. */
   deployerPrivateKey: Hex;
+  /** The paymasters' verifying signer; defaults to LOCAL_PAYMASTER_SIGNER. */
+  paymasterSigner?: Address;
 }
 
 /** Addresses of everything deployed on a local chain (the `contracts` of .dev/stack.json; a type, not an interface, so it fits `Record<string, Address>`). */
@@ -29,6 +37,12 @@ export type LocalChainDeployment = {
   entryPointV08: Address;
   forwarderFactory: Address;
   forwarderImplementation: Address;
+  usdc: Address;
+  usdt: Address;
+  usde: Address;
+  /** Managed paymasters, owned by the deployer, deposited and staked in their EntryPoint. */
+  paymasterV07: Address;
+  paymasterV08: Address;
 };
 
 export type DeployLocalChainReturnType = LocalChainDeployment;
@@ -41,6 +55,7 @@ export async function deployLocalChain({
   rpcUrl,
   chainId,
   deployerPrivateKey,
+  paymasterSigner = LOCAL_PAYMASTER_SIGNER.address,
 }: DeployLocalChainParameters): Promise<DeployLocalChainReturnType> {
   const client = createDeployerClient({ rpcUrl, chainId, deployerPrivateKey });
   const reported = await getChainId(client);
@@ -48,13 +63,29 @@ export async function deployLocalChain({
 
   // Contracts in one wave do not depend on each other and go out together (nonces from the account's
   // nonce manager). A contract whose constructor needs an earlier one goes in a later wave.
-  const [entryPointV07, entryPointV08, forwarder] = await Promise.all([
+  const [entryPointV07, entryPointV08, forwarder, stablecoins] = await Promise.all([
     deployEntryPoint(client, { version: '0.7' }),
     deployEntryPoint(client, { version: '0.8' }),
     deployForwarderFactory(client),
+    deployLocalStablecoins(client),
   ]);
 
-  return { entryPointV07, entryPointV08, ...forwarder };
+  // The paymasters check their EntryPoint's interface in their constructor: second wave.
+  const deployFundedPaymaster = async (version: EntryPointVersion): Promise<Address> => {
+    const paymaster = await deployPaymaster(client, {
+      version,
+      owner: client.account.address,
+      verifyingSigner: paymasterSigner,
+    });
+    await fundPaymaster(client, { paymaster, version, funding: LOCAL_PAYMASTER_FUNDING });
+    return paymaster;
+  };
+  const [paymasterV07, paymasterV08] = await Promise.all([
+    deployFundedPaymaster('0.7'),
+    deployFundedPaymaster('0.8'),
+  ]);
+
+  return { entryPointV07, entryPointV08, ...forwarder, ...stablecoins, paymasterV07, paymasterV08 };
 }
 
 function createDeployerClient({

@@ -14,6 +14,49 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0'])
   .transform((value) => value === 'true' || value === '1');
 
+/** Any-case 0x address, kept as written (consumers compare case-insensitively or checksum it). */
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x address');
+
+/** MetaMask's DelegationManager (ERC-7710/7715), the same address on every supported network. */
+export const DEFAULT_DELEGATION_MANAGER = '0xdb9B1e94B5b69Df7e401DDbedE43491141047dB3';
+
+/** `PAYMASTER_DELEGATION_MANAGER_<chainId>` overrides the default for one chain. */
+const delegationManagerVariables = Object.fromEntries(
+  KNOWN_CHAIN_IDS.map((chainId) => [`PAYMASTER_DELEGATION_MANAGER_${chainId}`, evmAddress.optional()]),
+) as Record<`PAYMASTER_DELEGATION_MANAGER_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof evmAddress>>;
+
+/** `BUNDLER_URL_<chainId>`: the ERC-4337 bundler the paymaster proxy relays to; may carry the provider's API key. */
+const bundlerUrlVariables = Object.fromEntries(
+  KNOWN_CHAIN_IDS.map((chainId) => [`BUNDLER_URL_${chainId}`, url.optional()]),
+) as Record<`BUNDLER_URL_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof url>>;
+
+/**
+ * SIGNER_ERC20_TOKENS: JSON `{ "<chainId>": { "<token address>": "<exchange rate>" } }`, the tokens the
+ * signer accepts for ERC-20 gas and their rates (token base units per 1e18 wei, a positive integer string).
+ */
+const erc20TokenRates = z
+  .string()
+  .transform((text, ctx) => {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+      return z.NEVER;
+    }
+    const parsed = z
+      .record(
+        z.string().regex(/^[1-9]\d*$/, 'chain id keys must be positive integers'),
+        z.record(evmAddress, z.string().regex(/^[1-9]\d*$/, 'rates must be positive integer strings')),
+      )
+      .safeParse(raw);
+    if (!parsed.success) {
+      ctx.addIssue({ code: 'custom', message: parsed.error.issues.map((issue) => issue.message).join('; ') });
+      return z.NEVER;
+    }
+    return parsed.data;
+  });
+
 const rpcUrlVariables = Object.fromEntries(
   KNOWN_CHAIN_IDS.map((chainId) => [`RPC_URL_${chainId}`, url.optional()]),
 ) as Record<`RPC_URL_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof url>>;
@@ -32,11 +75,24 @@ export const configSchema = z.object({
     .regex(/^[^\s:]+:\d+$/, 'must be host:port')
     .default('localhost:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** Prepended to every task queue name, so several deployments (or test runs) can share a namespace. */
+  TEMPORAL_TASK_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]*$/, 'must be letters, digits, ".", "_" or "-"')
+    .default(''),
   /** Deployment addresses per chain (the dev stack writes .dev/stack.json; production ships its own file). */
   DEPLOYMENTS_FILE: z.string().min(1).optional(),
   SIGNER_URL: url.optional(),
   SIGNER_SHARED_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   SIGNER_PORT: port.default(3100),
+  /** Interface the signer process listens on; keep it private (loopback or an internal network). */
+  SIGNER_HOST: z.string().min(1).default('127.0.0.1'),
+  /** The paymaster signing key (0x + 64 hex); only the signer process reads it. */
+  SIGNER_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
+    .optional(),
+  SIGNER_ERC20_TOKENS: erc20TokenRates.optional(),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -56,7 +112,11 @@ export const configSchema = z.object({
   LOGIN_DEFAULT_CHAIN_ID: z.coerce.number().int().positive().default(1),
   /** Webhook targets on private, loopback and link-local addresses are refused unless this is set. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
+  /** The delegation manager whose calls the paymaster treats as delegated transfers (per-chain overrides below). */
+  PAYMASTER_DELEGATION_MANAGER: evmAddress.default(DEFAULT_DELEGATION_MANAGER),
+  ...delegationManagerVariables,
   ...rpcUrlVariables,
+  ...bundlerUrlVariables,
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };

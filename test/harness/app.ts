@@ -2,10 +2,11 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../config';
 import { createApp } from '../../api/app';
+import { generateSigningJwk } from '../../api/auth/merchantTokens';
 import type { AnyRoute } from '../../api/routing/route';
 import { createDb, type Db } from '../../db/client';
 import { createLogger } from '../../api/logger';
-import { testStack } from './stack';
+import { TEST_STACK_FILE_VARIABLE, testStack } from './stack';
 
 export interface TestApp {
   baseUrl: string;
@@ -27,19 +28,25 @@ export interface TestResponse {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
+let sharedSigningKey: Promise<string> | undefined;
+
 /** Builds the real Koa app against the shared test services and serves it on a free port. */
 export async function startTestApp(
   env: Record<string, string> = {},
   { now }: { now?: () => Date } = {},
 ): Promise<TestApp> {
   const stack = testStack();
+  // One signing key per test process, so tokens from one app instance work on another (e.g. a later clock).
+  sharedSigningKey ??= generateSigningJwk('test-key').then((jwk) => JSON.stringify(jwk));
   const config = loadConfig({
+    JWT_PRIVATE_JWK: await sharedSigningKey,
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
     DATABASE_URL: stack.databaseUrl,
     TEMPORAL_ADDRESS: stack.temporalAddress,
     TEMPORAL_NAMESPACE: stack.temporalNamespace,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    DEPLOYMENTS_FILE: process.env[TEST_STACK_FILE_VARIABLE]!,
     // Smart-contract-wallet logins verify through the local chains.
     ...Object.fromEntries(stack.chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
     ...env,
@@ -53,7 +60,7 @@ export async function startTestApp(
   });
   const logger = createLogger({ level: config.LOG_LEVEL }, sink);
   const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
-  const { koa, routes } = await createApp({ config, db, logger, now });
+  const { koa, routes, close: closeApp } = await createApp({ config, db, logger, now });
   const server = koa.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -85,6 +92,7 @@ export async function startTestApp(
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeApp();
       await db.destroy();
     },
   };

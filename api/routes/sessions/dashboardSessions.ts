@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { findMerchantSession, listMerchantSessions } from '../../../db/sessions';
+import type { AppContext } from '../../appContext';
+import { defineRoute, type AnyRoute } from '../../routing/route';
+import { createPaymentSession } from './createSession';
+import { createSessionBody, SESSION_STATUSES, sessionCreatedSchema, sessionSummarySchema, toSessionSummary } from './sessionModels';
+import { idempotencyKeyOf, sessionIdParams, sessionNotFound } from './sessions';
+
+/**
+ * | GET  | /v1/merchants/me/sessions      | query limit, page, status | 200 paged list of session summaries |
+ * | POST | /v1/merchants/me/sessions      | session create body       | 201 session create response |
+ * | GET  | /v1/merchants/me/sessions/{id} |                           | 200 session summary |
+ */
+export const pageQuery = {
+  limit: z.coerce.number({ error: 'must be an integer from 1 to 100' }).int('must be an integer from 1 to 100').min(1).max(100).default(20),
+  page: z.coerce.number({ error: 'must be an integer of at least 1' }).int('must be an integer of at least 1').min(1).default(1),
+};
+
+const listQuery = z.object({ ...pageQuery, status: z.enum(SESSION_STATUSES).optional() });
+
+export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/merchants/me/sessions',
+      auth: 'jwt',
+      tag: 'Payment sessions',
+      audience: 'dashboard',
+      summary: 'List the merchant’s sessions, newest first (status honours computed expiry)',
+      query: listQuery,
+      responses: {
+        200: {
+          description: 'Page of sessions',
+          schema: z.object({ data: z.array(sessionSummarySchema), page: z.number(), limit: z.number(), total: z.number() }),
+        },
+        400: { description: 'Bad limit, page or status' },
+      },
+      async handler({ merchantId, query }) {
+        const now = app.now();
+        const { rows, total } = await listMerchantSessions(app.db, { merchantId, ...query, now });
+        return {
+          status: 200,
+          body: { data: rows.map((row) => toSessionSummary(row, app.config.PUBLIC_BASE_URL, now)), page: query.page, limit: query.limit, total },
+        };
+      },
+    }),
+
+    defineRoute({
+      method: 'post',
+      path: '/v1/merchants/me/sessions',
+      auth: 'jwt',
+      tag: 'Payment sessions',
+      audience: 'dashboard',
+      summary: 'Create a payment session from the dashboard (same body as POST /v1/sessions)',
+      body: createSessionBody,
+      responses: {
+        201: { description: 'Created', schema: sessionCreatedSchema },
+        400: { description: 'Invalid body' },
+        409: { description: 'Idempotency-Key reused with a different body' },
+      },
+      handler: ({ merchantId, body, ctx }) =>
+        createPaymentSession(app, { merchantId, body, idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')) }),
+    }),
+
+    defineRoute({
+      method: 'get',
+      path: '/v1/merchants/me/sessions/:id',
+      auth: 'jwt',
+      tag: 'Payment sessions',
+      audience: 'dashboard',
+      summary: 'One of the merchant’s sessions',
+      params: sessionIdParams,
+      responses: { 200: { description: 'Session summary', schema: sessionSummarySchema }, 404: { description: 'Unknown or foreign session' } },
+      async handler({ merchantId, params }) {
+        const session = await findMerchantSession(app.db, merchantId, params.id);
+        if (!session) throw sessionNotFound();
+        return { status: 200, body: toSessionSummary(session, app.config.PUBLIC_BASE_URL, app.now()) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,174 @@
+import type { Address } from 'viem';
+import { z } from 'zod';
+import { erc20PaymentUri } from '../../../chain/paymentOptions';
+import { DECIMAL_AMOUNT_PATTERN, toBaseUnits } from '../../../chain/tokenAmount';
+import type { PaymentOptionRow, SessionRow } from '../../../db/sessions';
+import { effectiveStatus } from '../../../db/sessions';
+import type { SessionStatus } from '../../../db/schema';
+
+/** Request and response shapes of payment sessions (SPEC: Session, Line item, Payment option, Session status view). */
+
+export const SESSION_STATUSES = ['pending', 'awaiting_payment', 'confirming', 'bridging', 'completed', 'failed', 'expired'] as const;
+export const PAYMENT_SYMBOLS = ['USDC', 'USDT', 'USDe'] as const;
+const MAX_AMOUNT_UNITS = toBaseUnits('1000000000', 6);
+
+/** Decimal string, at most `fractionDigits` decimals; compared exactly in base units. */
+const decimalString = (fractionDigits: number) =>
+  z
+    .string({ error: 'must be a decimal string' })
+    .regex(DECIMAL_AMOUNT_PATTERN, 'must be a decimal string such as "19.99"')
+    .refine((value) => (value.split('.')[1] ?? '').length <= fractionDigits, `must have at most ${fractionDigits} decimals`);
+
+// zod runs every refinement even after the pattern failed: each one only judges well-formed values.
+const unitsOf = (value: string) => (DECIMAL_AMOUNT_PATTERN.test(value) && (value.split('.')[1] ?? '').length <= 6 ? toBaseUnits(value, 6) : undefined);
+
+const usdAmount = decimalString(6)
+  .refine((value) => (unitsOf(value) ?? 1n) > 0n, 'must be greater than 0')
+  .refine((value) => (unitsOf(value) ?? 0n) <= MAX_AMOUNT_UNITS, 'must be at most 1000000000');
+
+export const lineItemSchema = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    quantity: z.number().int('must be a whole number').positive().max(1_000_000),
+    unitPrice: decimalString(6),
+    total: decimalString(6),
+  })
+  .strict()
+  .refine(
+    (item) => {
+      const [price, total] = [unitsOf(item.unitPrice), unitsOf(item.total)];
+      if (price === undefined || total === undefined || !Number.isInteger(item.quantity)) return true;
+      return price * BigInt(item.quantity) === total;
+    },
+    {
+      message: 'total must equal quantity × unitPrice',
+      path: ['total'],
+    },
+  )
+  .meta({ id: 'LineItem' });
+
+export const createSessionBody = z
+  .object({
+    amount: usdAmount.describe('Decimal USD amount, at most 6 decimals'),
+    merchantName: z.string().trim().min(1).max(200).optional(),
+    lineItems: z.array(lineItemSchema).max(100).optional(),
+    paymentOptionSymbols: z
+      .array(z.enum(PAYMENT_SYMBOLS))
+      .min(1, 'must name at least one symbol')
+      .refine((symbols) => new Set(symbols).size === symbols.length, 'must not repeat a symbol')
+      .optional(),
+    expiresInSec: z.number({ error: 'must be an integer number of seconds' }).int('must be an integer number of seconds').min(60).max(604_800).optional(),
+    successUrl: z
+      .string()
+      .url('must be an absolute https URL')
+      .refine((value) => URL.canParse(value) && new URL(value).protocol === 'https:', 'must be an absolute https URL')
+      .optional(),
+    sandboxMode: z.boolean({ error: 'must be a boolean' }).optional(),
+  })
+  .strict()
+  .meta({ id: 'SessionCreate' });
+
+export type CreateSessionBody = z.infer<typeof createSessionBody>;
+
+export const sessionCreatedSchema = z
+  .object({
+    id: z.string().uuid(),
+    paymentUrl: z.string().url(),
+    status: z.enum(SESSION_STATUSES),
+    expiresAt: z.string(),
+    createdAt: z.string(),
+  })
+  .strict()
+  .meta({ id: 'SessionCreated' });
+
+export const paymentOptionSchema = z
+  .object({
+    chainId: z.number().int(),
+    network: z.string(),
+    symbol: z.enum(PAYMENT_SYMBOLS),
+    tokenAddress: z.string(),
+    decimals: z.number().int(),
+    amount: z.string().describe('Token base units, exact'),
+    depositAddress: z.string(),
+    paymentUri: z.string().describe('EIP-681 transfer request'),
+  })
+  .meta({ id: 'PaymentOption' });
+
+const sessionFields = {
+  id: z.string().uuid(),
+  paymentUrl: z.string().url(),
+  status: z.enum(SESSION_STATUSES),
+  amount: z.string(),
+  merchantName: z.string().nullable(),
+  sandboxMode: z.boolean(),
+  expiresAt: z.string(),
+  createdAt: z.string(),
+  paidAt: z.string().optional(),
+  txHash: z.string().optional(),
+};
+
+export const publicSessionSchema = z
+  .object({
+    ...sessionFields,
+    lineItems: z.array(lineItemSchema),
+    paymentOptions: z.array(paymentOptionSchema),
+    successUrl: z.string().nullable(),
+  })
+  .meta({ id: 'Session' });
+
+export const sessionSummarySchema = z
+  .object({ ...sessionFields, webhookDelivered: z.boolean(), failureReason: z.string().nullable() })
+  .meta({ id: 'SessionSummary' });
+
+export const sessionStatusViewSchema = z
+  .object({ status: z.enum(SESSION_STATUSES), webhookDelivered: z.boolean() })
+  .meta({ id: 'SessionStatusView' });
+
+export const paymentUrlOf = (publicBaseUrl: string, id: string) => `${publicBaseUrl}/pay/${id}`;
+
+function commonFields(row: SessionRow, publicBaseUrl: string, now: Date) {
+  return {
+    id: row.id,
+    paymentUrl: paymentUrlOf(publicBaseUrl, row.id),
+    status: effectiveStatus(row, now) as SessionStatus,
+    amount: normaliseDecimal(row.amount),
+    merchantName: row.merchant_name,
+    sandboxMode: row.sandbox_mode,
+    expiresAt: row.expires_at.toISOString(),
+    createdAt: row.created_at.toISOString(),
+    ...(row.paid_at && { paidAt: row.paid_at.toISOString() }),
+    ...(row.tx_hash && { txHash: row.tx_hash }),
+  };
+}
+
+export function toPublicSession(row: SessionRow, options: PaymentOptionRow[], publicBaseUrl: string, now: Date) {
+  return {
+    ...commonFields(row, publicBaseUrl, now),
+    lineItems: row.line_items,
+    paymentOptions: options.map((option) => ({
+      chainId: option.chain_id,
+      network: option.network,
+      symbol: option.symbol,
+      tokenAddress: option.token_address,
+      decimals: option.decimals,
+      amount: option.amount,
+      depositAddress: option.deposit_address,
+      paymentUri: erc20PaymentUri({
+        tokenAddress: option.token_address as Address,
+        chainId: option.chain_id,
+        to: option.deposit_address as Address,
+        amount: BigInt(option.amount),
+      }),
+    })),
+    successUrl: row.success_url,
+  };
+}
+
+export function toSessionSummary(row: SessionRow, publicBaseUrl: string, now: Date) {
+  return { ...commonFields(row, publicBaseUrl, now), webhookDelivered: row.webhook_delivered, failureReason: row.failure_reason };
+}
+
+/** numeric(16,6) reads back as "19.990000"; the API shows "19.99". */
+export function normaliseDecimal(value: string): string {
+  return value.includes('.') ? value.replace(/0+$/, '').replace(/\.$/, '') : value;
+}

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { findSessionById, listPaymentOptions } from '../../../db/sessions';
+import type { AppContext } from '../../appContext';
+import { badRequest, notFound } from '../../httpErrors';
+import { defineRoute, type AnyRoute } from '../../routing/route';
+import { createPaymentSession } from './createSession';
+import { createSessionBody, publicSessionSchema, sessionCreatedSchema, sessionStatusViewSchema, toPublicSession } from './sessionModels';
+import { effectiveStatus } from '../../../db/sessions';
+
+/**
+ * | POST | /v1/sessions             | SK   | 201 {id, paymentUrl, status, expiresAt, createdAt}; 401 missing or unknown key |
+ * | GET  | /v1/sessions/{id}        | none | 200 session with payment options and line items; 404 when unknown |
+ * | GET  | /v1/sessions/{id}/status | none | 200 {status, webhookDelivered}; 404 when unknown |
+ */
+export const sessionIdParams = z.object({ id: z.string().uuid() });
+
+/** Stripe-style Idempotency-Key: printable ASCII, bounded, so it can be stored and compared safely. */
+export function idempotencyKeyOf(header: string): string | undefined {
+  if (!header) return undefined;
+  if (!/^[\x21-\x7e]{1,255}$/.test(header)) throw badRequest('Idempotency-Key must be 1 to 255 printable ASCII characters');
+  return header;
+}
+
+export const sessionNotFound = () => notFound('Session not found');
+
+export function sessionRoutes(app: AppContext): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/sessions',
+      auth: 'sk',
+      tag: 'Payment sessions',
+      audience: 'integrator',
+      summary: 'Create a payment session (invoice)',
+      body: createSessionBody,
+      responses: {
+        201: { description: 'Created', schema: sessionCreatedSchema },
+        400: { description: 'Invalid body' },
+        409: { description: 'Idempotency-Key reused with a different body' },
+      },
+      handler: ({ merchantId, body, ctx }) =>
+        createPaymentSession(app, { merchantId, body, idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')) }),
+    }),
+
+    defineRoute({
+      method: 'get',
+      path: '/v1/sessions/:id',
+      auth: 'none',
+      tag: 'Payment sessions',
+      audience: 'integrator',
+      summary: 'Public read: the session with its payment options and line items',
+      params: sessionIdParams,
+      responses: { 200: { description: 'Session', schema: publicSessionSchema }, 404: { description: 'Unknown session' } },
+      async handler({ params }) {
+        const session = await findSessionById(app.db, params.id);
+        if (!session) throw sessionNotFound();
+        const options = await listPaymentOptions(app.db, session.id);
+        return { status: 200, body: toPublicSession(session, options, app.config.PUBLIC_BASE_URL, app.now()) };
+      },
+    }),
+
+    defineRoute({
+      method: 'get',
+      path: '/v1/sessions/:id/status',
+      auth: 'none',
+      tag: 'Payment sessions',
+      audience: 'integrator',
+      summary: 'Session status view, polled by the checkout page',
+      params: sessionIdParams,
+      responses: { 200: { description: 'Status', schema: sessionStatusViewSchema }, 404: { description: 'Unknown session' } },
+      async handler({ params }) {
+        const session = await findSessionById(app.db, params.id);
+        if (!session) throw sessionNotFound();
+        return { status: 200, body: { status: effectiveStatus(session, app.now()), webhookDelivered: session.webhook_delivered } };
+      },
+    }),
+  ];
+}

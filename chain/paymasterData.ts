@@ -1,0 +1,187 @@
+import {
+  type Address,
+  type Hex,
+  concat,
+  encodeAbiParameters,
+  getAddress,
+  hexToBigInt,
+  hexToNumber,
+  isHex,
+  keccak256,
+  numberToHex,
+  size,
+  slice,
+  zeroAddress,
+} from 'viem';
+import { type UserOperation, toPackedUserOperation } from 'viem/account-abstraction';
+
+/**
+ * The managed paymaster's `paymasterData` (contracts/paymaster/ManagedPaymasterCore.sol, docs/paymaster.md):
+ *
+ *   mode (1) | validUntil (6) | validAfter (6) | [token (20) | exchangeRate (32)] | signature (65)
+ *
+ * and the hash its signing service signs. The contract is the authority; this module mirrors it
+ * byte for byte (the contract tests compare `sponsorshipHash` with the on-chain `getHash`).
+ */
+
+export type PaymasterMode = 'sponsored' | 'erc20';
+
+export const PAYMASTER_MODE_BYTE: Record<PaymasterMode, number> = { sponsored: 0, erc20: 1 };
+
+export const PAYMASTER_SIGNATURE_LENGTH = 65;
+/** Total paymasterData length per mode, signature included. */
+export const PAYMASTER_DATA_LENGTH: Record<PaymasterMode, number> = {
+  sponsored: 1 + 6 + 6 + PAYMASTER_SIGNATURE_LENGTH,
+  erc20: 1 + 6 + 6 + 20 + 32 + PAYMASTER_SIGNATURE_LENGTH,
+};
+
+/** `exchangeRate` is token base units per this many wei (one ether). */
+export const EXCHANGE_RATE_SCALE = 10n ** 18n;
+/** Mirrors the contract's POSTOP_OVERHEAD_GAS: the ERC-20 postOp's own gas, charged on top of actualGasCost. */
+export const POSTOP_OVERHEAD_GAS = 45_000n;
+
+/** What the signature authorizes, besides the user operation itself. */
+export type SponsorshipTerms =
+  | { mode: 'sponsored'; validUntil: number; validAfter: number }
+  | { mode: 'erc20'; validUntil: number; validAfter: number; token: Address; exchangeRate: bigint };
+
+export type DecodedPaymasterData = SponsorshipTerms & { signature: Hex };
+
+/** The user operation fields the hash covers, in the bundler RPC (unpacked, v0.7/v0.8) shape. */
+export type SponsoredUserOperation = Pick<
+  UserOperation<'0.7'>,
+  | 'sender'
+  | 'nonce'
+  | 'factory'
+  | 'factoryData'
+  | 'callData'
+  | 'callGasLimit'
+  | 'verificationGasLimit'
+  | 'preVerificationGas'
+  | 'maxFeePerGas'
+  | 'maxPriorityFeePerGas'
+  | 'paymasterVerificationGasLimit'
+  | 'paymasterPostOpGasLimit'
+>;
+
+const MAX_UINT48 = 2 ** 48 - 1;
+
+/** Lays out `terms` and `signature` as the contract reads them. */
+export function encodePaymasterData(terms: SponsorshipTerms, signature: Hex): Hex {
+  if (size(signature) !== PAYMASTER_SIGNATURE_LENGTH) {
+    throw new RangeError(`paymaster signature must be ${PAYMASTER_SIGNATURE_LENGTH} bytes, got ${size(signature)}`);
+  }
+  for (const [name, value] of [
+    ['validUntil', terms.validUntil],
+    ['validAfter', terms.validAfter],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 0 || value > MAX_UINT48) {
+      throw new RangeError(`${name} must be an integer in 0..2^48-1, got ${value}`);
+    }
+  }
+  const parts: Hex[] = [
+    numberToHex(PAYMASTER_MODE_BYTE[terms.mode], { size: 1 }),
+    numberToHex(terms.validUntil, { size: 6 }),
+    numberToHex(terms.validAfter, { size: 6 }),
+  ];
+  if (terms.mode === 'erc20') parts.push(terms.token, numberToHex(terms.exchangeRate, { size: 32 }));
+  parts.push(signature);
+  return concat(parts);
+}
+
+/**
+ * Reads paymasterData the way the contract does; undefined when the contract would revert on it
+ * (unknown mode byte, wrong length for the mode, zero token).
+ */
+export function decodePaymasterData(data: Hex): DecodedPaymasterData | undefined {
+  if (!isHex(data, { strict: true }) || size(data) === 0) return undefined;
+  const mode = paymasterModeOf(data);
+  if (mode === undefined || size(data) !== PAYMASTER_DATA_LENGTH[mode]) return undefined;
+  const validUntil = hexToNumber(slice(data, 1, 7));
+  const validAfter = hexToNumber(slice(data, 7, 13));
+  const signature = slice(data, size(data) - PAYMASTER_SIGNATURE_LENGTH);
+  if (mode === 'sponsored') return { mode, validUntil, validAfter, signature };
+  const token = getAddress(slice(data, 13, 33));
+  if (token === zeroAddress) return undefined;
+  return { mode, validUntil, validAfter, token, exchangeRate: hexToBigInt(slice(data, 33, 65)), signature };
+}
+
+/** The mode named by paymasterData's first byte, or undefined for an empty or unknown one. */
+export function paymasterModeOf(data: Hex): PaymasterMode | undefined {
+  if (!isHex(data, { strict: true }) || size(data) === 0) return undefined;
+  const byte = hexToNumber(slice(data, 0, 1));
+  return (Object.keys(PAYMASTER_MODE_BYTE) as PaymasterMode[]).find((mode) => PAYMASTER_MODE_BYTE[mode] === byte);
+}
+
+export interface SponsorshipHashParameters {
+  userOperation: SponsoredUserOperation;
+  chainId: number;
+  paymaster: Address;
+  terms: SponsorshipTerms;
+}
+
+/**
+ * The hash the signing service signs (as an EIP-191 personal message) and the contract's
+ * `getHash(userOp, validUntil, validAfter, mode, token, exchangeRate)` returns.
+ */
+export function sponsorshipHash({ userOperation, chainId, paymaster, terms }: SponsorshipHashParameters): Hex {
+  // paymasterData is excluded from the hash (it carries the signature); the gas limits are not.
+  const packed = toPackedUserOperation({ ...userOperation, paymaster, paymasterData: '0x', signature: '0x' });
+  const paymasterGasLimits = hexToBigInt(slice(packed.paymasterAndData, 20, 52));
+  const userOpFieldsHash = keccak256(
+    encodeAbiParameters(
+      [
+        { type: 'address' },
+        { type: 'uint256' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'bytes32' },
+      ],
+      [
+        packed.sender,
+        packed.nonce,
+        keccak256(packed.initCode),
+        keccak256(packed.callData),
+        packed.accountGasLimits,
+        paymasterGasLimits,
+        packed.preVerificationGas,
+        packed.gasFees,
+      ],
+    ),
+  );
+  const token = terms.mode === 'erc20' ? terms.token : zeroAddress;
+  const exchangeRate = terms.mode === 'erc20' ? terms.exchangeRate : 0n;
+  return keccak256(
+    encodeAbiParameters(
+      [
+        { type: 'bytes32' },
+        { type: 'uint256' },
+        { type: 'address' },
+        { type: 'uint8' },
+        { type: 'uint48' },
+        { type: 'uint48' },
+        { type: 'address' },
+        { type: 'uint256' },
+      ],
+      [
+        userOpFieldsHash,
+        BigInt(chainId),
+        paymaster,
+        PAYMASTER_MODE_BYTE[terms.mode],
+        terms.validUntil,
+        terms.validAfter,
+        token,
+        exchangeRate,
+      ],
+    ),
+  );
+}
+
+/** Token base units the contract charges for `gasCostWei` at `exchangeRate` (rounded up). */
+export function tokenAmountForGasCost(gasCostWei: bigint, exchangeRate: bigint): bigint {
+  const product = gasCostWei * exchangeRate;
+  return product / EXCHANGE_RATE_SCALE + (product % EXCHANGE_RATE_SCALE === 0n ? 0n : 1n);
+}

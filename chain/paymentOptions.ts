@@ -1,0 +1,69 @@
+import type { Address } from 'viem';
+import { predictDepositAddress } from './depositAddress';
+import type { StablecoinSymbol } from './localStablecoins';
+import type { ConfiguredNetwork } from './networkRegistry';
+import { toBaseUnits } from './tokenAmount';
+
+/** One way to pay a session: a token on a chain, the exact base-unit amount, the deposit address. */
+export interface PaymentOption {
+  chainId: number;
+  network: string;
+  symbol: StablecoinSymbol;
+  tokenAddress: Address;
+  decimals: number;
+  /** Base units, decimal string (exact). */
+  amount: string;
+  depositAddress: Address;
+  /** EIP-681 ERC-20 transfer request, for wallets and QR codes. */
+  paymentUri: string;
+}
+
+/** `ethereum:<token>@<chainId>/transfer?address=<to>&uint256=<units>` (EIP-681). */
+export function erc20PaymentUri({ tokenAddress, chainId, to, amount }: { tokenAddress: Address; chainId: number; to: Address; amount: bigint }): string {
+  return `ethereum:${tokenAddress}@${chainId}/transfer?address=${to}&uint256=${amount}`;
+}
+
+/**
+ * Payment options = requested symbols × networks of the session's class with a forwarder factory.
+ * One deposit address per (session, chain), shared by the tokens on that chain.
+ */
+export function buildPaymentOptions({
+  sessionId,
+  amountUsd,
+  symbols,
+  networks,
+  payoutAddress,
+}: {
+  sessionId: string;
+  amountUsd: string;
+  symbols: readonly StablecoinSymbol[];
+  networks: ConfiguredNetwork[];
+  payoutAddress: Address;
+}): PaymentOption[] {
+  return networks.flatMap((network) => {
+    if (!network.forwarderFactory || !network.forwarderImplementation) return [];
+    const depositAddress = predictDepositAddress({
+      factory: network.forwarderFactory,
+      implementation: network.forwarderImplementation,
+      sessionId,
+      chainId: network.chainId,
+      merchant: payoutAddress,
+    });
+    return network.tokens
+      .filter((token) => symbols.includes(token.symbol))
+      .map((token) => {
+        // Stablecoins are priced 1:1 to USD: the USD amount in the token's decimals, exactly.
+        const amount = toBaseUnits(amountUsd, token.decimals);
+        return {
+          chainId: network.chainId,
+          network: network.network,
+          symbol: token.symbol,
+          tokenAddress: token.address,
+          decimals: token.decimals,
+          amount: amount.toString(),
+          depositAddress,
+          paymentUri: erc20PaymentUri({ tokenAddress: token.address, chainId: network.chainId, to: depositAddress, amount }),
+        };
+      });
+  });
+}

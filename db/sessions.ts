@@ -1,0 +1,121 @@
+import { sql, type Insertable, type Selectable } from 'kysely';
+import type { Db } from './client';
+import type { PaymentOptionsTable, SessionsTable, SessionStatus } from './schema';
+
+export type SessionRow = Selectable<SessionsTable>;
+export type PaymentOptionRow = Selectable<PaymentOptionsTable>;
+export type NewSession = Insertable<SessionsTable>;
+export type NewPaymentOption = Omit<Insertable<PaymentOptionsTable>, 'session_id'>;
+
+/** A session in `awaiting_payment` past its expiry reads as `expired` (SPEC rule 1: no job flips it). */
+export function effectiveStatus(session: Pick<SessionRow, 'status' | 'expires_at'>, now: Date): SessionStatus {
+  return session.status === 'awaiting_payment' && session.expires_at.getTime() <= now.getTime() ? 'expired' : session.status;
+}
+
+/** Inserts a session and its payment options; call inside a transaction so both land or neither. */
+export async function insertSessionWithOptions(trx: Db, session: NewSession, options: NewPaymentOption[]): Promise<SessionRow> {
+  const row = await trx.insertInto('sessions').values(session).returningAll().executeTakeFirstOrThrow();
+  if (options.length) {
+    await trx
+      .insertInto('payment_options')
+      .values(options.map((option) => ({ ...option, session_id: row.id })))
+      .execute();
+  }
+  return row;
+}
+
+export async function findSessionById(db: Db, id: string): Promise<SessionRow | undefined> {
+  return db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The session only if it belongs to `merchantId`: another merchant's id reads as unknown. */
+export async function findMerchantSession(db: Db, merchantId: string, id: string): Promise<SessionRow | undefined> {
+  return db.selectFrom('sessions').selectAll().where('id', '=', id).where('merchant_id', '=', merchantId).executeTakeFirst();
+}
+
+export async function listPaymentOptions(db: Db, sessionId: string): Promise<PaymentOptionRow[]> {
+  return db
+    .selectFrom('payment_options')
+    .selectAll()
+    .where('session_id', '=', sessionId)
+    .orderBy('chain_id')
+    .orderBy('symbol')
+    .execute();
+}
+
+export interface ListMerchantSessionsParameters {
+  merchantId: string;
+  limit: number;
+  page: number;
+  status?: SessionStatus;
+  now: Date;
+}
+
+/** A page of the merchant's sessions, newest first; the status filter honours computed expiry. */
+export async function listMerchantSessions(
+  db: Db,
+  { merchantId, limit, page, status, now }: ListMerchantSessionsParameters,
+): Promise<{ rows: SessionRow[]; total: number }> {
+  let query = db.selectFrom('sessions').where('merchant_id', '=', merchantId);
+  if (status === 'expired') {
+    query = query.where((eb) =>
+      eb.or([eb('status', '=', 'expired'), eb.and([eb('status', '=', 'awaiting_payment'), eb('expires_at', '<=', now)])]),
+    );
+  } else if (status === 'awaiting_payment') {
+    query = query.where('status', '=', 'awaiting_payment').where('expires_at', '>', now);
+  } else if (status) {
+    query = query.where('status', '=', status);
+  }
+  const [rows, count] = await Promise.all([
+    query
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .limit(limit)
+      .offset((page - 1) * limit)
+      .execute(),
+    query.select(sql<string>`count(*)`.as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
+}
+
+export async function markWorkflowStarted(db: Db, id: string): Promise<void> {
+  await db.updateTable('sessions').set({ workflow_started_at: new Date() }).where('id', '=', id).execute();
+}
+
+/** Sessions created more than `olderThanSec` ago whose workflow was never started (a crash between commit and start). */
+export async function findSessionsWithoutWorkflow(db: Db, { olderThanSec, limit }: { olderThanSec: number; limit: number }): Promise<SessionRow[]> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('workflow_started_at', 'is', null)
+    .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanSec})`)
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+}
+
+/** awaiting_payment → expired; a no-op for a session that moved on. Returns whether it changed. */
+export async function expireSession(db: Db, id: string): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ status: 'expired', updated_at: new Date() })
+    .where('id', '=', id)
+    .where('status', '=', 'awaiting_payment')
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/** awaiting_payment → confirming with the deposit's facts; idempotent (a replay changes nothing). */
+export async function recordSessionDeposit(
+  db: Db,
+  { id, txHash, chainId, paidAt }: { id: string; txHash: string; chainId: number; paidAt: Date },
+): Promise<SessionRow | undefined> {
+  return db
+    .updateTable('sessions')
+    .set({ status: 'confirming', tx_hash: txHash, paid_chain_id: chainId, paid_at: paidAt, updated_at: new Date() })
+    .where('id', '=', id)
+    .where('status', '=', 'awaiting_payment')
+    .returningAll()
+    .executeTakeFirst();
+}
