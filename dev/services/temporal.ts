@@ -1,0 +1,213 @@
+import { spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { searchAttributeCliArgs, unregisteredSearchAttributes } from '../../workers/searchAttributes';
+import { ensureTemporalInstalled } from '../installTemporal';
+import { findFreePort } from './freePort';
+
+/**
+ * The embedded Temporal of the dev stack and the tests (DESIGN §2): the CLI's dev server with its
+ * Web UI, and the time-skipping test server for workflows that wait for hours.
+ */
+
+export interface StartTemporalDevServerOptions {
+  /** SQLite file that keeps workflows across restarts; in-memory when omitted. */
+  dbFile?: string;
+  /** Do not forward the server's own output (warnings and errors) to this process's stderr. */
+  silent?: boolean;
+  /** Namespace to create at launch besides `default`. */
+  namespace?: string;
+  /** How long to wait for the frontend, the Web UI and the search attributes; 30 s by default. */
+  readyTimeoutMs?: number;
+}
+
+export interface TemporalDevServer {
+  /** Frontend gRPC `host:port`. */
+  address: string;
+  /** The Web UI, e.g. `http://127.0.0.1:8233`. */
+  uiUrl: string;
+  namespace: string;
+  /** Terminates the server and resolves once the process has exited. */
+  stop(): Promise<void>;
+}
+
+export class TemporalDevServerError extends Error {
+  override name = 'TemporalDevServerError';
+}
+
+const maxOutputChars = 64 * 1024;
+const portCollisionAttempts = 3;
+
+/**
+ * Starts `temporal server start-dev` on free ports of 127.0.0.1 with our search attributes
+ * registered; resolves when the frontend answers, the Web UI serves and the attributes are
+ * visible in the namespace. Rejects with the server's output when it does not get there.
+ */
+export async function startTemporalDevServer({
+  dbFile,
+  silent = false,
+  namespace = 'default',
+  readyTimeoutMs = 30_000,
+}: StartTemporalDevServerOptions = {}): Promise<TemporalDevServer> {
+  const { cli } = await ensureTemporalInstalled();
+  const dbPath = dbFile === undefined ? undefined : resolve(dbFile);
+  if (dbPath !== undefined) await mkdir(dirname(dbPath), { recursive: true });
+
+  for (let attempt = 1; ; attempt++) {
+    const port = await findFreePort();
+    let uiPort = await findFreePort();
+    while (uiPort === port) uiPort = await findFreePort();
+    const args = [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--ui-port',
+      String(uiPort),
+      '--log-level',
+      'warn',
+      '--color',
+      'never',
+      ...(namespace === 'default' ? [] : ['--namespace', namespace]),
+      ...(dbPath === undefined ? [] : ['--db-filename', dbPath]),
+      ...searchAttributeCliArgs(),
+    ];
+    const server = spawnServer(cli, args, silent);
+    const address = `127.0.0.1:${port}`;
+    const uiUrl = `http://127.0.0.1:${uiPort}`;
+    try {
+      await waitUntilReady({ server, address, uiUrl, namespace, deadline: Date.now() + readyTimeoutMs });
+      return { address, uiUrl, namespace, stop: server.stop };
+    } catch (error) {
+      await server.stop();
+      const portTaken = /address already in use/i.test(server.output());
+      if (portTaken && attempt < portCollisionAttempts) continue;
+      throw error;
+    }
+  }
+}
+
+interface ServerProcess {
+  /** Rejects (never resolves) when the process exits. */
+  exited: Promise<never>;
+  hasExited(): boolean;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+function spawnServer(cli: string, args: string[], silent: boolean): ServerProcess {
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  // stdout carries only the start banner (with `localhost` addresses); stderr carries warnings and errors.
+  let forwardStderr = !silent;
+  const collect = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-maxOutputChars);
+    if (stream === 'stderr' && forwardStderr) process.stderr.write(chunk);
+  };
+  child.stdout?.on('data', collect('stdout'));
+  child.stderr?.on('data', collect('stderr'));
+
+  // A dev process that dies without calling stop() must not leave the server behind.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  let exitedFlag = false;
+  const exitInfo = new Promise<string>((resolveExit) => {
+    child.once('error', (error) => {
+      exitedFlag = true;
+      resolveExit(`could not be spawned: ${error.message}`);
+    });
+    child.once('exit', (code, signal) => {
+      exitedFlag = true;
+      process.off('exit', killOnExit);
+      resolveExit(signal === null ? `exited with code ${code}` : `was killed by ${signal}`);
+    });
+  });
+  const exited = exitInfo.then((how) => {
+    throw new TemporalDevServerError(`temporal server start-dev ${how}:\n${output.trim() || '(no output)'}`);
+  });
+  exited.catch(() => undefined);
+
+  return {
+    exited,
+    hasExited: () => exitedFlag,
+    output: () => output,
+    stop: async () => {
+      if (exitedFlag) return;
+      forwardStderr = false; // its internal workers warn about the closing frontend while it stops
+      child.kill('SIGTERM');
+      const forced = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exitInfo;
+      clearTimeout(forced);
+    },
+  };
+}
+
+async function waitUntilReady({
+  server,
+  address,
+  uiUrl,
+  namespace,
+  deadline,
+}: {
+  server: ServerProcess;
+  address: string;
+  uiUrl: string;
+  namespace: string;
+  deadline: number;
+}): Promise<void> {
+  let lastProblem = 'not probed yet';
+  while (!server.hasExited()) {
+    if (Date.now() > deadline) {
+      throw new TemporalDevServerError(
+        `temporal server start-dev at ${address} was not ready in time (${lastProblem}):\n${server.output().trim() || '(no output)'}`,
+      );
+    }
+    try {
+      const probe = await Promise.race([server.exited, probeReadiness(address, uiUrl, namespace)]);
+      if (probe === undefined) return;
+      lastProblem = probe;
+    } catch (error) {
+      if (server.hasExited()) break;
+      lastProblem = error instanceof Error ? error.message : String(error);
+    }
+    await delay(200);
+  }
+  return server.exited;
+}
+
+/** Undefined when ready, else what is still missing. */
+async function probeReadiness(
+  address: string,
+  uiUrl: string,
+  namespace: string,
+): Promise<string | undefined> {
+  const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+  try {
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+    const missing = unregisteredSearchAttributes(customAttributes);
+    if (missing.length > 0)
+      return `search attributes not registered yet: ${missing.map(({ name }) => name).join(', ')}`;
+  } finally {
+    await connection.close();
+  }
+  const ui = await fetch(uiUrl, { signal: AbortSignal.timeout(2_000) });
+  if (!ui.ok) return `Web UI answered ${ui.status}`;
+  return undefined;
+}
+
+/**
+ * A time-skipping test environment on the pinned, project-local test server (no download):
+ * awaiting a workflow result fast-forwards its timers.
+ */
+export async function startTimeSkippingTestEnvironment(): Promise<TestWorkflowEnvironment> {
+  const { testServer } = await ensureTemporalInstalled();
+  return TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: testServer } },
+  });
+}

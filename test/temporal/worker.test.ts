@@ -1,0 +1,280 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { Client as PgClient } from 'pg';
+import { createDb, type Db } from '../../db/client';
+import { migrateToLatest } from '../../db/migrate';
+import { temporalCliPath } from '../../dev/installTemporal';
+import {
+  startTemporalDevServer,
+  startTimeSkippingTestEnvironment,
+  type TemporalDevServer,
+} from '../../dev/services/temporal';
+import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
+import {
+  ensureMaintenanceSchedules,
+  LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
+  LOGIN_NONCE_RETENTION_SEC,
+} from '../../workers/schedules';
+import { ChainId, MerchantId, SandboxMode, SessionStatus } from '../../workers/searchAttributes';
+import { createTemporalClient, type TemporalClient } from '../../workers/temporalClient';
+import type { loginNonceCleanupWorkflow } from '../../workflows';
+import type { sleepTwoHoursWorkflow } from './sleepingWorkflow';
+
+const run = promisify(execFile);
+
+// The worker runtime logs every state change and the webpack summary at INFO; keep test output to problems.
+Runtime.install({ logger: new DefaultLogger('WARN') });
+const HOUR_MS = 60 * 60 * 1000;
+const unique = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
+
+/** A database of its own on DATABASE_URL's server, migrated to the latest schema. */
+async function createTestDatabase(): Promise<{ db: Db; drop(): Promise<void> }> {
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    throw new Error(
+      'DATABASE_URL is not set: point it at a PostgreSQL server where the test may create and drop a database, ' +
+        'e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres',
+    );
+  }
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new PgClient({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = createDb({ connectionString: url.toString(), maxConnections: 4 });
+  await migrateToLatest(db);
+  return {
+    db,
+    drop: async () => {
+      await db.destroy();
+      const dropper = new PgClient({ connectionString: adminUrl });
+      await dropper.connect();
+      try {
+        await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await dropper.end();
+      }
+    },
+  };
+}
+
+async function insertNonce(db: Db, nonce: string, expiresAt: Date): Promise<void> {
+  await db
+    .insertInto('login_nonces')
+    .values({
+      nonce,
+      address: '0x00000000000000000000000000000000000000aa',
+      chain_id: 1,
+      expires_at: expiresAt,
+    })
+    .execute();
+}
+
+async function remainingNonces(db: Db): Promise<string[]> {
+  const rows = await db.selectFrom('login_nonces').select('nonce').orderBy('nonce').execute();
+  return rows.map(({ nonce }) => nonce);
+}
+
+describe('Temporal dev server with the project worker', () => {
+  let server: TemporalDevServer;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let temporal: TemporalClient;
+  let workerConnection: NativeConnection;
+  let workers: TemporalWorkers;
+  let running: Promise<void>;
+  const maintenanceQueue = unique('maintenance-test');
+
+  beforeAll(async () => {
+    // Settle both before failing, so afterAll can stop whichever did start.
+    const [started, created] = await Promise.allSettled([
+      startTemporalDevServer({ silent: true }).then((value) => (server = value)),
+      createTestDatabase().then((value) => (database = value)),
+    ]);
+    for (const outcome of [started, created]) if (outcome.status === 'rejected') throw outcome.reason;
+    temporal = await createTemporalClient({ address: server.address, namespace: server.namespace });
+    workerConnection = await NativeConnection.connect({ address: server.address });
+    workers = await createWorkers({
+      connection: workerConnection,
+      namespace: server.namespace,
+      dependencies: { db: database.db },
+      taskQueues: { maintenance: maintenanceQueue },
+    });
+    running = workers.run();
+  });
+
+  afterAll(async () => {
+    await workers?.shutdown();
+    await running;
+    await workerConnection?.close();
+    await temporal?.close();
+    await server?.stop();
+    await database?.drop();
+  });
+
+  beforeEach(async () => {
+    await database.db.deleteFrom('login_nonces').execute();
+  });
+
+  test('the cleanup workflow deletes nonces that expired before the grace period and keeps the rest', async () => {
+    const now = Date.now();
+    await insertNonce(database.db, 'expired-3h-ago', new Date(now - 3 * HOUR_MS));
+    await insertNonce(database.db, 'expired-2h-ago', new Date(now - 2 * HOUR_MS));
+    await insertNonce(database.db, 'expired-10min-ago', new Date(now - 10 * 60 * 1000));
+    await insertNonce(database.db, 'valid-for-5min', new Date(now + 5 * 60 * 1000));
+
+    const result = await temporal.client.workflow.execute<typeof loginNonceCleanupWorkflow>(
+      'loginNonceCleanupWorkflow',
+      {
+        taskQueue: maintenanceQueue,
+        workflowId: unique('login-nonce-cleanup-test'),
+        args: [{ olderThanSec: 3600 }],
+      },
+    );
+
+    expect(result.deleted).toBe(2);
+    const cutoff = Date.parse(result.olderThan);
+    expect(cutoff).toBeGreaterThan(now - HOUR_MS - 1_000);
+    expect(cutoff).toBeLessThan(Date.now() - HOUR_MS + 1_000);
+    expect(await remainingNonces(database.db)).toEqual(['expired-10min-ago', 'valid-for-5min']);
+  });
+
+  test('a negative grace period fails the workflow without touching the table', async () => {
+    await insertNonce(database.db, 'expired-2h-ago', new Date(Date.now() - 2 * HOUR_MS));
+    await expect(
+      temporal.client.workflow.execute<typeof loginNonceCleanupWorkflow>('loginNonceCleanupWorkflow', {
+        taskQueue: maintenanceQueue,
+        workflowId: unique('login-nonce-cleanup-test'),
+        args: [{ olderThanSec: -1 }],
+      }),
+    ).rejects.toMatchObject({
+      cause: { message: expect.stringContaining('olderThanSec must be a non-negative') },
+    });
+    expect(await remainingNonces(database.db)).toEqual(['expired-2h-ago']);
+  });
+
+  test('the hourly login-nonce-cleanup schedule is created once and its run sweeps the table', async () => {
+    const handle = temporal.client.schedule.getHandle(LOGIN_NONCE_CLEANUP_SCHEDULE_ID);
+    try {
+      expect(await ensureMaintenanceSchedules(temporal.client, { taskQueue: maintenanceQueue })).toEqual([
+        LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
+      ]);
+      await handle.pause('paused by the test');
+      // A second start-up finds the schedule, keeps the operator's pause and changes nothing else.
+      await ensureMaintenanceSchedules(temporal.client, { taskQueue: maintenanceQueue });
+
+      const description = await handle.describe();
+      expect(description.spec.intervals).toMatchObject([{ every: HOUR_MS }]);
+      expect(description.state.paused).toBe(true);
+      expect(description.action).toMatchObject({
+        type: 'startWorkflow',
+        workflowType: 'loginNonceCleanupWorkflow',
+        taskQueue: maintenanceQueue,
+        args: [{ olderThanSec: LOGIN_NONCE_RETENTION_SEC }],
+      });
+
+      await insertNonce(database.db, 'expired-2h-ago', new Date(Date.now() - 2 * HOUR_MS));
+      await insertNonce(database.db, 'valid-for-5min', new Date(Date.now() + 5 * 60 * 1000));
+      await handle.trigger();
+      let started: { workflowId: string; firstExecutionRunId: string } | undefined;
+      for (let attempt = 0; attempt < 100 && !started; attempt++) {
+        started = (await handle.describe()).info.recentActions[0]?.action.workflow;
+        if (!started) await delay(100);
+      }
+      expect(started).toBeDefined();
+      const result = await temporal.client.workflow
+        .getHandle<typeof loginNonceCleanupWorkflow>(started!.workflowId, started!.firstExecutionRunId)
+        .result();
+      expect(started!.workflowId.startsWith(LOGIN_NONCE_CLEANUP_SCHEDULE_ID)).toBe(true);
+      expect(result.deleted).toBe(1);
+      expect(await remainingNonces(database.db)).toEqual(['valid-for-5min']);
+    } finally {
+      await handle.delete();
+    }
+  });
+
+  test('the session search attributes are registered with their types', async () => {
+    const { stdout } = await run(temporalCliPath(), [
+      'operator',
+      'search-attribute',
+      'list',
+      '--address',
+      server.address,
+      '--namespace',
+      server.namespace,
+      '--output',
+      'json',
+    ]);
+    const { customAttributes } = JSON.parse(stdout) as { customAttributes: Record<string, string> };
+    expect(customAttributes).toMatchObject({
+      MerchantId: 'INDEXED_VALUE_TYPE_KEYWORD',
+      SessionStatus: 'INDEXED_VALUE_TYPE_KEYWORD',
+      ChainId: 'INDEXED_VALUE_TYPE_INT',
+      SandboxMode: 'INDEXED_VALUE_TYPE_BOOL',
+    });
+  });
+
+  test('an operator finds a workflow by merchant, status, chain and sandbox mode', async () => {
+    const merchantId = unique('merchant');
+    const handle = await temporal.client.workflow.start('searchAttributeProbe', {
+      // No worker polls this queue: the execution stays open, which is what a stuck session looks like.
+      taskQueue: unique('unpolled'),
+      workflowId: unique('search-attribute-probe'),
+      typedSearchAttributes: [
+        { key: MerchantId, value: merchantId },
+        { key: SessionStatus, value: 'confirming' },
+        { key: ChainId, value: 84532 },
+        { key: SandboxMode, value: true },
+      ],
+    });
+    try {
+      const query = `MerchantId = '${merchantId}' AND SessionStatus = 'confirming' AND ChainId = 84532 AND SandboxMode = true`;
+      let found: string[] = [];
+      for (let attempt = 0; attempt < 100 && found.length === 0; attempt++) {
+        found = [];
+        for await (const execution of temporal.client.workflow.list({ query }))
+          found.push(execution.workflowId);
+        if (found.length === 0) await delay(100);
+      }
+      expect(found).toEqual([handle.workflowId]);
+
+      const description = await handle.describe();
+      expect(description.typedSearchAttributes.get(ChainId)).toBe(84532);
+      expect(description.typedSearchAttributes.get(SandboxMode)).toBe(true);
+    } finally {
+      await handle.terminate('search attribute probe done');
+    }
+  });
+});
+
+describe('time-skipping test server', () => {
+  test('a workflow that sleeps two hours completes in seconds of wall-clock time', async () => {
+    const env = await startTimeSkippingTestEnvironment();
+    try {
+      const taskQueue = unique('time-skipping');
+      const worker = await Worker.create({
+        connection: env.nativeConnection,
+        taskQueue,
+        workflowsPath: require.resolve('./sleepingWorkflow'),
+      });
+      const startedAt = Date.now();
+      const { sleptMs } = await worker.runUntil(
+        env.client.workflow.execute<typeof sleepTwoHoursWorkflow>('sleepTwoHoursWorkflow', {
+          taskQueue,
+          workflowId: unique('sleep-two-hours'),
+        }),
+      );
+      expect(sleptMs).toBeGreaterThanOrEqual(2 * HOUR_MS);
+      expect(Date.now() - startedAt).toBeLessThan(15_000);
+    } finally {
+      await env.teardown();
+    }
+  });
+});

@@ -1,0 +1,122 @@
+import {
+  bundleWorkflowCode,
+  Runtime,
+  Worker,
+  type NativeConnection,
+  type WorkflowBundle,
+} from '@temporalio/worker';
+import { createLoginNonceActivities } from '../activities/loginNonces';
+import type { Db } from '../db/client';
+import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
+
+/**
+ * Wiring only: which task queue runs which activities. Every worker registers all workflows of
+ * `workflows/index.ts` (bundled once); the activities are built here from their dependencies.
+ */
+
+/** What activity factories receive: the process's shared clients. */
+export interface WorkerDependencies {
+  db: Db;
+}
+
+type ActivityFactory = (dependencies: WorkerDependencies) => object;
+
+/** The activities served on each task queue; a role without activities gets no worker yet. */
+const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
+  maintenance: ({ db }) => createLoginNonceActivities({ db }),
+};
+
+export interface CreateWorkersOptions {
+  connection: NativeConnection;
+  namespace: string;
+  dependencies: WorkerDependencies;
+  /** Task queue names per role, over `TASK_QUEUES`; tests pass unique names so parallel runs do not collide. */
+  taskQueues?: Partial<Record<TaskQueueRole, string>>;
+  /** A bundle of `workflows/index.ts` made earlier; bundled here otherwise. */
+  workflowBundle?: WorkflowBundle;
+}
+
+export interface TemporalWorkers {
+  /** Task queue name → its worker. */
+  readonly byTaskQueue: ReadonlyMap<string, Worker>;
+  /**
+   * Polls every task queue until `shutdown()` or a shutdown signal (the worker runtime stops on
+   * SIGINT, SIGTERM, SIGQUIT and SIGUSR2 after in-flight tasks finish). When one worker fails, the
+   * others are stopped and the failure is thrown.
+   */
+  run(): Promise<void>;
+  /** Asks every running worker to stop and resolves once `run()` has settled. */
+  shutdown(): Promise<void>;
+}
+
+/** The path the bundler starts from: the workflows barrel, TypeScript sources included. */
+export const WORKFLOWS_PATH = require.resolve('../workflows');
+
+/** Bundles `workflows/index.ts` for `createWorkers` (webpack, about a second), logging like the workers do. */
+export async function bundleWorkflows(): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: Runtime.instance().logger });
+}
+
+/** One worker per task queue that has activities, all sharing one workflow bundle. */
+export async function createWorkers({
+  connection,
+  namespace,
+  dependencies,
+  taskQueues = {},
+  workflowBundle,
+}: CreateWorkersOptions): Promise<TemporalWorkers> {
+  const bundle = workflowBundle ?? (await bundleWorkflows());
+  const byTaskQueue = new Map<string, Worker>();
+  for (const [role, buildActivities] of Object.entries(ACTIVITIES_BY_ROLE) as [
+    TaskQueueRole,
+    ActivityFactory,
+  ][]) {
+    const taskQueue = taskQueues[role] ?? TASK_QUEUES[role];
+    const worker = await Worker.create({
+      connection,
+      namespace,
+      taskQueue,
+      workflowBundle: bundle,
+      activities: buildActivities(dependencies),
+      shutdownGraceTime: '10 seconds',
+    });
+    byTaskQueue.set(taskQueue, worker);
+  }
+  return runnableWorkers(byTaskQueue);
+}
+
+function runnableWorkers(byTaskQueue: Map<string, Worker>): TemporalWorkers {
+  const workers = [...byTaskQueue.values()];
+  let running: Promise<void> | undefined;
+
+  const stopRunning = () => {
+    for (const worker of workers) {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    }
+  };
+
+  const runAll = async () => {
+    const results = await Promise.allSettled(
+      workers.map((worker) =>
+        worker.run().catch((error: unknown) => {
+          stopRunning();
+          throw error;
+        }),
+      ),
+    );
+    const failures = results.flatMap((result) =>
+      result.status === 'rejected' ? [result.reason as unknown] : [],
+    );
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1) throw new AggregateError(failures, `${failures.length} Temporal workers failed`);
+  };
+
+  return {
+    byTaskQueue,
+    run: () => (running ??= runAll()),
+    shutdown: async () => {
+      stopRunning();
+      await running?.catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,5 @@
+/**
+ * Every workflow the workers register; the worker bundles this file (`workflowsPath`).
+ * Workflow code only: deterministic, no I/O, nothing with side effects at import.
+ */
+export { loginNonceCleanupWorkflow } from './loginNonceCleanup';
