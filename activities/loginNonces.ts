@@ -1,4 +1,5 @@
 import type { Db } from '../db/client';
+import { deleteLoginNoncesExpiredBefore } from '../db/loginNonces';
 
 export interface LoginNonceActivityDependencies {
   db: Db;
@@ -20,11 +21,7 @@ export function createLoginNonceActivities({ db }: LoginNonceActivityDependencie
       const cutoff = new Date(olderThan);
       if (Number.isNaN(cutoff.getTime()))
         throw new TypeError(`olderThan is not an ISO 8601 instant: ${olderThan}`);
-      const { numDeletedRows } = await db
-        .deleteFrom('login_nonces')
-        .where('expires_at', '<', cutoff)
-        .executeTakeFirstOrThrow();
-      return Number(numDeletedRows);
+      return deleteLoginNoncesExpiredBefore(db, cutoff);
     },
   };
 }

@@ -29,3 +29,9 @@ export async function consumeLoginNonce(
     .executeTakeFirst();
   return result.numUpdatedRows === 1n;
 }
+
+/** Deletes nonces that expired before `cutoff`; returns how many went (a deleted nonce was unusable already). */
+export async function deleteLoginNoncesExpiredBefore(db: Db, cutoff: Date): Promise<number> {
+  const { numDeletedRows } = await db.deleteFrom('login_nonces').where('expires_at', '<', cutoff).executeTakeFirstOrThrow();
+  return Number(numDeletedRows);
+}

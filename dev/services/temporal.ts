@@ -4,7 +4,12 @@ import { dirname, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { searchAttributeCliArgs, unregisteredSearchAttributes } from '../../workers/searchAttributes';
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
+import {
+  SEARCH_ATTRIBUTES,
+  searchAttributeCliArgs,
+  unregisteredSearchAttributes,
+} from '../../workers/searchAttributes';
 import { ensureTemporalInstalled } from '../installTemporal';
 import { findFreePort } from './freePort';
 
@@ -203,11 +208,19 @@ async function probeReadiness(
 
 /**
  * A time-skipping test environment on the pinned, project-local test server (no download):
- * awaiting a workflow result fast-forwards its timers.
+ * awaiting a workflow result fast-forwards its timers. Our search attributes are registered, since
+ * the session workflows upsert them.
  */
 export async function startTimeSkippingTestEnvironment(): Promise<TestWorkflowEnvironment> {
   const { testServer } = await ensureTemporalInstalled();
-  return TestWorkflowEnvironment.createTimeSkipping({
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: testServer } },
   });
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(
+      SEARCH_ATTRIBUTES.map(({ name, type }) => [name, encodeSearchAttributeIndexedValueType(type)!]),
+    ),
+  });
+  return env;
 }

@@ -3,15 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { Client as PgClient } from 'pg';
 import { createDb, type Db } from '../../db/client';
 import { migrateToLatest } from '../../db/migrate';
 import { temporalCliPath } from '../../dev/installTemporal';
-import {
-  startTemporalDevServer,
-  startTimeSkippingTestEnvironment,
-  type TemporalDevServer,
-} from '../../dev/services/temporal';
+import { dropDatabase, ensureDatabase } from '../../dev/services/postgres';
+import { startTimeSkippingTestEnvironment } from '../../dev/services/temporal';
+import { testStack } from '../harness/stack';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
 import {
   ensureMaintenanceSchedules,
@@ -30,38 +27,17 @@ Runtime.install({ logger: new DefaultLogger('WARN') });
 const HOUR_MS = 60 * 60 * 1000;
 const unique = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
 
-/** A database of its own on DATABASE_URL's server, migrated to the latest schema. */
+/** A database of its own on the test run's Postgres server (these tests empty whole tables), migrated. */
 async function createTestDatabase(): Promise<{ db: Db; drop(): Promise<void> }> {
-  const adminUrl = process.env.DATABASE_URL;
-  if (!adminUrl) {
-    throw new Error(
-      'DATABASE_URL is not set: point it at a PostgreSQL server where the test may create and drop a database, ' +
-        'e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres',
-    );
-  }
+  const { adminDatabaseUrl } = testStack();
   const name = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new PgClient({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const db = createDb({ connectionString: url.toString(), maxConnections: 4 });
+  const db = createDb({ connectionString: await ensureDatabase(adminDatabaseUrl, name), maxConnections: 4 });
   await migrateToLatest(db);
   return {
     db,
     drop: async () => {
       await db.destroy();
-      const dropper = new PgClient({ connectionString: adminUrl });
-      await dropper.connect();
-      try {
-        await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await dropper.end();
-      }
+      await dropDatabase(adminDatabaseUrl, name);
     },
   };
 }
@@ -84,7 +60,7 @@ async function remainingNonces(db: Db): Promise<string[]> {
 }
 
 describe('Temporal dev server with the project worker', () => {
-  let server: TemporalDevServer;
+  let server: { address: string; namespace: string };
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let temporal: TemporalClient;
   let workerConnection: NativeConnection;
@@ -93,18 +69,15 @@ describe('Temporal dev server with the project worker', () => {
   const maintenanceQueue = unique('maintenance-test');
 
   beforeAll(async () => {
-    // Settle both before failing, so afterAll can stop whichever did start.
-    const [started, created] = await Promise.allSettled([
-      startTemporalDevServer({ silent: true }).then((value) => (server = value)),
-      createTestDatabase().then((value) => (database = value)),
-    ]);
-    for (const outcome of [started, created]) if (outcome.status === 'rejected') throw outcome.reason;
+    // The run's shared dev server (test/globalSetup.ts); this file isolates by database and task queue.
+    server = { address: testStack().temporalAddress, namespace: testStack().temporalNamespace };
+    database = await createTestDatabase();
     temporal = await createTemporalClient({ address: server.address, namespace: server.namespace });
     workerConnection = await NativeConnection.connect({ address: server.address });
     workers = await createWorkers({
       connection: workerConnection,
       namespace: server.namespace,
-      dependencies: { db: database.db },
+      dependencies: { db: database.db, temporal: temporal.client },
       taskQueues: { maintenance: maintenanceQueue },
     });
     running = workers.run();
@@ -115,7 +88,6 @@ describe('Temporal dev server with the project worker', () => {
     await running;
     await workerConnection?.close();
     await temporal?.close();
-    await server?.stop();
     await database?.drop();
   });
 

@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { sql } from 'kysely';
+import { Worker } from '@temporalio/worker';
+import { createDb, type Db } from '../../db/client';
+import { startTimeSkippingTestEnvironment } from '../../dev/services/temporal';
+import { activitiesForRole } from '../../workers/createWorkers';
+import { sessionWorkflowId } from '../../workers/sessionWorkflows';
+import { depositDetectedSignal, paymentSessionWorkflow, sessionStateQuery } from '../../workflows/paymentSession';
+import { startTestApp, type TestApp } from '../harness/app';
+import { createApiKey, signInNewMerchant } from '../harness/merchants';
+import { testStack } from '../harness/stack';
+import { quietTemporalRuntime, startTestWorkers, type TestWorkers } from '../harness/workers';
+
+const deposit = (chainId: number) => ({
+  chainId,
+  token: '0x0000000000000000000000000000000000000001',
+  amount: '5000000',
+  txHash: `0x${'ab'.repeat(32)}`,
+  blockNumber: '12',
+});
+
+describe('the payment-session workflow on the time-skipping server', () => {
+  let env: TestWorkflowEnvironment;
+  let db: Db;
+  let app: TestApp;
+  let sk: { authorization: string };
+
+  beforeAll(async () => {
+    quietTemporalRuntime();
+    env = await startTimeSkippingTestEnvironment();
+    db = createDb({ connectionString: testStack().databaseUrl });
+    // The app writes real sessions; its own workflow start goes to the dev server and is irrelevant here.
+    app = await startTestApp();
+    sk = { authorization: `Bearer ${await createApiKey(app, await signInNewMerchant(app))}` };
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.destroy();
+    await env?.teardown();
+  });
+
+  async function runWithWorker<T>(body: (taskQueue: string) => Promise<T>): Promise<T> {
+    const taskQueue = `sessions-${randomUUID()}`;
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowsPath: require.resolve('../../workflows'),
+      activities: activitiesForRole('sessions', { db, temporal: env.client }),
+    });
+    return worker.runUntil(body(taskQueue));
+  }
+
+  /** One hour from now in the test server's clock (it runs ahead of wall time once a test skipped). */
+  const inAnHour = async () => new Date((await env.currentTimeMs()) + 3600_000).toISOString();
+
+  async function createSession(expiresInSec: number): Promise<string> {
+    const response = await app.request('/v1/sessions', { method: 'POST', headers: sk, json: { amount: '5', sandboxMode: true, expiresInSec } });
+    expect(response.status).toBe(201);
+    return response.body.id;
+  }
+
+  it('an unpaid session is marked expired by the workflow’s own timer at expiresAt', async () => {
+    const sessionId = await createSession(3600);
+    const expiresAt = await inAnHour();
+    const result = await runWithWorker((taskQueue) =>
+      env.client.workflow.execute(paymentSessionWorkflow, {
+        workflowId: sessionWorkflowId(sessionId),
+        taskQueue,
+        args: [{ sessionId, expiresAt }],
+      }),
+    );
+    expect(result.status).toBe('expired');
+    const after = await db.selectFrom('sessions').select('status').where('id', '=', sessionId).executeTakeFirstOrThrow();
+    expect(after.status).toBe('expired');
+  });
+
+  it('a deposit before expiry moves the session to confirming with paidAt and txHash, and it never expires', async () => {
+    const sessionId = await createSession(3600);
+    const expiresAt = await inAnHour();
+    const state = await runWithWorker(async (taskQueue) => {
+      const handle = await env.client.workflow.start(paymentSessionWorkflow, {
+        workflowId: sessionWorkflowId(sessionId),
+        taskQueue,
+        args: [{ sessionId, expiresAt }],
+      });
+      expect(await handle.query(sessionStateQuery)).toEqual({ status: 'awaiting_payment' });
+      await env.sleep('30 minutes');
+      await handle.signal(depositDetectedSignal, deposit(84532));
+      return handle.result();
+    });
+    expect(state).toMatchObject({ status: 'confirming', deposit: deposit(84532) });
+    const after = await db.selectFrom('sessions').selectAll().where('id', '=', sessionId).executeTakeFirstOrThrow();
+    expect(after).toMatchObject({ status: 'confirming', tx_hash: deposit(84532).txHash, paid_chain_id: 84532 });
+    expect(after.paid_at).toBeInstanceOf(Date);
+  });
+});
+
+describe('sessions on the Temporal dev server with the project worker', () => {
+  let workers: TestWorkers;
+  let app: TestApp;
+  let sk: { authorization: string };
+
+  beforeAll(async () => {
+    workers = await startTestWorkers();
+    app = await startTestApp({ TEMPORAL_TASK_QUEUE_PREFIX: workers.prefix });
+    sk = { authorization: `Bearer ${await createApiKey(app, await signInNewMerchant(app))}` };
+  });
+  afterAll(async () => {
+    await app?.close();
+    await workers?.stop();
+  });
+
+  it('POST /v1/sessions starts session-<id> with its search attributes; a deposit signal makes it confirming', async () => {
+    const created = await app.request('/v1/sessions', { method: 'POST', headers: sk, json: { amount: '12', sandboxMode: true } });
+    expect(created.status).toBe(201);
+    const sessionId = created.body.id;
+    const row = await workers.db.selectFrom('sessions').select('workflow_started_at').where('id', '=', sessionId).executeTakeFirstOrThrow();
+    expect(row.workflow_started_at).toBeInstanceOf(Date);
+
+    const handle = workers.client.workflow.getHandle(sessionWorkflowId(sessionId));
+    const description = await handle.describe();
+    expect(description.taskQueue).toBe(workers.taskQueues.sessions);
+    expect(description.searchAttributes).toMatchObject({ SessionStatus: ['awaiting_payment'], SandboxMode: [true] });
+
+    await handle.signal(depositDetectedSignal, deposit(11155111));
+    expect(await handle.result()).toMatchObject({ status: 'confirming' });
+    expect((await app.request(`/v1/sessions/${sessionId}/status`)).body).toEqual({ status: 'confirming', webhookDelivered: false });
+    expect((await handle.describe()).searchAttributes).toMatchObject({ SessionStatus: ['confirming'], ChainId: [11155111] });
+  });
+
+  it('the reconciler starts the workflow of a session whose start was lost', async () => {
+    const created = await app.request('/v1/sessions', { method: 'POST', headers: sk, json: { amount: '3', sandboxMode: true } });
+    const sessionId = created.body.id;
+    // Simulate the crash between commit and start: no workflow, no mark, committed a while ago.
+    await workers.client.workflow.getHandle(sessionWorkflowId(sessionId)).terminate('simulated crash');
+    await sql`UPDATE sessions SET workflow_started_at = NULL, created_at = now() - interval '2 minutes' WHERE id = ${sessionId}`.execute(workers.db);
+
+    const { sessionReconcilerWorkflow } = await import('../../workflows/sessionReconciler');
+    const result = await workers.client.workflow.execute(sessionReconcilerWorkflow, {
+      workflowId: `reconcile-${randomUUID()}`,
+      taskQueue: workers.taskQueues.maintenance,
+      args: [{ olderThanSec: 30 }],
+    });
+    expect(result.started).toBeGreaterThanOrEqual(1);
+    const row = await workers.db.selectFrom('sessions').select('workflow_started_at').where('id', '=', sessionId).executeTakeFirstOrThrow();
+    expect(row.workflow_started_at).toBeInstanceOf(Date);
+  });
+});
