@@ -19,13 +19,16 @@ function run(command, args) {
   }
 }
 
+const lockHash = () => createHash('sha256').update(readFileSync(join(root, 'package-lock.json'))).digest('hex');
+
 function ensureNodeModules() {
-  const lockHash = createHash('sha256').update(readFileSync(join(root, 'package-lock.json'))).digest('hex');
   const marker = join(root, 'node_modules', '.stablepay-lock-hash');
-  if (existsSync(marker) && readFileSync(marker, 'utf8') === lockHash) return;
-  process.stdout.write('bootstrap: installing npm packages (npm ci)\n');
-  run('npm', ['ci', '--no-audit', '--no-fund']);
-  writeFileSync(marker, lockHash);
+  if (existsSync(marker) && readFileSync(marker, 'utf8') === lockHash()) return;
+  // `npm install`, not `npm ci`: npm 11's ci rejects lockfiles that omit other platforms' optional
+  // binaries (anvil, swc, esbuild), which npm itself leaves out; install honours the locked versions.
+  process.stdout.write('bootstrap: installing npm packages\n');
+  run('npm', ['install', '--no-audit', '--no-fund']);
+  writeFileSync(marker, lockHash());
 }
 
 ensureNodeModules();

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { findSessionById, listPaymentOptions } from '../../db/sessions';
+import { renderCheckoutNotFoundPage, renderCheckoutPage } from '../../web/checkout/renderCheckoutPage';
+import type { AppContext } from '../appContext';
+import { defineRoute, type AnyRoute } from '../routing/route';
+import { toPublicSession } from './sessions/sessionModels';
+
+/**
+ * | GET | /pay/{id} | none | 200 text/html checkout page (the session's paymentUrl); 404 text/html when unknown or malformed |
+ *
+ * The page shows the same data as the public read `GET /v1/sessions/{id}` (built by the same
+ * function) and polls `GET /v1/sessions/{id}/status`.
+ */
+const sessionId = z.string().uuid();
+
+/** Inline style and script only with this response's nonce; fetch only to us; nothing else at all. */
+function setPageHeaders(ctx: Context, nonce: string): void {
+  ctx.set({
+    'Content-Security-Policy': [
+      "default-src 'none'",
+      `script-src 'nonce-${nonce}'`,
+      `style-src 'nonce-${nonce}'`,
+      "img-src 'self' data:",
+      "connect-src 'self'",
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+    'Cache-Control': 'no-store',
+    'Referrer-Policy': 'no-referrer',
+    'X-Content-Type-Options': 'nosniff',
+  });
+}
+
+export function checkoutRoutes(app: AppContext): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/pay/:id',
+      auth: 'none',
+      tag: 'Checkout',
+      audience: 'dashboard',
+      summary: "Checkout page the payer opens from the session's paymentUrl",
+      responses: {
+        200: { description: 'Checkout page', contentType: 'text/html', schema: z.string() },
+        404: {
+          description: 'Unknown or malformed session id (HTML page)',
+          contentType: 'text/html',
+          schema: z.string(),
+        },
+      },
+      // The id is checked here rather than by a params schema: a bad link answers the HTML 404 page, not JSON.
+      async handler({ ctx }) {
+        const nonce = randomBytes(16).toString('base64');
+        const id = String(ctx.params.id);
+        const session = sessionId.safeParse(id).success ? await findSessionById(app.db, id) : undefined;
+        setPageHeaders(ctx, nonce);
+        ctx.type = 'html';
+        if (!session) {
+          ctx.status = 404;
+          ctx.body = renderCheckoutNotFoundPage({ nonce });
+          return;
+        }
+        const now = app.now();
+        const options = await listPaymentOptions(app.db, session.id);
+        const view = toPublicSession(session, options, app.config.PUBLIC_BASE_URL, now);
+        ctx.status = 200;
+        ctx.body = await renderCheckoutPage({
+          session: view,
+          webhookDelivered: session.webhook_delivered,
+          now,
+          nonce,
+        });
+      },
+    }),
+  ];
+}

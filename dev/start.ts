@@ -1,0 +1,204 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { generateSigningJwk } from '../api/auth/merchantTokens';
+import { deployLocalChain } from '../chain/deployLocalChain';
+import { createDb } from '../db/client';
+import { migrateToLatest } from '../db/migrate';
+import { ensureMaintenanceSchedules } from '../workers/schedules';
+import { createTemporalClient } from '../workers/temporalClient';
+import { LOCAL_CHAINS } from './localChains';
+import { ANVIL_DEV_ACCOUNTS, startAnvilChains } from './services/anvil';
+import { ensureDatabase, startEmbeddedPostgres } from './services/postgres';
+import { startTemporalDevServer } from './services/temporal';
+import type { StackDescription } from './stackDescription';
+
+/**
+ * `npm start`: the whole stack on this machine with zero configuration. PostgreSQL (embedded unless
+ * DATABASE_URL), Temporal dev server with its UI (unless TEMPORAL_ADDRESS), three anvil chains with
+ * our contracts, then the worker and api processes. Data lives in .dev/ and is reused on the next
+ * start. Ctrl-C stops everything, in reverse order.
+ */
+const root = resolve(__dirname, '..');
+const devDir = join(root, '.dev');
+const stops: { name: string; stop: () => Promise<unknown> }[] = [];
+const log = (message: string) => process.stdout.write(`[stack] ${message}\n`);
+
+async function main(): Promise<void> {
+  await mkdir(devDir, { recursive: true });
+  // PostgreSQL runs as the `postgres` user when we are root: it must be able to enter .dev/.
+  await chmod(devDir, 0o755);
+
+  const [databaseUrl, temporal, chains] = await Promise.all([startDatabase(), startTemporal(), startChains()]);
+  const port = Number(process.env.PORT ?? 3000);
+  const apiUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
+  const devAccount = ANVIL_DEV_ACCOUNTS[1];
+  const stack: StackDescription = {
+    apiUrl,
+    temporalAddress: temporal.address,
+    temporalUiUrl: temporal.uiUrl,
+    databaseUrl,
+    chains,
+    devAccount: { address: devAccount.address, privateKey: devAccount.privateKey },
+  };
+  const stackFile = join(devDir, 'stack.json');
+  await writeFile(stackFile, `${JSON.stringify(stack, null, 2)}\n`);
+
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'development',
+    PORT: String(port),
+    PUBLIC_BASE_URL: apiUrl,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    DEPLOYMENTS_FILE: stackFile,
+    JWT_PRIVATE_JWK: await persistentJwtKey(),
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    ...Object.fromEntries(chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
+  };
+
+  const client = await createTemporalClient({ address: temporal.address, namespace: temporal.namespace });
+  await ensureMaintenanceSchedules(client.client);
+  await client.close();
+
+  startProcess('worker', ['workers/main.ts'], env);
+  startProcess('api', ['api/main.ts'], env);
+  await waitForHealth(`http://127.0.0.1:${port}/health`);
+
+  log('ready');
+  process.stdout.write(
+    [
+      '',
+      `  API           ${apiUrl}  (health: ${apiUrl}/health, contract: ${apiUrl}/openapi.json)`,
+      `  Temporal UI   ${temporal.uiUrl}`,
+      `  Temporal      ${temporal.address} (namespace ${temporal.namespace})`,
+      `  PostgreSQL    ${databaseUrl}`,
+      ...chains.map((chain) => `  ${chain.network.padEnd(13)} ${chain.rpcUrl}  (chain id ${chain.chainId})`),
+      `  Dev account   ${devAccount.address} (funded on every local chain; tokens have an open mint)`,
+      `  Stack file    ${stackFile}`,
+      '',
+      '  Ctrl-C stops everything; the next `npm start` reuses the data in .dev/.',
+      '',
+    ].join('\n'),
+  );
+}
+
+async function startDatabase(): Promise<string> {
+  let adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    const server = await startEmbeddedPostgres({ dataDir: join(devDir, 'postgres'), persistent: true });
+    stops.push({ name: 'postgres', stop: server.stop });
+    adminUrl = server.adminUrl;
+  }
+  const url = process.env.DATABASE_URL ?? (await ensureDatabase(adminUrl, 'stablepay'));
+  const db = createDb({ connectionString: url, maxConnections: 1 });
+  try {
+    const applied = await migrateToLatest(db);
+    log(`database ready (${applied.length} migration(s) applied)`);
+  } finally {
+    await db.destroy();
+  }
+  return url;
+}
+
+async function startTemporal(): Promise<{ address: string; uiUrl: string; namespace: string }> {
+  if (process.env.TEMPORAL_ADDRESS) {
+    return { address: process.env.TEMPORAL_ADDRESS, uiUrl: '(external Temporal: its own UI)', namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' };
+  }
+  const server = await startTemporalDevServer({ dbFile: join(devDir, 'temporal.sqlite') });
+  stops.push({ name: 'temporal', stop: server.stop });
+  log(`temporal dev server at ${server.address}, UI ${server.uiUrl}`);
+  return server;
+}
+
+async function startChains(): Promise<StackDescription['chains']> {
+  const anvil = await startAnvilChains({
+    chains: LOCAL_CHAINS.map(({ chainId }) => ({ chainId })),
+    blockTime: 1,
+    stateDir: join(devDir, 'chains'),
+    silent: true,
+  });
+  stops.push({ name: 'anvil', stop: anvil.stop });
+  const deployer = ANVIL_DEV_ACCOUNTS[0];
+  return Promise.all(
+    anvil.chains.map(async ({ chainId, rpcUrl }) => ({
+      chainId,
+      network: LOCAL_CHAINS.find((chain) => chain.chainId === chainId)!.network,
+      rpcUrl,
+      contracts: await deployLocalChain({ rpcUrl, chainId, deployerPrivateKey: deployer.privateKey }),
+    })),
+  );
+}
+
+/** The dev stack keeps one JWT signing key in .dev/, so restarts do not log anyone out. */
+async function persistentJwtKey(): Promise<string> {
+  const file = join(devDir, 'jwt-signing-key.json');
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const key = JSON.stringify(await generateSigningJwk());
+  await writeFile(file, key, { mode: 0o600 });
+  return key;
+}
+
+function startProcess(name: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, [require.resolve('tsx/cli'), ...args], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  let stopping = false;
+  child.once('exit', (code, signal) => {
+    if (!stopping) {
+      log(`${name} exited unexpectedly (${signal ?? code}); stopping the stack`);
+      void shutdown(1);
+    }
+  });
+  stops.push({
+    name,
+    stop: () =>
+      new Promise<void>((resolveStop) => {
+        stopping = true;
+        if (child.exitCode !== null || child.signalCode !== null) return resolveStop();
+        child.once('exit', () => resolveStop());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
+      }),
+  });
+  return child;
+}
+
+async function waitForHealth(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await delay(250);
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs / 1000} s`);
+}
+
+let shuttingDown = false;
+async function shutdown(code: number): Promise<void> {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  log('stopping');
+  // Reverse order: api and worker first, then chains (state is written), Temporal, PostgreSQL.
+  for (const { name, stop } of stops.reverse()) {
+    try {
+      await stop();
+    } catch (error) {
+      log(`${name} did not stop cleanly: ${(error as Error).message}`);
+    }
+  }
+  log('stopped');
+  process.exit(code);
+}
+
+process.once('SIGINT', () => void shutdown(0));
+process.once('SIGTERM', () => void shutdown(0));
+
+main().catch(async (error: unknown) => {
+  process.stderr.write(`[stack] failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  await shutdown(1);
+});

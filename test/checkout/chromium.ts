@@ -1,0 +1,27 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+
+/** Debian's chromium package (installed by .ci/run when missing); never a downloaded browser build. */
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+/** Headless chromium with a fresh temporary profile (playwright's launch makes one) and no background traffic. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(
+      `${CHROMIUM_PATH} is missing: run \`apt-get update && apt-get install -y chromium\` (.ci/run does so when it is absent)`,
+    );
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}

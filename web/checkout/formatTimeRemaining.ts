@@ -1,0 +1,15 @@
+/**
+ * The countdown text: `12:05` under an hour, `1:02:03` under a day, `2d 3h` beyond.
+ * checkout.client.js carries the same rule for the live countdown (keep the two in step).
+ */
+export function formatTimeRemaining(milliseconds: number): string {
+  const totalSeconds = Math.max(0, Math.floor(milliseconds / 1000));
+  const days = Math.floor(totalSeconds / 86_400);
+  const hours = Math.floor((totalSeconds % 86_400) / 3600);
+  const minutes = Math.floor((totalSeconds % 3600) / 60);
+  const seconds = totalSeconds % 60;
+  const two = (value: number) => String(value).padStart(2, '0');
+  if (days > 0) return `${days}d ${hours}h`;
+  if (hours > 0) return `${hours}:${two(minutes)}:${two(seconds)}`;
+  return `${minutes}:${two(seconds)}`;
+}
