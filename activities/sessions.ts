@@ -1,18 +1,24 @@
 import type { Db } from '../db/client';
-import { expireSession, recordSessionDeposit } from '../db/sessions';
+import { expireSession, recordSessionDeposit, reopenSessionForSettlement, transitionSession } from '../db/sessions';
 
 export interface SessionActivityDependencies {
   db: Db;
 }
 
-/** A deposit the chain monitor saw at one of the session's addresses. */
+/**
+ * A confirmed deposit that covers one of the session's payment options, as the chain monitor signals
+ * it: the option's facts plus the transfer that completed the payment.
+ */
 export interface DepositDetected {
   chainId: number;
   token: string;
-  /** Base units, decimal string (exact). */
+  /** Total base units accepted for this option so far (decimal string, exact); ≥ the option amount. */
   amount: string;
   txHash: string;
   blockNumber: string;
+  logIndex?: number;
+  depositAddress?: string;
+  decimals?: number;
 }
 
 /** Database side of the payment-session workflow. Every activity is idempotent: a replay changes nothing. */
@@ -27,6 +33,26 @@ export function createSessionActivities({ db }: SessionActivityDependencies) {
     async markSessionConfirming({ sessionId, deposit, paidAt }: { sessionId: string; deposit: DepositDetected; paidAt: string }): Promise<boolean> {
       const updated = await recordSessionDeposit(db, { id: sessionId, txHash: deposit.txHash, chainId: deposit.chainId, paidAt: new Date(paidAt) });
       return updated !== undefined;
+    },
+
+    /** confirming → bridging, once the USDe is on its way to the settlement chain. */
+    async markSessionBridging(sessionId: string): Promise<boolean> {
+      return transitionSession(db, { id: sessionId, from: ['confirming'], to: 'bridging' });
+    },
+
+    /** confirming or bridging → completed: sUSDe delivered to the merchant. */
+    async markSessionCompleted(sessionId: string): Promise<boolean> {
+      return transitionSession(db, { id: sessionId, from: ['confirming', 'bridging'], to: 'completed' });
+    },
+
+    /** The on-chain phase reverted: failed, with the revert reason kept for the merchant and operators. */
+    async markSessionFailed({ sessionId, reason }: { sessionId: string; reason: string }): Promise<boolean> {
+      return transitionSession(db, { id: sessionId, from: ['confirming', 'bridging'], to: 'failed', failureReason: reason });
+    },
+
+    /** retry-forwarder: a failed, expired-with-funds or completed-with-extra-funds session settles again. */
+    async markSessionSettlingAgain({ sessionId, deposit, paidAt }: { sessionId: string; deposit: DepositDetected; paidAt: string }): Promise<boolean> {
+      return reopenSessionForSettlement(db, { id: sessionId, txHash: deposit.txHash, chainId: deposit.chainId, paidAt: new Date(paidAt) });
     },
   };
 }

@@ -5,8 +5,10 @@ import { createNetworkRegistry, type NetworkRegistry } from '../chain/networkReg
 import { createPublicClients } from '../chain/publicClients';
 import { taskQueueNames } from '../workers/taskQueues';
 import type { Db } from '../db/client';
+import { createSignerClient } from '../paymaster/signerClient';
 import type { AppContext } from './appContext';
 import { requireApiKey, requireMerchantToken } from './auth/authenticate';
+import { requirePaymasterClient } from './auth/paymasterClient';
 import { createMerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from './logger';
 import { createHttpMetrics } from './metrics';
@@ -17,12 +19,21 @@ import { resolveRevision } from './revision';
 import { mountRoutes } from './routing/mountRoutes';
 import type { AnyRoute } from './routing/route';
 import { authRoutes } from './routes/auth';
+import { checkoutRoutes } from './routes/checkout';
 import { healthRoutes } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
 import { profileRoutes } from './routes/merchants/profile';
+import { paymasterAllowlistRoutes } from './routes/paymaster/allowlist';
+import { paymasterBundlerRoutes } from './routes/paymaster/bundler';
+import { paymasterClientRoutes } from './routes/paymaster/clients';
+import { paymasterDenyRuleRoutes } from './routes/paymaster/denyRules';
+import { paymasterRpcRoutes } from './routes/paymaster/rpc';
+import { paymasterUsageRoutes } from './routes/paymaster/usage';
 import { dashboardSessionRoutes } from './routes/sessions/dashboardSessions';
 import { sessionRoutes } from './routes/sessions/sessions';
 import { openApiRoutes } from './routes/openapi';
+import { webhookRoutes } from './routes/webhooks';
+import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 
 /** What the HTTP app needs from the outside world; tests hand in real instances. */
 export interface AppDependencies {
@@ -54,6 +65,12 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     networks: deps.networks ?? createNetworkRegistry(deps.config),
     temporal: new Client({ connection: temporalConnection, namespace: deps.config.TEMPORAL_NAMESPACE }),
     taskQueues: taskQueueNames(deps.config.TEMPORAL_TASK_QUEUE_PREFIX),
+    paymasterSigner: createSignerClient({
+      url: deps.config.SIGNER_URL,
+      sharedSecret: deps.config.SIGNER_SHARED_SECRET,
+      timeoutMs: deps.config.SIGNER_TIMEOUT_MS,
+    }),
+    webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
     now: deps.now ?? (() => new Date()),
   };
   const revision = resolveRevision(deps.config.REVISION);
@@ -66,12 +83,21 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ...apiKeyRoutes(context),
     ...sessionRoutes(context),
     ...dashboardSessionRoutes(context),
+    ...webhookRoutes(context),
+    ...checkoutRoutes(context),
+    ...paymasterClientRoutes(context),
+    ...paymasterAllowlistRoutes(context),
+    ...paymasterDenyRuleRoutes(context),
+    ...paymasterUsageRoutes(context),
+    ...paymasterRpcRoutes(context),
+    ...paymasterBundlerRoutes(context),
   ];
   routes.push(...openApiRoutes({ routes, config: deps.config, revision }));
 
   const router = mountRoutes(routes, {
     jwt: requireMerchantToken(context.tokens),
     sk: requireApiKey(context.db),
+    client: requirePaymasterClient(context.db, context.logger, { queryClientIdPathPrefix: '/v1/paymaster/bundler/' }),
   });
 
   const koa = new Koa({ proxy: true });

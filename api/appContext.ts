@@ -4,8 +4,10 @@ import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { PublicClients } from '../chain/publicClients';
 import type { TaskQueueRole } from '../workers/taskQueues';
 import type { Db } from '../db/client';
+import type { SignerClient } from '../paymaster/signerClient';
 import type { MerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from './logger';
+import type { WebhookSecretBox } from '../webhooks/webhookSecrets';
 
 /** Everything route handlers may use, built once per app. */
 export interface AppContext {
@@ -18,6 +20,10 @@ export interface AppContext {
   /** Temporal client over a lazy connection: nothing connects until a workflow is started. */
   temporal: Client;
   taskQueues: Record<TaskQueueRole, string>;
+  /** The paymaster signing service (SIGNER_URL). */
+  paymasterSigner: SignerClient;
+  /** Encrypts webhook signing secrets for storage (WEBHOOK_SECRET_ENCRYPTION_KEY). */
+  webhookSecrets: WebhookSecretBox;
   /** The current time; tests inject a fixed or moving clock instead of sleeping. */
   now: () => Date;
 }

@@ -14,8 +14,18 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { getChainId } from 'viem/actions';
 import { jsonRpc } from 'viem/nonce';
 import { type EntryPointVersion, deployEntryPoint } from './entryPoints';
-import { deployForwarderFactory } from './forwarderFactory';
-import { deployLocalStablecoins } from './localStablecoins';
+import { configureForwarderSettlement, deployForwarderFactory } from './forwarderFactory';
+import {
+  LOCAL_RELAYER,
+  LOCAL_SETTLEMENT_CHAIN_ID,
+  LOCAL_SETTLEMENT_OPERATOR,
+  type LocalSettlementAddresses,
+  deployLocalSettlement,
+  localForwarderSettlement,
+  parRateE18,
+  setLocalSwapRates,
+} from './localSettlement';
+import { STABLECOINS, deployLocalStablecoins } from './localStablecoins';
 import { LOCAL_PAYMASTER_FUNDING, deployPaymaster, fundPaymaster } from './paymasters';
 import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
 
@@ -29,6 +39,12 @@ export interface DeployLocalChainParameters {
   deployerPrivateKey: Hex;
   /** The paymasters' verifying signer; defaults to LOCAL_PAYMASTER_SIGNER. */
   paymasterSigner?: Address;
+  /** The only account that may flush forwarders; defaults to LOCAL_SETTLEMENT_OPERATOR. */
+  settlementOperator?: Address;
+  /** The account the messenger accepts deliveries from; defaults to LOCAL_RELAYER. */
+  relayer?: Address;
+  /** Where every local chain settles; defaults to LOCAL_SETTLEMENT_CHAIN_ID (the Ethereum Sepolia stand-in). */
+  settlementChainId?: number;
 }
 
 /** Addresses of everything deployed on a local chain (the `contracts` of .dev/stack.json; a type, not an interface, so it fits `Record<string, Address>`). */
@@ -43,7 +59,7 @@ export type LocalChainDeployment = {
   /** Managed paymasters, owned by the deployer, deposited and staked in their EntryPoint. */
   paymasterV07: Address;
   paymasterV08: Address;
-};
+} & LocalSettlementAddresses;
 
 export type DeployLocalChainReturnType = LocalChainDeployment;
 
@@ -56,6 +72,9 @@ export async function deployLocalChain({
   chainId,
   deployerPrivateKey,
   paymasterSigner = LOCAL_PAYMASTER_SIGNER.address,
+  settlementOperator = LOCAL_SETTLEMENT_OPERATOR.address,
+  relayer = LOCAL_RELAYER.address,
+  settlementChainId = LOCAL_SETTLEMENT_CHAIN_ID,
 }: DeployLocalChainParameters): Promise<DeployLocalChainReturnType> {
   const client = createDeployerClient({ rpcUrl, chainId, deployerPrivateKey });
   const reported = await getChainId(client);
@@ -66,7 +85,7 @@ export async function deployLocalChain({
   const [entryPointV07, entryPointV08, forwarder, stablecoins] = await Promise.all([
     deployEntryPoint(client, { version: '0.7' }),
     deployEntryPoint(client, { version: '0.8' }),
-    deployForwarderFactory(client),
+    deployForwarderFactory(client, { owner: client.account.address }),
     deployLocalStablecoins(client),
   ]);
 
@@ -80,12 +99,51 @@ export async function deployLocalChain({
     await fundPaymaster(client, { paymaster, version, funding: LOCAL_PAYMASTER_FUNDING });
     return paymaster;
   };
-  const [paymasterV07, paymasterV08] = await Promise.all([
+  // The settlement stand-ins need USDe (the vault reads its decimals): second wave too, then the router's
+  // par rates and the factory's settlement configuration, each sent only when it differs.
+  const deployConfiguredSettlement = async (): Promise<LocalSettlementAddresses> => {
+    const settlement = await deployLocalSettlement(client, {
+      owner: client.account.address,
+      usde: stablecoins.usde,
+      relayer,
+    });
+    const usdeDecimals = STABLECOINS.find((token) => token.contractKey === 'usde')!.decimals;
+    await Promise.all([
+      setLocalSwapRates(client, {
+        swapRouter: settlement.swapRouter,
+        rates: STABLECOINS.filter((token) => token.contractKey !== 'usde').map((token) => ({
+          tokenIn: stablecoins[token.contractKey],
+          tokenOut: stablecoins.usde,
+          rateE18: parRateE18({ decimalsIn: token.decimals, decimalsOut: usdeDecimals }),
+        })),
+      }),
+      configureForwarderSettlement(client, {
+        forwarderFactory: forwarder.forwarderFactory,
+        settlement: localForwarderSettlement({
+          usde: stablecoins.usde,
+          settlement,
+          operator: settlementOperator,
+          settlementChainId,
+        }),
+      }),
+    ]);
+    return settlement;
+  };
+  const [paymasterV07, paymasterV08, settlement] = await Promise.all([
     deployFundedPaymaster('0.7'),
     deployFundedPaymaster('0.8'),
+    deployConfiguredSettlement(),
   ]);
 
-  return { entryPointV07, entryPointV08, ...forwarder, ...stablecoins, paymasterV07, paymasterV08 };
+  return {
+    entryPointV07,
+    entryPointV08,
+    ...forwarder,
+    ...stablecoins,
+    paymasterV07,
+    paymasterV08,
+    ...settlement,
+  };
 }
 
 function createDeployerClient({

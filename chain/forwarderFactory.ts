@@ -5,9 +5,11 @@ import {
   type Client,
   type Hex,
   type Transport,
+  encodeAbiParameters,
+  getAddress,
   getContractAddress,
 } from 'viem';
-import { readContract } from 'viem/actions';
+import { readContract, waitForTransactionReceipt, writeContract } from 'viem/actions';
 import { ForwarderFactory } from '../contracts/artifacts';
 import { deployDeterministic, deterministicDeploymentAddress } from './deterministicDeployer';
 
@@ -21,10 +23,35 @@ export interface ForwarderFactoryAddresses {
   forwarderImplementation: Address;
 }
 
-/** Where the ForwarderFactory built from this checkout's sources lives, on every chain. */
-export function forwarderFactoryAddresses(): ForwarderFactoryAddresses {
+export interface ForwarderFactoryIdentity {
+  /** May change the settlement configuration; the same owner on every chain gives the same address everywhere. */
+  owner: Address;
+}
+
+/**
+ * A chain's settlement configuration as `ForwarderFactory.settlement()` holds it: who may flush, and the
+ * router, tokens, vault and messenger a flush goes through (contracts/interfaces/IForwarderFactory.sol).
+ */
+export interface ForwarderSettlement {
+  operator: Address;
+  swapRouter: Address;
+  usde: Address;
+  stakedUsde: Address;
+  messenger: Address;
+  settlementChainId: bigint;
+  settlementComposer: Address;
+  maxSlippageBps: number;
+}
+
+function initCode({ owner }: ForwarderFactoryIdentity): Hex {
+  const args = encodeAbiParameters([{ type: 'address' }], [owner]);
+  return `${ForwarderFactory.bytecode}${args.slice(2)}` as Hex;
+}
+
+/** Where the ForwarderFactory of `owner` built from this checkout's sources lives, on every chain. */
+export function forwarderFactoryAddresses(owner: Address): ForwarderFactoryAddresses {
   const forwarderFactory = deterministicDeploymentAddress({
-    initCode: ForwarderFactory.bytecode,
+    initCode: initCode({ owner }),
     salt: FORWARDER_FACTORY_SALT,
   });
   return {
@@ -33,13 +60,14 @@ export function forwarderFactoryAddresses(): ForwarderFactoryAddresses {
   };
 }
 
-/** Deploys the ForwarderFactory (when absent) and returns its address and its implementation's. */
+/** Deploys the ForwarderFactory of `owner` (when absent) and returns its address and its implementation's. */
 export async function deployForwarderFactory(
   client: Client<Transport, Chain, Account>,
+  { owner }: ForwarderFactoryIdentity,
 ): Promise<ForwarderFactoryAddresses> {
-  const expected = forwarderFactoryAddresses();
+  const expected = forwarderFactoryAddresses(owner);
   const forwarderFactory = await deployDeterministic(client, {
-    initCode: ForwarderFactory.bytecode,
+    initCode: initCode({ owner }),
     salt: FORWARDER_FACTORY_SALT,
   });
   const forwarderImplementation = await readContract(client, {
@@ -53,4 +81,55 @@ export async function deployForwarderFactory(
     );
   }
   return { forwarderFactory, forwarderImplementation };
+}
+
+/** The factory's current settlement configuration (all zero until its owner sets one). */
+export async function readForwarderSettlement(
+  client: Client,
+  { forwarderFactory }: { forwarderFactory: Address },
+): Promise<ForwarderSettlement> {
+  const settlement = await readContract(client, {
+    address: forwarderFactory,
+    abi: ForwarderFactory.abi,
+    functionName: 'settlement',
+  });
+  return { ...settlement };
+}
+
+/**
+ * Makes the factory's settlement configuration equal `settlement`, sending `setSettlement` only when it
+ * differs; answers whether it sent one. `client`'s account must be the factory's owner.
+ */
+export async function configureForwarderSettlement(
+  client: Client<Transport, Chain, Account>,
+  { forwarderFactory, settlement }: { forwarderFactory: Address; settlement: ForwarderSettlement },
+): Promise<boolean> {
+  const current = await readForwarderSettlement(client, { forwarderFactory });
+  if (sameSettlement(current, settlement)) return false;
+  const hash = await writeContract(client, {
+    address: forwarderFactory,
+    abi: ForwarderFactory.abi,
+    functionName: 'setSettlement',
+    args: [settlement],
+  });
+  const receipt = await waitForTransactionReceipt(client, { hash });
+  if (receipt.status !== 'success')
+    throw new Error(`setSettlement on ${forwarderFactory} reverted (${hash})`);
+  return true;
+}
+
+function sameSettlement(a: ForwarderSettlement, b: ForwarderSettlement): boolean {
+  const addresses = [
+    'operator',
+    'swapRouter',
+    'usde',
+    'stakedUsde',
+    'messenger',
+    'settlementComposer',
+  ] as const;
+  return (
+    addresses.every((key) => getAddress(a[key]) === getAddress(b[key])) &&
+    a.settlementChainId === b.settlementChainId &&
+    a.maxSlippageBps === b.maxSlippageBps
+  );
 }

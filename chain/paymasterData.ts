@@ -69,7 +69,9 @@ const MAX_UINT48 = 2 ** 48 - 1;
 /** Lays out `terms` and `signature` as the contract reads them. */
 export function encodePaymasterData(terms: SponsorshipTerms, signature: Hex): Hex {
   if (size(signature) !== PAYMASTER_SIGNATURE_LENGTH) {
-    throw new RangeError(`paymaster signature must be ${PAYMASTER_SIGNATURE_LENGTH} bytes, got ${size(signature)}`);
+    throw new RangeError(
+      `paymaster signature must be ${PAYMASTER_SIGNATURE_LENGTH} bytes, got ${size(signature)}`,
+    );
   }
   for (const [name, value] of [
     ['validUntil', terms.validUntil],
@@ -110,7 +112,9 @@ export function decodePaymasterData(data: Hex): DecodedPaymasterData | undefined
 export function paymasterModeOf(data: Hex): PaymasterMode | undefined {
   if (!isHex(data, { strict: true }) || size(data) === 0) return undefined;
   const byte = hexToNumber(slice(data, 0, 1));
-  return (Object.keys(PAYMASTER_MODE_BYTE) as PaymasterMode[]).find((mode) => PAYMASTER_MODE_BYTE[mode] === byte);
+  return (Object.keys(PAYMASTER_MODE_BYTE) as PaymasterMode[]).find(
+    (mode) => PAYMASTER_MODE_BYTE[mode] === byte,
+  );
 }
 
 export interface SponsorshipHashParameters {
@@ -124,7 +128,12 @@ export interface SponsorshipHashParameters {
  * The hash the signing service signs (as an EIP-191 personal message) and the contract's
  * `getHash(userOp, validUntil, validAfter, mode, token, exchangeRate)` returns.
  */
-export function sponsorshipHash({ userOperation, chainId, paymaster, terms }: SponsorshipHashParameters): Hex {
+export function sponsorshipHash({
+  userOperation,
+  chainId,
+  paymaster,
+  terms,
+}: SponsorshipHashParameters): Hex {
   // paymasterData is excluded from the hash (it carries the signature); the gas limits are not.
   const packed = toPackedUserOperation({ ...userOperation, paymaster, paymasterData: '0x', signature: '0x' });
   const paymasterGasLimits = hexToBigInt(slice(packed.paymasterAndData, 20, 52));

@@ -19,6 +19,7 @@ import {
   type EntryPointVersion,
   entryPointAbi,
 } from './entryPoints';
+import { STABLECOINS } from './localStablecoins';
 
 /**
  * The managed paymaster (contracts/paymaster/), one contract per EntryPoint release, deployed
@@ -29,7 +30,10 @@ import {
 export const PAYMASTER_RELEASES = {
   '0.7': { artifact: ManagedPaymasterV07, entryPoint: ENTRY_POINT_V07_ADDRESS, contractKey: 'paymasterV07' },
   '0.8': { artifact: ManagedPaymasterV08, entryPoint: ENTRY_POINT_V08_ADDRESS, contractKey: 'paymasterV08' },
-} as const satisfies Record<EntryPointVersion, { artifact: unknown; entryPoint: Address; contractKey: string }>;
+} as const satisfies Record<
+  EntryPointVersion,
+  { artifact: unknown; entryPoint: Address; contractKey: string }
+>;
 
 /** The ABI both releases share for everything but `getHash`'s user-operation struct (which is the same layout). */
 export const managedPaymasterAbi = ManagedPaymasterV08.abi;
@@ -95,7 +99,11 @@ export const LOCAL_PAYMASTER_FUNDING: PaymasterFunding = {
  */
 export async function fundPaymaster(
   client: Client<Transport, Chain, Account>,
-  { paymaster, version, funding }: { paymaster: Address; version: EntryPointVersion; funding: PaymasterFunding },
+  {
+    paymaster,
+    version,
+    funding,
+  }: { paymaster: Address; version: EntryPointVersion; funding: PaymasterFunding },
 ): Promise<void> {
   const { entryPoint } = PAYMASTER_RELEASES[version];
   const info = await readContract(client, {
@@ -129,7 +137,8 @@ export async function fundPaymaster(
   }
   for (const hash of await Promise.all(transactions)) {
     const receipt = await waitForTransactionReceipt(client, { hash });
-    if (receipt.status !== 'success') throw new Error(`paymaster ${paymaster} funding transaction ${hash} reverted`);
+    if (receipt.status !== 'success')
+      throw new Error(`paymaster ${paymaster} funding transaction ${hash} reverted`);
   }
 }
 
@@ -139,4 +148,28 @@ export function paymasterFromContracts(
   version: EntryPointVersion,
 ): Address | undefined {
   return contracts?.[PAYMASTER_RELEASES[version].contractKey];
+}
+
+/** Local chains price ether at 3,000 USD, so a USD stablecoin is worth 3,000 whole tokens per ether. */
+const LOCAL_USD_PER_ETHER = 3_000n;
+
+/**
+ * The signer's ERC-20 whitelist for local chains (the SIGNER_ERC20_TOKENS shape): every local
+ * stablecoin at 3,000 whole tokens per ether, i.e. 3000 × 10^decimals base units per 1e18 wei.
+ */
+export function localErc20GasTokenRates(
+  chains: { chainId: number; contracts: Record<string, Address> }[],
+): Record<string, Record<string, string>> {
+  return Object.fromEntries(
+    chains.map(({ chainId, contracts }) => [
+      String(chainId),
+      Object.fromEntries(
+        STABLECOINS.flatMap(({ contractKey, decimals }) =>
+          contracts[contractKey]
+            ? [[contracts[contractKey], String(LOCAL_USD_PER_ETHER * 10n ** BigInt(decimals))]]
+            : [],
+        ),
+      ),
+    ]),
+  );
 }

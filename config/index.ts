@@ -57,6 +57,16 @@ const erc20TokenRates = z
     return parsed.data;
   });
 
+/** A 32-byte key written as 64 hex characters or as base64; undefined when it is neither. */
+export function decodeEncryptionKey(text: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (/^[A-Za-z0-9+/]{43}=?$/.test(text) || /^[A-Za-z0-9_-]{43}$/.test(text)) {
+    const key = Buffer.from(text, text.includes('-') || text.includes('_') ? 'base64url' : 'base64');
+    return key.length === 32 ? key : undefined;
+  }
+  return undefined;
+}
+
 const rpcUrlVariables = Object.fromEntries(
   KNOWN_CHAIN_IDS.map((chainId) => [`RPC_URL_${chainId}`, url.optional()]),
 ) as Record<`RPC_URL_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof url>>;
@@ -93,6 +103,8 @@ export const configSchema = z.object({
     .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
     .optional(),
   SIGNER_ERC20_TOKENS: erc20TokenRates.optional(),
+  /** How long the API waits for the signing service before answering paymaster_upstream_error. */
+  SIGNER_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -110,8 +122,22 @@ export const configSchema = z.object({
   JWT_TTL_SEC: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(24 * 3600),
   /** Chain whose RPC verifies smart-contract-wallet login signatures when the payload names none. */
   LOGIN_DEFAULT_CHAIN_ID: z.coerce.number().int().positive().default(1),
+  /** The settlement operator key: the only key allowed to flush forwarders (swap, stake, bridge). */
+  OPERATOR_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key').optional(),
+  /** Slippage against stablecoin parity accepted when swapping deposits to USDe, in basis points. */
+  SETTLEMENT_SLIPPAGE_BPS: z.coerce.number().int().min(0).max(1000).default(50),
+  CHAIN_MONITOR_POLL_MS: z.coerce.number().int().min(100).default(2000),
+  CHAIN_MONITOR_MAX_BLOCK_RANGE: z.coerce.number().int().min(1).max(100_000).default(2000),
   /** Webhook targets on private, loopback and link-local addresses are refused unless this is set. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
+  /**
+   * 32-byte key, hex (64 characters) or base64, that encrypts webhook signing secrets at rest
+   * (AES-256-GCM). Required in production; elsewhere a fixed development key is derived.
+   */
+  WEBHOOK_SECRET_ENCRYPTION_KEY: z
+    .string()
+    .refine((text) => decodeEncryptionKey(text) !== undefined, 'must be 32 bytes written as 64 hex characters or base64')
+    .optional(),
   /** The delegation manager whose calls the paymaster treats as delegated transfers (per-chain overrides below). */
   PAYMASTER_DELEGATION_MANAGER: evmAddress.default(DEFAULT_DELEGATION_MANAGER),
   ...delegationManagerVariables,

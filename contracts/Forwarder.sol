@@ -1,31 +1,71 @@
 // SPDX-License-Identifier: UNLICENSED
 pragma solidity ^0.8.24;
 
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {IERC20Metadata} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {IERC4626} from "@openzeppelin/contracts/interfaces/IERC4626.sol";
 import {Clones} from "@openzeppelin/contracts/proxy/Clones.sol";
+import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
+import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
+import {IForwarderFactory} from "./interfaces/IForwarderFactory.sol";
+import {ISettlementMessenger} from "./interfaces/ISettlementMessenger.sol";
+import {ISwapRouter} from "./interfaces/ISwapRouter.sol";
 
 /**
  * @title Forwarder
  * @notice The deposit address of one payment session on one chain. Each instance is a minimal-proxy
  *         clone made by {ForwarderFactory} with OpenZeppelin's `Clones.cloneDeterministicWithImmutableArgs`;
  *         the clone's immutable arguments bind the merchant payout address and the session, so the
- *         address cannot be deployed for anybody else.
+ *         address cannot be deployed for anybody else, and {flush} can only ever pay that merchant.
  * @dev Immutable argument layout, `abi.encodePacked(merchant, sessionId)`, 36 bytes:
  *      bytes [0, 20)  merchant payout address
  *      bytes [20, 36) session id (the session UUID as bytes16)
  *      Packed rather than `abi.encode` because the arguments are part of every clone's code and of the
  *      init code hashed into its CREATE2 address: 36 bytes instead of 64, and nothing to pad or validate.
  *      The off-chain twin of this layout is `predictDepositAddress` in chain/depositAddress.ts.
- *      Moving tokens out (flush) is added with settlement; this version only exposes its binding.
+ *
+ *      Clones never run a constructor and have no storage of their own to initialise: everything they
+ *      know comes from immutables of this implementation (`factory`), their own code (the arguments) or
+ *      the factory's settlement configuration. The reentrancy guard lives in transient storage, which
+ *      starts out clear in every transaction, so it needs no initialisation either.
  */
-contract Forwarder {
+contract Forwarder is ReentrancyGuardTransient {
+    using SafeERC20 for IERC20;
+
     /// @notice Length of the immutable arguments appended to every clone's code.
     uint256 public constant ARGS_LENGTH = 36;
+
+    uint256 private constant BPS = 10_000;
+
+    /// @notice The {ForwarderFactory} that created this implementation, and so every clone of it.
+    address public immutable factory;
 
     /// @dev The implementation's own address; in a clone (delegatecall) `address(this)` differs from it.
     address private immutable _self = address(this);
 
+    /**
+     * @notice The deposit of `token` was settled for the merchant: `amountIn` became `usdeAmount` USDe,
+     *         then either staked here (`bridged` false, `sharesOrNonce` = sUSDe shares minted to the merchant)
+     *         or sent to the settlement chain (`bridged` true, `sharesOrNonce` = the messenger's packet nonce).
+     */
+    event Flushed(address indexed token, uint256 amountIn, uint256 usdeAmount, bool bridged, uint256 sharesOrNonce);
+
     /// @notice Thrown when the arguments are read from the implementation instead of a clone.
     error NotAClone();
+    /// @notice Only the settlement operator of the factory may flush.
+    error NotOperator();
+    /// @notice The forwarder holds none of the token.
+    error NothingToFlush();
+    /**
+     * @notice The flush would yield `amountOut` USDe, below `minAmountOut`: the larger of the operator's
+     *         `minUsdeOut` and the factory's par floor. Same error (and selector) as {ISwapRouter.InsufficientOutput}.
+     */
+    error InsufficientOutput(uint256 amountOut, uint256 minAmountOut);
+
+    constructor() {
+        factory = msg.sender;
+    }
 
     /// @notice The merchant payout address this deposit address forwards to.
     function merchant() external view returns (address merchant_) {
@@ -35,6 +75,78 @@ contract Forwarder {
     /// @notice The payment session (UUID as bytes16) this deposit address belongs to.
     function sessionId() external view returns (bytes16 sessionId_) {
         (, sessionId_) = _cloneArgs();
+    }
+
+    /**
+     * @notice Settles this forwarder's whole balance of `token` for the merchant as sUSDe and returns the
+     *         USDe amount it became. Only the factory's settlement operator may call it.
+     * @dev    Steps: swap `token` to USDe through the configured router (skipped for USDe itself), then on
+     *         the settlement chain deposit the USDe into sUSDe for the merchant; elsewhere send it through
+     *         the messenger to the settlement composer with `abi.encode(merchant, sessionId)`.
+     *         The minimum accepted is `max(minUsdeOut, par floor)`, the par floor being `amountIn` scaled to
+     *         18 decimals less `maxSlippageBps`: USDC, USDT and USDe are all dollars, so however the operator's
+     *         quote was obtained, a flush never settles further below par than the owner allows.
+     *         Receivers are never caller-supplied: the merchant comes from the clone's code, every other
+     *         address from the owner's configuration.
+     */
+    function flush(address token, uint256 minUsdeOut) external nonReentrant returns (uint256 usdeAmount) {
+        (address merchant_, bytes16 sessionId_) = _cloneArgs();
+        IForwarderFactory.Settlement memory config = IForwarderFactory(factory).settlement();
+        if (msg.sender != config.operator) revert NotOperator();
+
+        uint256 amountIn = IERC20(token).balanceOf(address(this));
+        if (amountIn == 0) revert NothingToFlush();
+        uint256 minAmountOut = Math.max(minUsdeOut, _parFloor(token, amountIn, config.maxSlippageBps));
+
+        if (token == config.usde) {
+            usdeAmount = amountIn;
+        } else {
+            usdeAmount = _swapToUsde(config, token, amountIn, minAmountOut);
+        }
+        if (usdeAmount < minAmountOut) revert InsufficientOutput(usdeAmount, minAmountOut);
+
+        IERC20 usde = IERC20(config.usde);
+        if (block.chainid == config.settlementChainId) {
+            usde.forceApprove(config.stakedUsde, usdeAmount);
+            uint256 shares = IERC4626(config.stakedUsde).deposit(usdeAmount, merchant_);
+            emit Flushed(token, amountIn, usdeAmount, false, shares);
+        } else {
+            usde.forceApprove(config.messenger, usdeAmount);
+            uint64 nonce = ISettlementMessenger(config.messenger).send(
+                config.settlementChainId,
+                config.settlementComposer,
+                usdeAmount,
+                abi.encode(merchant_, sessionId_)
+            );
+            emit Flushed(token, amountIn, usdeAmount, true, nonce);
+        }
+    }
+
+    /**
+     * @dev Sells `amountIn` of `token` for USDe and returns the USDe this forwarder actually received
+     *      (its balance change, not the router's word for it). No allowance outlives the swap.
+     */
+    function _swapToUsde(
+        IForwarderFactory.Settlement memory config,
+        address token,
+        uint256 amountIn,
+        uint256 minAmountOut
+    ) private returns (uint256 received) {
+        IERC20 usde = IERC20(config.usde);
+        uint256 usdeBefore = usde.balanceOf(address(this));
+        IERC20(token).forceApprove(config.swapRouter, amountIn);
+        ISwapRouter(config.swapRouter).swapExactIn(token, config.usde, amountIn, minAmountOut, address(this));
+        if (IERC20(token).allowance(address(this), config.swapRouter) != 0) {
+            IERC20(token).forceApprove(config.swapRouter, 0);
+        }
+        received = usde.balanceOf(address(this)) - usdeBefore;
+    }
+
+    /// @dev `amountIn` of a dollar stablecoin as 18-decimal USDe at par, less `maxSlippageBps`.
+    function _parFloor(address token, uint256 amountIn, uint16 maxSlippageBps) private view returns (uint256) {
+        uint8 decimals = IERC20Metadata(token).decimals();
+        uint256 atPar = decimals <= 18 ? amountIn * 10 ** (18 - decimals) : amountIn / 10 ** (decimals - 18);
+        return Math.mulDiv(atPar, BPS - maxSlippageBps, BPS);
     }
 
     function _cloneArgs() private view returns (address merchant_, bytes16 sessionId_) {

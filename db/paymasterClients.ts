@@ -73,7 +73,11 @@ export async function updatePaymasterClient(
 }
 
 /** Revokes an active client of the merchant; undefined when there is none (already revoked counts as none). */
-export async function revokePaymasterClient(db: Db, merchantId: string, id: string): Promise<PaymasterClientRow | undefined> {
+export async function revokePaymasterClient(
+  db: Db,
+  merchantId: string,
+  id: string,
+): Promise<PaymasterClientRow | undefined> {
   return db
     .updateTable('paymaster_clients')
     .set({ revoked_at: sql`now()`, updated_at: sql`now()` })
@@ -85,7 +89,10 @@ export async function revokePaymasterClient(db: Db, merchantId: string, id: stri
 }
 
 /** The active client with this publishable id (the RPC's credential), through the unique index. */
-export async function findActivePaymasterClient(db: Db, clientId: string): Promise<PaymasterClientRow | undefined> {
+export async function findActivePaymasterClient(
+  db: Db,
+  clientId: string,
+): Promise<PaymasterClientRow | undefined> {
   return db
     .selectFrom('paymaster_clients')
     .selectAll()

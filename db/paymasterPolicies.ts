@@ -76,9 +76,17 @@ export async function upsertDenyRule(
 ): Promise<DenyRuleRow> {
   return db
     .insertInto('paymaster_deny_rules')
-    .values({ merchant_id: rule.merchantId, chain_id: rule.chainId, kind: rule.kind, address: rule.address, label: rule.label })
+    .values({
+      merchant_id: rule.merchantId,
+      chain_id: rule.chainId,
+      kind: rule.kind,
+      address: rule.address,
+      label: rule.label,
+    })
     .onConflict((conflict) =>
-      conflict.columns(['merchant_id', 'chain_id', 'kind', 'address']).doUpdateSet({ label: rule.label, updated_at: sql`now()` }),
+      conflict
+        .columns(['merchant_id', 'chain_id', 'kind', 'address'])
+        .doUpdateSet({ label: rule.label, updated_at: sql`now()` }),
     )
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -108,7 +116,12 @@ export async function deleteDenyRule(db: Db, merchantId: string, id: string): Pr
 /** The merchant's rules on `chainId` that block any of `senders` (kind sender) or `targets` (kind target). */
 export async function findMatchingDenyRules(
   db: Db,
-  { merchantId, chainId, senders, targets }: { merchantId: string; chainId: number; senders: string[]; targets: string[] },
+  {
+    merchantId,
+    chainId,
+    senders,
+    targets,
+  }: { merchantId: string; chainId: number; senders: string[]; targets: string[] },
 ): Promise<Pick<DenyRuleRow, 'kind' | 'address'>[]> {
   if (senders.length === 0 && targets.length === 0) return [];
   return db
@@ -118,8 +131,12 @@ export async function findMatchingDenyRules(
     .where('chain_id', '=', chainId)
     .where((eb) =>
       eb.or([
-        ...(senders.length ? [eb.and([eb('kind', '=', 'sender'), eb('address', 'in', [...new Set(senders)])])] : []),
-        ...(targets.length ? [eb.and([eb('kind', '=', 'target'), eb('address', 'in', [...new Set(targets)])])] : []),
+        ...(senders.length
+          ? [eb.and([eb('kind', '=', 'sender'), eb('address', 'in', [...new Set(senders)])])]
+          : []),
+        ...(targets.length
+          ? [eb.and([eb('kind', '=', 'target'), eb('address', 'in', [...new Set(targets)])])]
+          : []),
       ]),
     )
     .execute();

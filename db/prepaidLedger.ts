@@ -14,7 +14,9 @@ const USD_AMOUNT = /^(?:0|[1-9]\d{0,13})(?:\.\d{1,6})?$/;
 export class InvalidLedgerAmountError extends Error {
   override name = 'InvalidLedgerAmountError';
   constructor(amountUsd: string) {
-    super(`ledger amount must be a positive decimal USD string with at most 6 decimals, got ${JSON.stringify(amountUsd)}`);
+    super(
+      `ledger amount must be a positive decimal USD string with at most 6 decimals, got ${JSON.stringify(amountUsd)}`,
+    );
   }
 }
 
@@ -27,10 +29,15 @@ interface LedgerEntryInput {
 }
 
 function assertPositiveUsd(amountUsd: string): void {
-  if (!USD_AMOUNT.test(amountUsd) || /^0(?:\.0+)?$/.test(amountUsd)) throw new InvalidLedgerAmountError(amountUsd);
+  if (!USD_AMOUNT.test(amountUsd) || /^0(?:\.0+)?$/.test(amountUsd))
+    throw new InvalidLedgerAmountError(amountUsd);
 }
 
-async function insertEntry(db: Db, direction: 'credit' | 'debit', entry: LedgerEntryInput): Promise<PrepaidLedgerEntryRow> {
+async function insertEntry(
+  db: Db,
+  direction: 'credit' | 'debit',
+  entry: LedgerEntryInput,
+): Promise<PrepaidLedgerEntryRow> {
   assertPositiveUsd(entry.amountUsd);
   return db
     .insertInto('prepaid_ledger_entries')
@@ -60,7 +67,9 @@ export async function prepaidBalanceUsd(db: Db, merchantId: string): Promise<str
   const row = await db
     .selectFrom('prepaid_ledger_entries')
     .select(
-      sql<string>`coalesce(sum(case when direction = 'credit' then amount_usd else -amount_usd end), 0)::numeric(20, 6)`.as('balance'),
+      sql<string>`coalesce(sum(case when direction = 'credit' then amount_usd else -amount_usd end), 0)::numeric(20, 6)`.as(
+        'balance',
+      ),
     )
     .where('merchant_id', '=', merchantId)
     .executeTakeFirstOrThrow();
@@ -71,7 +80,11 @@ export async function prepaidBalanceUsd(db: Db, merchantId: string): Promise<str
 export async function hasPositivePrepaidBalance(db: Db, merchantId: string): Promise<boolean> {
   const row = await db
     .selectFrom('prepaid_ledger_entries')
-    .select(sql<boolean>`coalesce(sum(case when direction = 'credit' then amount_usd else -amount_usd end), 0) > 0`.as('positive'))
+    .select(
+      sql<boolean>`coalesce(sum(case when direction = 'credit' then amount_usd else -amount_usd end), 0) > 0`.as(
+        'positive',
+      ),
+    )
     .where('merchant_id', '=', merchantId)
     .executeTakeFirstOrThrow();
   return row.positive;

@@ -119,3 +119,41 @@ export async function recordSessionDeposit(
     .returningAll()
     .executeTakeFirst();
 }
+
+/** Moves a session along the settlement states; `from` guards against racing or replayed updates. */
+export async function transitionSession(
+  db: Db,
+  { id, from, to, failureReason = null }: { id: string; from: SessionStatus[]; to: SessionStatus; failureReason?: string | null },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ status: to, failure_reason: failureReason, updated_at: new Date() })
+    .where('id', '=', id)
+    .where('status', 'in', from)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/**
+ * retry-forwarder: a failed session, or an expired/completed one holding unsettled deposits, goes back
+ * to confirming; a late payment gets its paidAt and txHash now (the first ones are kept).
+ */
+export async function reopenSessionForSettlement(
+  db: Db,
+  { id, txHash, chainId, paidAt }: { id: string; txHash: string; chainId: number; paidAt: Date },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set((eb) => ({
+      status: 'confirming',
+      failure_reason: null,
+      paid_at: eb.fn.coalesce('paid_at', eb.val(paidAt)),
+      tx_hash: eb.fn.coalesce('tx_hash', eb.val(txHash)),
+      paid_chain_id: eb.fn.coalesce('paid_chain_id', eb.val(chainId)),
+      updated_at: new Date(),
+    }))
+    .where('id', '=', id)
+    .where('status', 'in', ['failed', 'expired', 'completed', 'awaiting_payment'])
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}

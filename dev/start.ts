@@ -1,15 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { generateSigningJwk } from '../api/auth/merchantTokens';
-import { deployLocalChain } from '../chain/deployLocalChain';
+import { LOCAL_PAYMASTER_SIGNER, deployLocalChain } from '../chain/deployLocalChain';
+import { LOCAL_SETTLEMENT_OPERATOR } from '../chain/localSettlement';
+import { localErc20GasTokenRates } from '../chain/paymasters';
 import { createDb } from '../db/client';
 import { migrateToLatest } from '../db/migrate';
 import { ensureMaintenanceSchedules } from '../workers/schedules';
 import { createTemporalClient } from '../workers/temporalClient';
 import { LOCAL_CHAINS } from './localChains';
+import { startAltoBundlers } from './services/alto';
 import { ANVIL_DEV_ACCOUNTS, startAnvilChains } from './services/anvil';
 import { ensureDatabase, startEmbeddedPostgres } from './services/postgres';
 import { startTemporalDevServer } from './services/temporal';
@@ -35,10 +39,12 @@ async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 3000);
   const apiUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
   const devAccount = ANVIL_DEV_ACCOUNTS[1];
+  const signerUrl = `http://127.0.0.1:${Number(process.env.SIGNER_PORT ?? 3100)}`;
   const stack: StackDescription = {
     apiUrl,
     temporalAddress: temporal.address,
     temporalUiUrl: temporal.uiUrl,
+    signerUrl,
     databaseUrl,
     chains,
     devAccount: { address: devAccount.address, privateKey: devAccount.privateKey },
@@ -58,13 +64,26 @@ async function main(): Promise<void> {
     JWT_PRIVATE_JWK: await persistentJwtKey(),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     ...Object.fromEntries(chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
+    // The paymaster: each chain's Alto bundler, and the signing service (a fresh shared secret per start).
+    ...Object.fromEntries(chains.map((chain) => [`BUNDLER_URL_${chain.chainId}`, chain.bundlerUrl])),
+    SIGNER_URL: signerUrl,
+    SIGNER_SHARED_SECRET: randomBytes(32).toString('hex'),
   };
 
   const client = await createTemporalClient({ address: temporal.address, namespace: temporal.namespace });
   await ensureMaintenanceSchedules(client.client);
   await client.close();
 
-  startProcess('worker', ['workers/main.ts'], env);
+  // Only the signer process gets the signing key.
+  startProcess('signer', ['signer/main.ts'], {
+    ...env,
+    SIGNER_PRIVATE_KEY: LOCAL_PAYMASTER_SIGNER.privateKey,
+    SIGNER_ERC20_TOKENS: JSON.stringify(localErc20GasTokenRates(chains)),
+  });
+  // Only the worker gets the settlement operator key (it flushes forwarders).
+  startProcess('worker', ['workers/main.ts'], { ...env, OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey });
+  // The local stand-in of the cross-chain messaging network: delivers bridged USDe to the settlement chain.
+  startProcess('relayer', ['dev/relayer.ts', stackFile], env);
   startProcess('api', ['api/main.ts'], env);
   await waitForHealth(`http://127.0.0.1:${port}/health`);
 
@@ -76,7 +95,8 @@ async function main(): Promise<void> {
       `  Temporal UI   ${temporal.uiUrl}`,
       `  Temporal      ${temporal.address} (namespace ${temporal.namespace})`,
       `  PostgreSQL    ${databaseUrl}`,
-      ...chains.map((chain) => `  ${chain.network.padEnd(13)} ${chain.rpcUrl}  (chain id ${chain.chainId})`),
+      ...chains.map((chain) => `  ${chain.network.padEnd(13)} ${chain.rpcUrl}  (chain id ${chain.chainId}, bundler ${chain.bundlerUrl})`),
+      `  Signer        ${signerUrl}`,
       `  Dev account   ${devAccount.address} (funded on every local chain; tokens have an open mint)`,
       `  Stack file    ${stackFile}`,
       '',
@@ -123,7 +143,7 @@ async function startChains(): Promise<StackDescription['chains']> {
   });
   stops.push({ name: 'anvil', stop: anvil.stop });
   const deployer = ANVIL_DEV_ACCOUNTS[0];
-  return Promise.all(
+  const deployed = await Promise.all(
     anvil.chains.map(async ({ chainId, rpcUrl }) => ({
       chainId,
       network: LOCAL_CHAINS.find((chain) => chain.chainId === chainId)!.network,
@@ -131,6 +151,20 @@ async function startChains(): Promise<StackDescription['chains']> {
       contracts: await deployLocalChain({ rpcUrl, chainId, deployerPrivateKey: deployer.privateKey }),
     })),
   );
+  const alto = await startAltoBundlers({
+    chains: deployed.map(({ chainId, rpcUrl, contracts }) => ({
+      chainId,
+      rpcUrl,
+      entryPoints: [contracts.entryPointV07, contracts.entryPointV08],
+    })),
+    silent: true,
+  });
+  stops.push({ name: 'alto', stop: alto.stop });
+  log(`bundlers ready (${alto.bundlers.map((bundler) => bundler.url).join(', ')})`);
+  return deployed.map((chain) => ({
+    ...chain,
+    bundlerUrl: alto.bundlers.find((bundler) => bundler.chainId === chain.chainId)!.url,
+  }));
 }
 
 /** The dev stack keeps one JWT signing key in .dev/, so restarts do not log anyone out. */

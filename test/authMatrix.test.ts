@@ -13,11 +13,16 @@ describe('auth matrix: every route against every credential kind', () => {
   beforeAll(async () => {
     app = await startTestApp();
     const merchant = await signInNewMerchant(app);
+    // A real paymaster client (an unknown id is a 401 on client routes too): JWT/SK routes must still answer 401 to it.
+    const paymasterClient = await app.request('/v1/paymaster/clients', {
+      method: 'POST',
+      headers: merchant.auth,
+      json: { label: 'auth matrix', allowedChainIds: [84532] },
+    });
     credentials = {
       jwt: merchant.auth,
       sk: { authorization: `Bearer ${await createApiKey(app, merchant)}` },
-      // A syntactically valid but unknown client id: a JWT/SK route must still answer 401 to it.
-      client: { 'x-client-id': 'pmc_test_00000000000000000000000000000000' },
+      client: { 'x-client-id': paymasterClient.body.client.clientId },
     };
   });
   afterAll(() => app.close());

@@ -2,20 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deployLocalChain } from '../chain/deployLocalChain';
+import { LOCAL_PAYMASTER_SIGNER, deployLocalChain } from '../chain/deployLocalChain';
+import { localErc20GasTokenRates } from '../chain/paymasters';
+import { loadConfig } from '../config';
 import { createDb } from '../db/client';
 import { migrateToLatest } from '../db/migrate';
+import { startAltoBundlers } from '../dev/services/alto';
 import { ANVIL_DEV_ACCOUNTS, startAnvilChains } from '../dev/services/anvil';
 import { ensureDatabase, startEmbeddedPostgres } from '../dev/services/postgres';
 import { startTemporalDevServer } from '../dev/services/temporal';
 import { LOCAL_CHAINS } from '../dev/localChains';
+import { startSignerServer } from '../signer/server';
 import { TEST_STACK_FILE_VARIABLE, type TestStack } from './harness/stack';
 import { registerTeardown } from './harness/teardown';
 
 /**
  * Starts every shared service once per `jest` run: PostgreSQL (DATABASE_URL's server, else
- * embedded), Temporal (TEMPORAL_ADDRESS, else the CLI dev server), and the local anvil chains with
- * their contracts. Tests read the description through `testStack()` and isolate by data.
+ * embedded), Temporal (TEMPORAL_ADDRESS, else the CLI dev server), the local anvil chains with
+ * their contracts and an Alto bundler each, and the paymaster signing service. Tests read the
+ * description through `testStack()` and isolate by data.
  */
 export default async function globalSetup(): Promise<void> {
   const started = Date.now();
@@ -25,15 +30,18 @@ export default async function globalSetup(): Promise<void> {
 
   const [database, temporal, chains] = await Promise.all([startDatabase(workDir), startTemporal(), startChains()]);
 
-  const stack: TestStack = {
+  const stackFile = join(workDir, 'stack.json');
+  const stack: Omit<TestStack, 'signer'> = {
     databaseUrl: database.url,
     adminDatabaseUrl: database.adminUrl,
     temporalAddress: temporal.address,
     temporalNamespace: temporal.namespace,
     chains,
   };
-  const stackFile = join(workDir, 'stack.json');
+  // The stack file is also the deployments file (its `chains` carry the contracts) the signer reads.
   await writeFile(stackFile, JSON.stringify(stack, null, 2));
+  const signer = await startSigner(stackFile, chains);
+  await writeFile(stackFile, JSON.stringify({ ...stack, signer } satisfies TestStack, null, 2));
   process.env[TEST_STACK_FILE_VARIABLE] = stackFile;
   process.stdout.write(`\nshared test services ready in ${Date.now() - started} ms (${stackFile})\n`);
 }
@@ -73,7 +81,7 @@ async function startChains(): Promise<TestStack['chains']> {
   const anvil = await startAnvilChains({ chains: LOCAL_CHAINS.map(({ chainId }) => ({ chainId })), silent: true });
   registerTeardown(() => anvil.stop());
   const deployer = ANVIL_DEV_ACCOUNTS[0]!;
-  return Promise.all(
+  const deployed = await Promise.all(
     anvil.chains.map(async ({ chainId, rpcUrl }) => ({
       chainId,
       network: LOCAL_CHAINS.find((chain) => chain.chainId === chainId)!.network,
@@ -81,4 +89,36 @@ async function startChains(): Promise<TestStack['chains']> {
       contracts: await deployLocalChain({ rpcUrl, chainId, deployerPrivateKey: deployer.privateKey }),
     })),
   );
+  const altoStarted = Date.now();
+  const alto = await startAltoBundlers({
+    chains: deployed.map(({ chainId, rpcUrl, contracts }) => ({
+      chainId,
+      rpcUrl,
+      entryPoints: [contracts.entryPointV07, contracts.entryPointV08],
+    })),
+    silent: true,
+  });
+  registerTeardown(() => alto.stop());
+  process.stdout.write(`\nAlto bundlers ready in ${Date.now() - altoStarted} ms\n`);
+  return deployed.map((chain) => ({
+    ...chain,
+    bundlerUrl: alto.bundlers.find((bundler) => bundler.chainId === chain.chainId)!.url,
+  }));
+}
+
+/** The signing service, in this (the jest parent) process, holding the local paymasters' signer key. */
+async function startSigner(deploymentsFile: string, chains: TestStack['chains']): Promise<TestStack['signer']> {
+  const sharedSecret = randomBytes(32).toString('hex');
+  const erc20Tokens = localErc20GasTokenRates(chains);
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    SIGNER_PRIVATE_KEY: LOCAL_PAYMASTER_SIGNER.privateKey,
+    SIGNER_SHARED_SECRET: sharedSecret,
+    SIGNER_ERC20_TOKENS: JSON.stringify(erc20Tokens),
+    DEPLOYMENTS_FILE: deploymentsFile,
+    ...Object.fromEntries(chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
+  });
+  const server = await startSignerServer({ config, port: 0 });
+  registerTeardown(() => server.stop());
+  return { url: server.url, sharedSecret, address: LOCAL_PAYMASTER_SIGNER.address, erc20Tokens };
 }

@@ -5,7 +5,20 @@ import {
   type NativeConnection,
   type WorkflowBundle,
 } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { createChainMonitorActivities } from '../activities/chainMonitor';
 import { createLoginNonceActivities } from '../activities/loginNonces';
+import { createSettlementActivities } from '../activities/settlement';
+import type { NetworkRegistry } from '../chain/networkRegistry';
+import type { OperatorChains } from '../chain/operatorChains';
+import { createSessionReconcilerActivities } from '../activities/sessionReconciler';
+import { createSessionActivities } from '../activities/sessions';
+import { createSessionEventActivities, createWebhookDeliveryActivities } from '../activities/webhooks';
+import {
+  createWebhookSecretBox,
+  developmentWebhookSecretKey,
+  type WebhookSecretBox,
+} from '../webhooks/webhookSecrets';
 import type { Db } from '../db/client';
 import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
 
@@ -17,14 +30,61 @@ import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
 /** What activity factories receive: the process's shared clients. */
 export interface WorkerDependencies {
   db: Db;
+  /** For activities that start or signal workflows (the session reconciler). */
+  temporal: Client;
+  /**
+   * How webhook deliveries reach receivers (built from WEBHOOK_SECRET_ENCRYPTION_KEY and
+   * WEBHOOK_ALLOW_PRIVATE_TARGETS by workers/main.ts). When omitted, as by workers that do not
+   * deliver webhooks in tests, private targets are refused and secrets use the development key.
+   */
+  webhooks?: WebhookWorkerSettings;
+  /**
+   * Chains and the operator key for the on-chain phase (deposit monitors, forwarders). Without it the
+   * worker serves no chain activities: a session that gets paid then fails with the reason.
+   */
+  settlement?: SettlementWorkerSettings;
 }
 
-type ActivityFactory = (dependencies: WorkerDependencies) => object;
+export interface SettlementWorkerSettings {
+  networks: NetworkRegistry;
+  operator: OperatorChains;
+  slippageBps: number;
+}
+
+export interface WebhookWorkerSettings {
+  secrets: WebhookSecretBox;
+  allowPrivateTargets: boolean;
+}
+
+const webhookSettingsOf = ({ webhooks }: WorkerDependencies): WebhookWorkerSettings =>
+  webhooks ?? { secrets: createWebhookSecretBox(developmentWebhookSecretKey()), allowPrivateTargets: false };
+
+type ActivityFactory = (dependencies: WorkerDependencies, taskQueues: Record<TaskQueueRole, string>) => object;
 
 /** The activities served on each task queue; a role without activities gets no worker yet. */
 const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
-  maintenance: ({ db }) => createLoginNonceActivities({ db }),
+  sessions: ({ db, temporal, settlement }, taskQueues) => ({
+    ...createSessionActivities({ db }),
+    ...createSessionEventActivities({ db, temporal, webhookTaskQueue: taskQueues.webhooks }),
+    ...(settlement && createSettlementActivities({ db, operator: settlement.operator, slippageBps: settlement.slippageBps })),
+  }),
+  chains: ({ db, temporal, settlement }) => (settlement ? createChainMonitorActivities({ db, temporal, networks: settlement.networks }) : {}),
+  webhooks: (dependencies) =>
+    createWebhookDeliveryActivities({ db: dependencies.db, ...webhookSettingsOf(dependencies) }),
+  maintenance: ({ db, temporal }, taskQueues) => ({
+    ...createLoginNonceActivities({ db }),
+    ...createSessionReconcilerActivities({ db, temporal, sessionsTaskQueue: taskQueues.sessions }),
+  }),
 };
+
+/** The activities a worker on `role`'s queue serves (tests on the time-skipping server reuse this wiring). */
+export function activitiesForRole(
+  role: TaskQueueRole,
+  dependencies: WorkerDependencies,
+  taskQueues: Partial<Record<TaskQueueRole, string>> = {},
+): object {
+  return ACTIVITIES_BY_ROLE[role]?.(dependencies, { ...TASK_QUEUES, ...taskQueues }) ?? {};
+}
 
 export interface CreateWorkersOptions {
   connection: NativeConnection;
@@ -67,17 +127,18 @@ export async function createWorkers({
 }: CreateWorkersOptions): Promise<TemporalWorkers> {
   const bundle = workflowBundle ?? (await bundleWorkflows());
   const byTaskQueue = new Map<string, Worker>();
+  const names = { ...TASK_QUEUES, ...taskQueues };
   for (const [role, buildActivities] of Object.entries(ACTIVITIES_BY_ROLE) as [
     TaskQueueRole,
     ActivityFactory,
   ][]) {
-    const taskQueue = taskQueues[role] ?? TASK_QUEUES[role];
+    const taskQueue = names[role];
     const worker = await Worker.create({
       connection,
       namespace,
       taskQueue,
       workflowBundle: bundle,
-      activities: buildActivities(dependencies),
+      activities: buildActivities(dependencies, names),
       shutdownGraceTime: '10 seconds',
     });
     byTaskQueue.set(taskQueue, worker);

@@ -1,7 +1,13 @@
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { ConfigError, loadConfigOrExit, requireSetting } from '../config';
 import { createDb } from '../db/client';
+import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
+import { createNetworkRegistry } from '../chain/networkRegistry';
+import { createOperatorChains } from '../chain/operatorChains';
+import { startChainMonitors } from './chainMonitors';
 import { createWorkers } from './createWorkers';
+import { taskQueueNames } from './taskQueues';
 
 /**
  * The `worker` process (`npm run worker`): connects to Temporal and Postgres, polls every task
@@ -13,17 +19,50 @@ async function main(): Promise<void> {
   try {
     const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
     try {
+      const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+      const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+      const taskQueues = taskQueueNames(config.TEMPORAL_TASK_QUEUE_PREFIX);
+      const networks = createNetworkRegistry(config);
+      const settlement = config.OPERATOR_PRIVATE_KEY
+        ? {
+            networks,
+            operator: createOperatorChains({ networks, operatorPrivateKey: config.OPERATOR_PRIVATE_KEY as `0x${string}` }),
+            slippageBps: config.SETTLEMENT_SLIPPAGE_BPS,
+          }
+        : undefined;
       const workers = await createWorkers({
         connection,
         namespace: config.TEMPORAL_NAMESPACE,
-        dependencies: { db },
+        dependencies: {
+          db,
+          temporal,
+          webhooks: {
+            secrets: createWebhookSecretBox(webhookSecretKeyFromConfig(config)),
+            allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+          },
+          settlement,
+        },
+        taskQueues,
       });
+      if (settlement) {
+        const monitors = await startChainMonitors(temporal, {
+          chainIds: settlement.networks.all().filter((network) => network.rpcUrl && network.forwarderFactory).map((network) => network.chainId),
+          taskQueue: taskQueues.chains,
+          workflowIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
+          pollIntervalMs: config.CHAIN_MONITOR_POLL_MS,
+          maxBlockRange: config.CHAIN_MONITOR_MAX_BLOCK_RANGE,
+        });
+        process.stdout.write(`deposit monitors running: ${monitors.join(', ') || 'none'}\n`);
+      } else {
+        process.stdout.write('OPERATOR_PRIVATE_KEY unset: no deposit monitors or settlement on this worker\n');
+      }
       process.stdout.write(
         `worker polling ${[...workers.byTaskQueue.keys()].join(', ')} on ${config.TEMPORAL_ADDRESS} ` +
           `(namespace ${config.TEMPORAL_NAMESPACE})\n`,
       );
       // The worker runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves after it.
       await workers.run();
+      await clientConnection.close();
       process.stdout.write('worker stopped\n');
     } finally {
       await connection.close();

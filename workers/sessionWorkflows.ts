@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { paymentSessionWorkflow } from '../workflows/paymentSession';
+import type { DepositDetected } from '../activities/sessions';
+import { paymentSessionWorkflow, retryForwarderSignal } from '../workflows/paymentSession';
 import { MerchantId, SandboxMode, SessionStatus } from './searchAttributes';
 import { TASK_QUEUES } from './taskQueues';
 
@@ -36,4 +37,41 @@ export async function startSessionWorkflow(client: Client, session: StartSession
     if (error instanceof WorkflowExecutionAlreadyStartedError) return 'already_started';
     throw error;
   }
+}
+
+export type RetryForwarderOutcome = 'signalled' | 'started' | 'busy';
+
+/**
+ * retry-forwarder: a failed session's running workflow gets the retry signal; a session whose workflow
+ * has ended (expired or completed, with funds that arrived late) gets a new run that settles `deposit`.
+ * A workflow still running in another state is busy (nothing to retry yet).
+ */
+export async function retryForwarder(
+  client: Client,
+  session: StartSessionWorkflowParameters & { failed: boolean; deposit?: DepositDetected },
+): Promise<RetryForwarderOutcome> {
+  const handle = client.workflow.getHandle(sessionWorkflowId(session.sessionId));
+  const running = await handle
+    .describe()
+    .then((description) => description.status.name === 'RUNNING')
+    .catch(() => false);
+  if (running) {
+    if (!session.failed) return 'busy';
+    await handle.signal(retryForwarderSignal);
+    return 'signalled';
+  }
+  if (!session.deposit) return 'busy';
+  await client.workflow.start(paymentSessionWorkflow, {
+    workflowId: sessionWorkflowId(session.sessionId),
+    taskQueue: session.taskQueue ?? TASK_QUEUES.sessions,
+    args: [{ sessionId: session.sessionId, expiresAt: session.expiresAt.toISOString(), settleDeposit: session.deposit }],
+    // The earlier run has closed; this one settles the funds it left behind.
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    typedSearchAttributes: [
+      { key: MerchantId, value: session.merchantId },
+      { key: SessionStatus, value: 'confirming' },
+      { key: SandboxMode, value: session.sandboxMode },
+    ],
+  });
+  return 'started';
 }

@@ -3,3 +3,7 @@
  * Workflow code only: deterministic, no I/O, nothing with side effects at import.
  */
 export { loginNonceCleanupWorkflow } from './loginNonceCleanup';
+export { paymentSessionWorkflow } from './paymentSession';
+export { sessionReconcilerWorkflow } from './sessionReconciler';
+export { webhookDeliveryWorkflow } from './webhookDelivery';
+export { chainMonitorWorkflow } from './chainMonitor';

@@ -1,59 +1,164 @@
-import { condition, defineQuery, defineSignal, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { DepositDetected, SessionActivities } from '../activities/sessions';
+import type { SettlementActivities } from '../activities/settlement';
+import type { SessionEventActivities } from '../activities/webhooks';
 import { ChainId, SessionStatus } from '../workers/searchAttributes';
 
 /**
  * One workflow per payment session (`session-<uuid>`), reading like SPEC's state table:
  *
- *   awaiting_payment ──deposit signal──▶ confirming ──▶ (settlement: forwarder, swap, bridge, stake)
- *          │
- *          └──expiresAt passes, no deposit──▶ expired
+ *   awaiting_payment ──confirmed deposit──▶ confirming ──deploy forwarder, swap──┬─ stake ─────────────▶ completed
+ *          │                                   │                                  └─ bridge ─▶ bridging ─▶ completed
+ *          │                                   └──revert (slippage…)──▶ failed ──retry-forwarder──▶ confirming
+ *          └──expiresAt passes, no deposit──▶ expired   (a late deposit: retry-forwarder starts a settling run)
  */
-const { markSessionExpired, markSessionConfirming } = proxyActivities<SessionActivities>({
+const sessions = proxyActivities<SessionActivities>({
   // Single-row conditional UPDATEs; retried while the database is unreachable.
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
+const { recordSessionConfirmingEvent, startWebhookDeliveries } = proxyActivities<SessionEventActivities>({
+  // An idempotent insert, then one workflow start per endpoint (existing ones count as started).
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+const chain = proxyActivities<SettlementActivities>({
+  // One transaction and its receipt; RPC hiccups are retried, reverts are final for the attempt.
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+});
+
+const bridge = proxyActivities<SettlementActivities>({
+  // Delivery on the settlement chain can take a while; the activity heartbeats while it polls.
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
+
 export const depositDetectedSignal = defineSignal<[DepositDetected]>('depositDetected');
+/** retry-forwarder on a failed session: run the on-chain phase again from where it stopped. */
+export const retryForwarderSignal = defineSignal('retryForwarder');
 export const sessionStateQuery = defineQuery<PaymentSessionState>('sessionState');
 
 export interface PaymentSessionInput {
   sessionId: string;
   /** ISO 8601; the workflow's own timer ends an unpaid session then. */
   expiresAt: string;
+  /** Set by retry-forwarder for a session whose workflow had ended (late or extra deposit): settle it now. */
+  settleDeposit?: DepositDetected;
 }
 
 export interface PaymentSessionState {
-  status: 'awaiting_payment' | 'confirming' | 'expired';
+  status: 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
   deposit?: DepositDetected;
+  failureReason?: string;
+  forwarder?: string;
+  flushTxHash?: string;
 }
 
-export async function paymentSessionWorkflow({ sessionId, expiresAt }: PaymentSessionInput): Promise<PaymentSessionState> {
+export async function paymentSessionWorkflow({ sessionId, expiresAt, settleDeposit }: PaymentSessionInput): Promise<PaymentSessionState> {
   const state: PaymentSessionState = { status: 'awaiting_payment' };
+  let retryRequested = false;
   setHandler(sessionStateQuery, () => state);
-  // The first deposit decides the session; later ones are the settlement step's concern.
+  // The first covering deposit decides the session; later ones are recorded by the monitor as extra.
   setHandler(depositDetectedSignal, (deposit) => {
     state.deposit ??= deposit;
   });
+  setHandler(retryForwarderSignal, () => {
+    retryRequested = true;
+  });
+  const enter = (status: PaymentSessionState['status']) => {
+    state.status = status;
+    upsertSearchAttributes([{ key: SessionStatus, value: status }]);
+  };
 
-  // Workflow time is deterministic (Date.now() replays the same), so the timer is exact on replay.
-  const remainingMs = Date.parse(expiresAt) - Date.now();
-  const paid = remainingMs > 0 ? await condition(() => state.deposit !== undefined, remainingMs) : state.deposit !== undefined;
-
-  if (!paid) {
-    await markSessionExpired(sessionId);
-    state.status = 'expired';
-    upsertSearchAttributes([{ key: SessionStatus, value: 'expired' }]);
-    return state;
+  if (settleDeposit) {
+    state.deposit = settleDeposit;
+    await sessions.markSessionSettlingAgain({ sessionId, deposit: settleDeposit, paidAt: new Date(Date.now()).toISOString() });
+  } else {
+    // Workflow time is deterministic (Date.now() replays the same), so the timer is exact on replay.
+    const remainingMs = Date.parse(expiresAt) - Date.now();
+    const paid = remainingMs > 0 ? await condition(() => state.deposit !== undefined, remainingMs) : state.deposit !== undefined;
+    if (!paid) {
+      await sessions.markSessionExpired(sessionId);
+      enter('expired');
+      return state;
+    }
+    await sessions.markSessionConfirming({ sessionId, deposit: state.deposit!, paidAt: new Date(Date.now()).toISOString() });
   }
 
   const deposit = state.deposit!;
-  await markSessionConfirming({ sessionId, deposit, paidAt: new Date(Date.now()).toISOString() });
-  state.status = 'confirming';
-  upsertSearchAttributes([
-    { key: SessionStatus, value: 'confirming' },
-    { key: ChainId, value: deposit.chainId },
-  ]);
-  return state;
+  const event = await recordSessionConfirmingEvent({ sessionId });
+  await startWebhookDeliveries({ eventId: event.id });
+  enter('confirming');
+  upsertSearchAttributes([{ key: ChainId, value: deposit.chainId }]);
+
+  for (;;) {
+    try {
+      await settle(sessionId, deposit, state, enter);
+      return state;
+    } catch (error) {
+      if (!(error instanceof ActivityFailure)) throw error;
+      state.failureReason = failureReasonOf(error);
+      await sessions.markSessionFailed({ sessionId, reason: state.failureReason });
+      enter('failed');
+      // Funds stay in the forwarder (or at the deposit address) until an operator or merchant retries.
+      await condition(() => retryRequested);
+      retryRequested = false;
+      await sessions.markSessionSettlingAgain({ sessionId, deposit, paidAt: new Date(Date.now()).toISOString() });
+      state.failureReason = undefined;
+      enter('confirming');
+    }
+  }
+}
+
+/** confirming → (forwarder, swap, stake) → completed, or → (bridge) → bridging → completed. */
+async function settle(
+  sessionId: string,
+  deposit: DepositDetected,
+  state: PaymentSessionState,
+  enter: (status: PaymentSessionState['status']) => void,
+): Promise<void> {
+  const token = deposit.token as `0x${string}`;
+  const depositAddress = deposit.depositAddress as `0x${string}`;
+  // Reorg safety: act only on funds that are still there at the chain's head.
+  await chain.verifyDepositBalance({ chainId: deposit.chainId, token, depositAddress, minimum: deposit.amount });
+  state.forwarder = await chain.deployForwarder({ sessionId, chainId: deposit.chainId });
+  const flush = await chain.flushForwarder({
+    sessionId,
+    chainId: deposit.chainId,
+    token,
+    forwarder: state.forwarder as `0x${string}`,
+    tokenDecimals: deposit.decimals ?? 6,
+  });
+  state.flushTxHash = flush.txHash;
+  if (flush.bridged) {
+    await sessions.markSessionBridging(sessionId);
+    enter('bridging');
+    await bridge.awaitBridgeDelivery({
+      sessionId,
+      sourceChainId: deposit.chainId,
+      nonce: flush.sharesOrNonce,
+      settlementChainId: flush.settlementChainId,
+    });
+  }
+  await sessions.markSessionCompleted(sessionId);
+  enter('completed');
+}
+
+function failureReasonOf(error: ActivityFailure): string {
+  const cause = error.cause;
+  if (cause instanceof ApplicationFailure) return cause.message;
+  return cause?.message ?? error.message;
 }

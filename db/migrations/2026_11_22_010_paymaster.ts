@@ -20,10 +20,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
     .addColumn('revoked_at', 'timestamptz')
     .addCheckConstraint('paymaster_clients_environment_check', sql`environment IN ('live', 'test')`)
-    .addCheckConstraint('paymaster_clients_gas_mode_check', sql`gas_mode IN ('sponsored', 'user_paid', 'both')`)
+    .addCheckConstraint(
+      'paymaster_clients_gas_mode_check',
+      sql`gas_mode IN ('sponsored', 'user_paid', 'both')`,
+    )
     .addCheckConstraint('paymaster_clients_chains_check', sql`cardinality(allowed_chain_ids) > 0`)
     .execute();
-  await db.schema.createIndex('paymaster_clients_merchant_id_idx').on('paymaster_clients').column('merchant_id').execute();
+  await db.schema
+    .createIndex('paymaster_clients_merchant_id_idx')
+    .on('paymaster_clients')
+    .column('merchant_id')
+    .execute();
 
   await db.schema
     .createTable('paymaster_allowlist_entries')
@@ -34,7 +41,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('label', 'text')
     .addColumn('created_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
-    .addUniqueConstraint('paymaster_allowlist_entries_pair_key', ['merchant_id', 'chain_id', 'contract_address'])
+    .addUniqueConstraint('paymaster_allowlist_entries_pair_key', [
+      'merchant_id',
+      'chain_id',
+      'contract_address',
+    ])
     .execute();
 
   await db.schema
@@ -77,7 +88,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         'denied_merchant_rule', 'submitted', 'onchain_success', 'onchain_reverted', 'dropped')`,
     )
     .execute();
-  await db.schema.createIndex('paymaster_usage_merchant_seq_idx').on('paymaster_usage').columns(['merchant_id', 'seq desc']).execute();
+  await db.schema
+    .createIndex('paymaster_usage_merchant_seq_idx')
+    .on('paymaster_usage')
+    .columns(['merchant_id', 'seq desc'])
+    .execute();
 
   await db.schema
     .createTable('prepaid_ledger_entries')

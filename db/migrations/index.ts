@@ -2,10 +2,14 @@ import type { Migration } from 'kysely';
 import * as merchantAccounts from './2026_11_22_001_merchant_accounts';
 import * as paymentSessions from './2026_11_22_002_payment_sessions';
 import * as paymaster from './2026_11_22_010_paymaster';
+import * as webhooks from './2026_11_22_020_webhooks';
+import * as settlement from './2026_11_22_030_settlement';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
   '2026_11_22_001_merchant_accounts': merchantAccounts,
   '2026_11_22_002_payment_sessions': paymentSessions,
   '2026_11_22_010_paymaster': paymaster,
+  '2026_11_22_020_webhooks': webhooks,
+  '2026_11_22_030_settlement': settlement,
 };

@@ -104,7 +104,7 @@ async function deployForwarder(chainId: number, sessionId: string, payout: Addre
 
 describe('ForwarderFactory deployment', () => {
   it('lands at the same factory and implementation address on every chain, the one computed off-chain', () => {
-    const expected = forwarderFactoryAddresses();
+    const expected = forwarderFactoryAddresses(deployer.address);
     for (const chainId of CHAIN_IDS) {
       const { forwarderFactory, forwarderImplementation } = clientsFor(chainId);
       expect(forwarderFactory).toBe(expected.forwarderFactory);

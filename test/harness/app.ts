@@ -49,6 +49,10 @@ export async function startTestApp(
     DEPLOYMENTS_FILE: process.env[TEST_STACK_FILE_VARIABLE]!,
     // Smart-contract-wallet logins verify through the local chains.
     ...Object.fromEntries(stack.chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
+    // The paymaster: the run's signing service and each local chain's Alto bundler.
+    SIGNER_URL: stack.signer.url,
+    SIGNER_SHARED_SECRET: stack.signer.sharedSecret,
+    ...Object.fromEntries(stack.chains.map((chain) => [`BUNDLER_URL_${chain.chainId}`, chain.bundlerUrl])),
     ...env,
   });
   const logLines: string[] = [];

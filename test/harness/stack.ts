@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { Address } from 'viem';
 import type { ChainDeployment } from '../../dev/stackDescription';
 
 /** The services the global setup started once for this test run. */
@@ -9,7 +10,17 @@ export interface TestStack {
   adminDatabaseUrl: string;
   temporalAddress: string;
   temporalNamespace: string;
-  chains: ChainDeployment[];
+  /** Local chains with their contracts (paymasterV07/V08 included) and an Alto bundler each (`bundlerUrl`). */
+  chains: (ChainDeployment & { bundlerUrl: string })[];
+  /** The paymaster signing service (signer/), running for the whole run; apps get it as SIGNER_URL. */
+  signer: {
+    url: string;
+    sharedSecret: string;
+    /** The paymasters' verifying signer. */
+    address: Address;
+    /** SIGNER_ERC20_TOKENS it runs with: chainId → token → exchange rate (base units per 1e18 wei). */
+    erc20Tokens: Record<string, Record<string, string>>;
+  };
 }
 
 export const TEST_STACK_FILE_VARIABLE = 'STABLEPAY_TEST_STACK_FILE';

@@ -14,6 +14,7 @@ import {
   ensureMaintenanceSchedules,
   LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
   LOGIN_NONCE_RETENTION_SEC,
+  SESSION_RECONCILER_SCHEDULE_ID,
 } from '../../workers/schedules';
 import { ChainId, MerchantId, SandboxMode, SessionStatus } from '../../workers/searchAttributes';
 import { createTemporalClient, type TemporalClient } from '../../workers/temporalClient';
@@ -137,6 +138,7 @@ describe('Temporal dev server with the project worker', () => {
     try {
       expect(await ensureMaintenanceSchedules(temporal.client, { taskQueue: maintenanceQueue })).toEqual([
         LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
+        SESSION_RECONCILER_SCHEDULE_ID,
       ]);
       await handle.pause('paused by the test');
       // A second start-up finds the schedule, keeps the operator's pause and changes nothing else.

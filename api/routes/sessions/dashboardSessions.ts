@@ -3,6 +3,7 @@ import { findMerchantSession, listMerchantSessions } from '../../../db/sessions'
 import type { AppContext } from '../../appContext';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { createPaymentSession } from './createSession';
+import { retrySessionForwarder } from './retryForwarder';
 import { createSessionBody, SESSION_STATUSES, sessionCreatedSchema, sessionSummarySchema, toSessionSummary } from './sessionModels';
 import { idempotencyKeyOf, sessionIdParams, sessionNotFound } from './sessions';
 
@@ -10,6 +11,7 @@ import { idempotencyKeyOf, sessionIdParams, sessionNotFound } from './sessions';
  * | GET  | /v1/merchants/me/sessions      | query limit, page, status | 200 paged list of session summaries |
  * | POST | /v1/merchants/me/sessions      | session create body       | 201 session create response |
  * | GET  | /v1/merchants/me/sessions/{id} |                           | 200 session summary |
+ * | POST | /v1/merchants/me/sessions/{id}/retry-forwarder |          | 202 acceptance; 404 foreign; 409 not retryable |
  */
 export const pageQuery = {
   limit: z.coerce.number({ error: 'must be an integer from 1 to 100' }).int('must be an integer from 1 to 100').min(1).max(100).default(20),
@@ -76,6 +78,22 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
         if (!session) throw sessionNotFound();
         return { status: 200, body: toSessionSummary(session, app.config.PUBLIC_BASE_URL, app.now()) };
       },
+    }),
+
+    defineRoute({
+      method: 'post',
+      path: '/v1/merchants/me/sessions/:id/retry-forwarder',
+      auth: 'jwt',
+      tag: 'Payment sessions',
+      audience: 'dashboard',
+      summary: 'Re-run the on-chain phase of a failed session, or settle funds that arrived after expiry',
+      params: sessionIdParams,
+      responses: {
+        202: { description: 'Accepted', schema: z.object({ id: z.string(), accepted: z.literal(true), action: z.enum(['retrying', 'settling_late_deposit']) }) },
+        404: { description: 'Unknown or foreign session' },
+        409: { description: 'Not in a retryable state' },
+      },
+      handler: ({ merchantId, params }) => retrySessionForwarder(app, { merchantId, sessionId: params.id }),
     }),
   ];
 }

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { paymasterFromContracts } from '../../../chain/paymasters';
+import { delegationManagerFor } from '../../../paymaster/delegationManager';
+import type { PaymasterClient } from '../../../paymaster/clientChecks';
+import { handlePaymasterRpc, type PaymasterRpcDependencies } from '../../../paymaster/handlePaymasterRpc';
+import { PAYMASTER_METHODS } from '../../../paymaster/sponsorshipParams';
+import type { AppContext } from '../../appContext';
+import { HttpError } from '../../httpErrors';
+import { defineRoute, type AnyRoute } from '../../routing/route';
+
+/**
+ * | POST | /v1/paymaster/rpc | CLIENT (X-Client-Id, Origin) | JSON-RPC 2.0: pm_getPaymasterStubData,
+ * |      |                   |                              | pm_getPaymasterData, pm_sponsorUserOperation |
+ *
+ * HTTP 401 paymaster_unauthorized (client id missing, unknown or revoked) and 403
+ * paymaster_origin_not_allowed come from the client authenticator; HTTP 403 `Policy denied:
+ * paymaster_chain_not_allowed` when params[2] names a chain outside allowedChainIds. Everything else
+ * is a JSON-RPC response with HTTP 200, errors included (paymaster/handlePaymasterRpc.ts).
+ */
+
+const jsonRpcResponse = z
+  .union([
+    z.object({
+      jsonrpc: z.literal('2.0'),
+      id: z.union([z.string(), z.number()]),
+      result: z.object({
+        paymaster: z.string(),
+        paymasterData: z.string(),
+        paymasterVerificationGasLimit: z.string(),
+        paymasterPostOpGasLimit: z.string(),
+      }),
+    }),
+    z.object({
+      jsonrpc: z.literal('2.0'),
+      id: z.union([z.string(), z.number(), z.null()]),
+      error: z.object({ code: z.number(), message: z.string() }),
+    }),
+  ])
+  .meta({ id: 'PaymasterRpcResponse' });
+
+const jsonRpcRequest = z
+  .unknown()
+  .describe(
+    `JSON-RPC 2.0 request { jsonrpc: "2.0", id, method, params: [userOp, entryPoint, chainId, context?] }; method one of ${PAYMASTER_METHODS.join(', ')}. ` +
+      'Read by the handler itself, so a malformed request answers JSON-RPC -32700 rather than HTTP 400.',
+  );
+
+export function paymasterRpcRoutes(app: AppContext): AnyRoute[] {
+  const deps: PaymasterRpcDependencies = {
+    db: app.db,
+    signer: app.paymasterSigner,
+    paymasterFor: (chainId, version) =>
+      paymasterFromContracts(app.networks.byChainId(chainId)?.contracts, version),
+    delegationManagerFor: (chainId) => delegationManagerFor(app.config, chainId),
+    now: app.now,
+    logger: app.logger,
+  };
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/paymaster/rpc',
+      auth: 'client',
+      tag: 'Paymaster',
+      audience: 'integrator',
+      summary: 'Paymaster JSON-RPC (ERC-7677): stub data, signed paymaster data, sponsorship',
+      body: jsonRpcRequest,
+      responses: {
+        200: {
+          description: 'JSON-RPC response; JSON-RPC errors also answer HTTP 200',
+          schema: jsonRpcResponse,
+        },
+        401: { description: 'paymaster_unauthorized: client id missing, unknown or revoked' },
+        403: { description: 'paymaster_origin_not_allowed, or Policy denied: paymaster_chain_not_allowed' },
+      },
+      async handler({ ctx }) {
+        const client = ctx.state.paymasterClient as PaymasterClient;
+        // Bytes that were not JSON reach the handler as no body: the RPC answers -32700.
+        const body = ctx.state.jsonParseFailed ? undefined : ctx.state.body;
+        const outcome = await handlePaymasterRpc(
+          { ...deps, logger: ctx.state.log ?? app.logger },
+          { client, body },
+        );
+        if (outcome.kind === 'http') throw new HttpError(outcome.status, outcome.message);
+        return { status: 200, body: outcome.response };
+      },
+    }),
+  ];
+}

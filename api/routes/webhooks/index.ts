@@ -1,0 +1,16 @@
+import type { AppContext } from '../../appContext';
+import type { AnyRoute } from '../../routing/route';
+import { webhookDeliveryRoutes } from './deliveries';
+import { webhookEndpointRoutes } from './endpoints';
+import { webhookRedispatchRoutes } from './redispatch';
+import { webhookSecretRoutes } from './secrets';
+
+/** Every webhook route: endpoints (CRUD), secrets (rotation), deliveries (history), re-dispatch. */
+export function webhookRoutes(app: AppContext): AnyRoute[] {
+  return [
+    ...webhookEndpointRoutes(app),
+    ...webhookSecretRoutes(app),
+    ...webhookDeliveryRoutes(app),
+    ...webhookRedispatchRoutes(app),
+  ];
+}

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { findLatestSessionEvent } from '../../../db/events';
+import { findMerchantSession } from '../../../db/sessions';
+import { listSubscribedEndpoints } from '../../../db/webhooks';
+import { redispatchWebhookDelivery } from '../../../webhooks/deliveryWorkflows';
+import type { AppContext } from '../../appContext';
+import { conflict, HttpError, notFound } from '../../httpErrors';
+import { defineRoute, type AnyRoute } from '../../routing/route';
+import { WEBHOOKS_TAG } from './routeSets';
+
+/**
+ * | POST | /v1/sessions/{id}/retry-webhook              | SK  | 202; re-dispatches the most recent event of the session |
+ * | POST | /v1/merchants/me/sessions/{id}/retry-webhook | JWT | 202 acceptance |
+ *
+ * The same event (same id, same bytes, freshly signed) goes again to every enabled endpoint
+ * subscribed to it; see `redispatchWebhookDelivery` for how this meets an earlier delivery run.
+ */
+const sessionIdParams = z.object({ id: z.string().uuid() });
+
+const redispatchAccepted = z
+  .object({
+    eventId: z.string(),
+    endpointIds: z.array(z.string().uuid()).describe('Endpoints the event is being delivered to again'),
+  })
+  .meta({ id: 'WebhookRedispatch' });
+
+export function webhookRedispatchRoutes(app: AppContext): AnyRoute[] {
+  const redispatch = async (merchantId: string, sessionId: string) => {
+    const session = await findMerchantSession(app.db, merchantId, sessionId);
+    if (!session) throw notFound('Session not found');
+    const event = await findLatestSessionEvent(app.db, session.id);
+    if (!event) throw conflict('The session has no event to re-dispatch yet (no deposit was detected)');
+    const endpoints = await listSubscribedEndpoints(app.db, merchantId, event.type);
+    try {
+      for (const endpoint of endpoints) {
+        await redispatchWebhookDelivery(app.temporal, {
+          eventId: event.id,
+          endpointId: endpoint.id,
+          taskQueue: app.taskQueues.webhooks,
+        });
+      }
+    } catch (error) {
+      app.logger.error(
+        { err: error, sessionId, eventId: event.id },
+        'webhook re-dispatch could not reach Temporal',
+      );
+      throw new HttpError(503, 'Webhook re-dispatch is unavailable right now; retry later', {
+        'retry-after': '5',
+      });
+    }
+    return {
+      status: 202,
+      body: { eventId: event.id, endpointIds: endpoints.map((endpoint) => endpoint.id) },
+    };
+  };
+
+  const responses = {
+    202: { description: 'Accepted: deliveries (re)started', schema: redispatchAccepted },
+    404: { description: 'Unknown or foreign session' },
+    409: { description: 'The session has no event yet' },
+    503: { description: 'Temporal unreachable' },
+  };
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/sessions/:id/retry-webhook',
+      auth: 'sk',
+      tag: WEBHOOKS_TAG,
+      audience: 'dashboard',
+      summary: "Re-send the session's most recent event to every enabled endpoint (API key)",
+      params: sessionIdParams,
+      responses,
+      handler: ({ merchantId, params }) => redispatch(merchantId, params.id),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/merchants/me/sessions/:id/retry-webhook',
+      auth: 'jwt',
+      tag: WEBHOOKS_TAG,
+      audience: 'dashboard',
+      summary: "Re-send the session's most recent event to every enabled endpoint (dashboard)",
+      params: sessionIdParams,
+      responses,
+      handler: ({ merchantId, params }) => redispatch(merchantId, params.id),
+    }),
+  ];
+}

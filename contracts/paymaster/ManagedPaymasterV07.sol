@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: UNLICENSED
+pragma solidity ^0.8.28;
+
+import {BasePaymaster} from "@account-abstraction/contracts-v07/core/BasePaymaster.sol";
+import {IEntryPoint} from "@account-abstraction/contracts-v07/interfaces/IEntryPoint.sol";
+import {PackedUserOperation} from "@account-abstraction/contracts-v07/interfaces/PackedUserOperation.sol";
+import {ManagedPaymasterCore} from "./ManagedPaymasterCore.sol";
+
+/**
+ * @title ManagedPaymasterV07
+ * @notice The managed paymaster for EntryPoint v0.7 (`@account-abstraction/contracts` 0.7.0):
+ *         verifying mode and ERC-20 mode, see {ManagedPaymasterCore} for the data layout.
+ * @dev Ownership is given to `owner_`, not to the deployer, so deployment through the
+ *      deterministic CREATE2 deployer leaves it with the operator.
+ */
+contract ManagedPaymasterV07 is BasePaymaster, ManagedPaymasterCore {
+    uint256 private constant PAYMASTER_GAS_LIMITS_OFFSET = 20;
+    uint256 private constant PAYMASTER_DATA_START = 52;
+
+    constructor(IEntryPoint entryPoint_, address owner_, address verifyingSigner_)
+        BasePaymaster(entryPoint_)
+        ManagedPaymasterCore(verifyingSigner_)
+    {
+        _transferOwnership(owner_);
+    }
+
+    /// @notice The hash the signing service signs (EIP-191 personal message) for `userOp` and these terms.
+    function getHash(
+        PackedUserOperation calldata userOp,
+        uint48 validUntil,
+        uint48 validAfter,
+        uint8 mode,
+        address token,
+        uint256 exchangeRate
+    ) external view returns (bytes32) {
+        return _sponsorshipHash(
+            _hashUserOpFields(userOp), SponsorshipTerms(mode, validUntil, validAfter, token, exchangeRate)
+        );
+    }
+
+    function _validatePaymasterUserOp(PackedUserOperation calldata userOp, bytes32 userOpHash, uint256)
+        internal
+        view
+        override
+        returns (bytes memory context, uint256 validationData)
+    {
+        return _validateSponsorship(
+            _hashUserOpFields(userOp),
+            userOpHash,
+            userOp.sender,
+            userOp.paymasterAndData[PAYMASTER_DATA_START:]
+        );
+    }
+
+    function _postOp(PostOpMode, bytes calldata context, uint256 actualGasCost, uint256 actualUserOpFeePerGas)
+        internal
+        override
+    {
+        _chargeInToken(context, actualGasCost, actualUserOpFeePerGas);
+    }
+
+    function _requireOwner() internal view override {
+        _checkOwner();
+    }
+
+    function _hashUserOpFields(PackedUserOperation calldata userOp) private pure returns (bytes32) {
+        return _hashUserOpFields(
+            userOp.sender,
+            userOp.nonce,
+            userOp.initCode,
+            userOp.callData,
+            userOp.accountGasLimits,
+            uint256(bytes32(userOp.paymasterAndData[PAYMASTER_GAS_LIMITS_OFFSET:PAYMASTER_DATA_START])),
+            userOp.preVerificationGas,
+            userOp.gasFees
+        );
+    }
+}

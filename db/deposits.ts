@@ -1,0 +1,111 @@
+import { sql, type Selectable } from 'kysely';
+import type { Db } from './client';
+import type { DepositsTable, SessionStatus } from './schema';
+
+export type DepositRow = Selectable<DepositsTable>;
+
+/** A payment option a transfer may be paying: matched by chain, deposit address and token. */
+export interface DepositTarget {
+  sessionId: string;
+  depositAddress: string;
+  tokenAddress: string;
+  /** Expected base units of this option. */
+  expectedAmount: string;
+  status: SessionStatus;
+  expiresAt: Date;
+}
+
+/**
+ * The payment options on `chainId` whose deposit address is one of `recipients` (lower-case), with
+ * their session's state. Uses the (chain_id, lower(deposit_address)) index: one query per scanned range.
+ */
+export async function findDepositTargets(db: Db, chainId: number, recipients: string[]): Promise<DepositTarget[]> {
+  if (recipients.length === 0) return [];
+  const rows = await db
+    .selectFrom('payment_options as option')
+    .innerJoin('sessions as session', 'session.id', 'option.session_id')
+    .select([
+      'option.session_id',
+      'option.deposit_address',
+      'option.token_address',
+      'option.amount',
+      'session.status',
+      'session.expires_at',
+    ])
+    .where('option.chain_id', '=', chainId)
+    .where(sql<string>`lower(option.deposit_address)`, 'in', recipients)
+    .execute();
+  return rows.map((row) => ({
+    sessionId: row.session_id,
+    depositAddress: row.deposit_address,
+    tokenAddress: row.token_address.toLowerCase(),
+    expectedAmount: row.amount,
+    status: row.status,
+    expiresAt: row.expires_at,
+  }));
+}
+
+/** Records a transfer once per (chain, tx, log); false when it was recorded before (rescans are harmless). */
+export async function recordDeposit(
+  db: Db,
+  deposit: Omit<DepositRow, 'id' | 'settled_at' | 'created_at' | 'block_number'> & { block_number: bigint },
+): Promise<boolean> {
+  const inserted = await db
+    .insertInto('deposits')
+    .values({ ...deposit, token_address: deposit.token_address.toLowerCase() })
+    .onConflict((conflict) => conflict.columns(['chain_id', 'tx_hash', 'log_index']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+/** Base units accepted so far for one option of a session (what the customer has paid in that token there). */
+export async function acceptedTotal(db: Db, { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string }): Promise<bigint> {
+  const row = await db
+    .selectFrom('deposits')
+    .select(sql<string>`coalesce(sum(amount), 0)::text`.as('total'))
+    .where('session_id', '=', sessionId)
+    .where('chain_id', '=', chainId)
+    .where('token_address', '=', tokenAddress.toLowerCase())
+    .where('kind', '=', 'accepted')
+    .executeTakeFirstOrThrow();
+  return BigInt(row.total);
+}
+
+/** Deposits of a session that no flush has swept yet, oldest first. */
+export async function findUnsettledDeposits(db: Db, sessionId: string): Promise<DepositRow[]> {
+  return db
+    .selectFrom('deposits')
+    .selectAll()
+    .where('session_id', '=', sessionId)
+    .where('settled_at', 'is', null)
+    .orderBy('block_number')
+    .orderBy('log_index')
+    .execute();
+}
+
+export async function markDepositsSettled(db: Db, { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string }): Promise<void> {
+  await db
+    .updateTable('deposits')
+    .set({ settled_at: new Date() })
+    .where('session_id', '=', sessionId)
+    .where('chain_id', '=', chainId)
+    .where('token_address', '=', tokenAddress.toLowerCase())
+    .where('settled_at', 'is', null)
+    .execute();
+}
+
+export async function readCheckpoint(db: Db, monitorId: string): Promise<bigint | undefined> {
+  const row = await db.selectFrom('chain_monitor_checkpoints').select('last_scanned_block').where('monitor_id', '=', monitorId).executeTakeFirst();
+  return row ? BigInt(row.last_scanned_block) : undefined;
+}
+
+export async function writeCheckpoint(db: Db, { monitorId, chainId, block }: { monitorId: string; chainId: number; block: bigint }): Promise<void> {
+  await db
+    .insertInto('chain_monitor_checkpoints')
+    .values({ monitor_id: monitorId, chain_id: chainId, last_scanned_block: block })
+    .onConflict((conflict) =>
+      conflict.column('monitor_id').doUpdateSet({ last_scanned_block: block, updated_at: new Date() }),
+    )
+    .execute();
+}

@@ -1,0 +1,57 @@
+import type { Selectable } from 'kysely';
+import type { Db } from './client';
+import type { EventsTable } from './schema';
+
+export type EventRow = Selectable<EventsTable>;
+
+export interface NewEvent {
+  id: string;
+  type: string;
+  merchantId: string;
+  sessionId: string;
+  payload: string;
+  createdAt: Date;
+}
+
+/**
+ * Stores the event unless the session already has one of this type, and returns the stored one
+ * either way: a replayed or retried activity gets the first event back, id and payload unchanged.
+ */
+export async function insertSessionEventOnce(db: Db, event: NewEvent): Promise<EventRow> {
+  const inserted = await db
+    .insertInto('events')
+    .values({
+      id: event.id,
+      type: event.type,
+      merchant_id: event.merchantId,
+      session_id: event.sessionId,
+      payload: event.payload,
+      created_at: event.createdAt,
+    })
+    .onConflict((conflict) => conflict.columns(['session_id', 'type']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (inserted) return inserted;
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('session_id', '=', event.sessionId)
+    .where('type', '=', event.type)
+    .executeTakeFirstOrThrow();
+}
+
+export async function findEventById(db: Db, id: string): Promise<EventRow | undefined> {
+  return db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The session's most recent event (what a manual re-dispatch sends again). */
+export async function findLatestSessionEvent(db: Db, sessionId: string): Promise<EventRow | undefined> {
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('session_id', '=', sessionId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}

@@ -1,0 +1,190 @@
+import { sql, type Selectable } from 'kysely';
+import type { Db } from './client';
+import type {
+  WebhookAttemptOutcome,
+  WebhookDeliveriesTable,
+  WebhookDeliveryAttemptsTable,
+  WebhookDeliveryStatus,
+} from './schema';
+
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type WebhookDeliveryAttemptRow = Selectable<WebhookDeliveryAttemptsTable>;
+
+/** PostgreSQL foreign_key_violation: the endpoint (or the delivery) was deleted meanwhile. */
+const FOREIGN_KEY_VIOLATION = '23503';
+const isForeignKeyViolation = (error: unknown) => (error as { code?: string }).code === FOREIGN_KEY_VIOLATION;
+
+export interface OpenDeliveryParameters {
+  merchantId: string;
+  endpointId: string;
+  eventId: string;
+  workflowId: string;
+  workflowRunId: string;
+}
+
+/**
+ * The delivery record of one workflow run, created on first call and found on every later one
+ * (idempotent per run). Undefined when the endpoint no longer exists.
+ */
+export async function openWebhookDelivery(
+  db: Db,
+  delivery: OpenDeliveryParameters,
+): Promise<WebhookDeliveryRow | undefined> {
+  try {
+    await db
+      .insertInto('webhook_deliveries')
+      .values({
+        merchant_id: delivery.merchantId,
+        endpoint_id: delivery.endpointId,
+        event_id: delivery.eventId,
+        workflow_id: delivery.workflowId,
+        workflow_run_id: delivery.workflowRunId,
+      })
+      .onConflict((conflict) => conflict.column('workflow_run_id').doNothing())
+      .execute();
+  } catch (error) {
+    if (isForeignKeyViolation(error)) return undefined;
+    throw error;
+  }
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('workflow_run_id', '=', delivery.workflowRunId)
+    .executeTakeFirst();
+}
+
+export interface RecordAttemptParameters {
+  deliveryId: string;
+  attemptNumber: number;
+  attemptedAt: Date;
+  outcome: WebhookAttemptOutcome;
+  statusCode: number | null;
+  latencyMs: number;
+  responseBody: string | null;
+  error: string | null;
+  /** When the next attempt is due; null after the last one or a success. */
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * Records one attempt (once: a retried call changes nothing) and moves the delivery along; a
+ * success also marks the session `webhookDelivered`, in the same transaction. False when the
+ * delivery was deleted with its endpoint meanwhile.
+ */
+export async function recordWebhookAttempt(db: Db, attempt: RecordAttemptParameters): Promise<boolean> {
+  const succeeded = attempt.outcome === 'succeeded';
+  try {
+    return await db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('webhook_delivery_attempts')
+        .values({
+          delivery_id: attempt.deliveryId,
+          attempt_number: attempt.attemptNumber,
+          attempted_at: attempt.attemptedAt,
+          outcome: attempt.outcome,
+          status_code: attempt.statusCode,
+          latency_ms: attempt.latencyMs,
+          response_body: attempt.responseBody,
+          error: attempt.error,
+        })
+        .onConflict((conflict) => conflict.columns(['delivery_id', 'attempt_number']).doNothing())
+        .execute();
+      const delivery = await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          attempt_count: sql<number>`greatest(attempt_count, ${attempt.attemptNumber})`,
+          next_attempt_at: succeeded ? null : attempt.nextAttemptAt,
+          status: succeeded ? 'succeeded' : sql<WebhookDeliveryStatus>`status`,
+          updated_at: new Date(),
+        })
+        .where('id', '=', attempt.deliveryId)
+        .returning('event_id')
+        .executeTakeFirst();
+      if (!delivery) return false;
+      if (succeeded) {
+        await trx
+          .updateTable('sessions')
+          .set({ webhook_delivered: true, updated_at: new Date() })
+          .where('id', '=', (eb) =>
+            eb.selectFrom('events').select('session_id').where('id', '=', delivery.event_id),
+          )
+          .where('webhook_delivered', '=', false)
+          .execute();
+      }
+      return true;
+    });
+  } catch (error) {
+    if (isForeignKeyViolation(error)) return false;
+    throw error;
+  }
+}
+
+/** Ends a pending delivery as `failed` (attempts exhausted) or `canceled` (endpoint disabled or gone). */
+export async function finishWebhookDelivery(
+  db: Db,
+  deliveryId: string,
+  status: 'failed' | 'canceled',
+): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status, next_attempt_at: null, updated_at: new Date() })
+    .where('id', '=', deliveryId)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+export interface ListEndpointDeliveriesParameters {
+  merchantId: string;
+  endpointId: string;
+  limit: number;
+  page: number;
+  status?: WebhookDeliveryStatus;
+}
+
+export interface WebhookDeliveryWithAttempts extends WebhookDeliveryRow {
+  event_type: string;
+  attempts: WebhookDeliveryAttemptRow[];
+}
+
+/** A page of an endpoint's deliveries, newest first, each with its attempts in order. */
+export async function listEndpointDeliveries(
+  db: Db,
+  { merchantId, endpointId, limit, page, status }: ListEndpointDeliveriesParameters,
+): Promise<{ rows: WebhookDeliveryWithAttempts[]; total: number }> {
+  let query = db
+    .selectFrom('webhook_deliveries')
+    .where('webhook_deliveries.merchant_id', '=', merchantId)
+    .where('endpoint_id', '=', endpointId);
+  if (status) query = query.where('status', '=', status);
+  const [deliveries, count] = await Promise.all([
+    query
+      .innerJoin('events', 'events.id', 'webhook_deliveries.event_id')
+      .selectAll('webhook_deliveries')
+      .select('events.type as event_type')
+      .orderBy('webhook_deliveries.created_at', 'desc')
+      .orderBy('webhook_deliveries.id')
+      .limit(limit)
+      .offset((page - 1) * limit)
+      .execute(),
+    query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  const attempts = deliveries.length
+    ? await db
+        .selectFrom('webhook_delivery_attempts')
+        .selectAll()
+        .where(
+          'delivery_id',
+          'in',
+          deliveries.map((delivery) => delivery.id),
+        )
+        .orderBy('attempt_number')
+        .execute()
+    : [];
+  return {
+    rows: deliveries.map((delivery) => ({
+      ...delivery,
+      attempts: attempts.filter((attempt) => attempt.delivery_id === delivery.id),
+    })),
+    total: Number(count.total),
+  };
+}

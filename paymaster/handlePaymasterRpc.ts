@@ -1,0 +1,360 @@
+import { getAddress, isAddress, zeroAddress, type Address, type Hex } from 'viem';
+import type { Logger } from '../api/logger';
+import type { EntryPointVersion } from '../chain/entryPoints';
+import type { Db } from '../db/client';
+import { insertUsageRecord } from '../db/paymasterUsage';
+import type { PaymasterUsageStatus, SponsorshipMode } from '../db/schema';
+import {
+  checkChainAllowed,
+  checkGasMode,
+  checkKeyNetworkClass,
+  checkPrepaidBalance,
+  type PaymasterClient,
+} from './clientChecks';
+import { decodeExecuteCall } from './decodeExecuteCall';
+import { PAYMASTER_DENIALS, denial, describeDenialForRpc, type PaymasterDenial } from './denials';
+import { supportedEntryPoint } from './entryPoints';
+import { checkExecutionRules } from './executionRules';
+import {
+  JSON_RPC_ERRORS,
+  jsonRpcError,
+  jsonRpcResult,
+  parseJsonRpcEnvelope,
+  type JsonRpcErrorObject,
+  type JsonRpcResponse,
+} from './jsonRpc';
+import { checkAllowlist, checkDenyRules } from './merchantPolicies';
+import type { PaymasterResult, SignerClient } from './signerClient';
+import {
+  GAS_FIELDS_REQUIRED_FOR_SIGNING,
+  PAYMASTER_METHODS,
+  isPaymasterMethod,
+  parseSponsorshipParams,
+  peekRequestedChainId,
+  type PaymasterMethod,
+} from './sponsorshipParams';
+import { sponsorshipWindow } from './sponsorshipWindow';
+import { buildStubPaymasterResult } from './stubPaymasterData';
+import { NO_USAGE_FACTS, recordPaymasterDenial, type UsageFacts } from './usageRecords';
+import { sponsoredUserOpHash } from './userOpHash';
+
+/**
+ * The paymaster JSON-RPC (`POST /v1/paymaster/rpc`) after the client id and Origin were accepted:
+ * every check in SPEC's order (DESIGN §4.3), then stub data or the signing service, and a usage row
+ * for every denial and every signed operation. Never throws: an unexpected failure answers -32603.
+ *
+ * Order: chain (HTTP 403) → JSON-RPC shape → method → params → chain and key class → entry point →
+ * gas fields → token → gas mode → deny rules (sender, every call target) → callData decoding and
+ * allowlist → prepaid balance → signer → usage row.
+ */
+
+export interface PaymasterRpcDependencies {
+  db: Db;
+  signer: SignerClient;
+  /** Our paymaster contract on a chain for an EntryPoint release, from the deployments. */
+  paymasterFor: (chainId: number, entryPointVersion: EntryPointVersion) => Address | undefined;
+  delegationManagerFor: (chainId: number) => Address;
+  now: () => Date;
+  logger: Logger;
+}
+
+export type PaymasterRpcOutcome =
+  /** Refused before the JSON-RPC request was read: the route answers with the denial's HTTP status. */
+  { kind: 'http'; status: number; message: string } | { kind: 'jsonrpc'; response: JsonRpcResponse };
+
+interface Rejection {
+  error: JsonRpcErrorObject;
+  /** Null for failures that are not decisions about the operation (our own internal errors). */
+  usageStatus: PaymasterUsageStatus | null;
+  reason: string | null;
+}
+
+type Decision = { ok: true; result: PaymasterResult } | { ok: false; rejection: Rejection };
+
+const rejectFromDenial = (denial: PaymasterDenial): Decision => {
+  const kind = PAYMASTER_DENIALS[denial.code];
+  return {
+    ok: false,
+    rejection: {
+      error: {
+        code: kind.jsonRpcCode ?? JSON_RPC_ERRORS.internalError,
+        message: describeDenialForRpc(denial),
+      },
+      usageStatus: kind.usageStatus ?? null,
+      reason: denial.reason ?? denial.code,
+    },
+  };
+};
+
+const reject = (
+  code: number,
+  message: string,
+  usageStatus: PaymasterUsageStatus | null,
+  reason: string | null,
+): Decision => ({
+  ok: false,
+  rejection: { error: { code, message }, usageStatus, reason },
+});
+
+const malformed = (code: number, message: string, reason: string): Decision =>
+  reject(code, message, 'denied_malformed', reason);
+
+/** Unknown method names are the caller's text: keep a bounded prefix in the usage row. */
+const methodForUsage = (method: unknown): string | null =>
+  typeof method === 'string' ? method.slice(0, 64) : null;
+
+const methodOf = (body: unknown): string | null =>
+  typeof body === 'object' && body !== null ? methodForUsage((body as { method?: unknown }).method) : null;
+
+export async function handlePaymasterRpc(
+  deps: PaymasterRpcDependencies,
+  { client, body }: { client: PaymasterClient; body: unknown },
+): Promise<PaymasterRpcOutcome> {
+  // The client check answers HTTP 403 for a chain outside allowedChainIds before the JSON-RPC
+  // request is examined (SPEC); the JSON-RPC stage re-checks it.
+  const requestedChainId = peekRequestedChainId(body);
+  if (requestedChainId !== undefined) {
+    const chain = checkChainAllowed(client, requestedChainId);
+    if (!chain.ok) {
+      const facts: UsageFacts = { ...NO_USAGE_FACTS, method: methodOf(body), chainId: requestedChainId };
+      await recordPaymasterDenial(
+        deps,
+        client,
+        facts,
+        'denied_chain',
+        chain.denial.reason ?? chain.denial.code,
+      );
+      return {
+        kind: 'http',
+        status: PAYMASTER_DENIALS[chain.denial.code].httpStatus!,
+        message: describeDenialForRpc(chain.denial),
+      };
+    }
+  }
+  return { kind: 'jsonrpc', response: await answerJsonRpcRequest(deps, { client, body }) };
+}
+
+/** The JSON-RPC stage on its own: every answer from -32700 on, with HTTP 200. */
+export async function answerJsonRpcRequest(
+  deps: PaymasterRpcDependencies,
+  { client, body }: { client: PaymasterClient; body: unknown },
+): Promise<JsonRpcResponse> {
+  const facts: UsageFacts = { ...NO_USAGE_FACTS, method: methodOf(body) };
+  const envelope = parseJsonRpcEnvelope(body);
+  if (!envelope.ok) {
+    await recordPaymasterDenial(deps, client, facts, 'denied_malformed', 'parse_error');
+    return jsonRpcError(null, {
+      code: JSON_RPC_ERRORS.parseError,
+      message: `Parse error: ${envelope.detail}`,
+    });
+  }
+  const { id } = envelope.request;
+
+  let decision: Decision;
+  try {
+    decision = await decideSponsorship(deps, client, envelope.request, facts);
+  } catch (error) {
+    deps.logger.error({ err: error, clientId: client.clientId }, 'paymaster rpc failed');
+    decision = reject(JSON_RPC_ERRORS.internalError, 'Internal error', null, null);
+  }
+  if (decision.ok) return jsonRpcResult(id, decision.result);
+
+  const { rejection } = decision;
+  if (rejection.usageStatus)
+    await recordPaymasterDenial(deps, client, facts, rejection.usageStatus, rejection.reason);
+  return jsonRpcError(id, rejection.error);
+}
+
+async function decideSponsorship(
+  deps: PaymasterRpcDependencies,
+  client: PaymasterClient,
+  request: { method: string; params: unknown[] },
+  facts: UsageFacts,
+): Promise<Decision> {
+  const { db } = deps;
+
+  // Method.
+  if (!isPaymasterMethod(request.method)) {
+    return malformed(
+      JSON_RPC_ERRORS.methodNotFound,
+      `Unknown method: ${facts.method}; supported: ${PAYMASTER_METHODS.join(', ')}`,
+      'unknown_method',
+    );
+  }
+  const method: PaymasterMethod = request.method;
+  const signs = method !== 'pm_getPaymasterStubData';
+
+  // Params.
+  const parsed = parseSponsorshipParams(request.params);
+  if (!parsed.ok)
+    return malformed(JSON_RPC_ERRORS.invalidParams, `Invalid params: ${parsed.detail}`, 'invalid_params');
+  const { userOp, chainId, token: requestedToken } = parsed.params;
+  const mode: SponsorshipMode = requestedToken === undefined ? 'sponsored' : 'user_paid';
+  Object.assign(facts, {
+    chainId,
+    mode,
+    sender: userOp.sender.toLowerCase(),
+    entryPoint: parsed.params.entryPoint.toLowerCase(),
+  });
+
+  // Chain and key class.
+  const chain = checkChainAllowed(client, chainId);
+  if (!chain.ok) return rejectFromDenial(chain.denial);
+  const keyClass = checkKeyNetworkClass(client, chainId);
+  if (!keyClass.ok) return rejectFromDenial(keyClass.denial);
+
+  // Entry point.
+  const entryPoint = supportedEntryPoint(parsed.params.entryPoint);
+  if (!entryPoint) {
+    return rejectFromDenial(
+      denial(
+        'paymaster_entrypoint_not_supported',
+        `${parsed.params.entryPoint} is neither EntryPoint v0.8 nor v0.7`,
+      ),
+    );
+  }
+
+  // Gas fields.
+  if (signs) {
+    const missing = GAS_FIELDS_REQUIRED_FOR_SIGNING.filter((field) => userOp.gas[field] === undefined);
+    if (missing.length > 0) {
+      return malformed(
+        JSON_RPC_ERRORS.invalidParams,
+        `paymaster_gas_fields_missing: ${method} needs ${GAS_FIELDS_REQUIRED_FOR_SIGNING.join(', ')}; missing ${missing.join(', ')}`,
+        'paymaster_gas_fields_missing',
+      );
+    }
+  }
+
+  // Token: a valid address, and not with the method that only sponsors.
+  let token: Address | undefined;
+  if (requestedToken !== undefined) {
+    if (
+      typeof requestedToken !== 'string' ||
+      !isAddress(requestedToken, { strict: false }) ||
+      requestedToken.toLowerCase() === zeroAddress
+    ) {
+      return malformed(
+        JSON_RPC_ERRORS.invalidParams,
+        'paymaster_token_invalid: context.token must be a non-zero 0x address',
+        'paymaster_token_invalid',
+      );
+    }
+    if (method === 'pm_sponsorUserOperation') {
+      return malformed(
+        JSON_RPC_ERRORS.invalidParams,
+        'paymaster_token_unsupported_method: pm_sponsorUserOperation sponsors gas and takes no context.token; use pm_getPaymasterData for user-paid gas',
+        'paymaster_token_unsupported_method',
+      );
+    }
+    token = getAddress(requestedToken);
+  }
+
+  // Gas mode.
+  const gasMode = checkGasMode(client, mode);
+  if (!gasMode.ok) return rejectFromDenial(gasMode.denial);
+
+  // Deny rules before the allowlist (SPEC rule 9): the sender, then every call target that decodes.
+  const decoded = decodeExecuteCall(userOp.callData);
+  const targets = decoded.ok ? decoded.execution.calls.map((call) => call.target) : [];
+  facts.targets = targets.map((target) => target.toLowerCase());
+  const merchantId = client.merchantId;
+  const denyRules = await checkDenyRules(db, { merchantId, chainId, sender: userOp.sender, targets });
+  if (!denyRules.ok) return rejectFromDenial(denyRules.denial);
+
+  // callData decoding and allowlist: one refused call refuses the whole operation, before signing.
+  if (!decoded.ok) {
+    return rejectFromDenial(
+      denial('paymaster_target_not_allowed', `callData: ${decoded.refusal.detail}`, decoded.refusal.reason),
+    );
+  }
+  const rules = checkExecutionRules(decoded.execution, {
+    delegationManager: deps.delegationManagerFor(chainId),
+  });
+  if (!rules.ok) return rejectFromDenial(rules.denial);
+  const allowlist = await checkAllowlist(db, { merchantId, chainId, targets });
+  if (!allowlist.ok) return rejectFromDenial(allowlist.denial);
+
+  // Prepaid balance (sponsored, mainnets).
+  const balance = await checkPrepaidBalance(db, { merchantId, chainId, mode });
+  if (!balance.ok) return rejectFromDenial(balance.denial);
+
+  // Sponsorship limits (merchant per-transaction cap, global budget, per-sender caps) take their
+  // place here, after the balance gate and before anything is signed.
+
+  const window = sponsorshipWindow(deps.now());
+  if (!signs) {
+    const paymaster = deps.paymasterFor(chainId, entryPoint.version);
+    if (!paymaster) {
+      return reject(
+        JSON_RPC_ERRORS.internalError,
+        `paymaster_upstream_error: no paymaster contract is deployed for chain ${chainId} and EntryPoint v${entryPoint.version}`,
+        'denied_upstream',
+        'paymaster_not_deployed',
+      );
+    }
+    const requestedGas = {
+      paymasterVerificationGasLimit: userOp.gas.paymasterVerificationGasLimit,
+      paymasterPostOpGasLimit: userOp.gas.paymasterPostOpGasLimit,
+    };
+    return {
+      ok: true,
+      result: buildStubPaymasterResult({ paymaster, ...(token && { token }), ...window, requestedGas }),
+    };
+  }
+
+  const signed = await deps.signer.signPaymasterData({
+    chainId,
+    entryPoint: entryPoint.address,
+    entryPointVersion: entryPoint.version,
+    userOp: parsed.params.userOpForSigner,
+    mode: token ? 'erc20' : 'sponsored',
+    ...(token && { token }),
+    ...window,
+  });
+  if (!signed.ok) {
+    const { failure } = signed;
+    switch (failure.kind) {
+      case 'rejected':
+        return reject(failure.code, failure.message, 'denied_upstream', 'signer_rejected');
+      case 'mode_mismatch':
+        deps.logger.error(
+          { detail: failure.detail, chainId },
+          'signing service returned paymaster data in the wrong mode',
+        );
+        return reject(
+          JSON_RPC_ERRORS.internalError,
+          `paymaster_mode_mismatch: ${failure.detail}`,
+          'denied_upstream',
+          'paymaster_mode_mismatch',
+        );
+      case 'upstream':
+        deps.logger.error({ detail: failure.detail, chainId }, 'signing service failed');
+        return reject(
+          JSON_RPC_ERRORS.internalError,
+          'paymaster_upstream_error: the signing service is unavailable; retry later',
+          'denied_upstream',
+          'paymaster_upstream_error',
+        );
+    }
+  }
+
+  const userOpHash: Hex = sponsoredUserOpHash({
+    chainId,
+    entryPoint: entryPoint.address,
+    entryPointVersion: entryPoint.version,
+    userOp,
+    paymaster: signed.result,
+  });
+  // Recorded before the signature leaves: an operation we cannot account for is not released.
+  await insertUsageRecord(db, {
+    merchantId: client.merchantId,
+    clientId: client.clientId,
+    ...facts,
+    method,
+    status: 'submitted',
+    reason: null,
+    userOpHash,
+  });
+  return { ok: true, result: signed.result };
+}

@@ -1,0 +1,58 @@
+import type { Address } from 'viem';
+import type { Db } from '../db/client';
+import { findAllowlistedAddresses, findMatchingDenyRules } from '../db/paymasterPolicies';
+import { PASSED, denied, type CheckOutcome } from './denials';
+
+/**
+ * The merchant's own policies on a chain: deny rules (checked first, SPEC rule 9) block the sender
+ * or any call target; then every call target must be on the contract allowlist (default: none is).
+ * A refused call is named by its zero-based index.
+ */
+
+export async function checkDenyRules(
+  db: Db,
+  {
+    merchantId,
+    chainId,
+    sender,
+    targets,
+  }: { merchantId: string; chainId: number; sender: Address; targets: Address[] },
+): Promise<CheckOutcome> {
+  const lowerTargets = targets.map((target) => target.toLowerCase());
+  const rules = await findMatchingDenyRules(db, {
+    merchantId,
+    chainId,
+    senders: [sender.toLowerCase()],
+    targets: lowerTargets,
+  });
+  if (rules.length === 0) return PASSED;
+  if (rules.some((rule) => rule.kind === 'sender')) {
+    return denied(
+      'paymaster_blocked_by_merchant_rule',
+      `sender ${sender} is blocked by a deny rule on chain ${chainId}`,
+      'sender_denied',
+    );
+  }
+  const blockedTargets = new Set(rules.map((rule) => rule.address));
+  const index = lowerTargets.findIndex((target) => blockedTargets.has(target));
+  return denied(
+    'paymaster_blocked_by_merchant_rule',
+    `call ${index}: target ${targets[index]} is blocked by a deny rule on chain ${chainId}`,
+    'target_denied',
+  );
+}
+
+export async function checkAllowlist(
+  db: Db,
+  { merchantId, chainId, targets }: { merchantId: string; chainId: number; targets: Address[] },
+): Promise<CheckOutcome> {
+  const lowerTargets = targets.map((target) => target.toLowerCase());
+  const allowed = await findAllowlistedAddresses(db, { merchantId, chainId, addresses: lowerTargets });
+  const index = lowerTargets.findIndex((target) => !allowed.has(target));
+  if (index === -1) return PASSED;
+  return denied(
+    'paymaster_target_not_allowed',
+    `call ${index}: target ${targets[index]} is not on the contract allowlist for chain ${chainId}`,
+    'target_not_allowlisted',
+  );
+}

@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import { isAddress, isHex, type Address, type Hex } from 'viem';
+import { z } from 'zod';
+import type { EntryPointVersion } from '../chain/entryPoints';
+import type { PaymasterMode } from '../chain/paymasterData';
+
+/**
+ * Client of the internal signing service (DESIGN §2 `signer`): one JSON-RPC 2.0 method,
+ * `signer_signPaymasterData`, over HTTP at `<SIGNER_URL>/rpc` with `Authorization: Bearer <SIGNER_SHARED_SECRET>`.
+ * The service's own refusals (-32602 unsupported chain / token / params, -32000 deposit too low) come
+ * back as `rejected` for the RPC to return unchanged (SPEC rule 10); anything that is not a
+ * well-formed answer is `upstream`; data in the wrong mode is `mode_mismatch`.
+ */
+
+/** What every paymaster method returns (ERC-7677). */
+export interface PaymasterResult {
+  paymaster: Address;
+  paymasterData: Hex;
+  paymasterVerificationGasLimit: Hex;
+  paymasterPostOpGasLimit: Hex;
+}
+
+export interface SignPaymasterDataRequest {
+  chainId: number;
+  entryPoint: Address;
+  entryPointVersion: EntryPointVersion;
+  /** params[0] as received, with nonce and gas fields as 0x hex strings. */
+  userOp: Record<string, unknown>;
+  mode: PaymasterMode;
+  /** ERC-20 mode only. */
+  token?: Address;
+  validUntil: number;
+  validAfter: number;
+}
+
+export type SignerFailure =
+  /** The service refused the request: returned to the caller unchanged. */
+  | { kind: 'rejected'; code: -32602 | -32000; message: string }
+  /** Unreachable, timed out, non-2xx, non-JSON or not a JSON-RPC answer; `detail` is for the log, not the caller. */
+  | { kind: 'upstream'; detail: string }
+  /** Signed data for another mode than the one requested. */
+  | { kind: 'mode_mismatch'; detail: string };
+
+export type SignPaymasterDataOutcome =
+  { ok: true; result: PaymasterResult } | { ok: false; failure: SignerFailure };
+
+export interface SignerClient {
+  signPaymasterData(request: SignPaymasterDataRequest): Promise<SignPaymasterDataOutcome>;
+}
+
+export const SIGNER_METHOD = 'signer_signPaymasterData';
+export const DEFAULT_SIGNER_TIMEOUT_MS = 5_000;
+
+const hexQuantity = z
+  .string()
+  .refine((value) => isHex(value) && value.length > 2, 'must be a 0x hex quantity');
+const signedResult = z.object({
+  paymaster: z.string().refine((value) => isAddress(value, { strict: false }), 'must be an address'),
+  paymasterData: z.string().refine((value) => isHex(value), 'must be 0x hex'),
+  paymasterVerificationGasLimit: hexQuantity,
+  paymasterPostOpGasLimit: hexQuantity,
+  mode: z.enum(['sponsored', 'erc20']),
+});
+const signerAnswer = z.union([
+  z.object({ jsonrpc: z.literal('2.0'), result: signedResult }),
+  z.object({ jsonrpc: z.literal('2.0'), error: z.object({ code: z.number().int(), message: z.string() }) }),
+]);
+
+export function createSignerClient({
+  url,
+  sharedSecret,
+  timeoutMs = DEFAULT_SIGNER_TIMEOUT_MS,
+}: {
+  url: string | undefined;
+  sharedSecret: string | undefined;
+  timeoutMs?: number;
+}): SignerClient {
+  const upstream = (detail: string): SignPaymasterDataOutcome => ({
+    ok: false,
+    failure: { kind: 'upstream', detail },
+  });
+  const endpoint = url ? new URL('rpc', url.endsWith('/') ? url : `${url}/`).toString() : undefined;
+
+  return {
+    async signPaymasterData(request) {
+      if (!endpoint || !sharedSecret)
+        return upstream('the signing service is not configured (SIGNER_URL, SIGNER_SHARED_SECRET)');
+      const { token, ...rest } = request;
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: randomUUID(),
+        method: SIGNER_METHOD,
+        params: [{ ...rest, ...(token && { token }) }],
+      });
+
+      let response: Response;
+      let text: string;
+      try {
+        response = await fetch(endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${sharedSecret}` },
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        text = await response.text();
+      } catch (error) {
+        const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
+        return upstream(
+          timedOut ? `no answer within ${timeoutMs} ms` : `unreachable: ${(error as Error).message}`,
+        );
+      }
+      if (response.status < 200 || response.status > 299) return upstream(`answered HTTP ${response.status}`);
+
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        return upstream('answered a body that is not JSON');
+      }
+      const answer = signerAnswer.safeParse(json);
+      if (!answer.success)
+        return upstream('answered something that is not a JSON-RPC response with a paymaster result');
+
+      if ('error' in answer.data) {
+        const { code, message } = answer.data.error;
+        if (code === -32602 || code === -32000)
+          return { ok: false, failure: { kind: 'rejected', code, message } };
+        return upstream(`answered JSON-RPC error ${code}: ${message}`);
+      }
+      const { mode, ...result } = answer.data.result;
+      if (mode !== request.mode) {
+        return {
+          ok: false,
+          failure: {
+            kind: 'mode_mismatch',
+            detail: `requested ${request.mode} paymaster data, the signer returned ${mode}`,
+          },
+        };
+      }
+      return { ok: true, result: result as PaymasterResult };
+    },
+  };
+}

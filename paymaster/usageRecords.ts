@@ -1,0 +1,71 @@
+import type { Logger } from '../api/logger';
+import type { Db } from '../db/client';
+import { insertUsageRecord } from '../db/paymasterUsage';
+import type { PaymasterUsageStatus, SponsorshipMode } from '../db/schema';
+import type { PaymasterClient } from './clientChecks';
+
+/** Every usage status (SPEC "Paymaster usage status values"), for validation of filters. */
+export const PAYMASTER_USAGE_STATUSES = [
+  'denied_target',
+  'denied_upstream',
+  'denied_billing_balance',
+  'denied_merchant_limit',
+  'denied_gas_mode',
+  'denied_chain',
+  'denied_entrypoint',
+  'denied_origin',
+  'denied_malformed',
+  'denied_rate_limit',
+  'denied_spend_cap',
+  'denied_global_cap',
+  'denied_price_unavailable',
+  'denied_merchant_rule',
+  'submitted',
+  'onchain_success',
+  'onchain_reverted',
+  'dropped',
+] as const satisfies readonly PaymasterUsageStatus[];
+// Fails to compile when the schema's status type gains a value this list lacks.
+const _everyStatusListed: (typeof PAYMASTER_USAGE_STATUSES)[number] = '' as PaymasterUsageStatus;
+
+/** What a usage row says about a request, as far as the checks got before deciding. */
+export interface UsageFacts {
+  method: string | null;
+  chainId: number | null;
+  mode: SponsorshipMode | null;
+  /** Lower-case addresses. */
+  sender: string | null;
+  entryPoint: string | null;
+  targets: string[];
+}
+
+export const NO_USAGE_FACTS: UsageFacts = {
+  method: null,
+  chainId: null,
+  mode: null,
+  sender: null,
+  entryPoint: null,
+  targets: [],
+};
+
+/** Records a paymaster denial; failing to write the row is logged and never changes the caller's answer. */
+export async function recordPaymasterDenial(
+  { db, logger }: { db: Db; logger: Logger },
+  client: PaymasterClient,
+  facts: UsageFacts,
+  status: PaymasterUsageStatus,
+  reason: string | null,
+): Promise<void> {
+  try {
+    await insertUsageRecord(db, {
+      merchantId: client.merchantId,
+      clientId: client.clientId,
+      ...facts,
+      status,
+      reason,
+      userOpHash: null,
+    });
+  } catch (error) {
+    logger.error({ err: error, clientId: client.clientId, status }, 'could not record a paymaster denial');
+  }
+}

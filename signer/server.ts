@@ -1,0 +1,188 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { privateKeyToAccount } from 'viem/accounts';
+import { type Config, requireSetting } from '../config';
+import { loadDeployments } from '../chain/deployments';
+import { createPublicClients } from '../chain/publicClients';
+import { type Logger, createLogger } from '../api/logger';
+import { createPaymasterDataSigner } from './signPaymasterData';
+import { SIGNER_RPC_ERROR_CODES, SignerRpcError } from './signerRpcError';
+
+/**
+ * The signing service: JSON-RPC 2.0 over HTTP at `POST /rpc`, authenticated by
+ * `Authorization: Bearer <SIGNER_SHARED_SECRET>`. The only process that holds SIGNER_PRIVATE_KEY.
+ *
+ * | method                   | params                 | result |
+ * | signer_signPaymasterData | [SignPaymasterDataRequest] | { paymaster, paymasterData, paymasterVerificationGasLimit, paymasterPostOpGasLimit, mode } |
+ *
+ * Errors are JSON-RPC errors with HTTP 200 (-32602 unsupported chain / unsupported entry point /
+ * token not whitelisted / Invalid params, -32000 paymaster deposit too low); a missing or wrong
+ * secret is HTTP 401. It records nothing: the API keeps usage rows.
+ */
+
+export interface StartSignerServerParameters {
+  config: Config;
+  /** Defaults to SIGNER_PORT; 0 picks a free port. */
+  port?: number;
+  /** Defaults to SIGNER_HOST. */
+  host?: string;
+  logger?: Logger;
+}
+
+export interface SignerServer {
+  /** Base URL, e.g. http://127.0.0.1:3100 (the RPC is at `${url}/rpc`). */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Requests are one operation (callData ≤ 32 KiB in policy, ~66 KB as hex); this leaves ample room. */
+const BODY_LIMIT_BYTES = 256 * 1024;
+
+type JsonRpcId = string | number | null;
+
+/** Starts the signing service; resolves once it listens. */
+export async function startSignerServer({
+  config,
+  port = config.SIGNER_PORT,
+  host = config.SIGNER_HOST,
+  logger = createLogger({ level: config.LOG_LEVEL, name: 'signer' }),
+}: StartSignerServerParameters): Promise<SignerServer> {
+  const secretDigest = digest(requireSetting(config, 'SIGNER_SHARED_SECRET'));
+  const account = privateKeyToAccount(requireSetting(config, 'SIGNER_PRIVATE_KEY') as `0x${string}`);
+  const publicClients = createPublicClients(config);
+  const methods: Record<string, (params: unknown) => Promise<unknown>> = {
+    signer_signPaymasterData: createPaymasterDataSigner({
+      account,
+      deployments: loadDeployments(config.DEPLOYMENTS_FILE),
+      publicClientFor: (chainId) => publicClients.forChain(chainId),
+      tokenRates: config.SIGNER_ERC20_TOKENS,
+      now: () => new Date(),
+      onDepositReadFailure: (chainId, error) =>
+        logger.warn({ chainId, errorName: (error as Error)?.name }, 'paymaster deposit could not be read'),
+    }),
+  };
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      logger.error({ errorName: (error as Error)?.name }, 'signer request failed');
+      if (!response.headersSent) send(response, 500, { error: 'internal error' });
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = new URL(request.url ?? '/', 'http://signer').pathname;
+    if (path !== '/rpc') return send(response, 404, { error: 'not found' });
+    if (request.method !== 'POST')
+      return send(response, 405, { error: 'method not allowed' }, { allow: 'POST' });
+    if (!authorized(request.headers.authorization, secretDigest)) {
+      request.resume();
+      return send(response, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer' });
+    }
+    const body = await readBody(request);
+    if (body === undefined)
+      return send(response, 413, { error: `body larger than ${BODY_LIMIT_BYTES} bytes` });
+
+    let message: unknown;
+    try {
+      message = JSON.parse(body.toString('utf8'));
+    } catch {
+      return send(response, 200, rpcError(null, SIGNER_RPC_ERROR_CODES.parseError, 'Parse error'));
+    }
+    if (!isRequest(message)) {
+      return send(response, 200, rpcError(null, SIGNER_RPC_ERROR_CODES.invalidRequest, 'Invalid Request'));
+    }
+    const { id, method, params } = message;
+    const started = performance.now();
+    const handler = Object.hasOwn(methods, method) ? methods[method] : undefined;
+    if (!handler) {
+      return send(
+        response,
+        200,
+        rpcError(id, SIGNER_RPC_ERROR_CODES.methodNotFound, `Unknown method ${method}`),
+      );
+    }
+    try {
+      const result = await handler(params);
+      logger.info({ method, outcome: 'signed', durationMs: elapsed(started) }, 'signer rpc');
+      send(response, 200, { jsonrpc: '2.0', id, result });
+    } catch (error) {
+      if (!(error instanceof SignerRpcError)) throw error;
+      logger.info(
+        { method, outcome: error.message, code: error.code, durationMs: elapsed(started) },
+        'signer rpc',
+      );
+      send(response, 200, rpcError(id, error.code, error.message));
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { address, port: boundPort } = server.address() as AddressInfo;
+  const url = `http://${address.includes(':') ? `[${address}]` : address}:${boundPort}`;
+  logger.info({ url, signer: account.address }, 'signer listening');
+
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** Constant-time comparison of the bearer secret (digests have equal length, so no length leak). */
+function authorized(header: string | undefined, secretDigest: Buffer): boolean {
+  const match = /^Bearer (.+)$/.exec(header ?? '');
+  if (!match) return false;
+  return timingSafeEqual(digest(match[1]!), secretDigest);
+}
+
+/** The body, or undefined when it exceeds the limit (the rest is drained, not kept, so the answer can still be sent). */
+async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size <= BODY_LIMIT_BYTES) chunks.push(chunk as Buffer);
+  }
+  return size > BODY_LIMIT_BYTES ? undefined : Buffer.concat(chunks);
+}
+
+function isRequest(value: unknown): value is { id: JsonRpcId; method: string; params: unknown } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { jsonrpc, id, method } = value as Record<string, unknown>;
+  return (
+    jsonrpc === '2.0' &&
+    typeof method === 'string' &&
+    (typeof id === 'string' || typeof id === 'number' || id === null)
+  );
+}
+
+function rpcError(id: JsonRpcId, code: number, message: string) {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+function send(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+}
+
+function elapsed(started: number): number {
+  return Math.round((performance.now() - started) * 100) / 100;
+}

@@ -1,0 +1,247 @@
+import { type Address, type Hex, type PublicClient, getAddress, isAddress, isHex, numberToHex } from 'viem';
+import type { LocalAccount } from 'viem/accounts';
+import { z } from 'zod';
+import type { ChainContracts } from '../chain/deployments';
+import { type EntryPointVersion, entryPointAbi } from '../chain/entryPoints';
+import {
+  type PaymasterMode,
+  type SponsoredUserOperation,
+  type SponsorshipTerms,
+  encodePaymasterData,
+  sponsorshipHash,
+} from '../chain/paymasterData';
+import { PAYMASTER_RELEASES, paymasterFromContracts } from '../chain/paymasters';
+import {
+  depositTooLow,
+  invalidParams,
+  SIGNER_RPC_ERROR_CODES,
+  SignerRpcError,
+  tokenNotWhitelisted,
+  unsupportedChain,
+  unsupportedEntryPoint,
+} from './signerRpcError';
+
+/**
+ * `signer_signPaymasterData`: checks that this signer can serve the operation (chain, entry point,
+ * token, deposit) and returns paymaster fields signed over the hash the contract verifies. Policy
+ * (who may be sponsored, for what) is the API's job; this service only refuses what it cannot sign.
+ */
+
+/** Floors for the paymaster gas limits the signer signs; an operation may ask for more, never less. */
+export const MINIMUM_PAYMASTER_GAS: Record<PaymasterMode, { verification: bigint; postOp: bigint }> = {
+  sponsored: { verification: 50_000n, postOp: 0n },
+  erc20: { verification: 60_000n, postOp: 70_000n },
+};
+
+const MAX_UINT48 = 2 ** 48 - 1;
+
+const address = z
+  .string()
+  .refine((value) => isAddress(value, { strict: false }), 'must be a 0x address')
+  .transform((value) => getAddress(value));
+const bytes = z
+  .string()
+  .refine((value) => isHex(value, { strict: true }) && value.length % 2 === 0, 'must be 0x hex bytes');
+const quantity = (bits: number) =>
+  z
+    .string()
+    .regex(/^0x[0-9a-fA-F]+$/, 'must be a 0x hex quantity')
+    .transform((value) => BigInt(value))
+    .refine((value) => value < 2n ** BigInt(bits), `must fit in uint${bits}`);
+const gas = quantity(128);
+const timestamp = z.number().int().min(0).max(MAX_UINT48);
+/** EntryPoint v0.8 reads an initCode starting with this 20-byte marker as an EIP-7702 account (wallets send `0x7702`). */
+const EIP7702_FACTORY_MARKER: Address = '0x7702000000000000000000000000000000000000';
+const factory = z.union([z.literal('0x7702').transform((): Address => EIP7702_FACTORY_MARKER), address]);
+
+const userOperationSchema = z.object({
+  sender: address,
+  nonce: quantity(256),
+  factory: factory.nullish(),
+  factoryData: bytes.nullish(),
+  callData: bytes,
+  callGasLimit: gas,
+  verificationGasLimit: gas,
+  preVerificationGas: quantity(256),
+  maxFeePerGas: gas,
+  maxPriorityFeePerGas: gas,
+  paymasterVerificationGasLimit: gas.nullish(),
+  paymasterPostOpGasLimit: gas.nullish(),
+});
+
+export const signPaymasterDataParamsSchema = z.tuple([
+  z
+    .object({
+      chainId: z.number().int().positive(),
+      entryPoint: address,
+      entryPointVersion: z.enum(['0.7', '0.8']),
+      userOp: userOperationSchema,
+      mode: z.enum(['sponsored', 'erc20']),
+      token: address.optional(),
+      validUntil: timestamp,
+      validAfter: timestamp,
+    })
+    .refine((request) => request.validUntil > request.validAfter, {
+      message: 'validUntil must be later than validAfter',
+      path: ['validUntil'],
+    })
+    .refine((request) => (request.mode === 'erc20') === (request.token !== undefined), {
+      message: 'token is required in erc20 mode and refused in sponsored mode',
+      path: ['token'],
+    }),
+]);
+
+export type SignPaymasterDataRequest = z.infer<typeof signPaymasterDataParamsSchema>[0];
+
+export interface SignPaymasterDataResult {
+  paymaster: Address;
+  paymasterData: Hex;
+  paymasterVerificationGasLimit: Hex;
+  paymasterPostOpGasLimit: Hex;
+  mode: PaymasterMode;
+}
+
+export interface PaymasterDataSignerDependencies {
+  /** The verifying signer of every deployed paymaster. */
+  account: LocalAccount;
+  /** Per-chain contract addresses (DEPLOYMENTS_FILE): where the paymasters are. */
+  deployments: ChainContracts[];
+  /** RPC per chain; a chain without one is not supported. */
+  publicClientFor(chainId: number): PublicClient | undefined;
+  /** chainId → token (any case) → exchange rate (token base units per 1e18 wei). */
+  tokenRates: Record<string, Record<string, string>> | undefined;
+  now(): Date;
+  /** Told (without secrets) why a deposit could not be read. */
+  onDepositReadFailure?(chainId: number, error: unknown): void;
+}
+
+export type SignPaymasterData = (params: unknown) => Promise<SignPaymasterDataResult>;
+
+/** Builds the method handler over its dependencies. */
+export function createPaymasterDataSigner(deps: PaymasterDataSignerDependencies): SignPaymasterData {
+  const rates = normalizeTokenRates(deps.tokenRates);
+
+  return async (params) => {
+    const request = parseRequest(params);
+    const version: EntryPointVersion = request.entryPointVersion;
+    const deployment = deps.deployments.find((chain) => chain.chainId === request.chainId);
+    const paymaster = paymasterFromContracts(deployment?.contracts, version);
+    const publicClient = deps.publicClientFor(request.chainId);
+    if (!paymaster || !publicClient) throw unsupportedChain();
+    if (request.entryPoint !== PAYMASTER_RELEASES[version].entryPoint) throw unsupportedEntryPoint();
+    if (request.validUntil <= Math.floor(deps.now().getTime() / 1000))
+      throw invalidParams('validUntil is in the past');
+
+    let terms: SponsorshipTerms;
+    if (request.mode === 'erc20') {
+      const exchangeRate = rates.get(request.chainId)?.get(request.token!.toLowerCase());
+      if (exchangeRate === undefined) throw tokenNotWhitelisted();
+      terms = {
+        mode: 'erc20',
+        validUntil: request.validUntil,
+        validAfter: request.validAfter,
+        token: request.token!,
+        exchangeRate,
+      };
+    } else {
+      terms = { mode: 'sponsored', validUntil: request.validUntil, validAfter: request.validAfter };
+    }
+
+    const minimum = MINIMUM_PAYMASTER_GAS[request.mode];
+    const { userOp } = request;
+    const paymasterVerificationGasLimit = max(
+      userOp.paymasterVerificationGasLimit ?? 0n,
+      minimum.verification,
+    );
+    const paymasterPostOpGasLimit = max(userOp.paymasterPostOpGasLimit ?? 0n, minimum.postOp);
+    const userOperation: SponsoredUserOperation = {
+      sender: userOp.sender,
+      nonce: userOp.nonce,
+      factory: userOp.factory ?? undefined,
+      factoryData: userOp.factoryData ? (userOp.factoryData as Hex) : undefined,
+      callData: userOp.callData as Hex,
+      callGasLimit: userOp.callGasLimit,
+      verificationGasLimit: userOp.verificationGasLimit,
+      preVerificationGas: userOp.preVerificationGas,
+      maxFeePerGas: userOp.maxFeePerGas,
+      maxPriorityFeePerGas: userOp.maxPriorityFeePerGas,
+      paymasterVerificationGasLimit,
+      paymasterPostOpGasLimit,
+    };
+
+    const maxCost =
+      (userOp.verificationGasLimit +
+        userOp.callGasLimit +
+        paymasterVerificationGasLimit +
+        paymasterPostOpGasLimit +
+        userOp.preVerificationGas) *
+      userOp.maxFeePerGas;
+    const deposit = await readDeposit(
+      publicClient,
+      PAYMASTER_RELEASES[version].entryPoint,
+      paymaster,
+      (error) => deps.onDepositReadFailure?.(request.chainId, error),
+    );
+    if (deposit < maxCost) throw depositTooLow();
+
+    const hash = sponsorshipHash({ userOperation, chainId: request.chainId, paymaster, terms });
+    const signature = await deps.account.signMessage({ message: { raw: hash } });
+    return {
+      paymaster,
+      paymasterData: encodePaymasterData(terms, signature),
+      paymasterVerificationGasLimit: numberToHex(paymasterVerificationGasLimit),
+      paymasterPostOpGasLimit: numberToHex(paymasterPostOpGasLimit),
+      mode: request.mode,
+    };
+  };
+}
+
+function parseRequest(params: unknown): SignPaymasterDataRequest {
+  const parsed = signPaymasterDataParamsSchema.safeParse(params);
+  if (!parsed.success) {
+    throw invalidParams(
+      parsed.error.issues
+        .map((issue) => `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`)
+        .join('; '),
+    );
+  }
+  return parsed.data[0];
+}
+
+async function readDeposit(
+  client: PublicClient,
+  entryPoint: Address,
+  paymaster: Address,
+  onFailure: (error: unknown) => void,
+): Promise<bigint> {
+  try {
+    return await client.readContract({
+      address: entryPoint,
+      abi: entryPointAbi,
+      functionName: 'balanceOf',
+      args: [paymaster],
+    });
+  } catch (error) {
+    // The RPC URL may carry a provider key: the caller gets no transport detail.
+    onFailure(error);
+    throw new SignerRpcError(
+      SIGNER_RPC_ERROR_CODES.internalError,
+      'Internal error: paymaster deposit unavailable',
+    );
+  }
+}
+
+function normalizeTokenRates(
+  configured: Record<string, Record<string, string>> | undefined,
+): Map<number, Map<string, bigint>> {
+  const byChain = new Map<number, Map<string, bigint>>();
+  for (const [chainId, tokens] of Object.entries(configured ?? {})) {
+    byChain.set(
+      Number(chainId),
+      new Map(Object.entries(tokens).map(([token, rate]) => [token.toLowerCase(), BigInt(rate)])),
+    );
+  }
+  return byChain;
+}
+
+const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);

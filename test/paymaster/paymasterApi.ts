@@ -1,0 +1,80 @@
+import type { TestApp, TestResponse } from '../harness/app';
+import type { SignedInMerchant } from '../harness/merchants';
+
+/** Management and RPC calls the paymaster tests make, each failing loudly when setup does not succeed. */
+
+export interface CreatedClient {
+  id: string;
+  clientId: string;
+}
+
+export async function createPaymasterClient(
+  app: TestApp,
+  merchant: SignedInMerchant,
+  body: Record<string, unknown> = {},
+): Promise<CreatedClient> {
+  const response = await app.request('/v1/paymaster/clients', {
+    method: 'POST',
+    headers: merchant.auth,
+    json: { label: 'test client', allowedChainIds: [84532], ...body },
+  });
+  if (response.status !== 201) throw new Error(`client create answered ${response.status}: ${response.text}`);
+  return response.body.client;
+}
+
+export async function allowContract(
+  app: TestApp,
+  merchant: SignedInMerchant,
+  chainId: number,
+  contractAddress: string,
+): Promise<void> {
+  const response = await app.request('/v1/paymaster/allowlist', {
+    method: 'POST',
+    headers: merchant.auth,
+    json: { chainId, contractAddress },
+  });
+  if (response.status !== 200)
+    throw new Error(`allowlist upsert answered ${response.status}: ${response.text}`);
+}
+
+export async function addDenyRule(
+  app: TestApp,
+  merchant: SignedInMerchant,
+  rule: { chainId: number; kind: 'sender' | 'target'; address: string },
+): Promise<void> {
+  const response = await app.request('/v1/paymaster/deny-rules', {
+    method: 'POST',
+    headers: merchant.auth,
+    json: rule,
+  });
+  if (response.status !== 200)
+    throw new Error(`deny rule upsert answered ${response.status}: ${response.text}`);
+}
+
+/** POST /v1/paymaster/rpc with a client id; `body` is sent as JSON unless it is a string (sent raw). */
+export function paymasterRpc(
+  app: TestApp,
+  clientId: string | undefined,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<TestResponse> {
+  const allHeaders = { ...(clientId !== undefined && { 'x-client-id': clientId }), ...headers };
+  return typeof body === 'string'
+    ? app.request('/v1/paymaster/rpc', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...allHeaders },
+        body,
+      })
+    : app.request('/v1/paymaster/rpc', { method: 'POST', headers: allHeaders, json: body });
+}
+
+/** The merchant's usage rows, newest first (one page of up to 100). */
+export async function usageRows(
+  app: TestApp,
+  merchant: SignedInMerchant,
+  query = '',
+): Promise<Record<string, unknown>[]> {
+  const response = await app.request(`/v1/paymaster/usage?limit=100${query}`, { headers: merchant.auth });
+  if (response.status !== 200) throw new Error(`usage answered ${response.status}: ${response.text}`);
+  return response.body.data;
+}

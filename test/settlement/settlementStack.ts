@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import {
+  createTestClient,
+  defineChain,
+  erc20Abi,
+  http,
+  publicActions,
+  walletActions,
+  type Address,
+  type Hex,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { loadConfig } from '../../config';
+import { deployLocalChain } from '../../chain/deployLocalChain';
+import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../chain/localSettlement';
+import { createNetworkRegistry, type NetworkRegistry } from '../../chain/networkRegistry';
+import { createOperatorChains } from '../../chain/operatorChains';
+import { createDb, type Db } from '../../db/client';
+import { LOCAL_CHAINS } from '../../dev/localChains';
+import { startRelayer } from '../../dev/relayer';
+import { ANVIL_DEV_ACCOUNTS, startAnvilChains } from '../../dev/services/anvil';
+import { startChainMonitors } from '../../workers/chainMonitors';
+import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
+import { taskQueueNames, type TaskQueueRole } from '../../workers/taskQueues';
+import { startTestApp, type TestApp } from '../harness/app';
+import { writeDeploymentsFile } from '../harness/deployments';
+import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import { testStack } from '../harness/stack';
+import { quietTemporalRuntime } from '../harness/workers';
+
+/**
+ * A settlement world of its own: three anvil chains private to the test file (so snapshots, reorgs
+ * and rate changes touch nobody else), our contracts on them, the worker with the operator key and
+ * the deposit monitors, the relayer between the chains, and the API — all on the run's shared
+ * Postgres and Temporal, isolated by task-queue prefix.
+ */
+export interface SettlementStack {
+  app: TestApp;
+  merchant: SignedInMerchant;
+  sk: { authorization: string };
+  db: Db;
+  temporal: Client;
+  prefix: string;
+  taskQueues: Record<TaskQueueRole, string>;
+  networks: NetworkRegistry;
+  deploymentsFile: string;
+  rpcUrls: Record<number, string>;
+  chain(chainId: number): ReturnType<typeof testChainClient>;
+  contracts(chainId: number): Record<string, Address>;
+  /** Environment for a separate worker process speaking to this stack. */
+  workerEnv: Record<string, string>;
+  startWorkers(): Promise<TemporalWorkers>;
+  stopWorkers(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function testChainClient(rpcUrl: string, chainId: number, privateKey: Hex = ANVIL_DEV_ACCOUNTS[2].privateKey) {
+  const chain = defineChain({ id: chainId, name: `chain ${chainId}`, nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } });
+  return createTestClient({ mode: 'anvil', chain, transport: http(rpcUrl), account: privateKeyToAccount(privateKey) })
+    .extend(publicActions)
+    .extend(walletActions);
+}
+
+export async function startSettlementStack(): Promise<SettlementStack> {
+  quietTemporalRuntime();
+  const anvil = await startAnvilChains({ chains: LOCAL_CHAINS.map(({ chainId }) => ({ chainId })), silent: true });
+  const deployer = ANVIL_DEV_ACCOUNTS[0];
+  const chains = await Promise.all(
+    anvil.chains.map(async ({ chainId, rpcUrl }) => ({
+      chainId,
+      network: LOCAL_CHAINS.find((chain) => chain.chainId === chainId)!.network,
+      rpcUrl,
+      contracts: await deployLocalChain({ rpcUrl, chainId, deployerPrivateKey: deployer.privateKey }),
+    })),
+  );
+  const deploymentsFile = writeDeploymentsFile(chains);
+  const rpcUrls = Object.fromEntries(chains.map((chain) => [chain.chainId, chain.rpcUrl]));
+  const prefix = `s${randomBytes(4).toString('hex')}-`;
+  const taskQueues = taskQueueNames(prefix);
+  const env = {
+    DEPLOYMENTS_FILE: deploymentsFile,
+    TEMPORAL_TASK_QUEUE_PREFIX: prefix,
+    ...Object.fromEntries(chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
+  };
+  const stack = testStack();
+  const config = loadConfig({ ...env, DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress });
+  const networks = createNetworkRegistry(config);
+  const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
+  const clientConnection = await Connection.connect({ address: stack.temporalAddress });
+  const temporal = new Client({ connection: clientConnection, namespace: stack.temporalNamespace });
+  const operator = createOperatorChains({ networks, operatorPrivateKey: LOCAL_SETTLEMENT_OPERATOR.privateKey });
+
+  let workers: { handle: TemporalWorkers; running: Promise<void>; connection: NativeConnection } | undefined;
+  const startWorkers = async () => {
+    const connection = await NativeConnection.connect({ address: stack.temporalAddress });
+    const handle = await createWorkers({
+      connection,
+      namespace: stack.temporalNamespace,
+      dependencies: { db, temporal, settlement: { networks, operator, slippageBps: 50 } },
+      taskQueues,
+    });
+    workers = { handle, running: handle.run(), connection };
+    return handle;
+  };
+  const stopWorkers = async () => {
+    if (!workers) return;
+    await workers.handle.shutdown();
+    await workers.running;
+    await workers.connection.close();
+    workers = undefined;
+  };
+  await startWorkers();
+  await startChainMonitors(temporal, {
+    chainIds: chains.map((chain) => chain.chainId),
+    taskQueue: taskQueues.chains,
+    workflowIdPrefix: prefix,
+    pollIntervalMs: 200,
+    maxBlockRange: 500,
+  });
+  const relayer = await startRelayer({
+    chains: chains.map((chain) => ({ chainId: chain.chainId, rpcUrl: chain.rpcUrl, messenger: chain.contracts.messenger as Address })),
+    relayerPrivateKey: LOCAL_RELAYER.privateKey,
+    pollIntervalMs: 200,
+  });
+  const app = await startTestApp(env);
+  const merchant = await signInNewMerchant(app);
+  const sk = { authorization: `Bearer ${await createApiKey(app, merchant)}` };
+
+  return {
+    app,
+    merchant,
+    sk,
+    db,
+    temporal,
+    prefix,
+    taskQueues,
+    networks,
+    deploymentsFile,
+    rpcUrls,
+    chain: (chainId) => testChainClient(rpcUrls[chainId]!, chainId),
+    contracts: (chainId) => chains.find((chain) => chain.chainId === chainId)!.contracts as Record<string, Address>,
+    workerEnv: {
+      ...env,
+      DATABASE_URL: stack.databaseUrl,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      TEMPORAL_NAMESPACE: stack.temporalNamespace,
+      OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
+      CHAIN_MONITOR_POLL_MS: '200',
+      LOG_LEVEL: 'warn',
+    },
+    startWorkers,
+    stopWorkers,
+    async stop() {
+      await app.close();
+      await relayer.stop();
+      for (const chain of chains) {
+        await temporal.workflow
+          .getHandle(`${prefix}chain-monitor-${chain.chainId}`)
+          .terminate('test finished')
+          .catch(() => undefined);
+      }
+      await stopWorkers();
+      await clientConnection.close();
+      await db.destroy();
+      await anvil.stop();
+    },
+  };
+}
+
+/** Pays `amount` base units of `token` to `to` from a funded test account (mint then transfer, like a wallet would). */
+export async function payDeposit(client: ReturnType<typeof testChainClient>, { token, to, amount }: { token: Address; to: Address; amount: bigint }): Promise<Hex> {
+  const mint = await client.writeContract({
+    address: token,
+    abi: [{ type: 'function', name: 'mint', stateMutability: 'nonpayable', inputs: [{ name: 'to', type: 'address' }, { name: 'amount', type: 'uint256' }], outputs: [] }] as const,
+    functionName: 'mint',
+    args: [client.account.address, amount],
+  });
+  await client.waitForTransactionReceipt({ hash: mint });
+  const hash = await client.writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
+  await client.waitForTransactionReceipt({ hash });
+  return hash;
+}

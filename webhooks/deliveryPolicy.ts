@@ -1,0 +1,26 @@
+/**
+ * How webhook deliveries are retried and bounded (SPEC: Limits): the one place these numbers live.
+ * Plain data, safe to import from workflow code.
+ */
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+
+/** Pauses between consecutive attempts: 1 m, 5 m, 30 m, 2 h, so attempts at +0, +1 m, +6 m, +36 m, +2 h 36 m. */
+export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = [
+  1 * MINUTE_MS,
+  5 * MINUTE_MS,
+  30 * MINUTE_MS,
+  2 * HOUR_MS,
+];
+
+/** The first attempt plus one per pause: 5. */
+export const WEBHOOK_MAX_ATTEMPTS = WEBHOOK_RETRY_DELAYS_MS.length + 1;
+
+/** One attempt (the activity, and the HTTP request inside it) gives up after this long. */
+export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10_000;
+
+/** How much of a receiver's answer an attempt record keeps. */
+export const WEBHOOK_RESPONSE_BODY_LIMIT_BYTES = 1024;
+
+/** At most this many endpoints per merchant (SPEC: Limits). */
+export const WEBHOOK_ENDPOINT_LIMIT = 5;

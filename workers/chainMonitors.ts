@@ -1,0 +1,37 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { chainMonitorWorkflow } from '../workflows/chainMonitor';
+import { ChainId } from './searchAttributes';
+
+export const chainMonitorWorkflowId = (chainId: number, prefix = '') => `${prefix}chain-monitor-${chainId}`;
+
+export interface StartChainMonitorsParameters {
+  chainIds: number[];
+  taskQueue: string;
+  /** Prefix of the workflow ids (the deployment's task-queue prefix), so test runs do not share monitors. */
+  workflowIdPrefix?: string;
+  pollIntervalMs?: number;
+  maxBlockRange?: number;
+}
+
+/** Starts the deposit monitor of every chain that is not running yet (idempotent; run at worker start). */
+export async function startChainMonitors(
+  client: Client,
+  { chainIds, taskQueue, workflowIdPrefix = '', pollIntervalMs = 2000, maxBlockRange = 2000 }: StartChainMonitorsParameters,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (const chainId of chainIds) {
+    const workflowId = chainMonitorWorkflowId(chainId, workflowIdPrefix);
+    try {
+      await client.workflow.start(chainMonitorWorkflow, {
+        workflowId,
+        taskQueue,
+        args: [{ chainId, monitorId: workflowId, pollIntervalMs, maxBlockRange }],
+        typedSearchAttributes: [{ key: ChainId, value: chainId }],
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+    ids.push(workflowId);
+  }
+  return ids;
+}

@@ -1,0 +1,31 @@
+import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import type { ChainMonitorActivities } from '../activities/chainMonitor';
+
+const { scanDeposits } = proxyActivities<ChainMonitorActivities>({
+  startToCloseTimeout: '2 minutes',
+  // RPC outages: back off up to a minute between tries, forever; the checkpoint makes retries resume.
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+export interface ChainMonitorInput {
+  chainId: number;
+  /** Also the checkpoint key. */
+  monitorId: string;
+  pollIntervalMs: number;
+  maxBlockRange: number;
+}
+
+/** Scans per run before continuing as new, keeping the history small however long the monitor lives. */
+const SCANS_PER_RUN = 200;
+
+/**
+ * `chain-monitor-<chainId>`: the deposit monitor of one chain. Scans in bounded ranges until it has
+ * caught up with the safe head, then polls; continues as new to keep its history bounded.
+ */
+export async function chainMonitorWorkflow(input: ChainMonitorInput): Promise<never> {
+  for (let scan = 0; scan < SCANS_PER_RUN; scan += 1) {
+    const result = await scanDeposits({ chainId: input.chainId, monitorId: input.monitorId, maxBlockRange: input.maxBlockRange });
+    if (result.caughtUp) await sleep(input.pollIntervalMs);
+  }
+  return continueAsNew<typeof chainMonitorWorkflow>(input);
+}

@@ -1,0 +1,124 @@
+import {
+  ActivityFailure,
+  condition,
+  defineSignal,
+  log,
+  proxyActivities,
+  setHandler,
+  TimeoutFailure,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { AttemptReport, WebhookDeliveryActivities } from '../activities/webhooks';
+import {
+  WEBHOOK_ATTEMPT_TIMEOUT_MS,
+  WEBHOOK_MAX_ATTEMPTS,
+  WEBHOOK_RETRY_DELAYS_MS,
+} from '../webhooks/deliveryPolicy';
+
+/**
+ * One workflow per (event, endpoint) pair, `webhook-<eventId>-<endpointId>` (DESIGN §4.2):
+ *
+ *   attempt 1 ─fail─▶ 1 m ─▶ attempt 2 ─fail─▶ 5 m ─▶ 3 ─▶ 30 m ─▶ 4 ─▶ 2 h ─▶ 5 ─fail─▶ failed
+ *        └──── any 2xx ─▶ succeeded (the session reads webhookDelivered: true)
+ *        └──── endpoint disabled or deleted before an attempt ─▶ canceled
+ *
+ * The schedule in webhooks/deliveryPolicy.ts is the retry policy: the send activity itself is
+ * never retried by Temporal, and every attempt is recorded.
+ */
+const { openDelivery, recordAttempt, finishDelivery } = proxyActivities<WebhookDeliveryActivities>({
+  // Small database writes; retried while the database is unreachable (each is idempotent).
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+const { sendWebhookAttempt } = proxyActivities<WebhookDeliveryActivities>({
+  // The attempt's budget; the HTTP request inside is aborted at the same bound.
+  startToCloseTimeout: WEBHOOK_ATTEMPT_TIMEOUT_MS,
+  retry: { maximumAttempts: 1 },
+});
+
+/** A manual re-dispatch reaching a running delivery: make the next attempt now instead of after the pause. */
+export const deliverNowSignal = defineSignal('deliverNow');
+
+export interface WebhookDeliveryInput {
+  eventId: string;
+  endpointId: string;
+}
+
+export interface WebhookDeliveryResult {
+  status: 'succeeded' | 'failed' | 'canceled';
+  attempts: number;
+}
+
+export async function webhookDeliveryWorkflow({
+  eventId,
+  endpointId,
+}: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
+  // Re-dispatches asked for so far, and how many of them the latest attempt already answers.
+  let redispatchesRequested = 0;
+  let redispatchesAnswered = 0;
+  setHandler(deliverNowSignal, () => {
+    redispatchesRequested += 1;
+  });
+
+  const { workflowId, runId } = workflowInfo();
+  const delivery = await openDelivery({ eventId, endpointId, workflowId, workflowRunId: runId });
+  if (!delivery) return { status: 'canceled', attempts: 0 };
+
+  let delivered = false;
+  let attempt = 0;
+  while (attempt < WEBHOOK_MAX_ATTEMPTS) {
+    attempt += 1;
+    redispatchesAnswered = redispatchesRequested;
+    const attemptedAt = new Date(Date.now()).toISOString();
+    const report = await attemptOnce({ eventId, endpointId });
+    if (report.kind === 'endpoint_unavailable') {
+      await finishDelivery({ deliveryId: delivery.deliveryId, status: 'canceled' });
+      return { status: delivered ? 'succeeded' : 'canceled', attempts: attempt - 1 };
+    }
+
+    const succeeded = report.result.outcome === 'succeeded';
+    delivered ||= succeeded;
+    const redispatchPending = () => redispatchesRequested > redispatchesAnswered;
+    const pauseMs = succeeded ? undefined : WEBHOOK_RETRY_DELAYS_MS[attempt - 1];
+    await recordAttempt({
+      deliveryId: delivery.deliveryId,
+      attemptNumber: attempt,
+      attemptedAt,
+      ...report.result,
+      nextAttemptAt: pauseMs === undefined ? null : new Date(Date.now() + pauseMs).toISOString(),
+    });
+    // A re-dispatch that arrived while this attempt was under way still gets a send of its own.
+    if (succeeded && !redispatchPending()) return { status: 'succeeded', attempts: attempt };
+    if (succeeded) continue;
+    if (pauseMs === undefined) break;
+    await condition(redispatchPending, pauseMs);
+  }
+
+  if (delivered) return { status: 'succeeded', attempts: attempt };
+  await finishDelivery({ deliveryId: delivery.deliveryId, status: 'failed' });
+  return { status: 'failed', attempts: attempt };
+}
+
+/** One send; an activity that timed out or broke counts as a failed attempt, never as a failed workflow. */
+async function attemptOnce(target: WebhookDeliveryInput): Promise<AttemptReport> {
+  try {
+    return await sendWebhookAttempt(target);
+  } catch (error) {
+    if (!(error instanceof ActivityFailure)) throw error;
+    const timedOut = error.cause instanceof TimeoutFailure;
+    log.warn('webhook attempt activity failed', { ...target, error: error.cause?.message || error.message });
+    return {
+      kind: 'sent',
+      result: {
+        outcome: timedOut ? 'timeout' : 'network_error',
+        statusCode: null,
+        latencyMs: timedOut ? WEBHOOK_ATTEMPT_TIMEOUT_MS : 0,
+        responseBody: null,
+        error: timedOut
+          ? `no complete answer within ${WEBHOOK_ATTEMPT_TIMEOUT_MS} ms`
+          : 'the attempt could not be completed',
+      },
+    };
+  }
+}
