@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { ConfigError, loadConfig } from '.';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from '.';
 
 describe('configuration', () => {
   it('applies defaults for an empty environment', () => {
@@ -60,5 +60,15 @@ describe('process start-up with a bad configuration', () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('Invalid configuration:');
     expect(result.stderr).toMatch(/PORT: /);
+  });
+});
+
+describe('the README configuration table', () => {
+  it('documents every variable the config module reads', () => {
+    const readme = require('node:fs').readFileSync(`${__dirname}/../README.md`, 'utf8') as string;
+    const documented = new Set([...readme.matchAll(/`([A-Z][A-Z0-9_]+(?:_<chainId>)?)`/g)].map((match) => match[1]));
+    const missing = CONFIG_VARIABLES.map((name) => name.replace(/_\d+$/, '_<chainId>'))
+      .filter((name) => !documented.has(name) && !documented.has(name.replace(/_<chainId>$/, '')));
+    expect([...new Set(missing)]).toEqual([]);
   });
 });

@@ -5,16 +5,15 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { generateSigningJwk } from '../api/auth/merchantTokens';
-import { LOCAL_PAYMASTER_SIGNER, deployLocalChain } from '../chain/deployLocalChain';
+import { LOCAL_PAYMASTER_SIGNER } from '../chain/deployLocalChain';
 import { LOCAL_SETTLEMENT_OPERATOR } from '../chain/localSettlement';
 import { localErc20GasTokenRates } from '../chain/paymasters';
 import { createDb } from '../db/client';
 import { migrateToLatest } from '../db/migrate';
 import { ensureMaintenanceSchedules } from '../workers/schedules';
 import { createTemporalClient } from '../workers/temporalClient';
-import { LOCAL_CHAINS } from './localChains';
-import { startAltoBundlers } from './services/alto';
-import { ANVIL_DEV_ACCOUNTS, startAnvilChains } from './services/anvil';
+import { ANVIL_DEV_ACCOUNTS } from './services/anvil';
+import { startLocalChains } from './services/localChains';
 import { ensureDatabase, startEmbeddedPostgres } from './services/postgres';
 import { startTemporalDevServer } from './services/temporal';
 import type { StackDescription } from './stackDescription';
@@ -135,36 +134,10 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string; namesp
 }
 
 async function startChains(): Promise<StackDescription['chains']> {
-  const anvil = await startAnvilChains({
-    chains: LOCAL_CHAINS.map(({ chainId }) => ({ chainId })),
-    blockTime: 1,
-    stateDir: join(devDir, 'chains'),
-    silent: true,
-  });
-  stops.push({ name: 'anvil', stop: anvil.stop });
-  const deployer = ANVIL_DEV_ACCOUNTS[0];
-  const deployed = await Promise.all(
-    anvil.chains.map(async ({ chainId, rpcUrl }) => ({
-      chainId,
-      network: LOCAL_CHAINS.find((chain) => chain.chainId === chainId)!.network,
-      rpcUrl,
-      contracts: await deployLocalChain({ rpcUrl, chainId, deployerPrivateKey: deployer.privateKey }),
-    })),
-  );
-  const alto = await startAltoBundlers({
-    chains: deployed.map(({ chainId, rpcUrl, contracts }) => ({
-      chainId,
-      rpcUrl,
-      entryPoints: [contracts.entryPointV07, contracts.entryPointV08],
-    })),
-    silent: true,
-  });
-  stops.push({ name: 'alto', stop: alto.stop });
-  log(`bundlers ready (${alto.bundlers.map((bundler) => bundler.url).join(', ')})`);
-  return deployed.map((chain) => ({
-    ...chain,
-    bundlerUrl: alto.bundlers.find((bundler) => bundler.chainId === chain.chainId)!.url,
-  }));
+  const local = await startLocalChains({ blockTime: 1, stateDir: join(devDir, 'chains'), bundlers: true });
+  stops.push({ name: 'chains', stop: local.stop });
+  log(`chains, contracts and bundlers ready (${local.chains.map((chain) => `${chain.network} ${chain.rpcUrl}`).join(', ')})`);
+  return local.chains;
 }
 
 /** The dev stack keeps one JWT signing key in .dev/, so restarts do not log anyone out. */

@@ -7,7 +7,7 @@ const root = join(__dirname, '..');
 const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
   services: Record<string, { command?: string[]; environment?: Record<string, string> }>;
 };
-const appServices = ['api', 'worker'];
+const appServices = ['api', 'worker', 'signer'];
 
 describe('docker-compose.yml', () => {
   it('defines postgres, temporal, its UI and the application processes', () => {

@@ -2,16 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LOCAL_PAYMASTER_SIGNER, deployLocalChain } from '../chain/deployLocalChain';
+import { LOCAL_PAYMASTER_SIGNER } from '../chain/deployLocalChain';
 import { localErc20GasTokenRates } from '../chain/paymasters';
 import { loadConfig } from '../config';
 import { createDb } from '../db/client';
 import { migrateToLatest } from '../db/migrate';
-import { startAltoBundlers } from '../dev/services/alto';
-import { ANVIL_DEV_ACCOUNTS, startAnvilChains } from '../dev/services/anvil';
+import { startLocalChains } from '../dev/services/localChains';
 import { ensureDatabase, startEmbeddedPostgres } from '../dev/services/postgres';
 import { startTemporalDevServer } from '../dev/services/temporal';
-import { LOCAL_CHAINS } from '../dev/localChains';
 import { startSignerServer } from '../signer/server';
 import { TEST_STACK_FILE_VARIABLE, type TestStack } from './harness/stack';
 import { registerTeardown } from './harness/teardown';
@@ -78,32 +76,11 @@ async function startTemporal(): Promise<{ address: string; namespace: string }> 
 }
 
 async function startChains(): Promise<TestStack['chains']> {
-  const anvil = await startAnvilChains({ chains: LOCAL_CHAINS.map(({ chainId }) => ({ chainId })), silent: true });
-  registerTeardown(() => anvil.stop());
-  const deployer = ANVIL_DEV_ACCOUNTS[0]!;
-  const deployed = await Promise.all(
-    anvil.chains.map(async ({ chainId, rpcUrl }) => ({
-      chainId,
-      network: LOCAL_CHAINS.find((chain) => chain.chainId === chainId)!.network,
-      rpcUrl,
-      contracts: await deployLocalChain({ rpcUrl, chainId, deployerPrivateKey: deployer.privateKey }),
-    })),
-  );
-  const altoStarted = Date.now();
-  const alto = await startAltoBundlers({
-    chains: deployed.map(({ chainId, rpcUrl, contracts }) => ({
-      chainId,
-      rpcUrl,
-      entryPoints: [contracts.entryPointV07, contracts.entryPointV08],
-    })),
-    silent: true,
-  });
-  registerTeardown(() => alto.stop());
-  process.stdout.write(`\nAlto bundlers ready in ${Date.now() - altoStarted} ms\n`);
-  return deployed.map((chain) => ({
-    ...chain,
-    bundlerUrl: alto.bundlers.find((bundler) => bundler.chainId === chain.chainId)!.url,
-  }));
+  const started = Date.now();
+  const local = await startLocalChains({ bundlers: true });
+  registerTeardown(() => local.stop());
+  process.stdout.write(`\nchains, contracts and bundlers ready in ${Date.now() - started} ms\n`);
+  return local.chains as TestStack['chains'];
 }
 
 /** The signing service, in this (the jest parent) process, holding the local paymasters' signer key. */

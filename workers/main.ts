@@ -7,6 +7,7 @@ import { createNetworkRegistry } from '../chain/networkRegistry';
 import { createOperatorChains } from '../chain/operatorChains';
 import { startChainMonitors } from './chainMonitors';
 import { createWorkers } from './createWorkers';
+import { ensureSearchAttributes } from './temporalClient';
 import { taskQueueNames } from './taskQueues';
 
 /**
@@ -21,6 +22,8 @@ async function main(): Promise<void> {
     try {
       const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
       const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+      const registered = await ensureSearchAttributes(clientConnection, config.TEMPORAL_NAMESPACE);
+      if (registered.length) process.stdout.write(`registered search attributes: ${registered.join(', ')}\n`);
       const taskQueues = taskQueueNames(config.TEMPORAL_TASK_QUEUE_PREFIX);
       const networks = createNetworkRegistry(config);
       const settlement = config.OPERATOR_PRIVATE_KEY

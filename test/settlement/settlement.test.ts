@@ -106,7 +106,10 @@ describe('settlement pipeline', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect({ seen, last: seen.at(-1) }).toMatchObject({ last: 'completed' });
-    const history = await stack.temporal.workflow.getHandle(`session-${session.id}`).fetchHistory();
+    // The row says completed a moment before the workflow records it; its result marks the end.
+    const handle = stack.temporal.workflow.getHandle(`session-${session.id}`);
+    expect(await handle.result()).toMatchObject({ status: 'completed' });
+    const history = await handle.fetchHistory();
     const statuses = history.events!.flatMap((event) => {
       const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
       const payload = fields?.SessionStatus?.data;

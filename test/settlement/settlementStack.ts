@@ -13,14 +13,13 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../../config';
-import { deployLocalChain } from '../../chain/deployLocalChain';
 import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../chain/localSettlement';
 import { createNetworkRegistry, type NetworkRegistry } from '../../chain/networkRegistry';
 import { createOperatorChains } from '../../chain/operatorChains';
 import { createDb, type Db } from '../../db/client';
-import { LOCAL_CHAINS } from '../../dev/localChains';
 import { startRelayer } from '../../dev/relayer';
-import { ANVIL_DEV_ACCOUNTS, startAnvilChains } from '../../dev/services/anvil';
+import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
+import { startLocalChains } from '../../dev/services/localChains';
 import { startChainMonitors } from '../../workers/chainMonitors';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
 import { taskQueueNames, type TaskQueueRole } from '../../workers/taskQueues';
@@ -65,16 +64,8 @@ export function testChainClient(rpcUrl: string, chainId: number, privateKey: Hex
 
 export async function startSettlementStack(): Promise<SettlementStack> {
   quietTemporalRuntime();
-  const anvil = await startAnvilChains({ chains: LOCAL_CHAINS.map(({ chainId }) => ({ chainId })), silent: true });
-  const deployer = ANVIL_DEV_ACCOUNTS[0];
-  const chains = await Promise.all(
-    anvil.chains.map(async ({ chainId, rpcUrl }) => ({
-      chainId,
-      network: LOCAL_CHAINS.find((chain) => chain.chainId === chainId)!.network,
-      rpcUrl,
-      contracts: await deployLocalChain({ rpcUrl, chainId, deployerPrivateKey: deployer.privateKey }),
-    })),
-  );
+  const anvil = await startLocalChains();
+  const { chains } = anvil;
   const deploymentsFile = writeDeploymentsFile(chains);
   const rpcUrls = Object.fromEntries(chains.map((chain) => [chain.chainId, chain.rpcUrl]));
   const prefix = `s${randomBytes(4).toString('hex')}-`;
@@ -120,7 +111,7 @@ export async function startSettlementStack(): Promise<SettlementStack> {
     maxBlockRange: 500,
   });
   const relayer = await startRelayer({
-    chains: chains.map((chain) => ({ chainId: chain.chainId, rpcUrl: chain.rpcUrl, messenger: chain.contracts.messenger as Address })),
+    chains: chains.map((chain) => ({ chainId: chain.chainId, rpcUrl: chain.rpcUrl, messenger: chain.contracts.messenger! })),
     relayerPrivateKey: LOCAL_RELAYER.privateKey,
     pollIntervalMs: 200,
   });

@@ -1,0 +1,71 @@
+import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDb } from '../../db/client';
+import { migrateToLatest } from '../../db/migrate';
+import { startLocalChains } from '../../dev/services/localChains';
+import { ensureDatabase, startEmbeddedPostgres } from '../../dev/services/postgres';
+import { startTemporalDevServer } from '../../dev/services/temporal';
+import type { ChainDeployment } from '../../dev/stackDescription';
+
+export interface BenchServices {
+  databaseUrl: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  chains: ChainDeployment[];
+  /** A deployments file (`{ chains }`) for DEPLOYMENTS_FILE. */
+  deploymentsFile: string;
+  /** Environment for an api or worker process against these services. */
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real services a benchmark measures against, started for the benchmark alone (never the dev
+ * stack's, which may be busy): embedded Postgres (migrated), the Temporal dev server, and
+ * optionally the local chains with contracts and bundlers.
+ */
+export async function startBenchServices({
+  chains = false,
+  bundlers = false,
+  blockTime,
+}: {
+  chains?: boolean;
+  bundlers?: boolean;
+  /** Seconds between blocks (interval mining, as in the dev stack); without it every transaction is mined at once. */
+  blockTime?: number;
+} = {}): Promise<BenchServices> {
+  const workDir = await mkdtemp(join(tmpdir(), 'stablepay-bench-'));
+  await chmod(workDir, 0o755);
+  const [postgres, temporal, local] = await Promise.all([
+    startEmbeddedPostgres({ dataDir: join(workDir, 'postgres'), persistent: false }),
+    startTemporalDevServer({ silent: true }),
+    chains ? startLocalChains({ bundlers, blockTime }) : Promise.resolve(undefined),
+  ]);
+  const databaseUrl = await ensureDatabase(postgres.adminUrl, 'stablepay_bench');
+  const db = createDb({ connectionString: databaseUrl, maxConnections: 1 });
+  await migrateToLatest(db);
+  await db.destroy();
+  const deploymentsFile = join(workDir, 'deployments.json');
+  await writeFile(deploymentsFile, JSON.stringify({ chains: local?.chains ?? [] }));
+  return {
+    databaseUrl,
+    temporalAddress: temporal.address,
+    temporalNamespace: temporal.namespace,
+    chains: local?.chains ?? [],
+    deploymentsFile,
+    env: {
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: temporal.namespace,
+      DEPLOYMENTS_FILE: deploymentsFile,
+      LOG_LEVEL: 'warn',
+      ...Object.fromEntries((local?.chains ?? []).flatMap((chain) => [[`RPC_URL_${chain.chainId}`, chain.rpcUrl], ...(chain.bundlerUrl ? [[`BUNDLER_URL_${chain.chainId}`, chain.bundlerUrl]] : [])])),
+    },
+    async stop() {
+      await local?.stop();
+      await temporal.stop();
+      await postgres.stop();
+    },
+  };
+}

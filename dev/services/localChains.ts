@@ -1,0 +1,58 @@
+import { deployLocalChain } from '../../chain/deployLocalChain';
+import { LOCAL_CHAINS } from '../localChains';
+import type { ChainDeployment } from '../stackDescription';
+import { startAltoBundlers } from './alto';
+import { ANVIL_DEV_ACCOUNTS, startAnvilChains } from './anvil';
+
+export interface StartLocalChainsParameters {
+  /** Seconds between blocks; without it anvil mines each transaction at once (tests). */
+  blockTime?: number;
+  /** Keeps chain state across restarts (the dev stack). */
+  stateDir?: string;
+  /** Start an Alto bundler per chain (the paymaster needs them; settlement does not). */
+  bundlers?: boolean;
+}
+
+export interface LocalChains {
+  chains: ChainDeployment[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The three local chains with everything deployed on them (EntryPoints, forwarder factory, tokens,
+ * paymasters, settlement stand-ins) and optionally a bundler each: what the dev stack, the test run
+ * and the benchmarks all start.
+ */
+export async function startLocalChains({ blockTime, stateDir, bundlers = false }: StartLocalChainsParameters = {}): Promise<LocalChains> {
+  const anvil = await startAnvilChains({ chains: LOCAL_CHAINS.map(({ chainId }) => ({ chainId })), blockTime, stateDir, silent: true });
+  try {
+    const deployer = ANVIL_DEV_ACCOUNTS[0];
+    const deployed: ChainDeployment[] = await Promise.all(
+      anvil.chains.map(async ({ chainId, rpcUrl }) => ({
+        chainId,
+        network: LOCAL_CHAINS.find((chain) => chain.chainId === chainId)!.network,
+        rpcUrl,
+        contracts: await deployLocalChain({ rpcUrl, chainId, deployerPrivateKey: deployer.privateKey }),
+      })),
+    );
+    if (!bundlers) return { chains: deployed, stop: anvil.stop };
+    const alto = await startAltoBundlers({
+      chains: deployed.map(({ chainId, rpcUrl, contracts }) => ({
+        chainId,
+        rpcUrl,
+        entryPoints: [contracts.entryPointV07!, contracts.entryPointV08!],
+      })),
+      silent: true,
+    });
+    return {
+      chains: deployed.map((chain) => ({ ...chain, bundlerUrl: alto.bundlers.find((bundler) => bundler.chainId === chain.chainId)!.url })),
+      stop: async () => {
+        await alto.stop();
+        await anvil.stop();
+      },
+    };
+  } catch (error) {
+    await anvil.stop();
+    throw error;
+  }
+}
