@@ -2,7 +2,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.dev/', '.temporal/', 'contracts/artifacts/', 'test-output/', '**/*.js', '**/*.mjs'] },
+  {
+    ignores: [
+      'node_modules/',
+      '.dev/',
+      '.temporal/',
+      'contracts/artifacts/',
+      'test-output/',
+      '**/*.js',
+      '**/*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -2,7 +2,13 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { createPublicClient, http, parseAbiItem, type Address, type PublicClient } from 'viem';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { Db } from '../db/client';
-import { acceptedTotal, findDepositTargets, readCheckpoint, recordDeposit, writeCheckpoint } from '../db/deposits';
+import {
+  acceptedTotal,
+  findDepositTargets,
+  readCheckpoint,
+  recordDeposit,
+  writeCheckpoint,
+} from '../db/deposits';
 import { findFlushTransactions } from '../db/settlements';
 import { sessionWorkflowId } from '../workers/sessionWorkflows';
 import type { DepositDetected } from './sessions';
@@ -48,7 +54,9 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
     if (!network?.rpcUrl) throw new Error(`chain ${chainId} has no RPC URL configured`);
     let client = clients.get(chainId);
     if (!client) {
-      client = createPublicClient({ transport: http(network.rpcUrl, { retryCount: 0, timeout: 15_000 }) }) as PublicClient;
+      client = createPublicClient({
+        transport: http(network.rpcUrl, { retryCount: 0, timeout: 15_000 }),
+      }) as PublicClient;
       clients.set(chainId, client);
     }
     return client;
@@ -63,26 +71,45 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
       const safeHead = head - BigInt(network.confirmations);
       const checkpoint = (await readCheckpoint(db, monitorId)) ?? safeHead - BigInt(maxBlockRange);
       const fromBlock = checkpoint + 1n < 0n ? 0n : checkpoint + 1n;
-      const toBlock = fromBlock + BigInt(maxBlockRange) - 1n < safeHead ? fromBlock + BigInt(maxBlockRange) - 1n : safeHead;
+      const toBlock =
+        fromBlock + BigInt(maxBlockRange) - 1n < safeHead ? fromBlock + BigInt(maxBlockRange) - 1n : safeHead;
       if (toBlock < fromBlock) {
-        return { fromBlock: fromBlock.toString(), toBlock: checkpoint.toString(), caughtUp: true, logs: 0, accepted: 0, late: 0 };
+        return {
+          fromBlock: fromBlock.toString(),
+          toBlock: checkpoint.toString(),
+          caughtUp: true,
+          logs: 0,
+          accepted: 0,
+          late: 0,
+        };
       }
 
       const tokens = new Map(network.tokens.map((token) => [token.address.toLowerCase(), token]));
       const logs = tokens.size
-        ? await client.getLogs({ address: [...tokens.values()].map((token) => token.address as Address), event: transferEvent, fromBlock, toBlock })
+        ? await client.getLogs({
+            address: [...tokens.values()].map((token) => token.address as Address),
+            event: transferEvent,
+            fromBlock,
+            toBlock,
+          })
         : [];
       const recipients = [...new Set(logs.map((log) => log.args.to!.toLowerCase()))];
       const targets = await findDepositTargets(db, chainId, recipients);
       // A flush swaps into the forwarder itself (the router pays USDe to it): those transfers are not payments.
-      const flushes = await findFlushTransactions(db, [...new Set(logs.filter((log) => recipients.length && targets.length).map((log) => log.transactionHash!))]);
+      const flushes = targets.length
+        ? await findFlushTransactions(db, [...new Set(logs.map((log) => log.transactionHash!))])
+        : new Set<string>();
       const now = new Date();
       let accepted = 0;
       let late = 0;
 
       for (const log of logs) {
         const tokenAddress = log.address.toLowerCase();
-        const target = targets.find((entry) => entry.depositAddress.toLowerCase() === log.args.to!.toLowerCase() && entry.tokenAddress === tokenAddress);
+        const target = targets.find(
+          (entry) =>
+            entry.depositAddress.toLowerCase() === log.args.to!.toLowerCase() &&
+            entry.tokenAddress === tokenAddress,
+        );
         if (!target || flushes.has(log.transactionHash!)) continue;
         const open = target.status === 'awaiting_payment' && target.expiresAt > now;
         await recordDeposit(db, {
@@ -115,16 +142,28 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
           decimals: tokens.get(tokenAddress)!.decimals,
         };
         try {
-          await temporal.workflow.getHandle(sessionWorkflowId(target.sessionId)).signal('depositDetected', deposit);
+          await temporal.workflow
+            .getHandle(sessionWorkflowId(target.sessionId))
+            .signal('depositDetected', deposit);
         } catch (error) {
           // The reconciler starts a missing workflow; the deposit row keeps the payment either way.
           if (!(error instanceof WorkflowNotFoundError)) throw error;
-          logger?.warn({ sessionId: target.sessionId, txHash: deposit.txHash }, 'deposit for a session without a running workflow');
+          logger?.warn(
+            { sessionId: target.sessionId, txHash: deposit.txHash },
+            'deposit for a session without a running workflow',
+          );
         }
       }
 
       await writeCheckpoint(db, { monitorId, chainId, block: toBlock });
-      return { fromBlock: fromBlock.toString(), toBlock: toBlock.toString(), caughtUp: toBlock >= safeHead, logs: logs.length, accepted, late };
+      return {
+        fromBlock: fromBlock.toString(),
+        toBlock: toBlock.toString(),
+        caughtUp: toBlock >= safeHead,
+        logs: logs.length,
+        accepted,
+        late,
+      };
     },
   };
 }

@@ -12,7 +12,11 @@ export interface SessionReconcilerDependencies {
 
 const BATCH = 100;
 
-export function createSessionReconcilerActivities({ db, temporal, sessionsTaskQueue }: SessionReconcilerDependencies) {
+export function createSessionReconcilerActivities({
+  db,
+  temporal,
+  sessionsTaskQueue,
+}: SessionReconcilerDependencies) {
   return {
     /** Starts the workflows a crash left unstarted (an already-running one just gets marked); returns how many. */
     async startMissingSessionWorkflows({ olderThanSec }: { olderThanSec: number }): Promise<number> {

@@ -1,5 +1,10 @@
 import type { Db } from '../db/client';
-import { expireSession, recordSessionDeposit, reopenSessionForSettlement, transitionSession } from '../db/sessions';
+import {
+  expireSession,
+  recordSessionDeposit,
+  reopenSessionForSettlement,
+  transitionSession,
+} from '../db/sessions';
 
 export interface SessionActivityDependencies {
   db: Db;
@@ -30,8 +35,21 @@ export function createSessionActivities({ db }: SessionActivityDependencies) {
     },
 
     /** awaiting_payment → confirming, with paidAt and the deposit transaction. */
-    async markSessionConfirming({ sessionId, deposit, paidAt }: { sessionId: string; deposit: DepositDetected; paidAt: string }): Promise<boolean> {
-      const updated = await recordSessionDeposit(db, { id: sessionId, txHash: deposit.txHash, chainId: deposit.chainId, paidAt: new Date(paidAt) });
+    async markSessionConfirming({
+      sessionId,
+      deposit,
+      paidAt,
+    }: {
+      sessionId: string;
+      deposit: DepositDetected;
+      paidAt: string;
+    }): Promise<boolean> {
+      const updated = await recordSessionDeposit(db, {
+        id: sessionId,
+        txHash: deposit.txHash,
+        chainId: deposit.chainId,
+        paidAt: new Date(paidAt),
+      });
       return updated !== undefined;
     },
 
@@ -47,12 +65,30 @@ export function createSessionActivities({ db }: SessionActivityDependencies) {
 
     /** The on-chain phase reverted: failed, with the revert reason kept for the merchant and operators. */
     async markSessionFailed({ sessionId, reason }: { sessionId: string; reason: string }): Promise<boolean> {
-      return transitionSession(db, { id: sessionId, from: ['confirming', 'bridging'], to: 'failed', failureReason: reason });
+      return transitionSession(db, {
+        id: sessionId,
+        from: ['confirming', 'bridging'],
+        to: 'failed',
+        failureReason: reason,
+      });
     },
 
     /** retry-forwarder: a failed, expired-with-funds or completed-with-extra-funds session settles again. */
-    async markSessionSettlingAgain({ sessionId, deposit, paidAt }: { sessionId: string; deposit: DepositDetected; paidAt: string }): Promise<boolean> {
-      return reopenSessionForSettlement(db, { id: sessionId, txHash: deposit.txHash, chainId: deposit.chainId, paidAt: new Date(paidAt) });
+    async markSessionSettlingAgain({
+      sessionId,
+      deposit,
+      paidAt,
+    }: {
+      sessionId: string;
+      deposit: DepositDetected;
+      paidAt: string;
+    }): Promise<boolean> {
+      return reopenSessionForSettlement(db, {
+        id: sessionId,
+        txHash: deposit.txHash,
+        chainId: deposit.chainId,
+        paidAt: new Date(paidAt),
+      });
     },
   };
 }

@@ -71,7 +71,10 @@ function revertReason(error: unknown): string {
 }
 
 function isRevert(error: unknown): boolean {
-  return error instanceof BaseError && error.walk((cause) => cause instanceof ContractFunctionRevertedError) !== null;
+  return (
+    error instanceof BaseError &&
+    error.walk((cause) => cause instanceof ContractFunctionRevertedError) !== null
+  );
 }
 
 /**
@@ -83,7 +86,11 @@ function isRevert(error: unknown): boolean {
 export function createSettlementActivities({ db, operator, slippageBps }: SettlementActivityDependencies) {
   const factoryOf = (chainId: number): Address => {
     const factory = operator.network(chainId).forwarderFactory;
-    if (!factory) throw ApplicationFailure.nonRetryable(`chain ${chainId} has no forwarder factory`, 'ChainNotConfigured');
+    if (!factory)
+      throw ApplicationFailure.nonRetryable(
+        `chain ${chainId} has no forwarder factory`,
+        'ChainNotConfigured',
+      );
     return factory;
   };
 
@@ -94,7 +101,9 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
   }
 
   async function settlementConfig(chainId: number) {
-    return operator.client(chainId).readContract({ address: factoryOf(chainId), abi: ForwarderFactory.abi, functionName: 'settlement' });
+    return operator
+      .client(chainId)
+      .readContract({ address: factoryOf(chainId), abi: ForwarderFactory.abi, functionName: 'settlement' });
   }
 
   /** Reads the Flushed event of a mined flush and stores the outcome. */
@@ -106,7 +115,11 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
       throw ApplicationFailure.nonRetryable(`flush transaction ${txHash} reverted`, SETTLEMENT_REVERTED);
     }
     const [flushed] = parseEventLogs({ abi: Forwarder.abi, eventName: 'Flushed', logs: receipt.logs });
-    if (!flushed) throw ApplicationFailure.nonRetryable(`flush transaction ${txHash} emitted no Flushed event`, SETTLEMENT_REVERTED);
+    if (!flushed)
+      throw ApplicationFailure.nonRetryable(
+        `flush transaction ${txHash} emitted no Flushed event`,
+        SETTLEMENT_REVERTED,
+      );
     const { amountIn, usdeAmount, bridged, sharesOrNonce } = flushed.args;
     await recordFlushOutcome(db, row.id, { amountIn, usdeAmount, bridged, sharesOrNonce });
     await markDepositsSettled(db, { sessionId: row.session_id, chainId, tokenAddress: row.token_address });
@@ -123,8 +136,20 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
 
   return {
     /** Reorg safety: the deposit address still holds at least what the monitor saw, at the chain's head. */
-    async verifyDepositBalance({ chainId, token, depositAddress, minimum }: { chainId: number; token: Address; depositAddress: Address; minimum: string }): Promise<string> {
-      const balance = await operator.client(chainId).readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [depositAddress] });
+    async verifyDepositBalance({
+      chainId,
+      token,
+      depositAddress,
+      minimum,
+    }: {
+      chainId: number;
+      token: Address;
+      depositAddress: Address;
+      minimum: string;
+    }): Promise<string> {
+      const balance = await operator
+        .client(chainId)
+        .readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [depositAddress] });
       if (balance < BigInt(minimum)) {
         throw ApplicationFailure.nonRetryable(
           `deposit address ${depositAddress} holds ${balance} of ${token}, less than the ${minimum} detected (reorganised away?)`,
@@ -140,10 +165,20 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
       const factory = factoryOf(chainId);
       const merchant = await payoutAddressOf(sessionId);
       const session = sessionIdToBytes16(sessionId);
-      const forwarder = await client.readContract({ address: factory, abi: ForwarderFactory.abi, functionName: 'predict', args: [session, merchant] });
+      const forwarder = await client.readContract({
+        address: factory,
+        abi: ForwarderFactory.abi,
+        functionName: 'predict',
+        args: [session, merchant],
+      });
       const code = await client.getCode({ address: forwarder });
       if (code && code !== '0x') return forwarder;
-      const hash = await client.writeContract({ address: factory, abi: ForwarderFactory.abi, functionName: 'deploy', args: [session, merchant] });
+      const hash = await client.writeContract({
+        address: factory,
+        abi: ForwarderFactory.abi,
+        functionName: 'deploy',
+        args: [session, merchant],
+      });
       const receipt = await client.waitForTransactionReceipt({ hash, timeout: 120_000 });
       if (receipt.status !== 'success') throw new Error(`forwarder deployment ${hash} reverted`);
       return forwarder;
@@ -154,17 +189,41 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
      * merchant (settlement chain) or sends it over the bridge (layer-2). A revert is final for this
      * attempt (SettlementReverted, with the reason); retry-forwarder runs it again.
      */
-    async flushForwarder({ sessionId, chainId, token, forwarder, tokenDecimals }: { sessionId: string; chainId: number; token: Address; forwarder: Address; tokenDecimals: number }): Promise<FlushOutcome> {
+    async flushForwarder({
+      sessionId,
+      chainId,
+      token,
+      forwarder,
+      tokenDecimals,
+    }: {
+      sessionId: string;
+      chainId: number;
+      token: Address;
+      forwarder: Address;
+      tokenDecimals: number;
+    }): Promise<FlushOutcome> {
       const client = operator.client(chainId);
       // A flush sent before a crash: wait for it instead of sending another.
       const sent = (await listSettlements(db, sessionId)).find(
-        (row) => row.chain_id === chainId && row.token_address === token.toLowerCase() && row.flush_tx_hash && row.usde_amount === null,
+        (row) =>
+          row.chain_id === chainId &&
+          row.token_address === token.toLowerCase() &&
+          row.flush_tx_hash &&
+          row.usde_amount === null,
       );
       if (sent) return completeFlush(sent, sent.flush_tx_hash as Hex, chainId);
 
-      const balance = await client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [forwarder] });
+      const balance = await client.readContract({
+        address: token,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [forwarder],
+      });
       if (balance === 0n) {
-        const done = (await listSettlements(db, sessionId)).filter((row) => row.chain_id === chainId && row.token_address === token.toLowerCase() && row.usde_amount !== null);
+        const done = (await listSettlements(db, sessionId)).filter(
+          (row) =>
+            row.chain_id === chainId && row.token_address === token.toLowerCase() && row.usde_amount !== null,
+        );
         const last = done.at(-1);
         if (last) {
           const { settlementChainId } = await settlementConfig(chainId);
@@ -177,14 +236,30 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
             settlementChainId: Number(settlementChainId),
           };
         }
-        throw ApplicationFailure.nonRetryable(`forwarder ${forwarder} holds no ${token} to flush`, SETTLEMENT_REVERTED);
+        throw ApplicationFailure.nonRetryable(
+          `forwarder ${forwarder} holds no ${token} to flush`,
+          SETTLEMENT_REVERTED,
+        );
       }
 
       const minUsdeOut = quoteMinUsdeOut(balance, tokenDecimals, slippageBps);
-      const row = (await findPendingSettlement(db, { sessionId, chainId, tokenAddress: token })) ?? (await preparePendingSettlement(db, { sessionId, chainId, tokenAddress: token, forwarderAddress: forwarder }));
+      const row =
+        (await findPendingSettlement(db, { sessionId, chainId, tokenAddress: token })) ??
+        (await preparePendingSettlement(db, {
+          sessionId,
+          chainId,
+          tokenAddress: token,
+          forwarderAddress: forwarder,
+        }));
       let request;
       try {
-        ({ request } = await client.simulateContract({ address: forwarder, abi: Forwarder.abi, functionName: 'flush', args: [token, minUsdeOut], account: client.account }));
+        ({ request } = await client.simulateContract({
+          address: forwarder,
+          abi: Forwarder.abi,
+          functionName: 'flush',
+          args: [token, minUsdeOut],
+          account: client.account,
+        }));
       } catch (error) {
         if (isRevert(error)) {
           await discardFlush(db, row.id);
@@ -201,11 +276,26 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
      * Waits (heartbeating) until the bridge message of a layer-2 flush is delivered on the settlement
      * chain and staked for the merchant; returns the sUSDe shares minted there.
      */
-    async awaitBridgeDelivery({ sessionId, sourceChainId, nonce, settlementChainId }: { sessionId: string; sourceChainId: number; nonce: string; settlementChainId: number }): Promise<string> {
+    async awaitBridgeDelivery({
+      sessionId,
+      sourceChainId,
+      nonce,
+      settlementChainId,
+    }: {
+      sessionId: string;
+      sourceChainId: number;
+      nonce: string;
+      settlementChainId: number;
+    }): Promise<string> {
       const client = operator.client(settlementChainId);
       const { messenger, settlementComposer } = await settlementConfig(settlementChainId);
       for (;;) {
-        const delivered = await client.readContract({ address: messenger, abi: LocalMessenger.abi, functionName: 'delivered', args: [BigInt(sourceChainId), BigInt(nonce)] });
+        const delivered = await client.readContract({
+          address: messenger,
+          abi: LocalMessenger.abi,
+          functionName: 'delivered',
+          args: [BigInt(sourceChainId), BigInt(nonce)],
+        });
         if (delivered) break;
         heartbeat();
         await sleep(500);
@@ -217,9 +307,16 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
         args: { sessionId: sessionIdToBytes16(sessionId) },
         fromBlock: 0n,
       });
-      const composed = logs.find((log) => log.args.srcChainId === BigInt(sourceChainId) && log.args.nonce === BigInt(nonce));
-      if (!composed) throw new Error(`message ${sourceChainId}/${nonce} delivered but no Composed event found for session ${sessionId}`);
-      const row = (await listSettlements(db, sessionId)).find((entry) => entry.chain_id === sourceChainId && entry.message_nonce === nonce);
+      const composed = logs.find(
+        (log) => log.args.srcChainId === BigInt(sourceChainId) && log.args.nonce === BigInt(nonce),
+      );
+      if (!composed)
+        throw new Error(
+          `message ${sourceChainId}/${nonce} delivered but no Composed event found for session ${sessionId}`,
+        );
+      const row = (await listSettlements(db, sessionId)).find(
+        (entry) => entry.chain_id === sourceChainId && entry.message_nonce === nonce,
+      );
       if (row) await recordBridgeDelivered(db, row.id, composed.args.shares!);
       return composed.args.shares!.toString();
     },

@@ -23,7 +23,11 @@ describe('HTTP skeleton', () => {
   it('an unknown route answers 404 with the framework-style body', async () => {
     const response = await app.request('/v1/no-such-thing');
     expect(response.status).toBe(404);
-    expect(response.body).toEqual({ statusCode: 404, message: 'Cannot GET /v1/no-such-thing', error: 'Not Found' });
+    expect(response.body).toEqual({
+      statusCode: 404,
+      message: 'Cannot GET /v1/no-such-thing',
+      error: 'Not Found',
+    });
   });
 
   it('malformed JSON answers 400 with the framework-style body', async () => {
@@ -33,7 +37,11 @@ describe('HTTP skeleton', () => {
       body: '{"amount": ',
     });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ statusCode: 400, message: 'Malformed JSON in request body', error: 'Bad Request' });
+    expect(response.body).toEqual({
+      statusCode: 400,
+      message: 'Malformed JSON in request body',
+      error: 'Bad Request',
+    });
   });
 
   it('a body over the limit answers 413, whether or not Content-Length announces it', async () => {
@@ -73,7 +81,9 @@ describe('HTTP skeleton', () => {
 
   it('writes one JSON access-log line per request', async () => {
     await app.request('/health', { headers: { 'x-request-id': 'log-check-1' } });
-    const line = app.logLines.map((raw) => JSON.parse(raw)).find((entry) => entry.requestId === 'log-check-1');
+    const line = app.logLines
+      .map((raw) => JSON.parse(raw))
+      .find((entry) => entry.requestId === 'log-check-1');
     expect(line).toMatchObject({ msg: 'request', method: 'GET', route: '/health', status: 200 });
   });
 });

@@ -21,7 +21,10 @@ export const REDACTED_PATHS = [
   'token',
 ];
 
-export function createLogger(options: { level: string; name?: string }, destination?: DestinationStream): Logger {
+export function createLogger(
+  options: { level: string; name?: string },
+  destination?: DestinationStream,
+): Logger {
   return pino(
     {
       level: options.level,

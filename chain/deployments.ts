@@ -6,7 +6,10 @@ import { z } from 'zod';
  * Per-chain contract addresses: the dev stack writes them to .dev/stack.json, production ships its
  * own file (DEPLOYMENTS_FILE). Same shape either way: `{ chains: [{ chainId, rpcUrl?, contracts }] }`.
  */
-const address = z.string().refine((value) => isAddress(value, { strict: false }), 'must be an address').transform((value) => getAddress(value));
+const address = z
+  .string()
+  .refine((value) => isAddress(value, { strict: false }), 'must be an address')
+  .transform((value) => getAddress(value));
 
 const deploymentsSchema = z.object({
   chains: z.array(

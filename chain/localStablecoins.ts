@@ -1,4 +1,14 @@
-import { encodeAbiParameters, keccak256, toHex, type Account, type Address, type Chain, type Client, type Hex, type Transport } from 'viem';
+import {
+  encodeAbiParameters,
+  keccak256,
+  toHex,
+  type Account,
+  type Address,
+  type Chain,
+  type Client,
+  type Hex,
+  type Transport,
+} from 'viem';
 import { TestStablecoin } from '../contracts/artifacts';
 import { deployDeterministic, deterministicDeploymentAddress } from './deterministicDeployer';
 
@@ -25,12 +35,17 @@ const saltOf = (symbol: string): Hex => keccak256(toHex(`stablepay.local.${symbo
 /** Where the local stand-in of each stablecoin lives (the same address on every local chain). */
 export function localStablecoinAddresses(): LocalStablecoinAddresses {
   return Object.fromEntries(
-    STABLECOINS.map((token) => [token.contractKey, deterministicDeploymentAddress({ initCode: initCode(token), salt: saltOf(token.symbol) })]),
+    STABLECOINS.map((token) => [
+      token.contractKey,
+      deterministicDeploymentAddress({ initCode: initCode(token), salt: saltOf(token.symbol) }),
+    ]),
   ) as LocalStablecoinAddresses;
 }
 
 /** Deploys the mintable local USDC, USDT and USDe (skipping those already there). */
-export async function deployLocalStablecoins(client: Client<Transport, Chain, Account>): Promise<LocalStablecoinAddresses> {
+export async function deployLocalStablecoins(
+  client: Client<Transport, Chain, Account>,
+): Promise<LocalStablecoinAddresses> {
   const deployed = await Promise.all(
     STABLECOINS.map(async (token) => [
       token.contractKey,

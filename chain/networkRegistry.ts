@@ -27,18 +27,25 @@ export interface NetworkRegistry {
 }
 
 /** Joins the static network list with the deployments file and the RPC URLs from configuration. */
-export function createNetworkRegistry(config: Config, deployments: ChainContracts[] = loadDeployments(config.DEPLOYMENTS_FILE)): NetworkRegistry {
+export function createNetworkRegistry(
+  config: Config,
+  deployments: ChainContracts[] = loadDeployments(config.DEPLOYMENTS_FILE),
+): NetworkRegistry {
   const networks = NETWORKS.map((network): ConfiguredNetwork => {
     const deployment = deployments.find((entry) => entry.chainId === network.chainId);
     const contracts = deployment?.contracts ?? {};
-    const configuredRpc = (config as unknown as Record<string, string | undefined>)[`RPC_URL_${network.chainId}`];
+    const configuredRpc = (config as unknown as Record<string, string | undefined>)[
+      `RPC_URL_${network.chainId}`
+    ];
     return {
       ...network,
       rpcUrl: configuredRpc ?? deployment?.rpcUrl,
       forwarderFactory: contracts.forwarderFactory,
       forwarderImplementation: contracts.forwarderImplementation,
       tokens: STABLECOINS.flatMap((token) =>
-        contracts[token.contractKey] ? [{ symbol: token.symbol, address: contracts[token.contractKey]!, decimals: token.decimals }] : [],
+        contracts[token.contractKey]
+          ? [{ symbol: token.symbol, address: contracts[token.contractKey]!, decimals: token.decimals }]
+          : [],
       ),
       contracts,
     };
@@ -47,6 +54,9 @@ export function createNetworkRegistry(config: Config, deployments: ChainContract
     all: () => networks,
     byChainId: (chainId) => networks.find((network) => network.chainId === chainId),
     paymentNetworks: (sandboxMode) =>
-      networks.filter((network) => network.testnet === sandboxMode && network.forwarderFactory && network.forwarderImplementation),
+      networks.filter(
+        (network) =>
+          network.testnet === sandboxMode && network.forwarderFactory && network.forwarderImplementation,
+      ),
   };
 }

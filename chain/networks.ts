@@ -2,7 +2,8 @@
  * The networks the service settles on. Static facts only; addresses (tokens, forwarder factory,
  * paymasters) come from the deployments file, RPC URLs from configuration (chain/networkRegistry.ts).
  */
-export type NetworkName = 'ethereum' | 'base' | 'arbitrum' | 'ethereum-sepolia' | 'base-sepolia' | 'arbitrum-sepolia';
+export type NetworkName =
+  'ethereum' | 'base' | 'arbitrum' | 'ethereum-sepolia' | 'base-sepolia' | 'arbitrum-sepolia';
 
 export interface NetworkDefinition {
   network: NetworkName;
@@ -17,12 +18,54 @@ export interface NetworkDefinition {
 }
 
 export const NETWORKS: readonly NetworkDefinition[] = [
-  { network: 'ethereum', chainId: 1, displayName: 'Ethereum', testnet: false, settlementChainId: 1, confirmations: 12 },
-  { network: 'base', chainId: 8453, displayName: 'Base', testnet: false, settlementChainId: 1, confirmations: 10 },
-  { network: 'arbitrum', chainId: 42161, displayName: 'Arbitrum', testnet: false, settlementChainId: 1, confirmations: 10 },
-  { network: 'ethereum-sepolia', chainId: 11155111, displayName: 'Ethereum Sepolia', testnet: true, settlementChainId: 11155111, confirmations: 3 },
-  { network: 'base-sepolia', chainId: 84532, displayName: 'Base Sepolia', testnet: true, settlementChainId: 11155111, confirmations: 3 },
-  { network: 'arbitrum-sepolia', chainId: 421614, displayName: 'Arbitrum Sepolia', testnet: true, settlementChainId: 11155111, confirmations: 3 },
+  {
+    network: 'ethereum',
+    chainId: 1,
+    displayName: 'Ethereum',
+    testnet: false,
+    settlementChainId: 1,
+    confirmations: 12,
+  },
+  {
+    network: 'base',
+    chainId: 8453,
+    displayName: 'Base',
+    testnet: false,
+    settlementChainId: 1,
+    confirmations: 10,
+  },
+  {
+    network: 'arbitrum',
+    chainId: 42161,
+    displayName: 'Arbitrum',
+    testnet: false,
+    settlementChainId: 1,
+    confirmations: 10,
+  },
+  {
+    network: 'ethereum-sepolia',
+    chainId: 11155111,
+    displayName: 'Ethereum Sepolia',
+    testnet: true,
+    settlementChainId: 11155111,
+    confirmations: 3,
+  },
+  {
+    network: 'base-sepolia',
+    chainId: 84532,
+    displayName: 'Base Sepolia',
+    testnet: true,
+    settlementChainId: 11155111,
+    confirmations: 3,
+  },
+  {
+    network: 'arbitrum-sepolia',
+    chainId: 421614,
+    displayName: 'Arbitrum Sepolia',
+    testnet: true,
+    settlementChainId: 11155111,
+    confirmations: 3,
+  },
 ];
 
 export function networkByChainId(chainId: number): NetworkDefinition | undefined {

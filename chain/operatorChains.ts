@@ -35,8 +35,16 @@ export class ChainNotConfiguredError extends Error {
   }
 }
 
-export function createOperatorChains({ networks, operatorPrivateKey }: { networks: NetworkRegistry; operatorPrivateKey: Hex }): OperatorChains {
-  const account = privateKeyToAccount(operatorPrivateKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
+export function createOperatorChains({
+  networks,
+  operatorPrivateKey,
+}: {
+  networks: NetworkRegistry;
+  operatorPrivateKey: Hex;
+}): OperatorChains {
+  const account = privateKeyToAccount(operatorPrivateKey, {
+    nonceManager: createNonceManager({ source: jsonRpc() }),
+  });
   const clients = new Map<number, OperatorClient>();
 
   const network = (chainId: number): ConfiguredNetwork => {
@@ -59,7 +67,12 @@ export function createOperatorChains({ networks, operatorPrivateKey }: { network
         nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
         rpcUrls: { default: { http: [rpcUrl!] } },
       });
-      const client = createWalletClient({ account, chain, transport: http(rpcUrl, { retryCount: 2 }), pollingInterval: 250 }).extend(publicActions) as OperatorClient;
+      const client = createWalletClient({
+        account,
+        chain,
+        transport: http(rpcUrl, { retryCount: 2 }),
+        pollingInterval: 250,
+      }).extend(publicActions) as OperatorClient;
       clients.set(chainId, client);
       return client;
     },

@@ -19,7 +19,17 @@ export interface PaymentOption {
 }
 
 /** `ethereum:<token>@<chainId>/transfer?address=<to>&uint256=<units>` (EIP-681). */
-export function erc20PaymentUri({ tokenAddress, chainId, to, amount }: { tokenAddress: Address; chainId: number; to: Address; amount: bigint }): string {
+export function erc20PaymentUri({
+  tokenAddress,
+  chainId,
+  to,
+  amount,
+}: {
+  tokenAddress: Address;
+  chainId: number;
+  to: Address;
+  amount: bigint;
+}): string {
   return `ethereum:${tokenAddress}@${chainId}/transfer?address=${to}&uint256=${amount}`;
 }
 
@@ -62,7 +72,12 @@ export function buildPaymentOptions({
           decimals: token.decimals,
           amount: amount.toString(),
           depositAddress,
-          paymentUri: erc20PaymentUri({ tokenAddress: token.address, chainId: network.chainId, to: depositAddress, amount }),
+          paymentUri: erc20PaymentUri({
+            tokenAddress: token.address,
+            chainId: network.chainId,
+            to: depositAddress,
+            amount,
+          }),
         };
       });
   });

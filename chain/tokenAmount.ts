@@ -14,7 +14,8 @@ export function toBaseUnits(amount: string, decimals: number): bigint {
   if (!match) throw new AmountPrecisionError(`"${amount}" is not a decimal amount`);
   const whole = match[1]!;
   const fraction = (match[2] ?? '.').slice(1);
-  if (fraction.length > decimals) throw new AmountPrecisionError(`"${amount}" has more than ${decimals} decimals`);
+  if (fraction.length > decimals)
+    throw new AmountPrecisionError(`"${amount}" has more than ${decimals} decimals`);
   return BigInt(whole + fraction.padEnd(decimals, '0'));
 }
 

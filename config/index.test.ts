@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from '.';
 
@@ -35,7 +36,9 @@ describe('configuration', () => {
     ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'yes please'],
   ])('a bad %s (%s) is refused with a message naming the variable', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
-    expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^Invalid configuration:\\n  ${variable}: `));
+    expect(() => loadConfig({ [variable]: value })).toThrow(
+      new RegExp(`^Invalid configuration:\\n  ${variable}: `),
+    );
   });
 
   it('names every bad variable at once', () => {
@@ -44,7 +47,10 @@ describe('configuration', () => {
       throw new Error('expected a ConfigError');
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
-      expect((error as ConfigError).issues.map((issue) => issue.variable).sort()).toEqual(['PORT', 'TEMPORAL_ADDRESS']);
+      expect((error as ConfigError).issues.map((issue) => issue.variable).sort()).toEqual([
+        'PORT',
+        'TEMPORAL_ADDRESS',
+      ]);
     }
   });
 });
@@ -65,10 +71,13 @@ describe('process start-up with a bad configuration', () => {
 
 describe('the README configuration table', () => {
   it('documents every variable the config module reads', () => {
-    const readme = require('node:fs').readFileSync(`${__dirname}/../README.md`, 'utf8') as string;
-    const documented = new Set([...readme.matchAll(/`([A-Z][A-Z0-9_]+(?:_<chainId>)?)`/g)].map((match) => match[1]));
-    const missing = CONFIG_VARIABLES.map((name) => name.replace(/_\d+$/, '_<chainId>'))
-      .filter((name) => !documented.has(name) && !documented.has(name.replace(/_<chainId>$/, '')));
+    const readme = readFileSync(`${__dirname}/../README.md`, 'utf8');
+    const documented = new Set(
+      [...readme.matchAll(/`([A-Z][A-Z0-9_]+(?:_<chainId>)?)`/g)].map((match) => match[1]),
+    );
+    const missing = CONFIG_VARIABLES.map((name) => name.replace(/_\d+$/, '_<chainId>')).filter(
+      (name) => !documented.has(name) && !documented.has(name.replace(/_<chainId>$/, '')),
+    );
     expect([...new Set(missing)]).toEqual([]);
   });
 });

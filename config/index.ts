@@ -23,7 +23,10 @@ export const DEFAULT_DELEGATION_MANAGER = '0xdb9B1e94B5b69Df7e401DDbedE434911410
 /** `PAYMASTER_DELEGATION_MANAGER_<chainId>` overrides the default for one chain. */
 const delegationManagerVariables = Object.fromEntries(
   KNOWN_CHAIN_IDS.map((chainId) => [`PAYMASTER_DELEGATION_MANAGER_${chainId}`, evmAddress.optional()]),
-) as Record<`PAYMASTER_DELEGATION_MANAGER_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof evmAddress>>;
+) as Record<
+  `PAYMASTER_DELEGATION_MANAGER_${(typeof KNOWN_CHAIN_IDS)[number]}`,
+  z.ZodOptional<typeof evmAddress>
+>;
 
 /** `BUNDLER_URL_<chainId>`: the ERC-4337 bundler the paymaster proxy relays to; may carry the provider's API key. */
 const bundlerUrlVariables = Object.fromEntries(
@@ -34,28 +37,26 @@ const bundlerUrlVariables = Object.fromEntries(
  * SIGNER_ERC20_TOKENS: JSON `{ "<chainId>": { "<token address>": "<exchange rate>" } }`, the tokens the
  * signer accepts for ERC-20 gas and their rates (token base units per 1e18 wei, a positive integer string).
  */
-const erc20TokenRates = z
-  .string()
-  .transform((text, ctx) => {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be JSON' });
-      return z.NEVER;
-    }
-    const parsed = z
-      .record(
-        z.string().regex(/^[1-9]\d*$/, 'chain id keys must be positive integers'),
-        z.record(evmAddress, z.string().regex(/^[1-9]\d*$/, 'rates must be positive integer strings')),
-      )
-      .safeParse(raw);
-    if (!parsed.success) {
-      ctx.addIssue({ code: 'custom', message: parsed.error.issues.map((issue) => issue.message).join('; ') });
-      return z.NEVER;
-    }
-    return parsed.data;
-  });
+const erc20TokenRates = z.string().transform((text, ctx) => {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+    return z.NEVER;
+  }
+  const parsed = z
+    .record(
+      z.string().regex(/^[1-9]\d*$/, 'chain id keys must be positive integers'),
+      z.record(evmAddress, z.string().regex(/^[1-9]\d*$/, 'rates must be positive integer strings')),
+    )
+    .safeParse(raw);
+  if (!parsed.success) {
+    ctx.addIssue({ code: 'custom', message: parsed.error.issues.map((issue) => issue.message).join('; ') });
+    return z.NEVER;
+  }
+  return parsed.data;
+});
 
 /** A 32-byte key written as 64 hex characters or as base64; undefined when it is neither. */
 export function decodeEncryptionKey(text: string): Buffer | undefined {
@@ -119,11 +120,19 @@ export const configSchema = z.object({
   JWT_PRIVATE_JWK: z.string().min(1).optional(),
   /** JSON array of public JWKs still accepted (keys being rotated out). */
   JWT_VERIFICATION_JWKS: z.string().min(1).optional(),
-  JWT_TTL_SEC: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(24 * 3600),
+  JWT_TTL_SEC: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 24 * 3600)
+    .default(24 * 3600),
   /** Chain whose RPC verifies smart-contract-wallet login signatures when the payload names none. */
   LOGIN_DEFAULT_CHAIN_ID: z.coerce.number().int().positive().default(1),
   /** The settlement operator key: the only key allowed to flush forwarders (swap, stake, bridge). */
-  OPERATOR_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key').optional(),
+  OPERATOR_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
+    .optional(),
   /** Slippage against stablecoin parity accepted when swapping deposits to USDe, in basis points. */
   SETTLEMENT_SLIPPAGE_BPS: z.coerce.number().int().min(0).max(1000).default(50),
   CHAIN_MONITOR_POLL_MS: z.coerce.number().int().min(100).default(2000),
@@ -136,7 +145,10 @@ export const configSchema = z.object({
    */
   WEBHOOK_SECRET_ENCRYPTION_KEY: z
     .string()
-    .refine((text) => decodeEncryptionKey(text) !== undefined, 'must be 32 bytes written as 64 hex characters or base64')
+    .refine(
+      (text) => decodeEncryptionKey(text) !== undefined,
+      'must be 32 bytes written as 64 hex characters or base64',
+    )
     .optional(),
   /** The delegation manager whose calls the paymaster treats as delegated transfers (per-chain overrides below). */
   PAYMASTER_DELEGATION_MANAGER: evmAddress.default(DEFAULT_DELEGATION_MANAGER),

@@ -19,7 +19,11 @@ export interface DepositTarget {
  * The payment options on `chainId` whose deposit address is one of `recipients` (lower-case), with
  * their session's state. Uses the (chain_id, lower(deposit_address)) index: one query per scanned range.
  */
-export async function findDepositTargets(db: Db, chainId: number, recipients: string[]): Promise<DepositTarget[]> {
+export async function findDepositTargets(
+  db: Db,
+  chainId: number,
+  recipients: string[],
+): Promise<DepositTarget[]> {
   if (recipients.length === 0) return [];
   const rows = await db
     .selectFrom('payment_options as option')
@@ -60,7 +64,10 @@ export async function recordDeposit(
 }
 
 /** Base units accepted so far for one option of a session (what the customer has paid in that token there). */
-export async function acceptedTotal(db: Db, { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string }): Promise<bigint> {
+export async function acceptedTotal(
+  db: Db,
+  { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string },
+): Promise<bigint> {
   const row = await db
     .selectFrom('deposits')
     .select(sql<string>`coalesce(sum(amount), 0)::text`.as('total'))
@@ -84,7 +91,10 @@ export async function findUnsettledDeposits(db: Db, sessionId: string): Promise<
     .execute();
 }
 
-export async function markDepositsSettled(db: Db, { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string }): Promise<void> {
+export async function markDepositsSettled(
+  db: Db,
+  { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string },
+): Promise<void> {
   await db
     .updateTable('deposits')
     .set({ settled_at: new Date() })
@@ -96,11 +106,18 @@ export async function markDepositsSettled(db: Db, { sessionId, chainId, tokenAdd
 }
 
 export async function readCheckpoint(db: Db, monitorId: string): Promise<bigint | undefined> {
-  const row = await db.selectFrom('chain_monitor_checkpoints').select('last_scanned_block').where('monitor_id', '=', monitorId).executeTakeFirst();
+  const row = await db
+    .selectFrom('chain_monitor_checkpoints')
+    .select('last_scanned_block')
+    .where('monitor_id', '=', monitorId)
+    .executeTakeFirst();
   return row ? BigInt(row.last_scanned_block) : undefined;
 }
 
-export async function writeCheckpoint(db: Db, { monitorId, chainId, block }: { monitorId: string; chainId: number; block: bigint }): Promise<void> {
+export async function writeCheckpoint(
+  db: Db,
+  { monitorId, chainId, block }: { monitorId: string; chainId: number; block: bigint },
+): Promise<void> {
   await db
     .insertInto('chain_monitor_checkpoints')
     .values({ monitor_id: monitorId, chain_id: chainId, last_scanned_block: block })

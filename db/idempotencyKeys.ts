@@ -27,11 +27,25 @@ export async function findIdempotentResponse(
  */
 export async function storeIdempotentResponse(
   trx: Db,
-  { merchantId, scope, key, requestHash, status, body }: { merchantId: string; scope: string; key: string; requestHash: string; status: number; body: unknown },
+  {
+    merchantId,
+    scope,
+    key,
+    requestHash,
+    status,
+    body,
+  }: { merchantId: string; scope: string; key: string; requestHash: string; status: number; body: unknown },
 ): Promise<boolean> {
   const inserted = await trx
     .insertInto('idempotency_keys')
-    .values({ merchant_id: merchantId, scope, key, request_hash: requestHash, response_status: status, response_body: JSON.stringify(body) })
+    .values({
+      merchant_id: merchantId,
+      scope,
+      key,
+      request_hash: requestHash,
+      response_status: status,
+      response_body: JSON.stringify(body),
+    })
     .onConflict((conflict) => conflict.columns(['merchant_id', 'scope', 'key']).doNothing())
     .returning('key')
     .executeTakeFirst();

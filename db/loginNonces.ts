@@ -6,7 +6,12 @@ export async function insertLoginNonce(
 ): Promise<void> {
   await db
     .insertInto('login_nonces')
-    .values({ nonce: nonce.nonce, address: nonce.address.toLowerCase(), chain_id: nonce.chainId, expires_at: nonce.expiresAt })
+    .values({
+      nonce: nonce.nonce,
+      address: nonce.address.toLowerCase(),
+      chain_id: nonce.chainId,
+      expires_at: nonce.expiresAt,
+    })
     .execute();
 }
 
@@ -16,7 +21,12 @@ export async function insertLoginNonce(
  */
 export async function consumeLoginNonce(
   db: Db,
-  { nonce, address, chainId, now = new Date() }: { nonce: string; address: string; chainId: number; now?: Date },
+  {
+    nonce,
+    address,
+    chainId,
+    now = new Date(),
+  }: { nonce: string; address: string; chainId: number; now?: Date },
 ): Promise<boolean> {
   const result = await db
     .updateTable('login_nonces')
@@ -32,6 +42,9 @@ export async function consumeLoginNonce(
 
 /** Deletes nonces that expired before `cutoff`; returns how many went (a deleted nonce was unusable already). */
 export async function deleteLoginNoncesExpiredBefore(db: Db, cutoff: Date): Promise<number> {
-  const { numDeletedRows } = await db.deleteFrom('login_nonces').where('expires_at', '<', cutoff).executeTakeFirstOrThrow();
+  const { numDeletedRows } = await db
+    .deleteFrom('login_nonces')
+    .where('expires_at', '<', cutoff)
+    .executeTakeFirstOrThrow();
   return Number(numDeletedRows);
 }

@@ -19,7 +19,9 @@ describe('migrations', () => {
       );
 
       const tables = await sql<{ table_name: string }>`
-        SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`.execute(db);
+        SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`.execute(
+        db,
+      );
       expect(tables.rows.map((row) => row.table_name)).toEqual(
         expect.arrayContaining(['merchants', 'api_keys', 'login_nonces', 'smart_accounts']),
       );

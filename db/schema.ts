@@ -8,7 +8,11 @@ import type { ColumnType, Generated } from 'kysely';
 /** timestamptz: read as Date, written as Date or ISO string, defaulted by the database. */
 export type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
-export type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+export type NullableTimestamp = ColumnType<
+  Date | null,
+  Date | string | null | undefined,
+  Date | string | null
+>;
 
 export interface MerchantsTable {
   id: Generated<string>;
@@ -52,13 +56,7 @@ export interface SmartAccountsTable {
 }
 
 export type SessionStatus =
-  | 'pending'
-  | 'awaiting_payment'
-  | 'confirming'
-  | 'bridging'
-  | 'completed'
-  | 'failed'
-  | 'expired';
+  'pending' | 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
 
 export interface StoredLineItem {
   name: string;
@@ -240,7 +238,8 @@ export interface EventsTable {
 
 /** pending: attempts remain; succeeded: a 2xx; failed: every attempt failed; canceled: endpoint disabled or deleted meanwhile. */
 export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
-export type WebhookAttemptOutcome = 'succeeded' | 'http_error' | 'timeout' | 'network_error' | 'blocked_address';
+export type WebhookAttemptOutcome =
+  'succeeded' | 'http_error' | 'timeout' | 'network_error' | 'blocked_address';
 
 export interface WebhookDeliveriesTable {
   id: Generated<string>;

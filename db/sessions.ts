@@ -8,12 +8,21 @@ export type NewSession = Insertable<SessionsTable>;
 export type NewPaymentOption = Omit<Insertable<PaymentOptionsTable>, 'session_id'>;
 
 /** A session in `awaiting_payment` past its expiry reads as `expired` (SPEC rule 1: no job flips it). */
-export function effectiveStatus(session: Pick<SessionRow, 'status' | 'expires_at'>, now: Date): SessionStatus {
-  return session.status === 'awaiting_payment' && session.expires_at.getTime() <= now.getTime() ? 'expired' : session.status;
+export function effectiveStatus(
+  session: Pick<SessionRow, 'status' | 'expires_at'>,
+  now: Date,
+): SessionStatus {
+  return session.status === 'awaiting_payment' && session.expires_at.getTime() <= now.getTime()
+    ? 'expired'
+    : session.status;
 }
 
 /** Inserts a session and its payment options; call inside a transaction so both land or neither. */
-export async function insertSessionWithOptions(trx: Db, session: NewSession, options: NewPaymentOption[]): Promise<SessionRow> {
+export async function insertSessionWithOptions(
+  trx: Db,
+  session: NewSession,
+  options: NewPaymentOption[],
+): Promise<SessionRow> {
   const row = await trx.insertInto('sessions').values(session).returningAll().executeTakeFirstOrThrow();
   if (options.length) {
     await trx
@@ -29,8 +38,17 @@ export async function findSessionById(db: Db, id: string): Promise<SessionRow | 
 }
 
 /** The session only if it belongs to `merchantId`: another merchant's id reads as unknown. */
-export async function findMerchantSession(db: Db, merchantId: string, id: string): Promise<SessionRow | undefined> {
-  return db.selectFrom('sessions').selectAll().where('id', '=', id).where('merchant_id', '=', merchantId).executeTakeFirst();
+export async function findMerchantSession(
+  db: Db,
+  merchantId: string,
+  id: string,
+): Promise<SessionRow | undefined> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('id', '=', id)
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
 }
 
 export async function listPaymentOptions(db: Db, sessionId: string): Promise<PaymentOptionRow[]> {
@@ -59,7 +77,10 @@ export async function listMerchantSessions(
   let query = db.selectFrom('sessions').where('merchant_id', '=', merchantId);
   if (status === 'expired') {
     query = query.where((eb) =>
-      eb.or([eb('status', '=', 'expired'), eb.and([eb('status', '=', 'awaiting_payment'), eb('expires_at', '<=', now)])]),
+      eb.or([
+        eb('status', '=', 'expired'),
+        eb.and([eb('status', '=', 'awaiting_payment'), eb('expires_at', '<=', now)]),
+      ]),
     );
   } else if (status === 'awaiting_payment') {
     query = query.where('status', '=', 'awaiting_payment').where('expires_at', '>', now);
@@ -84,7 +105,10 @@ export async function markWorkflowStarted(db: Db, id: string): Promise<void> {
 }
 
 /** Sessions created more than `olderThanSec` ago whose workflow was never started (a crash between commit and start). */
-export async function findSessionsWithoutWorkflow(db: Db, { olderThanSec, limit }: { olderThanSec: number; limit: number }): Promise<SessionRow[]> {
+export async function findSessionsWithoutWorkflow(
+  db: Db,
+  { olderThanSec, limit }: { olderThanSec: number; limit: number },
+): Promise<SessionRow[]> {
   return db
     .selectFrom('sessions')
     .selectAll()
@@ -113,7 +137,13 @@ export async function recordSessionDeposit(
 ): Promise<SessionRow | undefined> {
   return db
     .updateTable('sessions')
-    .set({ status: 'confirming', tx_hash: txHash, paid_chain_id: chainId, paid_at: paidAt, updated_at: new Date() })
+    .set({
+      status: 'confirming',
+      tx_hash: txHash,
+      paid_chain_id: chainId,
+      paid_at: paidAt,
+      updated_at: new Date(),
+    })
     .where('id', '=', id)
     .where('status', '=', 'awaiting_payment')
     .returningAll()
@@ -123,7 +153,12 @@ export async function recordSessionDeposit(
 /** Moves a session along the settlement states; `from` guards against racing or replayed updates. */
 export async function transitionSession(
   db: Db,
-  { id, from, to, failureReason = null }: { id: string; from: SessionStatus[]; to: SessionStatus; failureReason?: string | null },
+  {
+    id,
+    from,
+    to,
+    failureReason = null,
+  }: { id: string; from: SessionStatus[]; to: SessionStatus; failureReason?: string | null },
 ): Promise<boolean> {
   const result = await db
     .updateTable('sessions')

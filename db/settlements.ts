@@ -5,7 +5,10 @@ import type { SettlementsTable } from './schema';
 export type SettlementRow = Selectable<SettlementsTable>;
 
 /** The flush of this (session, chain, token) still waiting for its transaction, if one was prepared. */
-export async function findPendingSettlement(db: Db, { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string }): Promise<SettlementRow | undefined> {
+export async function findPendingSettlement(
+  db: Db,
+  { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string },
+): Promise<SettlementRow | undefined> {
   return db
     .selectFrom('settlements')
     .selectAll()
@@ -16,12 +19,20 @@ export async function findPendingSettlement(db: Db, { sessionId, chainId, tokenA
     .executeTakeFirst();
 }
 
-export async function findSettlementByFlushTx(db: Db, flushTxHash: string): Promise<SettlementRow | undefined> {
+export async function findSettlementByFlushTx(
+  db: Db,
+  flushTxHash: string,
+): Promise<SettlementRow | undefined> {
   return db.selectFrom('settlements').selectAll().where('flush_tx_hash', '=', flushTxHash).executeTakeFirst();
 }
 
 export async function listSettlements(db: Db, sessionId: string): Promise<SettlementRow[]> {
-  return db.selectFrom('settlements').selectAll().where('session_id', '=', sessionId).orderBy('created_at').execute();
+  return db
+    .selectFrom('settlements')
+    .selectAll()
+    .where('session_id', '=', sessionId)
+    .orderBy('created_at')
+    .execute();
 }
 
 /** Prepares a flush row (at most one pending per session, chain and token, by a partial unique index). */
@@ -37,14 +48,23 @@ export async function preparePendingSettlement(
       token_address: row.tokenAddress.toLowerCase(),
       forwarder_address: row.forwarderAddress,
     })
-    .onConflict((conflict) => conflict.columns(['session_id', 'chain_id', 'token_address']).where('flush_tx_hash', 'is', null).doNothing())
+    .onConflict((conflict) =>
+      conflict
+        .columns(['session_id', 'chain_id', 'token_address'])
+        .where('flush_tx_hash', 'is', null)
+        .doNothing(),
+    )
     .execute();
   return (await findPendingSettlement(db, row))!;
 }
 
 /** Records the flush transaction the moment it is sent, before waiting for it (a crash then waits, never resends). */
 export async function recordFlushSent(db: Db, id: string, flushTxHash: string): Promise<void> {
-  await db.updateTable('settlements').set({ flush_tx_hash: flushTxHash, updated_at: new Date() }).where('id', '=', id).execute();
+  await db
+    .updateTable('settlements')
+    .set({ flush_tx_hash: flushTxHash, updated_at: new Date() })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function recordFlushOutcome(
@@ -73,12 +93,20 @@ export async function discardFlush(db: Db, id: string): Promise<void> {
 }
 
 export async function recordBridgeDelivered(db: Db, id: string, shares: bigint): Promise<void> {
-  await db.updateTable('settlements').set({ delivered_at: new Date(), shares: shares.toString(), updated_at: new Date() }).where('id', '=', id).execute();
+  await db
+    .updateTable('settlements')
+    .set({ delivered_at: new Date(), shares: shares.toString(), updated_at: new Date() })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Which of these transactions are our own flushes (their internal transfers into a forwarder are not deposits). */
 export async function findFlushTransactions(db: Db, txHashes: string[]): Promise<Set<string>> {
   if (txHashes.length === 0) return new Set();
-  const rows = await db.selectFrom('settlements').select('flush_tx_hash').where('flush_tx_hash', 'in', txHashes).execute();
+  const rows = await db
+    .selectFrom('settlements')
+    .select('flush_tx_hash')
+    .where('flush_tx_hash', 'in', txHashes)
+    .execute();
   return new Set(rows.map((row) => row.flush_tx_hash!));
 }

@@ -6,7 +6,11 @@ export type ClaimSmartAccountResult = 'claimed' | 'already_yours' | 'claimed_by_
  * Claims a smart account for a merchant. The address is the primary key, so of two merchants
  * claiming the same account concurrently exactly one insert succeeds; no read-then-write race.
  */
-export async function claimSmartAccount(db: Db, merchantId: string, address: string): Promise<ClaimSmartAccountResult> {
+export async function claimSmartAccount(
+  db: Db,
+  merchantId: string,
+  address: string,
+): Promise<ClaimSmartAccountResult> {
   const normalised = address.toLowerCase();
   const inserted = await db
     .insertInto('smart_accounts')

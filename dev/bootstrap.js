@@ -19,7 +19,10 @@ function run(command, args) {
   }
 }
 
-const lockHash = () => createHash('sha256').update(readFileSync(join(root, 'package-lock.json'))).digest('hex');
+const lockHash = () =>
+  createHash('sha256')
+    .update(readFileSync(join(root, 'package-lock.json')))
+    .digest('hex');
 
 function ensureNodeModules() {
   const marker = join(root, 'node_modules', '.stablepay-lock-hash');

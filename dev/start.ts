@@ -34,7 +34,11 @@ async function main(): Promise<void> {
   // PostgreSQL runs as the `postgres` user when we are root: it must be able to enter .dev/.
   await chmod(devDir, 0o755);
 
-  const [databaseUrl, temporal, chains] = await Promise.all([startDatabase(), startTemporal(), startChains()]);
+  const [databaseUrl, temporal, chains] = await Promise.all([
+    startDatabase(),
+    startTemporal(),
+    startChains(),
+  ]);
   const port = Number(process.env.PORT ?? 3000);
   const apiUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
   const devAccount = ANVIL_DEV_ACCOUNTS[1];
@@ -80,7 +84,10 @@ async function main(): Promise<void> {
     SIGNER_ERC20_TOKENS: JSON.stringify(localErc20GasTokenRates(chains)),
   });
   // Only the worker gets the settlement operator key (it flushes forwarders).
-  startProcess('worker', ['workers/main.ts'], { ...env, OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey });
+  startProcess('worker', ['workers/main.ts'], {
+    ...env,
+    OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
+  });
   // The local stand-in of the cross-chain messaging network: delivers bridged USDe to the settlement chain.
   startProcess('relayer', ['dev/relayer.ts', stackFile], env);
   startProcess('api', ['api/main.ts'], env);
@@ -94,7 +101,10 @@ async function main(): Promise<void> {
       `  Temporal UI   ${temporal.uiUrl}`,
       `  Temporal      ${temporal.address} (namespace ${temporal.namespace})`,
       `  PostgreSQL    ${databaseUrl}`,
-      ...chains.map((chain) => `  ${chain.network.padEnd(13)} ${chain.rpcUrl}  (chain id ${chain.chainId}, bundler ${chain.bundlerUrl})`),
+      ...chains.map(
+        (chain) =>
+          `  ${chain.network.padEnd(13)} ${chain.rpcUrl}  (chain id ${chain.chainId}, bundler ${chain.bundlerUrl})`,
+      ),
       `  Signer        ${signerUrl}`,
       `  Dev account   ${devAccount.address} (funded on every local chain; tokens have an open mint)`,
       `  Stack file    ${stackFile}`,
@@ -125,7 +135,11 @@ async function startDatabase(): Promise<string> {
 
 async function startTemporal(): Promise<{ address: string; uiUrl: string; namespace: string }> {
   if (process.env.TEMPORAL_ADDRESS) {
-    return { address: process.env.TEMPORAL_ADDRESS, uiUrl: '(external Temporal: its own UI)', namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' };
+    return {
+      address: process.env.TEMPORAL_ADDRESS,
+      uiUrl: '(external Temporal: its own UI)',
+      namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+    };
   }
   const server = await startTemporalDevServer({ dbFile: join(devDir, 'temporal.sqlite') });
   stops.push({ name: 'temporal', stop: server.stop });
@@ -136,7 +150,9 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string; namesp
 async function startChains(): Promise<StackDescription['chains']> {
   const local = await startLocalChains({ blockTime: 1, stateDir: join(devDir, 'chains'), bundlers: true });
   stops.push({ name: 'chains', stop: local.stop });
-  log(`chains, contracts and bundlers ready (${local.chains.map((chain) => `${chain.network} ${chain.rpcUrl}`).join(', ')})`);
+  log(
+    `chains, contracts and bundlers ready (${local.chains.map((chain) => `${chain.network} ${chain.rpcUrl}`).join(', ')})`,
+  );
   return local.chains;
 }
 
@@ -150,7 +166,11 @@ async function persistentJwtKey(): Promise<string> {
 }
 
 function startProcess(name: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, [require.resolve('tsx/cli'), ...args], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, [require.resolve('tsx/cli'), ...args], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   let stopping = false;
   child.once('exit', (code, signal) => {
     if (!stopping) {
@@ -206,6 +226,8 @@ process.once('SIGINT', () => void shutdown(0));
 process.once('SIGTERM', () => void shutdown(0));
 
 main().catch(async (error: unknown) => {
-  process.stderr.write(`[stack] failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `[stack] failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   await shutdown(1);
 });

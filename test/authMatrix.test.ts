@@ -40,7 +40,11 @@ describe('auth matrix: every route against every credential kind', () => {
     for (const route of protectedRoutes) {
       const path = route.path.replace(/:[A-Za-z0-9_]+/g, () => randomUUID());
       const call = (headers: Record<string, string>) =>
-        app.request(path, { method: route.method.toUpperCase(), headers, ...(route.method !== 'get' && { json: {} }) });
+        app.request(path, {
+          method: route.method.toUpperCase(),
+          headers,
+          ...(route.method !== 'get' && { json: {} }),
+        });
       const label = `${route.method.toUpperCase()} ${route.path}`;
 
       const anonymous = await call({});
@@ -48,15 +52,19 @@ describe('auth matrix: every route against every credential kind', () => {
       for (const kind of kinds) {
         const response = await call(credentials[kind]);
         const accepted = response.status !== 401;
-        if (kind === route.auth && !accepted) failures.push(`${label} rejected its own credential ${kind}: ${response.text}`);
-        if (kind !== route.auth && accepted) failures.push(`${label} accepted a ${kind} credential → ${response.status}`);
+        if (kind === route.auth && !accepted)
+          failures.push(`${label} rejected its own credential ${kind}: ${response.text}`);
+        if (kind !== route.auth && accepted)
+          failures.push(`${label} accepted a ${kind} credential → ${response.status}`);
       }
     }
     expect(failures).toEqual([]);
   });
 
   it('public routes need no credential', async () => {
-    const publicPaths = app.routes.filter((route) => route.auth === 'none' && route.method === 'get' && !route.path.includes(':'));
+    const publicPaths = app.routes.filter(
+      (route) => route.auth === 'none' && route.method === 'get' && !route.path.includes(':'),
+    );
     for (const route of publicPaths) {
       const response = await app.request(route.path);
       expect([200, 400]).toContain(response.status);

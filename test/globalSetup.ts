@@ -26,7 +26,11 @@ export default async function globalSetup(): Promise<void> {
   // PostgreSQL runs as the `postgres` user when we are root: it must be able to enter this folder.
   await chmod(workDir, 0o755);
 
-  const [database, temporal, chains] = await Promise.all([startDatabase(workDir), startTemporal(), startChains()]);
+  const [database, temporal, chains] = await Promise.all([
+    startDatabase(workDir),
+    startTemporal(),
+    startChains(),
+  ]);
 
   const stackFile = join(workDir, 'stack.json');
   const stack: Omit<TestStack, 'signer'> = {
@@ -84,7 +88,10 @@ async function startChains(): Promise<TestStack['chains']> {
 }
 
 /** The signing service, in this (the jest parent) process, holding the local paymasters' signer key. */
-async function startSigner(deploymentsFile: string, chains: TestStack['chains']): Promise<TestStack['signer']> {
+async function startSigner(
+  deploymentsFile: string,
+  chains: TestStack['chains'],
+): Promise<TestStack['signer']> {
   const sharedSecret = randomBytes(32).toString('hex');
   const erc20Tokens = localErc20GasTokenRates(chains);
   const config = loadConfig({

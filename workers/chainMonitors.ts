@@ -16,7 +16,13 @@ export interface StartChainMonitorsParameters {
 /** Starts the deposit monitor of every chain that is not running yet (idempotent; run at worker start). */
 export async function startChainMonitors(
   client: Client,
-  { chainIds, taskQueue, workflowIdPrefix = '', pollIntervalMs = 2000, maxBlockRange = 2000 }: StartChainMonitorsParameters,
+  {
+    chainIds,
+    taskQueue,
+    workflowIdPrefix = '',
+    pollIntervalMs = 2000,
+    maxBlockRange = 2000,
+  }: StartChainMonitorsParameters,
 ): Promise<string[]> {
   const ids: string[] = [];
   for (const chainId of chainIds) {

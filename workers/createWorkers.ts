@@ -59,16 +59,21 @@ export interface WebhookWorkerSettings {
 const webhookSettingsOf = ({ webhooks }: WorkerDependencies): WebhookWorkerSettings =>
   webhooks ?? { secrets: createWebhookSecretBox(developmentWebhookSecretKey()), allowPrivateTargets: false };
 
-type ActivityFactory = (dependencies: WorkerDependencies, taskQueues: Record<TaskQueueRole, string>) => object;
+type ActivityFactory = (
+  dependencies: WorkerDependencies,
+  taskQueues: Record<TaskQueueRole, string>,
+) => object;
 
 /** The activities served on each task queue; a role without activities gets no worker yet. */
 const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
   sessions: ({ db, temporal, settlement }, taskQueues) => ({
     ...createSessionActivities({ db }),
     ...createSessionEventActivities({ db, temporal, webhookTaskQueue: taskQueues.webhooks }),
-    ...(settlement && createSettlementActivities({ db, operator: settlement.operator, slippageBps: settlement.slippageBps })),
+    ...(settlement &&
+      createSettlementActivities({ db, operator: settlement.operator, slippageBps: settlement.slippageBps })),
   }),
-  chains: ({ db, temporal, settlement }) => (settlement ? createChainMonitorActivities({ db, temporal, networks: settlement.networks }) : {}),
+  chains: ({ db, temporal, settlement }) =>
+    settlement ? createChainMonitorActivities({ db, temporal, networks: settlement.networks }) : {},
   webhooks: (dependencies) =>
     createWebhookDeliveryActivities({ db: dependencies.db, ...webhookSettingsOf(dependencies) }),
   maintenance: ({ db, temporal }, taskQueues) => ({

@@ -29,7 +29,10 @@ async function main(): Promise<void> {
       const settlement = config.OPERATOR_PRIVATE_KEY
         ? {
             networks,
-            operator: createOperatorChains({ networks, operatorPrivateKey: config.OPERATOR_PRIVATE_KEY as `0x${string}` }),
+            operator: createOperatorChains({
+              networks,
+              operatorPrivateKey: config.OPERATOR_PRIVATE_KEY as `0x${string}`,
+            }),
             slippageBps: config.SETTLEMENT_SLIPPAGE_BPS,
           }
         : undefined;
@@ -49,7 +52,10 @@ async function main(): Promise<void> {
       });
       if (settlement) {
         const monitors = await startChainMonitors(temporal, {
-          chainIds: settlement.networks.all().filter((network) => network.rpcUrl && network.forwarderFactory).map((network) => network.chainId),
+          chainIds: settlement.networks
+            .all()
+            .filter((network) => network.rpcUrl && network.forwarderFactory)
+            .map((network) => network.chainId),
           taskQueue: taskQueues.chains,
           workflowIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
           pollIntervalMs: config.CHAIN_MONITOR_POLL_MS,
@@ -57,7 +63,9 @@ async function main(): Promise<void> {
         });
         process.stdout.write(`deposit monitors running: ${monitors.join(', ') || 'none'}\n`);
       } else {
-        process.stdout.write('OPERATOR_PRIVATE_KEY unset: no deposit monitors or settlement on this worker\n');
+        process.stdout.write(
+          'OPERATOR_PRIVATE_KEY unset: no deposit monitors or settlement on this worker\n',
+        );
       }
       process.stdout.write(
         `worker polling ${[...workers.byTaskQueue.keys()].join(', ')} on ${config.TEMPORAL_ADDRESS} ` +

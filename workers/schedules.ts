@@ -77,7 +77,9 @@ export async function ensureMaintenanceSchedules(
       await client.schedule.create({ scheduleId: schedule.scheduleId, ...definition });
     } catch (error) {
       if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-      await client.schedule.getHandle(schedule.scheduleId).update((previous) => ({ ...definition, state: previous.state }));
+      await client.schedule
+        .getHandle(schedule.scheduleId)
+        .update((previous) => ({ ...definition, state: previous.state }));
     }
   }
   return schedules.map((schedule) => schedule.scheduleId);

@@ -19,7 +19,10 @@ export interface StartSessionWorkflowParameters {
  * Starts `session-<id>` with its search attributes. Reusing the id is rejected, so a retried start
  * (the API after a timeout, or the reconciler) is harmless: an existing run counts as started.
  */
-export async function startSessionWorkflow(client: Client, session: StartSessionWorkflowParameters): Promise<'started' | 'already_started'> {
+export async function startSessionWorkflow(
+  client: Client,
+  session: StartSessionWorkflowParameters,
+): Promise<'started' | 'already_started'> {
   try {
     await client.workflow.start(paymentSessionWorkflow, {
       workflowId: sessionWorkflowId(session.sessionId),
@@ -64,7 +67,13 @@ export async function retryForwarder(
   await client.workflow.start(paymentSessionWorkflow, {
     workflowId: sessionWorkflowId(session.sessionId),
     taskQueue: session.taskQueue ?? TASK_QUEUES.sessions,
-    args: [{ sessionId: session.sessionId, expiresAt: session.expiresAt.toISOString(), settleDeposit: session.deposit }],
+    args: [
+      {
+        sessionId: session.sessionId,
+        expiresAt: session.expiresAt.toISOString(),
+        settleDeposit: session.deposit,
+      },
+    ],
     // The earlier run has closed; this one settles the funds it left behind.
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
     typedSearchAttributes: [

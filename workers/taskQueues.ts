@@ -15,5 +15,7 @@ export type TaskQueueRole = keyof typeof TASK_QUEUES;
 
 /** The task queue names of a deployment: `TASK_QUEUES` behind its TEMPORAL_TASK_QUEUE_PREFIX. */
 export function taskQueueNames(prefix: string): Record<TaskQueueRole, string> {
-  return Object.fromEntries(Object.entries(TASK_QUEUES).map(([role, name]) => [role, `${prefix}${name}`])) as Record<TaskQueueRole, string>;
+  return Object.fromEntries(
+    Object.entries(TASK_QUEUES).map(([role, name]) => [role, `${prefix}${name}`]),
+  ) as Record<TaskQueueRole, string>;
 }

@@ -37,7 +37,9 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
   if (missing.length === 0) return [];
   await connection.operatorService.addSearchAttributes({
     namespace,
-    searchAttributes: Object.fromEntries(missing.map(({ name, type }) => [name, encodeSearchAttributeIndexedValueType(type)!])),
+    searchAttributes: Object.fromEntries(
+      missing.map(({ name, type }) => [name, encodeSearchAttributeIndexedValueType(type)!]),
+    ),
   });
   return missing.map(({ name }) => name);
 }

@@ -24,7 +24,11 @@ const SCANS_PER_RUN = 200;
  */
 export async function chainMonitorWorkflow(input: ChainMonitorInput): Promise<never> {
   for (let scan = 0; scan < SCANS_PER_RUN; scan += 1) {
-    const result = await scanDeposits({ chainId: input.chainId, monitorId: input.monitorId, maxBlockRange: input.maxBlockRange });
+    const result = await scanDeposits({
+      chainId: input.chainId,
+      monitorId: input.monitorId,
+      maxBlockRange: input.maxBlockRange,
+    });
     if (result.caughtUp) await sleep(input.pollIntervalMs);
   }
   return continueAsNew<typeof chainMonitorWorkflow>(input);

@@ -36,7 +36,12 @@ const { recordSessionConfirmingEvent, startWebhookDeliveries } = proxyActivities
 const chain = proxyActivities<SettlementActivities>({
   // One transaction and its receipt; RPC hiccups are retried, reverts are final for the attempt.
   startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 10,
+  },
 });
 
 const bridge = proxyActivities<SettlementActivities>({
@@ -67,7 +72,11 @@ export interface PaymentSessionState {
   flushTxHash?: string;
 }
 
-export async function paymentSessionWorkflow({ sessionId, expiresAt, settleDeposit }: PaymentSessionInput): Promise<PaymentSessionState> {
+export async function paymentSessionWorkflow({
+  sessionId,
+  expiresAt,
+  settleDeposit,
+}: PaymentSessionInput): Promise<PaymentSessionState> {
   const state: PaymentSessionState = { status: 'awaiting_payment' };
   let retryRequested = false;
   setHandler(sessionStateQuery, () => state);
@@ -85,17 +94,28 @@ export async function paymentSessionWorkflow({ sessionId, expiresAt, settleDepos
 
   if (settleDeposit) {
     state.deposit = settleDeposit;
-    await sessions.markSessionSettlingAgain({ sessionId, deposit: settleDeposit, paidAt: new Date(Date.now()).toISOString() });
+    await sessions.markSessionSettlingAgain({
+      sessionId,
+      deposit: settleDeposit,
+      paidAt: new Date(Date.now()).toISOString(),
+    });
   } else {
     // Workflow time is deterministic (Date.now() replays the same), so the timer is exact on replay.
     const remainingMs = Date.parse(expiresAt) - Date.now();
-    const paid = remainingMs > 0 ? await condition(() => state.deposit !== undefined, remainingMs) : state.deposit !== undefined;
+    const paid =
+      remainingMs > 0
+        ? await condition(() => state.deposit !== undefined, remainingMs)
+        : state.deposit !== undefined;
     if (!paid) {
       await sessions.markSessionExpired(sessionId);
       enter('expired');
       return state;
     }
-    await sessions.markSessionConfirming({ sessionId, deposit: state.deposit!, paidAt: new Date(Date.now()).toISOString() });
+    await sessions.markSessionConfirming({
+      sessionId,
+      deposit: state.deposit!,
+      paidAt: new Date(Date.now()).toISOString(),
+    });
   }
 
   const deposit = state.deposit!;
@@ -116,7 +136,11 @@ export async function paymentSessionWorkflow({ sessionId, expiresAt, settleDepos
       // Funds stay in the forwarder (or at the deposit address) until an operator or merchant retries.
       await condition(() => retryRequested);
       retryRequested = false;
-      await sessions.markSessionSettlingAgain({ sessionId, deposit, paidAt: new Date(Date.now()).toISOString() });
+      await sessions.markSessionSettlingAgain({
+        sessionId,
+        deposit,
+        paidAt: new Date(Date.now()).toISOString(),
+      });
       state.failureReason = undefined;
       enter('confirming');
     }
@@ -133,7 +157,12 @@ async function settle(
   const token = deposit.token as `0x${string}`;
   const depositAddress = deposit.depositAddress as `0x${string}`;
   // Reorg safety: act only on funds that are still there at the chain's head.
-  await chain.verifyDepositBalance({ chainId: deposit.chainId, token, depositAddress, minimum: deposit.amount });
+  await chain.verifyDepositBalance({
+    chainId: deposit.chainId,
+    token,
+    depositAddress,
+    minimum: deposit.amount,
+  });
   state.forwarder = await chain.deployForwarder({ sessionId, chainId: deposit.chainId });
   const flush = await chain.flushForwarder({
     sessionId,

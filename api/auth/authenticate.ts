@@ -22,7 +22,8 @@ export function requireMerchantToken(tokens: MerchantTokenService): Middleware {
   return async (ctx, next) => {
     const token = bearerToken(ctx.get('authorization'));
     if (!token) throw unauthorized('Missing bearer token');
-    if (token.startsWith(API_KEY_PREFIX)) throw unauthorized('This route requires a merchant session token, not an API key');
+    if (token.startsWith(API_KEY_PREFIX))
+      throw unauthorized('This route requires a merchant session token, not an API key');
     const merchantId = await tokens.verify(token);
     if (!merchantId) throw unauthorized('Invalid or expired session token');
     ctx.state.merchantId = merchantId;
@@ -35,7 +36,8 @@ export function requireApiKey(db: Db): Middleware {
   return async (ctx, next) => {
     const token = bearerToken(ctx.get('authorization'));
     if (!token) throw unauthorized('Missing bearer token');
-    if (!token.startsWith(API_KEY_PREFIX)) throw unauthorized('This route requires a secret API key (sk_...)');
+    if (!token.startsWith(API_KEY_PREFIX))
+      throw unauthorized('This route requires a secret API key (sk_...)');
     const merchantId = await authenticateApiKeyHash(db, hashApiKey(token));
     if (!merchantId) throw unauthorized('Unknown or revoked API key');
     ctx.state.merchantId = merchantId;

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, errors, type JWK, type KeyLike } from 'jose';
+import {
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  SignJWT,
+  errors,
+  type JWK,
+  type KeyLike,
+} from 'jose';
 import type { Config } from '../../config';
 import { ConfigError } from '../../config';
 
@@ -57,7 +66,9 @@ export async function createMerchantTokenService(config: Config): Promise<Mercha
   };
 }
 
-async function loadSigningKey(config: Config): Promise<{ kid: string; privateKey: KeyLike | Uint8Array; publicKey: KeyLike | Uint8Array }> {
+async function loadSigningKey(
+  config: Config,
+): Promise<{ kid: string; privateKey: KeyLike | Uint8Array; publicKey: KeyLike | Uint8Array }> {
   if (!config.JWT_PRIVATE_JWK) {
     if (config.NODE_ENV === 'production') {
       throw new ConfigError([{ variable: 'JWT_PRIVATE_JWK', problem: 'is required in production' }]);
@@ -67,7 +78,8 @@ async function loadSigningKey(config: Config): Promise<{ kid: string; privateKey
     return { kid: `ephemeral-${randomUUID()}`, privateKey, publicKey };
   }
   const jwk = parseJwk(config.JWT_PRIVATE_JWK, 'JWT_PRIVATE_JWK');
-  if (!jwk.d) throw new ConfigError([{ variable: 'JWT_PRIVATE_JWK', problem: 'must be a private key (with "d")' }]);
+  if (!jwk.d)
+    throw new ConfigError([{ variable: 'JWT_PRIVATE_JWK', problem: 'must be a private key (with "d")' }]);
   const { d: _d, ...publicJwk } = jwk;
   return {
     kid: jwk.kid!,
@@ -104,7 +116,9 @@ function parseJwkList(raw: string | undefined): JWK[] {
 }
 
 /** A fresh ES256 private JWK with a key id, for `npm start` and key rotation. */
-export async function generateSigningJwk(kid = `key-${new Date().toISOString().slice(0, 10)}-${randomUUID().slice(0, 8)}`): Promise<JWK> {
+export async function generateSigningJwk(
+  kid = `key-${new Date().toISOString().slice(0, 10)}-${randomUUID().slice(0, 8)}`,
+): Promise<JWK> {
   const { privateKey } = await generateKeyPair(ALGORITHM, { extractable: true });
   return { ...(await exportJWK(privateKey)), kid, alg: ALGORITHM };
 }

@@ -77,7 +77,8 @@ export async function checkSignedLoginPayload({
   publicClients: PublicClients;
 }): Promise<{ ok: true; payload: LoginPayload } | { ok: false; failure: LoginCheckFailure }> {
   const parsed = loginPayloadSchema.safeParse(payload);
-  if (!parsed.success || !/^0x[0-9a-fA-F]+$/.test(signature)) return { ok: false, failure: 'malformed_payload' };
+  if (!parsed.success || !/^0x[0-9a-fA-F]+$/.test(signature))
+    return { ok: false, failure: 'malformed_payload' };
   const fields = parsed.data;
   let message: string;
   let address: Hex;

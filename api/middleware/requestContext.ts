@@ -26,7 +26,13 @@ export function requestContext(logger: Logger, metrics: HttpMetrics): Middleware
       const route: string = ctx._matchedRoute ? String(ctx._matchedRoute) : 'unmatched';
       metrics.observe(ctx.method, route, ctx.status, durationMs / 1000);
       ctx.state.log.info(
-        { method: ctx.method, route, path: ctx.path, status: ctx.status, durationMs: Math.round(durationMs * 100) / 100 },
+        {
+          method: ctx.method,
+          route,
+          path: ctx.path,
+          status: ctx.status,
+          durationMs: Math.round(durationMs * 100) / 100,
+        },
         'request',
       );
     }

@@ -13,7 +13,9 @@ import { merchantProfileSchema, toMerchantProfile } from './merchants/profileMod
  * | POST | /v1/auth/verify        | none | 200 JWT; 400 payload or signature absent; 401 when verification fails |
  */
 const loginPayloadQuery = z.object({
-  address: z.string({ error: 'is required' }).refine((value) => isAddress(value, { strict: false }), 'must be a 0x wallet address'),
+  address: z
+    .string({ error: 'is required' })
+    .refine((value) => isAddress(value, { strict: false }), 'must be a 0x wallet address'),
   chainId: z
     .string()
     .regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer chain id')
@@ -49,7 +51,10 @@ export function authRoutes(app: AppContext): AnyRoute[] {
       audience: 'dashboard',
       summary: 'Issue a Sign-In with Ethereum payload and the exact message to sign',
       query: loginPayloadQuery,
-      responses: { 200: { description: 'Payload to sign', schema: loginPayloadResponse }, 400: { description: 'Bad address or chainId' } },
+      responses: {
+        200: { description: 'Payload to sign', schema: loginPayloadResponse },
+        400: { description: 'Bad address or chainId' },
+      },
       async handler({ query }) {
         const payload = createLoginPayload({
           address: query.address,
@@ -103,10 +108,15 @@ export function authRoutes(app: AppContext): AnyRoute[] {
           walletAddress: payload.address,
           payoutAddress: payload.address,
         });
-        const { token, expiresAt } = await app.tokens.issue({ id: merchant.id, walletAddress: payload.address });
-        return { status: 200, body: { token, expiresAt: expiresAt.toISOString(), merchant: toMerchantProfile(merchant) } };
+        const { token, expiresAt } = await app.tokens.issue({
+          id: merchant.id,
+          walletAddress: payload.address,
+        });
+        return {
+          status: 200,
+          body: { token, expiresAt: expiresAt.toISOString(), merchant: toMerchantProfile(merchant) },
+        };
       },
     }),
   ];
 }
-

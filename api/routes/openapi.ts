@@ -6,7 +6,15 @@ import { defineRoute, type AnyRoute } from '../routing/route';
  * | GET | /openapi.json            | none | full contract (adds merchant auth, dashboard, webhooks, paymaster management) |
  * | GET | /openapi/integrator.json | none | integrator contract (health, sessions, paymaster RPC and bundler proxy) |
  */
-export function openApiRoutes({ routes, config, revision }: { routes: AnyRoute[]; config: Config; revision: string }): AnyRoute[] {
+export function openApiRoutes({
+  routes,
+  config,
+  revision,
+}: {
+  routes: AnyRoute[];
+  config: Config;
+  revision: string;
+}): AnyRoute[] {
   // Built lazily once: `routes` is complete only after the app has added these routes too.
   let full: object | undefined;
   let integrator: object | undefined;

@@ -12,7 +12,8 @@ export function mountRoutes(routes: AnyRoute[], authenticators: Authenticators):
     const steps: Middleware[] = [];
     if (route.auth !== 'none') {
       const authenticate = authenticators[route.auth];
-      if (!authenticate) throw new Error(`route ${route.method} ${route.path} needs a '${route.auth}' authenticator`);
+      if (!authenticate)
+        throw new Error(`route ${route.method} ${route.path} needs a '${route.auth}' authenticator`);
       steps.push(authenticate);
     }
     steps.push(async (ctx) => {

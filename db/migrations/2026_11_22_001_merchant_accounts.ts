@@ -21,7 +21,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('used_at', 'timestamptz')
     .addColumn('created_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('login_nonces_expires_at_idx').on('login_nonces').column('expires_at').execute();
+  await db.schema
+    .createIndex('login_nonces_expires_at_idx')
+    .on('login_nonces')
+    .column('expires_at')
+    .execute();
 
   await db.schema
     .createTable('api_keys')

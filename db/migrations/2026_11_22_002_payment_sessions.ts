@@ -16,7 +16,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       col
         .notNull()
         .defaultTo('awaiting_payment')
-        .check(sql`status IN ('pending','awaiting_payment','confirming','bridging','completed','failed','expired')`),
+        .check(
+          sql`status IN ('pending','awaiting_payment','confirming','bridging','completed','failed','expired')`,
+        ),
     )
     .addColumn('expires_at', 'timestamptz', (col) => col.notNull())
     .addColumn('paid_at', 'timestamptz')
@@ -28,9 +30,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('sessions_merchant_created_idx').on('sessions').columns(['merchant_id', 'created_at desc']).execute();
+  await db.schema
+    .createIndex('sessions_merchant_created_idx')
+    .on('sessions')
+    .columns(['merchant_id', 'created_at desc'])
+    .execute();
   // The reconciler looks only at sessions whose workflow has not been started yet.
-  await sql`CREATE INDEX sessions_workflow_pending_idx ON sessions (created_at) WHERE workflow_started_at IS NULL`.execute(db);
+  await sql`CREATE INDEX sessions_workflow_pending_idx ON sessions (created_at) WHERE workflow_started_at IS NULL`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('payment_options')
@@ -47,7 +55,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addUniqueConstraint('payment_options_session_chain_symbol_key', ['session_id', 'chain_id', 'symbol'])
     .execute();
   // Deposit monitors match Transfer recipients against this index (lower-case, per chain).
-  await sql`CREATE INDEX payment_options_deposit_idx ON payment_options (chain_id, lower(deposit_address))`.execute(db);
+  await sql`CREATE INDEX payment_options_deposit_idx ON payment_options (chain_id, lower(deposit_address))`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('idempotency_keys')

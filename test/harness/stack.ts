@@ -31,7 +31,10 @@ let cached: TestStack | undefined;
 export function testStack(): TestStack {
   if (cached) return cached;
   const file = process.env[TEST_STACK_FILE_VARIABLE];
-  if (!file) throw new Error(`${TEST_STACK_FILE_VARIABLE} is unset: run the tests with \`npm test\` (jest global setup)`);
+  if (!file)
+    throw new Error(
+      `${TEST_STACK_FILE_VARIABLE} is unset: run the tests with \`npm test\` (jest global setup)`,
+    );
   cached = JSON.parse(readFileSync(file, 'utf8')) as TestStack;
   return cached;
 }

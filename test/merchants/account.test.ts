@@ -21,7 +21,11 @@ describe('merchant account', () => {
       ['missing', {}, 'Missing bearer token'],
       ['not a bearer scheme', { authorization: 'Basic abc' }, 'Missing bearer token'],
       ['malformed', bearer('not.a.jwt'), 'Invalid or expired session token'],
-      ['an API key', bearer('sk_live_whatever'), 'This route requires a merchant session token, not an API key'],
+      [
+        'an API key',
+        bearer('sk_live_whatever'),
+        'This route requires a merchant session token, not an API key',
+      ],
     ])('a %s credential answers 401 with the error body', async (_case, headers, message) => {
       const response = await app.request('/v1/merchants/me', { headers });
       expect(response.status).toBe(401);
@@ -30,7 +34,10 @@ describe('merchant account', () => {
 
     it('an expired token answers 401', async () => {
       const keyJwk = await generateSigningJwk('expiry-test');
-      const issuer = await startTestApp({ JWT_PRIVATE_JWK: JSON.stringify(keyJwk), JWT_TTL_SEC: '60' }, { now: () => new Date() });
+      const issuer = await startTestApp(
+        { JWT_PRIVATE_JWK: JSON.stringify(keyJwk), JWT_TTL_SEC: '60' },
+        { now: () => new Date() },
+      );
       try {
         const signedIn = await signInNewMerchant(issuer);
         expect((await issuer.request('/v1/merchants/me', { headers: signedIn.auth })).status).toBe(200);
@@ -80,7 +87,10 @@ describe('merchant account', () => {
       await before.close();
 
       const { d: _d, ...oldPublic } = oldKey;
-      const after = await startTestApp({ JWT_PRIVATE_JWK: JSON.stringify(newKey), JWT_VERIFICATION_JWKS: JSON.stringify([oldPublic]) });
+      const after = await startTestApp({
+        JWT_PRIVATE_JWK: JSON.stringify(newKey),
+        JWT_VERIFICATION_JWKS: JSON.stringify([oldPublic]),
+      });
       const notListed = await startTestApp({ JWT_PRIVATE_JWK: JSON.stringify(newKey) });
       try {
         expect((await after.request('/v1/merchants/me', { headers: signedIn.auth })).status).toBe(200);
@@ -97,7 +107,9 @@ describe('merchant account', () => {
     it('a public key cannot be configured as the signing key', async () => {
       const { publicKey } = await generateKeyPair('ES256', { extractable: true });
       const jwk = { ...(await exportJWK(publicKey)), kid: 'public-only' };
-      await expect(startTestApp({ JWT_PRIVATE_JWK: JSON.stringify(jwk) })).rejects.toThrow(/JWT_PRIVATE_JWK: must be a private key/);
+      await expect(startTestApp({ JWT_PRIVATE_JWK: JSON.stringify(jwk) })).rejects.toThrow(
+        /JWT_PRIVATE_JWK: must be a private key/,
+      );
     });
   });
 
@@ -124,17 +136,32 @@ describe('merchant account', () => {
         json: { name: 'Acme Coffee', email: 'billing@acme.example', payoutAddress: payout.toLowerCase() },
       });
       expect(patched.status).toBe(200);
-      expect(patched.body).toMatchObject({ name: 'Acme Coffee', email: 'billing@acme.example', payoutAddress: payout });
-      const cleared = await app.request('/v1/merchants/me', { method: 'PATCH', headers: merchant.auth, json: { email: null } });
+      expect(patched.body).toMatchObject({
+        name: 'Acme Coffee',
+        email: 'billing@acme.example',
+        payoutAddress: payout,
+      });
+      const cleared = await app.request('/v1/merchants/me', {
+        method: 'PATCH',
+        headers: merchant.auth,
+        json: { email: null },
+      });
       expect(cleared.body).toMatchObject({ name: 'Acme Coffee', email: null, payoutAddress: payout });
-      const row = await app.db.selectFrom('merchants').selectAll().where('id', '=', merchant.merchantId).executeTakeFirstOrThrow();
+      const row = await app.db
+        .selectFrom('merchants')
+        .selectAll()
+        .where('id', '=', merchant.merchantId)
+        .executeTakeFirstOrThrow();
       expect(row.payout_address).toBe(payout);
     });
 
     it.each([
       [{ email: 'not-an-email' }, /email: must be an e-mail address/],
       [{ payoutAddress: '0x123' }, /payoutAddress: must be a 0x address/],
-      [{ payoutAddress: '0x0000000000000000000000000000000000000000' }, /payoutAddress: must not be the zero address/],
+      [
+        { payoutAddress: '0x0000000000000000000000000000000000000000' },
+        /payoutAddress: must not be the zero address/,
+      ],
       [{ name: '' }, /name: must not be empty/],
       [{ name: 42 }, /name: /],
       [{ walletAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' }, /Unrecognized key/],
@@ -150,13 +177,21 @@ describe('merchant account', () => {
 
   describe('smart accounts', () => {
     const register = (who: SignedInMerchant, address: string) =>
-      app.request('/v1/merchants/me/smart-accounts', { method: 'POST', headers: who.auth, json: { address } });
+      app.request('/v1/merchants/me/smart-accounts', {
+        method: 'POST',
+        headers: who.auth,
+        json: { address },
+      });
 
     it('registration answers 204 and is idempotent, whatever the address casing', async () => {
       const address = privateKeyToAccount(generatePrivateKey()).address;
       expect((await register(merchant, address)).status).toBe(204);
       expect((await register(merchant, address.toLowerCase())).status).toBe(204);
-      const rows = await app.db.selectFrom('smart_accounts').selectAll().where('address', '=', address.toLowerCase()).execute();
+      const rows = await app.db
+        .selectFrom('smart_accounts')
+        .selectAll()
+        .where('address', '=', address.toLowerCase())
+        .execute();
       expect(rows).toEqual([expect.objectContaining({ merchant_id: merchant.merchantId })]);
     });
 
@@ -165,7 +200,11 @@ describe('merchant account', () => {
       expect((await register(merchant, address)).status).toBe(204);
       const response = await register(other, address);
       expect(response.status).toBe(409);
-      expect(response.body).toEqual({ statusCode: 409, message: 'Smart account already claimed by another merchant', error: 'Conflict' });
+      expect(response.body).toEqual({
+        statusCode: 409,
+        message: 'Smart account already claimed by another merchant',
+        error: 'Conflict',
+      });
     });
 
     it('two merchants claiming the same account concurrently: exactly one wins', async () => {
@@ -173,7 +212,11 @@ describe('merchant account', () => {
         const address = privateKeyToAccount(generatePrivateKey()).address;
         const [a, b] = await Promise.all([register(merchant, address), register(other, address)]);
         expect([a.status, b.status].sort()).toEqual([204, 409]);
-        const owners = await app.db.selectFrom('smart_accounts').select('merchant_id').where('address', '=', address.toLowerCase()).execute();
+        const owners = await app.db
+          .selectFrom('smart_accounts')
+          .select('merchant_id')
+          .where('address', '=', address.toLowerCase())
+          .execute();
         expect(owners).toHaveLength(1);
       }
     });
@@ -186,7 +229,11 @@ describe('merchant account', () => {
 
   describe('API keys', () => {
     it('create returns the raw key once; the list shows only hash and prefix; the key authenticates SK routes', async () => {
-      const created = await app.request('/v1/merchants/me/api-keys', { method: 'POST', headers: merchant.auth, json: { label: 'server' } });
+      const created = await app.request('/v1/merchants/me/api-keys', {
+        method: 'POST',
+        headers: merchant.auth,
+        json: { label: 'server' },
+      });
       expect(created.status).toBe(201);
       expect(created.body).toEqual({
         id: expect.any(String),
@@ -209,18 +256,30 @@ describe('merchant account', () => {
         revokedAt: null,
       });
       expect(listed.text).not.toContain(created.body.rawKey);
-      const stored = await app.db.selectFrom('api_keys').selectAll().where('id', '=', created.body.id).executeTakeFirstOrThrow();
+      const stored = await app.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('id', '=', created.body.id)
+        .executeTakeFirstOrThrow();
       expect(JSON.stringify(stored)).not.toContain(created.body.rawKey);
     });
 
     it('a revoked key answers 401 on SK routes; revocation is idempotent; the list shows it revoked', async () => {
       const rawKey = await createApiKey(app, merchant, 'to revoke');
       const listed = await app.request('/v1/merchants/me/api-keys', { headers: merchant.auth });
-      const id = listed.body.data.find((key: { prefix: string }) => rawKey.startsWith(key.prefix) && key.prefix.length > 8).id;
-      const revoked = await app.request(`/v1/merchants/me/api-keys/${id}`, { method: 'DELETE', headers: merchant.auth });
+      const id = listed.body.data.find(
+        (key: { prefix: string }) => rawKey.startsWith(key.prefix) && key.prefix.length > 8,
+      ).id;
+      const revoked = await app.request(`/v1/merchants/me/api-keys/${id}`, {
+        method: 'DELETE',
+        headers: merchant.auth,
+      });
       expect(revoked.status).toBe(200);
       expect(revoked.body).toEqual({ id, revoked: true, revokedAt: expect.any(String) });
-      const again = await app.request(`/v1/merchants/me/api-keys/${id}`, { method: 'DELETE', headers: merchant.auth });
+      const again = await app.request(`/v1/merchants/me/api-keys/${id}`, {
+        method: 'DELETE',
+        headers: merchant.auth,
+      });
       expect(again.body.revokedAt).toBe(revoked.body.revokedAt);
       const { authenticateApiKeyHash } = await import('../../db/apiKeys');
       const { hashApiKey } = await import('../../api/auth/authenticate');
@@ -231,10 +290,20 @@ describe('merchant account', () => {
       await createApiKey(app, merchant);
       const listed = await app.request('/v1/merchants/me/api-keys', { headers: merchant.auth });
       const id = listed.body.data[0].id;
-      const foreign = await app.request(`/v1/merchants/me/api-keys/${id}`, { method: 'DELETE', headers: other.auth });
+      const foreign = await app.request(`/v1/merchants/me/api-keys/${id}`, {
+        method: 'DELETE',
+        headers: other.auth,
+      });
       expect(foreign.status).toBe(404);
-      expect((await app.request('/v1/merchants/me/api-keys/not-a-uuid', { method: 'DELETE', headers: other.auth })).status).toBe(404);
-      const stillActive = await app.db.selectFrom('api_keys').select('revoked_at').where('id', '=', id).executeTakeFirstOrThrow();
+      expect(
+        (await app.request('/v1/merchants/me/api-keys/not-a-uuid', { method: 'DELETE', headers: other.auth }))
+          .status,
+      ).toBe(404);
+      const stillActive = await app.db
+        .selectFrom('api_keys')
+        .select('revoked_at')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       expect(stillActive.revoked_at).toBeNull();
       const otherList = await app.request('/v1/merchants/me/api-keys', { headers: other.auth });
       expect(otherList.body.data.map((key: { id: string }) => key.id)).not.toContain(id);
@@ -245,7 +314,11 @@ describe('merchant account', () => {
       const { authenticateApiKeyHash } = await import('../../db/apiKeys');
       const { hashApiKey } = await import('../../api/auth/authenticate');
       expect(await authenticateApiKeyHash(app.db, hashApiKey(rawKey))).toBe(other.merchantId);
-      const row = await app.db.selectFrom('api_keys').select('last_used_at').where('key_hash', '=', hashApiKey(rawKey)).executeTakeFirstOrThrow();
+      const row = await app.db
+        .selectFrom('api_keys')
+        .select('last_used_at')
+        .where('key_hash', '=', hashApiKey(rawKey))
+        .executeTakeFirstOrThrow();
       expect(row.last_used_at).toBeInstanceOf(Date);
     });
   });

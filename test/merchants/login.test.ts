@@ -22,7 +22,9 @@ describe('wallet login (SIWE)', () => {
   describe('GET /v1/auth/login-payload', () => {
     it('issues an EIP-4361 payload for our domain with a single-use nonce stored in Postgres', async () => {
       const account = freshAccount();
-      const response = await app.request(`/v1/auth/login-payload?address=${account.address.toLowerCase()}&chainId=84532`);
+      const response = await app.request(
+        `/v1/auth/login-payload?address=${account.address.toLowerCase()}&chainId=84532`,
+      );
       expect(response.status).toBe(200);
       const host = new URL(app.config.PUBLIC_BASE_URL).host;
       expect(response.body).toMatchObject({
@@ -33,11 +35,23 @@ describe('wallet login (SIWE)', () => {
         chainId: 84532,
         nonce: expect.stringMatching(/^[0-9a-f]{32}$/),
       });
-      expect(Date.parse(response.body.expirationTime) - Date.parse(response.body.issuedAt)).toBe(10 * 60 * 1000);
-      expect(response.body.message).toContain(`${host} wants you to sign in with your Ethereum account:\n${account.address}`);
+      expect(Date.parse(response.body.expirationTime) - Date.parse(response.body.issuedAt)).toBe(
+        10 * 60 * 1000,
+      );
+      expect(response.body.message).toContain(
+        `${host} wants you to sign in with your Ethereum account:\n${account.address}`,
+      );
       expect(response.body.message).toContain(`Nonce: ${response.body.nonce}`);
-      const stored = await app.db.selectFrom('login_nonces').selectAll().where('nonce', '=', response.body.nonce).executeTakeFirst();
-      expect(stored).toMatchObject({ address: account.address.toLowerCase(), chain_id: 84532, used_at: null });
+      const stored = await app.db
+        .selectFrom('login_nonces')
+        .selectAll()
+        .where('nonce', '=', response.body.nonce)
+        .executeTakeFirst();
+      expect(stored).toMatchObject({
+        address: account.address.toLowerCase(),
+        chain_id: 84532,
+        used_at: null,
+      });
     });
 
     it.each([
@@ -49,7 +63,11 @@ describe('wallet login (SIWE)', () => {
     ])('answers 400 for %s', async (_case, query) => {
       const response = await app.request(`/v1/auth/login-payload?${query}`);
       expect(response.status).toBe(400);
-      expect(response.body).toEqual({ statusCode: 400, message: expect.stringMatching(/^Validation failed: /), error: 'Bad Request' });
+      expect(response.body).toEqual({
+        statusCode: 400,
+        message: expect.stringMatching(/^Validation failed: /),
+        error: 'Bad Request',
+      });
     });
   });
 
@@ -65,14 +83,22 @@ describe('wallet login (SIWE)', () => {
       expect(response.body).toEqual({
         token: expect.stringMatching(/^eyJ[\w-]+\.[\w-]+\.[\w-]+$/),
         expiresAt: expect.any(String),
-        merchant: expect.objectContaining({ walletAddress: account.address, payoutAddress: account.address, name: null }),
+        merchant: expect.objectContaining({
+          walletAddress: account.address,
+          payoutAddress: account.address,
+          name: null,
+        }),
       });
       const header = JSON.parse(Buffer.from(response.body.token.split('.')[0], 'base64url').toString());
       expect(header).toMatchObject({ alg: 'ES256', kid: expect.any(String) });
       const expiresInSec = (Date.parse(response.body.expiresAt) - Date.now()) / 1000;
       expect(expiresInSec).toBeGreaterThan(24 * 3600 - 60);
       expect(expiresInSec).toBeLessThanOrEqual(24 * 3600);
-      const rows = await app.db.selectFrom('merchants').selectAll().where('wallet_address', '=', account.address.toLowerCase()).execute();
+      const rows = await app.db
+        .selectFrom('merchants')
+        .selectAll()
+        .where('wallet_address', '=', account.address.toLowerCase())
+        .execute();
       expect(rows).toHaveLength(1);
     });
 
@@ -91,7 +117,11 @@ describe('wallet login (SIWE)', () => {
       expect(first.status).toBe(200);
       const replay = await app.request('/v1/auth/verify', { method: 'POST', json: { payload, signature } });
       expect(replay.status).toBe(401);
-      expect(replay.body).toEqual({ statusCode: 401, message: 'Login nonce is unknown, expired or already used', error: 'Unauthorized' });
+      expect(replay.body).toEqual({
+        statusCode: 401,
+        message: 'Login nonce is unknown, expired or already used',
+        error: 'Unauthorized',
+      });
     });
 
     it('of two concurrent verifications of one nonce exactly one succeeds', async () => {
@@ -99,7 +129,9 @@ describe('wallet login (SIWE)', () => {
       const { message, payload } = await getPayload(account.address);
       const signature = await account.signMessage({ message });
       const responses = await Promise.all(
-        Array.from({ length: 5 }, () => app.request('/v1/auth/verify', { method: 'POST', json: { payload, signature } })),
+        Array.from({ length: 5 }, () =>
+          app.request('/v1/auth/verify', { method: 'POST', json: { payload, signature } }),
+        ),
       );
       expect(responses.map((response) => response.status).sort()).toEqual([200, 401, 401, 401, 401]);
     });
@@ -107,7 +139,11 @@ describe('wallet login (SIWE)', () => {
     it('an expired nonce answers 401', async () => {
       const account = freshAccount();
       const { message, payload } = await getPayload(account.address);
-      await app.db.updateTable('login_nonces').set({ expires_at: new Date(Date.now() - 1000) }).where('nonce', '=', payload.nonce).execute();
+      await app.db
+        .updateTable('login_nonces')
+        .set({ expires_at: new Date(Date.now() - 1000) })
+        .where('nonce', '=', payload.nonce)
+        .execute();
       const response = await app.request('/v1/auth/verify', {
         method: 'POST',
         json: { payload, signature: await account.signMessage({ message }) },
@@ -138,7 +174,10 @@ describe('wallet login (SIWE)', () => {
       const forged = { ...payload, domain: 'evil.example', uri: 'https://evil.example' };
       const { SiweMessage } = await import('siwe');
       const signature = await account.signMessage({ message: new SiweMessage(forged).prepareMessage() });
-      const response = await app.request('/v1/auth/verify', { method: 'POST', json: { payload: forged, signature } });
+      const response = await app.request('/v1/auth/verify', {
+        method: 'POST',
+        json: { payload: forged, signature },
+      });
       expect(response.status).toBe(401);
       expect(response.body.message).toBe('Login payload was issued for another domain');
     });
@@ -174,7 +213,10 @@ describe('wallet login (SIWE)', () => {
       ['an empty signature', { payload: { domain: 'x' }, signature: '' }],
       ['a string payload', { payload: 'hello', signature: '0x12' }],
     ])('answers 400 for %s', async (_case, json) => {
-      const response = await app.request('/v1/auth/verify', { method: 'POST', ...(json !== undefined && { json }) });
+      const response = await app.request('/v1/auth/verify', {
+        method: 'POST',
+        ...(json !== undefined && { json }),
+      });
       expect(response.status).toBe(400);
       expect(response.body.message).toMatch(/^Validation failed: /);
     });

@@ -23,13 +23,20 @@ describe('creating payment sessions', () => {
   });
   afterAll(() => app.close());
 
-  const create = (json: unknown, headers: Record<string, string> = sk) => app.request('/v1/sessions', { method: 'POST', headers, json });
+  const create = (json: unknown, headers: Record<string, string> = sk) =>
+    app.request('/v1/sessions', { method: 'POST', headers, json });
 
   it('answers 201 with exactly id, paymentUrl, status, expiresAt, createdAt', async () => {
     const before = Date.now();
     const response = await create({ amount: '19.99' });
     expect(response.status).toBe(201);
-    expect(Object.keys(response.body).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'paymentUrl', 'status']);
+    expect(Object.keys(response.body).sort()).toEqual([
+      'createdAt',
+      'expiresAt',
+      'id',
+      'paymentUrl',
+      'status',
+    ]);
     expect(response.body.status).toBe('awaiting_payment');
     expect(response.body.paymentUrl).toBe(`https://pay.example/pay/${response.body.id}`);
     const lifetime = Date.parse(response.body.expiresAt) - Date.parse(response.body.createdAt);
@@ -39,9 +46,19 @@ describe('creating payment sessions', () => {
   });
 
   it('the dashboard route takes the same body with a JWT', async () => {
-    const response = await app.request('/v1/merchants/me/sessions', { method: 'POST', headers: merchant.auth, json: { amount: '5', sandboxMode: true } });
+    const response = await app.request('/v1/merchants/me/sessions', {
+      method: 'POST',
+      headers: merchant.auth,
+      json: { amount: '5', sandboxMode: true },
+    });
     expect(response.status).toBe(201);
-    expect(Object.keys(response.body).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'paymentUrl', 'status']);
+    expect(Object.keys(response.body).sort()).toEqual([
+      'createdAt',
+      'expiresAt',
+      'id',
+      'paymentUrl',
+      'status',
+    ]);
   });
 
   describe('validation (400, nothing written)', () => {
@@ -54,28 +71,68 @@ describe('creating payment sessions', () => {
       ['amount in exponent form', { amount: '1e3' }, /amount: must be a decimal string/],
       ['amount above one billion', { amount: '1000000000.01' }, /amount: must be at most 1000000000/],
       ['an unknown symbol', { amount: '1', paymentOptionSymbols: ['DAI'] }, /paymentOptionSymbols\.0: /],
-      ['an empty symbol list', { amount: '1', paymentOptionSymbols: [] }, /paymentOptionSymbols: must name at least one symbol/],
-      ['a repeated symbol', { amount: '1', paymentOptionSymbols: ['USDC', 'USDC'] }, /must not repeat a symbol/],
+      [
+        'an empty symbol list',
+        { amount: '1', paymentOptionSymbols: [] },
+        /paymentOptionSymbols: must name at least one symbol/,
+      ],
+      [
+        'a repeated symbol',
+        { amount: '1', paymentOptionSymbols: ['USDC', 'USDC'] },
+        /must not repeat a symbol/,
+      ],
       ['expiresInSec below 60', { amount: '1', expiresInSec: 59 }, /expiresInSec: /],
       ['expiresInSec above 7 days', { amount: '1', expiresInSec: 604801 }, /expiresInSec: /],
       ['expiresInSec fractional', { amount: '1', expiresInSec: 100.5 }, /expiresInSec: must be an integer/],
       ['expiresInSec as a string', { amount: '1', expiresInSec: '3600' }, /expiresInSec: must be an integer/],
-      ['successUrl over http', { amount: '1', successUrl: 'http://shop.example/done' }, /successUrl: must be an absolute https URL/],
-      ['successUrl relative', { amount: '1', successUrl: '/done' }, /successUrl: must be an absolute https URL/],
+      [
+        'successUrl over http',
+        { amount: '1', successUrl: 'http://shop.example/done' },
+        /successUrl: must be an absolute https URL/,
+      ],
+      [
+        'successUrl relative',
+        { amount: '1', successUrl: '/done' },
+        /successUrl: must be an absolute https URL/,
+      ],
       ['sandboxMode a string', { amount: '1', sandboxMode: 'true' }, /sandboxMode: must be a boolean/],
       ['sandboxMode a number', { amount: '1', sandboxMode: 1 }, /sandboxMode: must be a boolean/],
       ['a currency field', { amount: '1', currency: 'USD' }, /Unrecognized key/],
       ['a top-level chain', { amount: '1', chainId: 8453 }, /Unrecognized key/],
-      ['a line item with a wrong total', { amount: '1', lineItems: [{ name: 'Tea', quantity: 2, unitPrice: '1.5', total: '2.5' }] }, /lineItems\.0\.total: total must equal quantity × unitPrice/],
-      ['a line item with a fractional quantity', { amount: '1', lineItems: [{ name: 'Tea', quantity: 1.5, unitPrice: '1', total: '1.5' }] }, /lineItems\.0\.quantity: must be a whole number/],
-      ['a line item without a name', { amount: '1', lineItems: [{ quantity: 1, unitPrice: '1', total: '1' }] }, /lineItems\.0\.name: /],
+      [
+        'a line item with a wrong total',
+        { amount: '1', lineItems: [{ name: 'Tea', quantity: 2, unitPrice: '1.5', total: '2.5' }] },
+        /lineItems\.0\.total: total must equal quantity × unitPrice/,
+      ],
+      [
+        'a line item with a fractional quantity',
+        { amount: '1', lineItems: [{ name: 'Tea', quantity: 1.5, unitPrice: '1', total: '1.5' }] },
+        /lineItems\.0\.quantity: must be a whole number/,
+      ],
+      [
+        'a line item without a name',
+        { amount: '1', lineItems: [{ quantity: 1, unitPrice: '1', total: '1' }] },
+        /lineItems\.0\.name: /,
+      ],
       ['a merchantName that is empty', { amount: '1', merchantName: '' }, /merchantName: /],
     ])('%s', async (_case, json, message) => {
-      const countBefore = await app.db.selectFrom('sessions').where('merchant_id', '=', merchant.merchantId).select(app.db.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      const countBefore = await app.db
+        .selectFrom('sessions')
+        .where('merchant_id', '=', merchant.merchantId)
+        .select(app.db.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
       const response = await create(json);
       expect(response.status).toBe(400);
-      expect(response.body).toEqual({ statusCode: 400, message: expect.stringMatching(message), error: 'Bad Request' });
-      const countAfter = await app.db.selectFrom('sessions').where('merchant_id', '=', merchant.merchantId).select(app.db.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      expect(response.body).toEqual({
+        statusCode: 400,
+        message: expect.stringMatching(message),
+        error: 'Bad Request',
+      });
+      const countAfter = await app.db
+        .selectFrom('sessions')
+        .where('merchant_id', '=', merchant.merchantId)
+        .select(app.db.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
       expect(countAfter.n).toEqual(countBefore.n);
     });
 
@@ -97,12 +154,19 @@ describe('creating payment sessions', () => {
       expect(created.status).toBe(201);
       const read = await app.request(`/v1/sessions/${created.body.id}`);
       expect(read.status).toBe(200);
-      return { id: created.body.id as string, options: read.body.paymentOptions as Array<Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+      return {
+        id: created.body.id as string,
+        options: read.body.paymentOptions as Array<Record<string, any>>,
+      }; // eslint-disable-line @typescript-eslint/no-explicit-any
     }
 
     it('sandbox sessions offer the testnets only; live sessions the mainnets with a factory only', async () => {
       const sandbox = await optionsOf({ amount: '10', sandboxMode: true });
-      expect([...new Set(sandbox.options.map((option) => option.network))].sort()).toEqual(['arbitrum-sepolia', 'base-sepolia', 'ethereum-sepolia']);
+      expect([...new Set(sandbox.options.map((option) => option.network))].sort()).toEqual([
+        'arbitrum-sepolia',
+        'base-sepolia',
+        'ethereum-sepolia',
+      ]);
       expect(sandbox.options).toHaveLength(9);
 
       const live = await optionsOf({ amount: '10' });
@@ -114,20 +178,27 @@ describe('creating payment sessions', () => {
     });
 
     it('amounts are exact base units per token decimals, with EIP-681 URIs to the deposit address', async () => {
-      const { options } = await optionsOf({ amount: '1234.567891', sandboxMode: true, paymentOptionSymbols: ['USDC', 'USDe'] });
+      const { options } = await optionsOf({
+        amount: '1234.567891',
+        sandboxMode: true,
+        paymentOptionSymbols: ['USDC', 'USDe'],
+      });
       expect(new Set(options.map((option) => option.symbol))).toEqual(new Set(['USDC', 'USDe']));
       for (const option of options) {
         const expected = option.symbol === 'USDC' ? '1234567891' : '1234567891000000000000';
         expect(option.amount).toBe(expected);
         expect(option.decimals).toBe(option.symbol === 'USDC' ? 6 : 18);
-        expect(option.paymentUri).toBe(`ethereum:${option.tokenAddress}@${option.chainId}/transfer?address=${option.depositAddress}&uint256=${expected}`);
+        expect(option.paymentUri).toBe(
+          `ethereum:${option.tokenAddress}@${option.chainId}/transfer?address=${option.depositAddress}&uint256=${expected}`,
+        );
       }
     });
 
     it('each (session, chain) has its own deposit address, the forwarder the factory will create for the payout address', async () => {
       const first = await optionsOf({ amount: '3', sandboxMode: true });
       const second = await optionsOf({ amount: '3', sandboxMode: true });
-      const addressesOf = (options: typeof first.options) => new Map(options.map((option) => [option.chainId, option.depositAddress]));
+      const addressesOf = (options: typeof first.options) =>
+        new Map(options.map((option) => [option.chainId, option.depositAddress]));
       const a = addressesOf(first.options);
       const b = addressesOf(second.options);
       expect(new Set([...a.values(), ...b.values()]).size).toBe(6);
@@ -147,12 +218,18 @@ describe('creating payment sessions', () => {
 
     it('session and options are stored together', async () => {
       const { id } = await optionsOf({ amount: '7.5', sandboxMode: true, paymentOptionSymbols: ['USDT'] });
-      const rows = await app.db.selectFrom('payment_options').selectAll().where('session_id', '=', id).execute();
-      expect(rows.map((row) => [row.chain_id, row.symbol, row.amount]).sort()).toEqual([
-        [11155111, 'USDT', '7500000'],
-        [421614, 'USDT', '7500000'],
-        [84532, 'USDT', '7500000'],
-      ].sort());
+      const rows = await app.db
+        .selectFrom('payment_options')
+        .selectAll()
+        .where('session_id', '=', id)
+        .execute();
+      expect(rows.map((row) => [row.chain_id, row.symbol, row.amount]).sort()).toEqual(
+        [
+          [11155111, 'USDT', '7500000'],
+          [421614, 'USDT', '7500000'],
+          [84532, 'USDT', '7500000'],
+        ].sort(),
+      );
     });
   });
 
@@ -161,17 +238,27 @@ describe('creating payment sessions', () => {
       const key = `retry-${Date.now()}`;
       const body = { amount: '42', sandboxMode: true, merchantName: 'Idem Shop' };
       const first = await create(body, { ...sk, 'idempotency-key': key });
-      const second = await create({ merchantName: 'Idem Shop', sandboxMode: true, amount: '42' }, { ...sk, 'idempotency-key': key });
+      const second = await create(
+        { merchantName: 'Idem Shop', sandboxMode: true, amount: '42' },
+        { ...sk, 'idempotency-key': key },
+      );
       expect(first.status).toBe(201);
       expect(second.status).toBe(201);
       expect(second.body).toEqual(first.body);
-      const rows = await app.db.selectFrom('sessions').select('id').where('merchant_name', '=', 'Idem Shop').where('merchant_id', '=', merchant.merchantId).execute();
+      const rows = await app.db
+        .selectFrom('sessions')
+        .select('id')
+        .where('merchant_name', '=', 'Idem Shop')
+        .where('merchant_id', '=', merchant.merchantId)
+        .execute();
       expect(rows).toHaveLength(1);
     });
 
     it('the same key with a different body answers 409', async () => {
       const key = `conflict-${Date.now()}`;
-      expect((await create({ amount: '1', sandboxMode: true }, { ...sk, 'idempotency-key': key })).status).toBe(201);
+      expect(
+        (await create({ amount: '1', sandboxMode: true }, { ...sk, 'idempotency-key': key })).status,
+      ).toBe(201);
       const response = await create({ amount: '2', sandboxMode: true }, { ...sk, 'idempotency-key': key });
       expect(response.status).toBe(409);
       expect(response.body.message).toBe('Idempotency-Key was already used with a different request body');
@@ -180,11 +267,17 @@ describe('creating payment sessions', () => {
     it('concurrent requests with one key create exactly one session', async () => {
       const key = `concurrent-${Date.now()}`;
       const responses = await Promise.all(
-        Array.from({ length: 6 }, () => create({ amount: '9', sandboxMode: true, merchantName: key }, { ...sk, 'idempotency-key': key })),
+        Array.from({ length: 6 }, () =>
+          create({ amount: '9', sandboxMode: true, merchantName: key }, { ...sk, 'idempotency-key': key }),
+        ),
       );
       expect(responses.map((response) => response.status)).toEqual(Array(6).fill(201));
       expect(new Set(responses.map((response) => response.body.id)).size).toBe(1);
-      const rows = await app.db.selectFrom('sessions').select('id').where('merchant_name', '=', key).execute();
+      const rows = await app.db
+        .selectFrom('sessions')
+        .select('id')
+        .where('merchant_name', '=', key)
+        .execute();
       expect(rows).toHaveLength(1);
     });
 
@@ -214,7 +307,11 @@ describe('line items with several broken fields at once', () => {
     [{ name: 'x', quantity: 'two', unitPrice: '1', total: 'x' }],
     [{ name: 'x', quantity: 2, unitPrice: '1.0000001', total: '2' }],
   ])('%j answers 400, never 500', async (item) => {
-    const response = await app.request('/v1/sessions', { method: 'POST', headers: sk, json: { amount: '1', sandboxMode: true, lineItems: [item] } });
+    const response = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: sk,
+      json: { amount: '1', sandboxMode: true, lineItems: [item] },
+    });
     expect(response.status).toBe(400);
   });
 });

@@ -16,7 +16,11 @@ describe('reading payment sessions', () => {
   afterAll(() => app.close());
 
   async function createSession(json: object = {}) {
-    const response = await app.request('/v1/sessions', { method: 'POST', headers: sk, json: { amount: '25.5', sandboxMode: true, ...json } });
+    const response = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: sk,
+      json: { amount: '25.5', sandboxMode: true, ...json },
+    });
     expect(response.status).toBe(201);
     return response.body as { id: string; expiresAt: string };
   }
@@ -27,7 +31,11 @@ describe('reading payment sessions', () => {
         { name: 'Espresso', quantity: 3, unitPrice: '2.5', total: '7.5' },
         { name: 'Cake', quantity: 1, unitPrice: '18', total: '18' },
       ];
-      const { id } = await createSession({ merchantName: 'Corner Café', lineItems, successUrl: 'https://cafe.example/thanks' });
+      const { id } = await createSession({
+        merchantName: 'Corner Café',
+        lineItems,
+        successUrl: 'https://cafe.example/thanks',
+      });
       const response = await app.request(`/v1/sessions/${id}`);
       expect(response.status).toBe(200);
       expect(response.body).toMatchObject({
@@ -44,7 +52,11 @@ describe('reading payment sessions', () => {
     });
 
     it('defaults merchantName to the merchant profile name', async () => {
-      await app.request('/v1/merchants/me', { method: 'PATCH', headers: merchant.auth, json: { name: 'Profile Name Ltd' } });
+      await app.request('/v1/merchants/me', {
+        method: 'PATCH',
+        headers: merchant.auth,
+        json: { name: 'Profile Name Ltd' },
+      });
       const { id } = await createSession();
       expect((await app.request(`/v1/sessions/${id}`)).body.merchantName).toBe('Profile Name Ltd');
     });
@@ -73,15 +85,26 @@ describe('reading payment sessions', () => {
       try {
         expect((await later.request(`/v1/sessions/${id}/status`)).body.status).toBe('expired');
         expect((await later.request(`/v1/sessions/${id}`)).body.status).toBe('expired');
-        expect((await later.request(`/v1/merchants/me/sessions/${id}`, { headers: merchant.auth })).body.status).toBe('expired');
-        const expiredList = await later.request('/v1/merchants/me/sessions?status=expired&limit=100', { headers: merchant.auth });
+        expect(
+          (await later.request(`/v1/merchants/me/sessions/${id}`, { headers: merchant.auth })).body.status,
+        ).toBe('expired');
+        const expiredList = await later.request('/v1/merchants/me/sessions?status=expired&limit=100', {
+          headers: merchant.auth,
+        });
         expect(expiredList.body.data.map((session: { id: string }) => session.id)).toContain(id);
-        const awaitingList = await later.request('/v1/merchants/me/sessions?status=awaiting_payment&limit=100', { headers: merchant.auth });
+        const awaitingList = await later.request(
+          '/v1/merchants/me/sessions?status=awaiting_payment&limit=100',
+          { headers: merchant.auth },
+        );
         expect(awaitingList.body.data.map((session: { id: string }) => session.id)).not.toContain(id);
       } finally {
         await later.close();
       }
-      const row = await app.db.selectFrom('sessions').select('status').where('id', '=', id).executeTakeFirstOrThrow();
+      const row = await app.db
+        .selectFrom('sessions')
+        .select('status')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       expect(row.status).toBe('awaiting_payment');
       expect((await app.request(`/v1/sessions/${id}/status`)).body.status).toBe('awaiting_payment');
     });
@@ -112,7 +135,12 @@ describe('reading payment sessions', () => {
       expect(third.body.data.map((session: { id: string }) => session.id)).toEqual([ids[0]]);
       const beyond = await app.request('/v1/merchants/me/sessions?limit=2&page=4', { headers: lister.auth });
       expect(beyond.body).toMatchObject({ data: [], total: 5 });
-      expect(first.body.data[0]).toMatchObject({ amount: '5', status: 'awaiting_payment', webhookDelivered: false, sandboxMode: true });
+      expect(first.body.data[0]).toMatchObject({
+        amount: '5',
+        status: 'awaiting_payment',
+        webhookDelivered: false,
+        sandboxMode: true,
+      });
     });
 
     it('defaults to page 1 of 20', async () => {
@@ -120,15 +148,20 @@ describe('reading payment sessions', () => {
       expect(response.body).toMatchObject({ page: 1, limit: 20, total: 5 });
     });
 
-    it.each(['limit=0', 'limit=101', 'limit=abc', 'page=0', 'page=-1', 'status=paid', 'limit=2.5'])('answers 400 for %s', async (query) => {
-      const response = await app.request(`/v1/merchants/me/sessions?${query}`, { headers: lister.auth });
-      expect(response.status).toBe(400);
-      expect(response.body.message).toMatch(/^Validation failed: /);
-    });
+    it.each(['limit=0', 'limit=101', 'limit=abc', 'page=0', 'page=-1', 'status=paid', 'limit=2.5'])(
+      'answers 400 for %s',
+      async (query) => {
+        const response = await app.request(`/v1/merchants/me/sessions?${query}`, { headers: lister.auth });
+        expect(response.status).toBe(400);
+        expect(response.body.message).toMatch(/^Validation failed: /);
+      },
+    );
 
     it('another merchant sees none of them and gets 404 for their ids', async () => {
       const list = await app.request('/v1/merchants/me/sessions?limit=100', { headers: other.auth });
-      expect(list.body.data.map((session: { id: string }) => session.id)).not.toEqual(expect.arrayContaining([ids[0]]));
+      expect(list.body.data.map((session: { id: string }) => session.id)).not.toEqual(
+        expect.arrayContaining([ids[0]]),
+      );
       for (const id of ids) {
         const response = await app.request(`/v1/merchants/me/sessions/${id}`, { headers: other.auth });
         expect(response.status).toBe(404);

@@ -6,13 +6,21 @@ import { createDb, type Db } from '../../db/client';
 import { startTimeSkippingTestEnvironment } from '../../dev/services/temporal';
 import { activitiesForRole } from '../../workers/createWorkers';
 import { sessionWorkflowId } from '../../workers/sessionWorkflows';
-import { depositDetectedSignal, paymentSessionWorkflow, sessionStateQuery } from '../../workflows/paymentSession';
+import {
+  depositDetectedSignal,
+  paymentSessionWorkflow,
+  sessionStateQuery,
+} from '../../workflows/paymentSession';
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
 import { quietTemporalRuntime, startTestWorkers, type TestWorkers } from '../harness/workers';
 
-async function waitForState<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+async function waitForState<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
@@ -64,7 +72,11 @@ describe('the payment-session workflow on the time-skipping server', () => {
   const inAnHour = async () => new Date((await env.currentTimeMs()) + 3600_000).toISOString();
 
   async function createSession(expiresInSec: number): Promise<string> {
-    const response = await app.request('/v1/sessions', { method: 'POST', headers: sk, json: { amount: '5', sandboxMode: true, expiresInSec } });
+    const response = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: sk,
+      json: { amount: '5', sandboxMode: true, expiresInSec },
+    });
     expect(response.status).toBe(201);
     return response.body.id;
   }
@@ -80,7 +92,11 @@ describe('the payment-session workflow on the time-skipping server', () => {
       }),
     );
     expect(result.status).toBe('expired');
-    const after = await db.selectFrom('sessions').select('status').where('id', '=', sessionId).executeTakeFirstOrThrow();
+    const after = await db
+      .selectFrom('sessions')
+      .select('status')
+      .where('id', '=', sessionId)
+      .executeTakeFirstOrThrow();
     expect(after.status).toBe('expired');
   });
 
@@ -96,14 +112,25 @@ describe('the payment-session workflow on the time-skipping server', () => {
       expect(await handle.query(sessionStateQuery)).toEqual({ status: 'awaiting_payment' });
       await env.sleep('30 minutes');
       await handle.signal(depositDetectedSignal, deposit(84532));
-      const confirming = await waitForState(() => handle.query(sessionStateQuery), (current) => current.status !== 'awaiting_payment');
+      const confirming = await waitForState(
+        () => handle.query(sessionStateQuery),
+        (current) => current.status !== 'awaiting_payment',
+      );
       // Settlement (chain activities) is another test's subject; this worker has no chains.
       await handle.terminate('test done');
       return confirming;
     });
     expect(state).toMatchObject({ status: 'confirming', deposit: deposit(84532) });
-    const after = await db.selectFrom('sessions').selectAll().where('id', '=', sessionId).executeTakeFirstOrThrow();
-    expect(after).toMatchObject({ status: 'confirming', tx_hash: deposit(84532).txHash, paid_chain_id: 84532 });
+    const after = await db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id', '=', sessionId)
+      .executeTakeFirstOrThrow();
+    expect(after).toMatchObject({
+      status: 'confirming',
+      tx_hash: deposit(84532).txHash,
+      paid_chain_id: 84532,
+    });
     expect(after.paid_at).toBeInstanceOf(Date);
   });
 });
@@ -124,30 +151,58 @@ describe('sessions on the Temporal dev server with the project worker', () => {
   });
 
   it('POST /v1/sessions starts session-<id> with its search attributes; a deposit signal makes it confirming', async () => {
-    const created = await app.request('/v1/sessions', { method: 'POST', headers: sk, json: { amount: '12', sandboxMode: true } });
+    const created = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: sk,
+      json: { amount: '12', sandboxMode: true },
+    });
     expect(created.status).toBe(201);
     const sessionId = created.body.id;
-    const row = await workers.db.selectFrom('sessions').select('workflow_started_at').where('id', '=', sessionId).executeTakeFirstOrThrow();
+    const row = await workers.db
+      .selectFrom('sessions')
+      .select('workflow_started_at')
+      .where('id', '=', sessionId)
+      .executeTakeFirstOrThrow();
     expect(row.workflow_started_at).toBeInstanceOf(Date);
 
     const handle = workers.client.workflow.getHandle(sessionWorkflowId(sessionId));
     const description = await handle.describe();
     expect(description.taskQueue).toBe(workers.taskQueues.sessions);
-    expect(description.searchAttributes).toMatchObject({ SessionStatus: ['awaiting_payment'], SandboxMode: [true] });
+    expect(description.searchAttributes).toMatchObject({
+      SessionStatus: ['awaiting_payment'],
+      SandboxMode: [true],
+    });
 
     await handle.signal(depositDetectedSignal, deposit(11155111));
-    expect(await waitForState(() => handle.query(sessionStateQuery), (state) => state.status !== 'awaiting_payment')).toMatchObject({ status: 'confirming' });
-    expect((await app.request(`/v1/sessions/${sessionId}/status`)).body).toEqual({ status: 'confirming', webhookDelivered: false });
-    expect((await handle.describe()).searchAttributes).toMatchObject({ SessionStatus: ['confirming'], ChainId: [11155111] });
+    expect(
+      await waitForState(
+        () => handle.query(sessionStateQuery),
+        (state) => state.status !== 'awaiting_payment',
+      ),
+    ).toMatchObject({ status: 'confirming' });
+    expect((await app.request(`/v1/sessions/${sessionId}/status`)).body).toEqual({
+      status: 'confirming',
+      webhookDelivered: false,
+    });
+    expect((await handle.describe()).searchAttributes).toMatchObject({
+      SessionStatus: ['confirming'],
+      ChainId: [11155111],
+    });
     await handle.terminate('test done: settlement is covered by test/settlement');
   });
 
   it('the reconciler starts the workflow of a session whose start was lost', async () => {
-    const created = await app.request('/v1/sessions', { method: 'POST', headers: sk, json: { amount: '3', sandboxMode: true } });
+    const created = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: sk,
+      json: { amount: '3', sandboxMode: true },
+    });
     const sessionId = created.body.id;
     // Simulate the crash between commit and start: no workflow, no mark, committed a while ago.
     await workers.client.workflow.getHandle(sessionWorkflowId(sessionId)).terminate('simulated crash');
-    await sql`UPDATE sessions SET workflow_started_at = NULL, created_at = now() - interval '2 minutes' WHERE id = ${sessionId}`.execute(workers.db);
+    await sql`UPDATE sessions SET workflow_started_at = NULL, created_at = now() - interval '2 minutes' WHERE id = ${sessionId}`.execute(
+      workers.db,
+    );
 
     const { sessionReconcilerWorkflow } = await import('../../workflows/sessionReconciler');
     const result = await workers.client.workflow.execute(sessionReconcilerWorkflow, {
@@ -156,7 +211,11 @@ describe('sessions on the Temporal dev server with the project worker', () => {
       args: [{ olderThanSec: 30 }],
     });
     expect(result.started).toBeGreaterThanOrEqual(1);
-    const row = await workers.db.selectFrom('sessions').select('workflow_started_at').where('id', '=', sessionId).executeTakeFirstOrThrow();
+    const row = await workers.db
+      .selectFrom('sessions')
+      .select('workflow_started_at')
+      .where('id', '=', sessionId)
+      .executeTakeFirstOrThrow();
     expect(row.workflow_started_at).toBeInstanceOf(Date);
   });
 });

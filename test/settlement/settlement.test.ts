@@ -25,10 +25,24 @@ describe('settlement pipeline', () => {
   afterAll(() => stack?.stop());
 
   async function createSession(json: object = {}) {
-    const created = await stack.app.request('/v1/sessions', { method: 'POST', headers: stack.sk, json: { amount: '100', sandboxMode: true, ...json } });
+    const created = await stack.app.request('/v1/sessions', {
+      method: 'POST',
+      headers: stack.sk,
+      json: { amount: '100', sandboxMode: true, ...json },
+    });
     expect(created.status).toBe(201);
     const read = await stack.app.request(`/v1/sessions/${created.body.id}`);
-    return read.body as { id: string; paymentOptions: Array<{ chainId: number; symbol: string; tokenAddress: Address; depositAddress: Address; amount: string; decimals: number }> };
+    return read.body as {
+      id: string;
+      paymentOptions: Array<{
+        chainId: number;
+        symbol: string;
+        tokenAddress: Address;
+        depositAddress: Address;
+        amount: string;
+        decimals: number;
+      }>;
+    };
   }
 
   const optionOf = (session: Awaited<ReturnType<typeof createSession>>, chainId: number, symbol: string) =>
@@ -50,11 +64,22 @@ describe('settlement pipeline', () => {
   }
 
   const susdeBalance = (chainId: number, owner: Address, blockNumber?: bigint) =>
-    stack.chain(chainId).readContract({ address: stack.contracts(chainId).susde!, abi: erc20Abi, functionName: 'balanceOf', args: [owner], blockNumber });
+    stack.chain(chainId).readContract({
+      address: stack.contracts(chainId).susde!,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [owner],
+      blockNumber,
+    });
 
   /** The flush of a session on a chain: its receipt's Flushed event, and the block before it. */
   async function flushOf(sessionId: string, chainId: number) {
-    const rows = await stack.db.selectFrom('settlements').selectAll().where('session_id', '=', sessionId).where('chain_id', '=', chainId).execute();
+    const rows = await stack.db
+      .selectFrom('settlements')
+      .selectAll()
+      .where('session_id', '=', sessionId)
+      .where('chain_id', '=', chainId)
+      .execute();
     expect(rows).toHaveLength(1);
     const receipt = await stack.chain(chainId).getTransactionReceipt({ hash: rows[0]!.flush_tx_hash as Hex });
     const [flushed] = parseEventLogs({ abi: Forwarder.abi, eventName: 'Flushed', logs: receipt.logs });
@@ -67,15 +92,31 @@ describe('settlement pipeline', () => {
     const merchant = getAddress(stack.merchant.account.address);
     const balanceBefore = await susdeBalance(ETHEREUM_SEPOLIA, merchant);
 
-    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), { token: option.tokenAddress, to: option.depositAddress, amount: BigInt(option.amount) });
+    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: BigInt(option.amount),
+    });
     await confirm(ETHEREUM_SEPOLIA);
     await waitForStatus(session.id, ['completed']);
 
     const { flushed, before, row } = await flushOf(session.id, ETHEREUM_SEPOLIA);
     const contracts = stack.contracts(ETHEREUM_SEPOLIA);
-    const rate = await stack.chain(ETHEREUM_SEPOLIA).readContract({ address: contracts.swapRouter!, abi: LocalSwapRouter.abi, functionName: 'rate', args: [option.tokenAddress, contracts.usde!], blockNumber: before });
+    const rate = await stack.chain(ETHEREUM_SEPOLIA).readContract({
+      address: contracts.swapRouter!,
+      abi: LocalSwapRouter.abi,
+      functionName: 'rate',
+      args: [option.tokenAddress, contracts.usde!],
+      blockNumber: before,
+    });
     const expectedUsde = (BigInt(option.amount) * rate) / 10n ** 18n;
-    const expectedShares = await stack.chain(ETHEREUM_SEPOLIA).readContract({ address: contracts.susde!, abi: LocalStakedUSDe.abi, functionName: 'previewDeposit', args: [expectedUsde], blockNumber: before });
+    const expectedShares = await stack.chain(ETHEREUM_SEPOLIA).readContract({
+      address: contracts.susde!,
+      abi: LocalStakedUSDe.abi,
+      functionName: 'previewDeposit',
+      args: [expectedUsde],
+      blockNumber: before,
+    });
     expect(flushed.amountIn).toBe(BigInt(option.amount));
     expect(flushed.usdeAmount).toBe(expectedUsde);
     expect(flushed.bridged).toBe(false);
@@ -83,10 +124,23 @@ describe('settlement pipeline', () => {
     expect((await susdeBalance(ETHEREUM_SEPOLIA, merchant)) - balanceBefore).toBe(expectedShares);
     expect(row.shares).toBe(expectedShares.toString());
     // The forwarder is empty: nothing is left to move twice.
-    expect(await stack.chain(ETHEREUM_SEPOLIA).readContract({ address: option.tokenAddress, abi: erc20Abi, functionName: 'balanceOf', args: [option.depositAddress] })).toBe(0n);
+    expect(
+      await stack.chain(ETHEREUM_SEPOLIA).readContract({
+        address: option.tokenAddress,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [option.depositAddress],
+      }),
+    ).toBe(0n);
 
-    const summary = await stack.app.request(`/v1/merchants/me/sessions/${session.id}`, { headers: stack.merchant.auth });
-    expect(summary.body).toMatchObject({ status: 'completed', txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), paidAt: expect.any(String) });
+    const summary = await stack.app.request(`/v1/merchants/me/sessions/${session.id}`, {
+      headers: stack.merchant.auth,
+    });
+    expect(summary.body).toMatchObject({
+      status: 'completed',
+      txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      paidAt: expect.any(String),
+    });
   });
 
   it('USDC on the Base Sepolia stand-in passes through bridging and completes with exact sUSDe on the settlement chain', async () => {
@@ -95,7 +149,11 @@ describe('settlement pipeline', () => {
     const merchant = getAddress(stack.merchant.account.address);
     const balanceBefore = await susdeBalance(ETHEREUM_SEPOLIA, merchant);
 
-    await payDeposit(stack.chain(BASE_SEPOLIA), { token: option.tokenAddress, to: option.depositAddress, amount: BigInt(option.amount) });
+    await payDeposit(stack.chain(BASE_SEPOLIA), {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: BigInt(option.amount),
+    });
     await confirm(BASE_SEPOLIA);
     const seen: string[] = [];
     const deadline = Date.now() + 90_000;
@@ -143,13 +201,25 @@ describe('settlement pipeline', () => {
   });
 
   const retry = (sessionId: string, auth = stack.merchant.auth) =>
-    stack.app.request(`/v1/merchants/me/sessions/${sessionId}/retry-forwarder`, { method: 'POST', headers: auth });
+    stack.app.request(`/v1/merchants/me/sessions/${sessionId}/retry-forwarder`, {
+      method: 'POST',
+      headers: auth,
+    });
 
   it('a swap rate that breaks minAmountOut fails the session with the reason; after the rate is fixed, retry-forwarder completes it', async () => {
     const contracts = stack.contracts(ETHEREUM_SEPOLIA);
-    const owner = testChainClient(stack.rpcUrls[ETHEREUM_SEPOLIA]!, ETHEREUM_SEPOLIA, ANVIL_DEV_ACCOUNTS[0].privateKey);
+    const owner = testChainClient(
+      stack.rpcUrls[ETHEREUM_SEPOLIA]!,
+      ETHEREUM_SEPOLIA,
+      ANVIL_DEV_ACCOUNTS[0].privateKey,
+    );
     const setRate = async (rateE18: bigint) => {
-      const hash = await owner.writeContract({ address: contracts.swapRouter!, abi: LocalSwapRouter.abi, functionName: 'setRate', args: [contracts.usdt!, contracts.usde!, rateE18] });
+      const hash = await owner.writeContract({
+        address: contracts.swapRouter!,
+        abi: LocalSwapRouter.abi,
+        functionName: 'setRate',
+        args: [contracts.usdt!, contracts.usde!, rateE18],
+      });
       await owner.waitForTransactionReceipt({ hash });
     };
     const par = 10n ** 30n;
@@ -157,13 +227,28 @@ describe('settlement pipeline', () => {
     try {
       const session = await createSession({ amount: '10', paymentOptionSymbols: ['USDT'] });
       const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDT');
-      await payDeposit(stack.chain(ETHEREUM_SEPOLIA), { token: option.tokenAddress, to: option.depositAddress, amount: BigInt(option.amount) });
+      await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+        token: option.tokenAddress,
+        to: option.depositAddress,
+        amount: BigInt(option.amount),
+      });
       await confirm(ETHEREUM_SEPOLIA);
       await waitForStatus(session.id, ['failed']);
-      const failed = await stack.app.request(`/v1/merchants/me/sessions/${session.id}`, { headers: stack.merchant.auth });
-      expect(failed.body.failureReason).toMatch(/^InsufficientOutput\(9800000000000000000, 9950000000000000000\)$/);
+      const failed = await stack.app.request(`/v1/merchants/me/sessions/${session.id}`, {
+        headers: stack.merchant.auth,
+      });
+      expect(failed.body.failureReason).toMatch(
+        /^InsufficientOutput\(9800000000000000000, 9950000000000000000\)$/,
+      );
       // The funds wait in the (deployed) forwarder.
-      expect(await stack.chain(ETHEREUM_SEPOLIA).readContract({ address: option.tokenAddress, abi: erc20Abi, functionName: 'balanceOf', args: [option.depositAddress] })).toBe(BigInt(option.amount));
+      expect(
+        await stack.chain(ETHEREUM_SEPOLIA).readContract({
+          address: option.tokenAddress,
+          abi: erc20Abi,
+          functionName: 'balanceOf',
+          args: [option.depositAddress],
+        }),
+      ).toBe(BigInt(option.amount));
 
       await setRate(par);
       const accepted = await retry(session.id);
@@ -172,7 +257,9 @@ describe('settlement pipeline', () => {
       await waitForStatus(session.id, ['completed']);
       const { flushed } = await flushOf(session.id, ETHEREUM_SEPOLIA);
       expect(flushed.usdeAmount).toBe(10n * 10n ** 18n);
-      const completed = await stack.app.request(`/v1/merchants/me/sessions/${session.id}`, { headers: stack.merchant.auth });
+      const completed = await stack.app.request(`/v1/merchants/me/sessions/${session.id}`, {
+        headers: stack.merchant.auth,
+      });
       expect(completed.body.failureReason).toBeNull();
     } finally {
       await setRate(par);
@@ -183,7 +270,9 @@ describe('settlement pipeline', () => {
     const session = await createSession();
     const notRetryable = await retry(session.id);
     expect(notRetryable.status).toBe(409);
-    expect(notRetryable.body.message).toMatch(/^Session is not in a retryable state \(status awaiting_payment/);
+    expect(notRetryable.body.message).toMatch(
+      /^Session is not in a retryable state \(status awaiting_payment/,
+    );
     const other = await signInNewMerchant(stack.app);
     expect((await retry(session.id, other.auth)).status).toBe(404);
   });
@@ -193,15 +282,27 @@ describe('settlement pipeline', () => {
     const option = optionOf(session, ARBITRUM_SEPOLIA, 'USDC');
     const chain = stack.chain(ARBITRUM_SEPOLIA);
     const snapshot = await chain.snapshot();
-    await payDeposit(chain, { token: option.tokenAddress, to: option.depositAddress, amount: BigInt(option.amount) });
+    await payDeposit(chain, {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: BigInt(option.amount),
+    });
     await chain.revert({ id: snapshot });
     await chain.mine({ blocks: 10 });
     await new Promise((resolve) => setTimeout(resolve, 2000));
-    expect((await stack.app.request(`/v1/sessions/${session.id}/status`)).body.status).toBe('awaiting_payment');
-    expect(await stack.db.selectFrom('deposits').selectAll().where('session_id', '=', session.id).execute()).toEqual([]);
+    expect((await stack.app.request(`/v1/sessions/${session.id}/status`)).body.status).toBe(
+      'awaiting_payment',
+    );
+    expect(
+      await stack.db.selectFrom('deposits').selectAll().where('session_id', '=', session.id).execute(),
+    ).toEqual([]);
 
     // Paid for real afterwards: it settles.
-    await payDeposit(chain, { token: option.tokenAddress, to: option.depositAddress, amount: BigInt(option.amount) });
+    await payDeposit(chain, {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: BigInt(option.amount),
+    });
     await confirm(ARBITRUM_SEPOLIA);
     await waitForStatus(session.id, ['completed']);
   });
@@ -210,12 +311,22 @@ describe('settlement pipeline', () => {
     const session = await createSession({ amount: '20' });
     const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDC');
     const half = BigInt(option.amount) / 2n;
-    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), { token: option.tokenAddress, to: option.depositAddress, amount: half });
+    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: half,
+    });
     await confirm(ETHEREUM_SEPOLIA);
     await waitForDeposits(session.id, 1);
-    expect((await stack.app.request(`/v1/sessions/${session.id}/status`)).body.status).toBe('awaiting_payment');
+    expect((await stack.app.request(`/v1/sessions/${session.id}/status`)).body.status).toBe(
+      'awaiting_payment',
+    );
 
-    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), { token: option.tokenAddress, to: option.depositAddress, amount: BigInt(option.amount) - half });
+    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: BigInt(option.amount) - half,
+    });
     await confirm(ETHEREUM_SEPOLIA);
     await waitForStatus(session.id, ['completed']);
     const { flushed } = await flushOf(session.id, ETHEREUM_SEPOLIA);
@@ -226,7 +337,11 @@ describe('settlement pipeline', () => {
     const session = await createSession({ amount: '8' });
     const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDC');
     const paid = (BigInt(option.amount) * 3n) / 2n;
-    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), { token: option.tokenAddress, to: option.depositAddress, amount: paid });
+    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: paid,
+    });
     await confirm(ETHEREUM_SEPOLIA);
     await waitForStatus(session.id, ['completed']);
     const { flushed } = await flushOf(session.id, ETHEREUM_SEPOLIA);
@@ -237,11 +352,19 @@ describe('settlement pipeline', () => {
   it('a second deposit after settlement is recorded as late, and retry-forwarder settles it too', async () => {
     const session = await createSession({ amount: '3' });
     const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDC');
-    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), { token: option.tokenAddress, to: option.depositAddress, amount: BigInt(option.amount) });
+    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: BigInt(option.amount),
+    });
     await confirm(ETHEREUM_SEPOLIA);
     await waitForStatus(session.id, ['completed']);
 
-    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), { token: option.tokenAddress, to: option.depositAddress, amount: 1_000_000n });
+    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: 1_000_000n,
+    });
     await confirm(ETHEREUM_SEPOLIA);
     const deposits = await waitForDeposits(session.id, 2);
     expect(deposits.map((deposit) => deposit.kind)).toEqual(['accepted', 'late']);
@@ -252,9 +375,21 @@ describe('settlement pipeline', () => {
     expect(accepted.body.action).toBe('settling_late_deposit');
     await waitForSettlements(session.id, 2);
     await waitForStatus(session.id, ['completed']);
-    const rows = await stack.db.selectFrom('settlements').selectAll().where('session_id', '=', session.id).orderBy('created_at').execute();
+    const rows = await stack.db
+      .selectFrom('settlements')
+      .selectAll()
+      .where('session_id', '=', session.id)
+      .orderBy('created_at')
+      .execute();
     expect(rows.map((row) => row.amount_in)).toEqual([option.amount, '1000000']);
-    expect(await stack.db.selectFrom('deposits').select('settled_at').where('session_id', '=', session.id).where('settled_at', 'is', null).execute()).toEqual([]);
+    expect(
+      await stack.db
+        .selectFrom('deposits')
+        .select('settled_at')
+        .where('session_id', '=', session.id)
+        .where('settled_at', 'is', null)
+        .execute(),
+    ).toEqual([]);
   });
 
   it('a deposit after expiry is recorded, not lost; retry-forwarder settles it', async () => {
@@ -262,9 +397,15 @@ describe('settlement pipeline', () => {
     const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDC');
     // Expire it now: stop its workflow the way its timer would have, and move expiresAt into the past.
     await stack.temporal.workflow.getHandle(`session-${session.id}`).terminate('test: expiry');
-    await sql`UPDATE sessions SET status = 'expired', expires_at = now() - interval '1 minute' WHERE id = ${session.id}`.execute(stack.db);
+    await sql`UPDATE sessions SET status = 'expired', expires_at = now() - interval '1 minute' WHERE id = ${session.id}`.execute(
+      stack.db,
+    );
 
-    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), { token: option.tokenAddress, to: option.depositAddress, amount: BigInt(option.amount) });
+    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: BigInt(option.amount),
+    });
     await confirm(ETHEREUM_SEPOLIA);
     const [late] = await waitForDeposits(session.id, 1);
     expect(late!.kind).toBe('late');
@@ -272,8 +413,14 @@ describe('settlement pipeline', () => {
 
     expect((await retry(session.id)).status).toBe(202);
     await waitForStatus(session.id, ['completed']);
-    const summary = await stack.app.request(`/v1/merchants/me/sessions/${session.id}`, { headers: stack.merchant.auth });
-    expect(summary.body).toMatchObject({ status: 'completed', paidAt: expect.any(String), txHash: late!.tx_hash });
+    const summary = await stack.app.request(`/v1/merchants/me/sessions/${session.id}`, {
+      headers: stack.merchant.auth,
+    });
+    expect(summary.body).toMatchObject({
+      status: 'completed',
+      paidAt: expect.any(String),
+      txHash: late!.tx_hash,
+    });
   });
 
   it('a worker killed (SIGKILL) right after deploying the forwarder: a new worker completes the session and the merchant is paid once', async () => {
@@ -285,7 +432,11 @@ describe('settlement pipeline', () => {
       const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDC');
       const merchant = getAddress(stack.merchant.account.address);
       const before = await susdeBalance(ETHEREUM_SEPOLIA, merchant);
-      await payDeposit(stack.chain(ETHEREUM_SEPOLIA), { token: option.tokenAddress, to: option.depositAddress, amount: BigInt(option.amount) });
+      await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+        token: option.tokenAddress,
+        to: option.depositAddress,
+        amount: BigInt(option.amount),
+      });
       await confirm(ETHEREUM_SEPOLIA);
       const chain = stack.chain(ETHEREUM_SEPOLIA);
       const deadline = Date.now() + 60_000;
@@ -304,7 +455,11 @@ describe('settlement pipeline', () => {
         second.kill('SIGTERM');
         await new Promise((resolve) => second.once('exit', resolve));
       }
-      const rows = await stack.db.selectFrom('settlements').selectAll().where('session_id', '=', session.id).execute();
+      const rows = await stack.db
+        .selectFrom('settlements')
+        .selectAll()
+        .where('session_id', '=', session.id)
+        .execute();
       expect(rows).toHaveLength(1);
       expect((await susdeBalance(ETHEREUM_SEPOLIA, merchant)) - before).toBe(BigInt(rows[0]!.shares!));
       expect(BigInt(rows[0]!.usde_amount!)).toBe(6n * 10n ** 18n);
@@ -317,7 +472,12 @@ describe('settlement pipeline', () => {
   async function waitForDeposits(sessionId: string, count: number) {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const rows = await stack.db.selectFrom('deposits').selectAll().where('session_id', '=', sessionId).orderBy('block_number').execute();
+      const rows = await stack.db
+        .selectFrom('deposits')
+        .selectAll()
+        .where('session_id', '=', sessionId)
+        .orderBy('block_number')
+        .execute();
       if (rows.length >= count || Date.now() > deadline) return rows;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -326,7 +486,12 @@ describe('settlement pipeline', () => {
   async function waitForSettlements(sessionId: string, count: number) {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const rows = await stack.db.selectFrom('settlements').selectAll().where('session_id', '=', sessionId).where('usde_amount', 'is not', null).execute();
+      const rows = await stack.db
+        .selectFrom('settlements')
+        .selectAll()
+        .where('session_id', '=', sessionId)
+        .where('usde_amount', 'is not', null)
+        .execute();
       if (rows.length >= count || Date.now() > deadline) return rows;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -348,7 +513,10 @@ function startWorkerProcess(env: Record<string, string>): ChildProcess {
 async function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!pattern.test((child as ChildProcess & { output?: string }).output ?? '')) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`worker did not print ${pattern}: ${(child as ChildProcess & { output?: string }).output}`);
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(
+        `worker did not print ${pattern}: ${(child as ChildProcess & { output?: string }).output}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

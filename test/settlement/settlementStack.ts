@@ -55,9 +55,23 @@ export interface SettlementStack {
   stop(): Promise<void>;
 }
 
-export function testChainClient(rpcUrl: string, chainId: number, privateKey: Hex = ANVIL_DEV_ACCOUNTS[2].privateKey) {
-  const chain = defineChain({ id: chainId, name: `chain ${chainId}`, nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } });
-  return createTestClient({ mode: 'anvil', chain, transport: http(rpcUrl), account: privateKeyToAccount(privateKey) })
+export function testChainClient(
+  rpcUrl: string,
+  chainId: number,
+  privateKey: Hex = ANVIL_DEV_ACCOUNTS[2].privateKey,
+) {
+  const chain = defineChain({
+    id: chainId,
+    name: `chain ${chainId}`,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+  return createTestClient({
+    mode: 'anvil',
+    chain,
+    transport: http(rpcUrl),
+    account: privateKeyToAccount(privateKey),
+  })
     .extend(publicActions)
     .extend(walletActions);
 }
@@ -76,12 +90,19 @@ export async function startSettlementStack(): Promise<SettlementStack> {
     ...Object.fromEntries(chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
   };
   const stack = testStack();
-  const config = loadConfig({ ...env, DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress });
+  const config = loadConfig({
+    ...env,
+    DATABASE_URL: stack.databaseUrl,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+  });
   const networks = createNetworkRegistry(config);
   const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
   const clientConnection = await Connection.connect({ address: stack.temporalAddress });
   const temporal = new Client({ connection: clientConnection, namespace: stack.temporalNamespace });
-  const operator = createOperatorChains({ networks, operatorPrivateKey: LOCAL_SETTLEMENT_OPERATOR.privateKey });
+  const operator = createOperatorChains({
+    networks,
+    operatorPrivateKey: LOCAL_SETTLEMENT_OPERATOR.privateKey,
+  });
 
   let workers: { handle: TemporalWorkers; running: Promise<void>; connection: NativeConnection } | undefined;
   const startWorkers = async () => {
@@ -111,7 +132,11 @@ export async function startSettlementStack(): Promise<SettlementStack> {
     maxBlockRange: 500,
   });
   const relayer = await startRelayer({
-    chains: chains.map((chain) => ({ chainId: chain.chainId, rpcUrl: chain.rpcUrl, messenger: chain.contracts.messenger! })),
+    chains: chains.map((chain) => ({
+      chainId: chain.chainId,
+      rpcUrl: chain.rpcUrl,
+      messenger: chain.contracts.messenger!,
+    })),
     relayerPrivateKey: LOCAL_RELAYER.privateKey,
     pollIntervalMs: 200,
   });
@@ -131,7 +156,8 @@ export async function startSettlementStack(): Promise<SettlementStack> {
     deploymentsFile,
     rpcUrls,
     chain: (chainId) => testChainClient(rpcUrls[chainId]!, chainId),
-    contracts: (chainId) => chains.find((chain) => chain.chainId === chainId)!.contracts as Record<string, Address>,
+    contracts: (chainId) =>
+      chains.find((chain) => chain.chainId === chainId)!.contracts as Record<string, Address>,
     workerEnv: {
       ...env,
       DATABASE_URL: stack.databaseUrl,
@@ -161,15 +187,34 @@ export async function startSettlementStack(): Promise<SettlementStack> {
 }
 
 /** Pays `amount` base units of `token` to `to` from a funded test account (mint then transfer, like a wallet would). */
-export async function payDeposit(client: ReturnType<typeof testChainClient>, { token, to, amount }: { token: Address; to: Address; amount: bigint }): Promise<Hex> {
+export async function payDeposit(
+  client: ReturnType<typeof testChainClient>,
+  { token, to, amount }: { token: Address; to: Address; amount: bigint },
+): Promise<Hex> {
   const mint = await client.writeContract({
     address: token,
-    abi: [{ type: 'function', name: 'mint', stateMutability: 'nonpayable', inputs: [{ name: 'to', type: 'address' }, { name: 'amount', type: 'uint256' }], outputs: [] }] as const,
+    abi: [
+      {
+        type: 'function',
+        name: 'mint',
+        stateMutability: 'nonpayable',
+        inputs: [
+          { name: 'to', type: 'address' },
+          { name: 'amount', type: 'uint256' },
+        ],
+        outputs: [],
+      },
+    ] as const,
     functionName: 'mint',
     args: [client.account.address, amount],
   });
   await client.waitForTransactionReceipt({ hash: mint });
-  const hash = await client.writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
+  const hash = await client.writeContract({
+    address: token,
+    abi: erc20Abi,
+    functionName: 'transfer',
+    args: [to, amount],
+  });
   await client.waitForTransactionReceipt({ hash });
   return hash;
 }

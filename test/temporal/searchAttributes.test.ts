@@ -1,3 +1,4 @@
+import Long from 'long';
 import { randomBytes } from 'node:crypto';
 import { Connection } from '@temporalio/client';
 import { ensureSearchAttributes } from '../../workers/temporalClient';
@@ -9,7 +10,10 @@ describe('search attributes on a fresh Temporal namespace', () => {
     try {
       // A new namespace has none of ours, like a new cluster from docker-compose.
       const namespace = `fresh-${randomBytes(4).toString('hex')}`;
-      await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: 86_400 } });
+      await connection.workflowService.registerNamespace({
+        namespace,
+        workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(86_400) },
+      });
       let registered: string[] = [];
       for (let attempt = 0; attempt < 50; attempt += 1) {
         try {

@@ -24,7 +24,13 @@ const createBody = z.object({ label: z.string().trim().min(1).max(100).optional(
 const idParams = z.object({ id: z.string().uuid() });
 
 const createdKey = z
-  .object({ id: z.string(), label: z.string().nullable(), prefix: z.string(), rawKey: z.string(), createdAt: z.string() })
+  .object({
+    id: z.string(),
+    label: z.string().nullable(),
+    prefix: z.string(),
+    rawKey: z.string(),
+    createdAt: z.string(),
+  })
   .meta({ id: 'CreatedApiKey' });
 const keySummary = z
   .object({
@@ -87,7 +93,13 @@ export function apiKeyRoutes(app: AppContext): AnyRoute[] {
         });
         return {
           status: 201,
-          body: { id: row.id, label: row.label, prefix: row.prefix, rawKey, createdAt: row.created_at.toISOString() },
+          body: {
+            id: row.id,
+            label: row.label,
+            prefix: row.prefix,
+            rawKey,
+            createdAt: row.created_at.toISOString(),
+          },
         };
       },
     }),

@@ -22,7 +22,10 @@ const profileUpdate = z
     name: z.string().trim().min(1, 'must not be empty').max(200).nullable().optional(),
     email: z.string().trim().email('must be an e-mail address').max(320).nullable().optional(),
     payoutAddress: address
-      .refine((value) => value !== '0x0000000000000000000000000000000000000000', 'must not be the zero address')
+      .refine(
+        (value) => value !== '0x0000000000000000000000000000000000000000',
+        'must not be the zero address',
+      )
       .optional(),
   })
   .strict()
@@ -87,7 +90,8 @@ export function profileRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, body }) {
         await loadMerchant(merchantId);
         const outcome = await claimSmartAccount(app.db, merchantId, body.address);
-        if (outcome === 'claimed_by_another') throw conflict('Smart account already claimed by another merchant');
+        if (outcome === 'claimed_by_another')
+          throw conflict('Smart account already claimed by another merchant');
         return { status: 204 };
       },
     }),

@@ -39,13 +39,20 @@ function canonicalJson(value: unknown): string {
  */
 export async function createPaymentSession(
   app: AppContext,
-  { merchantId, body, idempotencyKey }: { merchantId: string; body: CreateSessionBody; idempotencyKey?: string },
+  {
+    merchantId,
+    body,
+    idempotencyKey,
+  }: { merchantId: string; body: CreateSessionBody; idempotencyKey?: string },
 ): Promise<SessionCreated> {
   const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
   const replay = async () => {
-    const stored = idempotencyKey && (await findIdempotentResponse(app.db, { merchantId, scope: IDEMPOTENCY_SCOPE, key: idempotencyKey }));
+    const stored =
+      idempotencyKey &&
+      (await findIdempotentResponse(app.db, { merchantId, scope: IDEMPOTENCY_SCOPE, key: idempotencyKey }));
     if (!stored) return undefined;
-    if (stored.requestHash !== requestHash) throw conflict('Idempotency-Key was already used with a different request body');
+    if (stored.requestHash !== requestHash)
+      throw conflict('Idempotency-Key was already used with a different request body');
     return { status: stored.status, body: stored.body as SessionCreated['body'] };
   };
   const earlier = await replay();

@@ -4,7 +4,13 @@ import type { AppContext } from '../../appContext';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { createPaymentSession } from './createSession';
 import { retrySessionForwarder } from './retryForwarder';
-import { createSessionBody, SESSION_STATUSES, sessionCreatedSchema, sessionSummarySchema, toSessionSummary } from './sessionModels';
+import {
+  createSessionBody,
+  SESSION_STATUSES,
+  sessionCreatedSchema,
+  sessionSummarySchema,
+  toSessionSummary,
+} from './sessionModels';
 import { idempotencyKeyOf, sessionIdParams, sessionNotFound } from './sessions';
 
 /**
@@ -14,8 +20,17 @@ import { idempotencyKeyOf, sessionIdParams, sessionNotFound } from './sessions';
  * | POST | /v1/merchants/me/sessions/{id}/retry-forwarder |          | 202 acceptance; 404 foreign; 409 not retryable |
  */
 export const pageQuery = {
-  limit: z.coerce.number({ error: 'must be an integer from 1 to 100' }).int('must be an integer from 1 to 100').min(1).max(100).default(20),
-  page: z.coerce.number({ error: 'must be an integer of at least 1' }).int('must be an integer of at least 1').min(1).default(1),
+  limit: z.coerce
+    .number({ error: 'must be an integer from 1 to 100' })
+    .int('must be an integer from 1 to 100')
+    .min(1)
+    .max(100)
+    .default(20),
+  page: z.coerce
+    .number({ error: 'must be an integer of at least 1' })
+    .int('must be an integer of at least 1')
+    .min(1)
+    .default(1),
 };
 
 const listQuery = z.object({ ...pageQuery, status: z.enum(SESSION_STATUSES).optional() });
@@ -33,7 +48,12 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
       responses: {
         200: {
           description: 'Page of sessions',
-          schema: z.object({ data: z.array(sessionSummarySchema), page: z.number(), limit: z.number(), total: z.number() }),
+          schema: z.object({
+            data: z.array(sessionSummarySchema),
+            page: z.number(),
+            limit: z.number(),
+            total: z.number(),
+          }),
         },
         400: { description: 'Bad limit, page or status' },
       },
@@ -42,7 +62,12 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
         const { rows, total } = await listMerchantSessions(app.db, { merchantId, ...query, now });
         return {
           status: 200,
-          body: { data: rows.map((row) => toSessionSummary(row, app.config.PUBLIC_BASE_URL, now)), page: query.page, limit: query.limit, total },
+          body: {
+            data: rows.map((row) => toSessionSummary(row, app.config.PUBLIC_BASE_URL, now)),
+            page: query.page,
+            limit: query.limit,
+            total,
+          },
         };
       },
     }),
@@ -61,7 +86,11 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
         409: { description: 'Idempotency-Key reused with a different body' },
       },
       handler: ({ merchantId, body, ctx }) =>
-        createPaymentSession(app, { merchantId, body, idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')) }),
+        createPaymentSession(app, {
+          merchantId,
+          body,
+          idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')),
+        }),
     }),
 
     defineRoute({
@@ -72,7 +101,10 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
       audience: 'dashboard',
       summary: 'One of the merchant’s sessions',
       params: sessionIdParams,
-      responses: { 200: { description: 'Session summary', schema: sessionSummarySchema }, 404: { description: 'Unknown or foreign session' } },
+      responses: {
+        200: { description: 'Session summary', schema: sessionSummarySchema },
+        404: { description: 'Unknown or foreign session' },
+      },
       async handler({ merchantId, params }) {
         const session = await findMerchantSession(app.db, merchantId, params.id);
         if (!session) throw sessionNotFound();
@@ -89,7 +121,14 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
       summary: 'Re-run the on-chain phase of a failed session, or settle funds that arrived after expiry',
       params: sessionIdParams,
       responses: {
-        202: { description: 'Accepted', schema: z.object({ id: z.string(), accepted: z.literal(true), action: z.enum(['retrying', 'settling_late_deposit']) }) },
+        202: {
+          description: 'Accepted',
+          schema: z.object({
+            id: z.string(),
+            accepted: z.literal(true),
+            action: z.enum(['retrying', 'settling_late_deposit']),
+          }),
+        },
         404: { description: 'Unknown or foreign session' },
         409: { description: 'Not in a retryable state' },
       },

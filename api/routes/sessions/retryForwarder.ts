@@ -11,14 +11,19 @@ import { sessionNotFound } from './sessions';
  * Re-runs the on-chain phase of a failed session, or settles funds that reached an expired or
  * completed session late. Anything else is not retryable (409).
  */
-export async function retrySessionForwarder(app: AppContext, { merchantId, sessionId }: { merchantId: string; sessionId: string }) {
+export async function retrySessionForwarder(
+  app: AppContext,
+  { merchantId, sessionId }: { merchantId: string; sessionId: string },
+) {
   const session = await findMerchantSession(app.db, merchantId, sessionId);
   if (!session) throw sessionNotFound();
   const status = effectiveStatus(session, app.now());
   const failed = status === 'failed';
   const deposit = failed ? undefined : await unsettledDeposit(app, session.id);
   if (!failed && !(deposit && (status === 'expired' || status === 'completed'))) {
-    throw conflict(`Session is not in a retryable state (status ${status}${status === 'expired' || status === 'completed' ? ', no unsettled deposit' : ''})`);
+    throw conflict(
+      `Session is not in a retryable state (status ${status}${status === 'expired' || status === 'completed' ? ', no unsettled deposit' : ''})`,
+    );
   }
   const outcome = await retryForwarder(app.temporal, {
     sessionId: session.id,
@@ -29,8 +34,16 @@ export async function retrySessionForwarder(app: AppContext, { merchantId, sessi
     failed,
     deposit,
   });
-  if (outcome === 'busy') throw conflict('Session workflow is still running; retry once it has settled or failed');
-  return { status: 202, body: { id: session.id, accepted: true, action: outcome === 'signalled' ? 'retrying' : 'settling_late_deposit' } };
+  if (outcome === 'busy')
+    throw conflict('Session workflow is still running; retry once it has settled or failed');
+  return {
+    status: 202,
+    body: {
+      id: session.id,
+      accepted: true,
+      action: outcome === 'signalled' ? 'retrying' : 'settling_late_deposit',
+    },
+  };
 }
 
 /** The unsettled deposits of one (chain, token) of the session, as the deposit a settling run needs. */
@@ -38,7 +51,9 @@ async function unsettledDeposit(app: AppContext, sessionId: string): Promise<Dep
   const deposits = await findUnsettledDeposits(app.db, sessionId);
   const first = deposits[0];
   if (!first) return undefined;
-  const sameOption = deposits.filter((deposit) => deposit.chain_id === first.chain_id && deposit.token_address === first.token_address);
+  const sameOption = deposits.filter(
+    (deposit) => deposit.chain_id === first.chain_id && deposit.token_address === first.token_address,
+  );
   const option = (await listPaymentOptions(app.db, sessionId)).find(
     (entry) => entry.chain_id === first.chain_id && entry.token_address.toLowerCase() === first.token_address,
   );

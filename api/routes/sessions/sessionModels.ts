@@ -8,7 +8,15 @@ import type { SessionStatus } from '../../../db/schema';
 
 /** Request and response shapes of payment sessions (SPEC: Session, Line item, Payment option, Session status view). */
 
-export const SESSION_STATUSES = ['pending', 'awaiting_payment', 'confirming', 'bridging', 'completed', 'failed', 'expired'] as const;
+export const SESSION_STATUSES = [
+  'pending',
+  'awaiting_payment',
+  'confirming',
+  'bridging',
+  'completed',
+  'failed',
+  'expired',
+] as const;
 export const PAYMENT_SYMBOLS = ['USDC', 'USDT', 'USDe'] as const;
 const MAX_AMOUNT_UNITS = toBaseUnits('1000000000', 6);
 
@@ -17,10 +25,16 @@ const decimalString = (fractionDigits: number) =>
   z
     .string({ error: 'must be a decimal string' })
     .regex(DECIMAL_AMOUNT_PATTERN, 'must be a decimal string such as "19.99"')
-    .refine((value) => (value.split('.')[1] ?? '').length <= fractionDigits, `must have at most ${fractionDigits} decimals`);
+    .refine(
+      (value) => (value.split('.')[1] ?? '').length <= fractionDigits,
+      `must have at most ${fractionDigits} decimals`,
+    );
 
 // zod runs every refinement even after the pattern failed: each one only judges well-formed values.
-const unitsOf = (value: string) => (DECIMAL_AMOUNT_PATTERN.test(value) && (value.split('.')[1] ?? '').length <= 6 ? toBaseUnits(value, 6) : undefined);
+const unitsOf = (value: string) =>
+  DECIMAL_AMOUNT_PATTERN.test(value) && (value.split('.')[1] ?? '').length <= 6
+    ? toBaseUnits(value, 6)
+    : undefined;
 
 const usdAmount = decimalString(6)
   .refine((value) => (unitsOf(value) ?? 1n) > 0n, 'must be greater than 0')
@@ -57,11 +71,19 @@ export const createSessionBody = z
       .min(1, 'must name at least one symbol')
       .refine((symbols) => new Set(symbols).size === symbols.length, 'must not repeat a symbol')
       .optional(),
-    expiresInSec: z.number({ error: 'must be an integer number of seconds' }).int('must be an integer number of seconds').min(60).max(604_800).optional(),
+    expiresInSec: z
+      .number({ error: 'must be an integer number of seconds' })
+      .int('must be an integer number of seconds')
+      .min(60)
+      .max(604_800)
+      .optional(),
     successUrl: z
       .string()
       .url('must be an absolute https URL')
-      .refine((value) => URL.canParse(value) && new URL(value).protocol === 'https:', 'must be an absolute https URL')
+      .refine(
+        (value) => URL.canParse(value) && new URL(value).protocol === 'https:',
+        'must be an absolute https URL',
+      )
       .optional(),
     sandboxMode: z.boolean({ error: 'must be a boolean' }).optional(),
   })
@@ -141,7 +163,12 @@ function commonFields(row: SessionRow, publicBaseUrl: string, now: Date) {
   };
 }
 
-export function toPublicSession(row: SessionRow, options: PaymentOptionRow[], publicBaseUrl: string, now: Date) {
+export function toPublicSession(
+  row: SessionRow,
+  options: PaymentOptionRow[],
+  publicBaseUrl: string,
+  now: Date,
+) {
   return {
     ...commonFields(row, publicBaseUrl, now),
     lineItems: row.line_items,
@@ -165,7 +192,11 @@ export function toPublicSession(row: SessionRow, options: PaymentOptionRow[], pu
 }
 
 export function toSessionSummary(row: SessionRow, publicBaseUrl: string, now: Date) {
-  return { ...commonFields(row, publicBaseUrl, now), webhookDelivered: row.webhook_delivered, failureReason: row.failure_reason };
+  return {
+    ...commonFields(row, publicBaseUrl, now),
+    webhookDelivered: row.webhook_delivered,
+    failureReason: row.failure_reason,
+  };
 }
 
 /** numeric(16,6) reads back as "19.990000"; the API shows "19.99". */

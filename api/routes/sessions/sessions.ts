@@ -4,7 +4,13 @@ import type { AppContext } from '../../appContext';
 import { badRequest, notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { createPaymentSession } from './createSession';
-import { createSessionBody, publicSessionSchema, sessionCreatedSchema, sessionStatusViewSchema, toPublicSession } from './sessionModels';
+import {
+  createSessionBody,
+  publicSessionSchema,
+  sessionCreatedSchema,
+  sessionStatusViewSchema,
+  toPublicSession,
+} from './sessionModels';
 import { effectiveStatus } from '../../../db/sessions';
 
 /**
@@ -17,7 +23,8 @@ export const sessionIdParams = z.object({ id: z.string().uuid() });
 /** Stripe-style Idempotency-Key: printable ASCII, bounded, so it can be stored and compared safely. */
 export function idempotencyKeyOf(header: string): string | undefined {
   if (!header) return undefined;
-  if (!/^[\x21-\x7e]{1,255}$/.test(header)) throw badRequest('Idempotency-Key must be 1 to 255 printable ASCII characters');
+  if (!/^[\x21-\x7e]{1,255}$/.test(header))
+    throw badRequest('Idempotency-Key must be 1 to 255 printable ASCII characters');
   return header;
 }
 
@@ -39,7 +46,11 @@ export function sessionRoutes(app: AppContext): AnyRoute[] {
         409: { description: 'Idempotency-Key reused with a different body' },
       },
       handler: ({ merchantId, body, ctx }) =>
-        createPaymentSession(app, { merchantId, body, idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')) }),
+        createPaymentSession(app, {
+          merchantId,
+          body,
+          idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')),
+        }),
     }),
 
     defineRoute({
@@ -50,12 +61,18 @@ export function sessionRoutes(app: AppContext): AnyRoute[] {
       audience: 'integrator',
       summary: 'Public read: the session with its payment options and line items',
       params: sessionIdParams,
-      responses: { 200: { description: 'Session', schema: publicSessionSchema }, 404: { description: 'Unknown session' } },
+      responses: {
+        200: { description: 'Session', schema: publicSessionSchema },
+        404: { description: 'Unknown session' },
+      },
       async handler({ params }) {
         const session = await findSessionById(app.db, params.id);
         if (!session) throw sessionNotFound();
         const options = await listPaymentOptions(app.db, session.id);
-        return { status: 200, body: toPublicSession(session, options, app.config.PUBLIC_BASE_URL, app.now()) };
+        return {
+          status: 200,
+          body: toPublicSession(session, options, app.config.PUBLIC_BASE_URL, app.now()),
+        };
       },
     }),
 
@@ -67,11 +84,17 @@ export function sessionRoutes(app: AppContext): AnyRoute[] {
       audience: 'integrator',
       summary: 'Session status view, polled by the checkout page',
       params: sessionIdParams,
-      responses: { 200: { description: 'Status', schema: sessionStatusViewSchema }, 404: { description: 'Unknown session' } },
+      responses: {
+        200: { description: 'Status', schema: sessionStatusViewSchema },
+        404: { description: 'Unknown session' },
+      },
       async handler({ params }) {
         const session = await findSessionById(app.db, params.id);
         if (!session) throw sessionNotFound();
-        return { status: 200, body: { status: effectiveStatus(session, app.now()), webhookDelivered: session.webhook_delivered } };
+        return {
+          status: 200,
+          body: { status: effectiveStatus(session, app.now()), webhookDelivered: session.webhook_delivered },
+        };
       },
     }),
   ];
