@@ -1,6 +1,6 @@
-import Long from 'long';
 import { randomBytes } from 'node:crypto';
 import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import { ensureSearchAttributes } from '../../workers/temporalClient';
 import { testStack } from '../harness/stack';
 
@@ -12,7 +12,7 @@ describe('search attributes on a fresh Temporal namespace', () => {
       const namespace = `fresh-${randomBytes(4).toString('hex')}`;
       await connection.workflowService.registerNamespace({
         namespace,
-        workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(86_400) },
+        workflowExecutionRetentionPeriod: msToTs('1 day'),
       });
       let registered: string[] = [];
       for (let attempt = 0; attempt < 50; attempt += 1) {
