@@ -1,0 +1,95 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import { type Address, type Hex, numberToHex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { loadDeployments } from '../../chain/deployments';
+import { encodePaymasterData, sponsorshipHash, type SponsorshipTerms } from '../../chain/paymasterData';
+import { paymasterFromContracts } from '../../chain/paymasters';
+import { loadConfig, requireSetting } from '../../config';
+import { sponsorshipWindow } from '../../paymaster/sponsorshipWindow';
+import { MINIMUM_PAYMASTER_GAS } from '../../signer/signPaymasterData';
+
+/**
+ * Baseline for the paymaster benchmark: the cost floor of producing a paymaster signature over HTTP.
+ * One Koa route, `POST /sign`, takes the same JSON-RPC body wallets send to `pm_getPaymasterData`
+ * (`params = [userOp, entryPoint, chainId]`), computes the same sponsorship hash the signing service
+ * signs (chain/paymasterData.ts `sponsorshipHash`, sponsored mode, the signer's gas floors and the
+ * API's validity window) and signs it with the signer key (SIGNER_PRIVATE_KEY) via viem. No policy,
+ * no database, no second hop, no deposit read.
+ */
+const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' });
+const account = privateKeyToAccount(requireSetting(config, 'SIGNER_PRIVATE_KEY') as Hex);
+const deployments = loadDeployments(config.DEPLOYMENTS_FILE);
+const minimumGas = MINIMUM_PAYMASTER_GAS.sponsored;
+
+interface RpcUserOperation {
+  sender: Address;
+  nonce: Hex;
+  callData: Hex;
+  callGasLimit: Hex;
+  verificationGasLimit: Hex;
+  preVerificationGas: Hex;
+  maxFeePerGas: Hex;
+  maxPriorityFeePerGas: Hex;
+}
+
+async function readBody(request: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const router = new Router();
+router.post('/sign', async (ctx) => {
+  const request = JSON.parse(await readBody(ctx.req)) as {
+    id: number | string;
+    params: [RpcUserOperation, Address, Hex | number];
+  };
+  const [userOp] = request.params;
+  const chainId = Number(request.params[2]);
+  const paymaster = paymasterFromContracts(
+    deployments.find((chain) => chain.chainId === chainId)?.contracts,
+    '0.8',
+  );
+  if (!paymaster) return ctx.throw(400, `no paymaster for chain ${chainId}`);
+  const terms: SponsorshipTerms = { mode: 'sponsored', ...sponsorshipWindow(new Date()) };
+  const hash = sponsorshipHash({
+    chainId,
+    paymaster,
+    terms,
+    userOperation: {
+      sender: userOp.sender,
+      nonce: BigInt(userOp.nonce),
+      callData: userOp.callData,
+      callGasLimit: BigInt(userOp.callGasLimit),
+      verificationGasLimit: BigInt(userOp.verificationGasLimit),
+      preVerificationGas: BigInt(userOp.preVerificationGas),
+      maxFeePerGas: BigInt(userOp.maxFeePerGas),
+      maxPriorityFeePerGas: BigInt(userOp.maxPriorityFeePerGas),
+      paymasterVerificationGasLimit: minimumGas.verification,
+      paymasterPostOpGasLimit: minimumGas.postOp,
+    },
+  });
+  const signature = await account.signMessage({ message: { raw: hash } });
+  ctx.body = {
+    jsonrpc: '2.0',
+    id: request.id,
+    result: {
+      paymaster,
+      paymasterData: encodePaymasterData(terms, signature),
+      paymasterVerificationGasLimit: numberToHex(minimumGas.verification),
+      paymasterPostOpGasLimit: numberToHex(minimumGas.postOp),
+    },
+  };
+});
+
+const koa = new Koa();
+koa.use(router.routes()).use(router.allowedMethods());
+const server = koa.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  process.stdout.write(`LISTENING ${typeof address === 'object' && address ? address.port : 0}\n`);
+});
+process.once('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});
