@@ -16,13 +16,14 @@ import { errorBody } from './middleware/errorBody';
 import { jsonBody } from './middleware/jsonBody';
 import { requestContext } from './middleware/requestContext';
 import { resolveRevision } from './revision';
-import { mountRoutes } from './routing/mountRoutes';
+import { mountRoutes, type Authenticators } from './routing/mountRoutes';
 import type { AnyRoute } from './routing/route';
 import { authRoutes } from './routes/auth';
 import { checkoutRoutes } from './routes/checkout';
 import { healthRoutes } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
 import { profileRoutes } from './routes/merchants/profile';
+import { paymasterActivityRoutes } from './routes/paymaster/activity';
 import { paymasterAllowlistRoutes } from './routes/paymaster/allowlist';
 import { paymasterBundlerRoutes } from './routes/paymaster/bundler';
 import { paymasterClientRoutes } from './routes/paymaster/clients';
@@ -43,6 +44,11 @@ export interface AppDependencies {
   now?: () => Date;
   /** Defaults to the registry built from configuration (DEPLOYMENTS_FILE, RPC_URL_<chainId>). */
   networks?: NetworkRegistry;
+  /**
+   * For benchmarks and tests only: replaces the authenticator of the auth kinds given (e.g. one that
+   * sets a fixed merchant, to measure a route without its credential check). Production never sets it.
+   */
+  authenticators?: Authenticators;
 }
 
 export interface App {
@@ -89,6 +95,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ...paymasterAllowlistRoutes(context),
     ...paymasterDenyRuleRoutes(context),
     ...paymasterUsageRoutes(context),
+    ...paymasterActivityRoutes(context),
     ...paymasterRpcRoutes(context),
     ...paymasterBundlerRoutes(context),
   ];
@@ -97,7 +104,10 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   const router = mountRoutes(routes, {
     jwt: requireMerchantToken(context.tokens),
     sk: requireApiKey(context.db),
-    client: requirePaymasterClient(context.db, context.logger, { queryClientIdPathPrefix: '/v1/paymaster/bundler/' }),
+    client: requirePaymasterClient(context.db, context.logger, {
+      queryClientIdPathPrefix: '/v1/paymaster/bundler/',
+    }),
+    ...deps.authenticators,
   });
 
   const koa = new Koa({ proxy: true });

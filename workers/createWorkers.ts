@@ -8,6 +8,7 @@ import {
 import type { Client } from '@temporalio/client';
 import { createChainMonitorActivities } from '../activities/chainMonitor';
 import { createLoginNonceActivities } from '../activities/loginNonces';
+import { createPaymasterReceiptActivities } from '../activities/paymasterReceipts';
 import { createSettlementActivities } from '../activities/settlement';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { OperatorChains } from '../chain/operatorChains';
@@ -43,6 +44,8 @@ export interface WorkerDependencies {
    * worker serves no chain activities: a session that gets paid then fails with the reason.
    */
   settlement?: SettlementWorkerSettings;
+  /** Chains whose paymaster receipts are tracked; without it the worker serves no receipt activities. */
+  paymasterReceipts?: { networks: NetworkRegistry };
 }
 
 export interface SettlementWorkerSettings {
@@ -72,8 +75,10 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
     ...(settlement &&
       createSettlementActivities({ db, operator: settlement.operator, slippageBps: settlement.slippageBps })),
   }),
-  chains: ({ db, temporal, settlement }) =>
-    settlement ? createChainMonitorActivities({ db, temporal, networks: settlement.networks }) : {},
+  chains: ({ db, temporal, settlement, paymasterReceipts }) => ({
+    ...(settlement && createChainMonitorActivities({ db, temporal, networks: settlement.networks })),
+    ...(paymasterReceipts && createPaymasterReceiptActivities({ db, networks: paymasterReceipts.networks })),
+  }),
   webhooks: (dependencies) =>
     createWebhookDeliveryActivities({ db: dependencies.db, ...webhookSettingsOf(dependencies) }),
   maintenance: ({ db, temporal }, taskQueues) => ({

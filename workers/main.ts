@@ -6,6 +6,8 @@ import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/
 import { createNetworkRegistry } from '../chain/networkRegistry';
 import { createOperatorChains } from '../chain/operatorChains';
 import { startChainMonitors } from './chainMonitors';
+import { startPaymasterReceiptTrackers } from './paymasterReceiptTrackers';
+import { ourPaymasters } from '../activities/paymasterReceipts';
 import { createWorkers } from './createWorkers';
 import { ensureSearchAttributes } from './temporalClient';
 import { taskQueueNames } from './taskQueues';
@@ -16,6 +18,11 @@ import { taskQueueNames } from './taskQueues';
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
+  // The runtime drains in-flight tasks on SIGINT/SIGTERM; if Temporal itself is gone (the whole dev
+  // stack stopping at once) the drain cannot finish, so never outlive the signal by more than 20 s.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => setTimeout(() => process.exit(1), 20_000).unref());
+  }
   const db = createDb({ connectionString: requireSetting(config, 'DATABASE_URL') });
   try {
     const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -47,9 +54,21 @@ async function main(): Promise<void> {
             allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
           },
           settlement,
+          paymasterReceipts: { networks },
         },
         taskQueues,
       });
+      const receiptTrackers = await startPaymasterReceiptTrackers(temporal, {
+        chainIds: networks
+          .all()
+          .filter((network) => network.rpcUrl && ourPaymasters(network.contracts).length > 0)
+          .map((network) => network.chainId),
+        taskQueue: taskQueues.chains,
+        workflowIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
+        pollIntervalMs: config.CHAIN_MONITOR_POLL_MS,
+        maxBlockRange: config.CHAIN_MONITOR_MAX_BLOCK_RANGE,
+      });
+      process.stdout.write(`paymaster receipt trackers running: ${receiptTrackers.join(', ') || 'none'}\n`);
       if (settlement) {
         const monitors = await startChainMonitors(temporal, {
           chainIds: settlement.networks

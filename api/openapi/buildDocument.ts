@@ -8,9 +8,19 @@ import type { AnyRoute, AuthKind } from '../routing/route';
 type JsonSchema = Record<string, unknown>;
 
 const securitySchemes = {
-  merchantJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Merchant session token from /v1/auth/verify' },
+  merchantJwt: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'Merchant session token from /v1/auth/verify',
+  },
   secretApiKey: { type: 'http', scheme: 'bearer', description: 'Secret API key `sk_live_...`' },
-  paymasterClientId: { type: 'apiKey', in: 'header', name: 'X-Client-Id', description: 'Publishable `pmc_live_*` / `pmc_test_*` id' },
+  paymasterClientId: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Client-Id',
+    description: 'Publishable `pmc_live_*` / `pmc_test_*` id',
+  },
 } as const;
 
 const securityFor: Record<AuthKind, Record<string, string[]>[]> = {
@@ -19,6 +29,14 @@ const securityFor: Record<AuthKind, Record<string, string[]>[]> = {
   sk: [{ secretApiKey: [] }],
   client: [{ paymasterClientId: [] }],
 };
+
+/** Only the schemes the document's routes use: the integrator contract does not advertise the merchant JWT. */
+function usedSecuritySchemes(routes: AnyRoute[]): Partial<typeof securitySchemes> {
+  const used = new Set(
+    routes.flatMap((route) => securityFor[route.auth].flatMap((requirement) => Object.keys(requirement))),
+  );
+  return Object.fromEntries(Object.entries(securitySchemes).filter(([name]) => used.has(name)));
+}
 
 const errorBodySchema: JsonSchema = {
   type: 'object',
@@ -41,40 +59,75 @@ export function buildOpenApiDocument({
 
   const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
     const generated = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
-    const { $schema: _ignored, $defs, ...rest } = generated as { $schema?: string; $defs?: Record<string, JsonSchema> };
-    const renames = new Map<string, string>();
-    for (const [name, definition] of Object.entries($defs ?? {})) {
-      let key = name;
-      if (components[key] && JSON.stringify(components[key]) !== JSON.stringify(definition)) key = `${name}${io === 'input' ? 'Input' : 'Output'}`;
-      renames.set(name, key);
-      components[key] = definition;
-    }
+    const {
+      $schema: _ignored,
+      $defs,
+      ...rest
+    } = generated as { $schema?: string; $defs?: Record<string, JsonSchema> };
+    const definitions = Object.entries($defs ?? {});
+    const names = new Map(definitions.map(([name]) => [name, name]));
     const rewrite = (value: unknown): unknown => {
       if (Array.isArray(value)) return value.map(rewrite);
       if (value && typeof value === 'object') {
         return Object.fromEntries(
           Object.entries(value).map(([k, v]) =>
             k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')
-              ? [k, `#/components/schemas/${renames.get(v.slice(8)) ?? v.slice(8)}`]
+              ? [k, `#/components/schemas/${names.get(v.slice(8)) ?? v.slice(8)}`]
               : [k, rewrite(v)],
           ),
         );
       }
       return value;
     };
-    for (const key of renames.values()) components[key] = rewrite(components[key]) as JsonSchema;
+    // A definition shares the component of its name only when identical once its refs point at
+    // components (comparing before that rewrite duplicated every schema holding a ref, e.g. SessionCreate);
+    // otherwise it takes a free `<name>Input`/`<name>Output[n]`. A rename changes the definitions that
+    // refer to it, so repeat until stable; each definition is renamed at most once, so this ends.
+    const suffix = io === 'input' ? 'Input' : 'Output';
+    const claimedBy = (key: string) => definitions.find(([name]) => names.get(name) === key)?.[0];
+    const fits = (name: string, definition: JsonSchema) => {
+      const key = names.get(name)!;
+      const existing = components[key];
+      return existing
+        ? JSON.stringify(existing) === JSON.stringify(rewrite(definition))
+        : claimedBy(key) === name;
+    };
+    for (let changed = true; changed;) {
+      changed = false;
+      for (const [name, definition] of definitions) {
+        if (fits(name, definition)) continue;
+        let key = `${name}${suffix}`;
+        for (let n = 2; components[key] || claimedBy(key); n++) key = `${name}${suffix}${n}`;
+        names.set(name, key);
+        changed = true;
+      }
+    }
+    for (const [name, definition] of definitions)
+      components[names.get(name)!] = rewrite(definition) as JsonSchema;
     return rewrite(rest) as JsonSchema;
   };
 
   const parametersFrom = (schema: z.ZodType | undefined, location: 'query' | 'path') => {
     if (!schema) return [];
-    const json = toSchema(schema, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
+    const json = toSchema(schema, 'input') as {
+      properties?: Record<string, JsonSchema>;
+      required?: string[];
+    };
     return Object.entries(json.properties ?? {}).map(([name, property]) => ({
       name,
       in: location,
       required: location === 'path' || (json.required ?? []).includes(name),
       schema: property,
     }));
+  };
+
+  // A missing body is validated as `{}`, so an object body whose fields are all optional may be omitted.
+  const requestBodyOf = (body: z.ZodType) => {
+    const schema = toSchema(body, 'input');
+    const ref =
+      typeof schema.$ref === 'string' ? schema.$ref.replace('#/components/schemas/', '') : undefined;
+    const mayBeOmitted = (ref ? components[ref] : schema)?.type === 'object' && body.safeParse({}).success;
+    return { required: !mayBeOmitted, content: { 'application/json': { schema } } };
   };
 
   const paths: Record<string, Record<string, unknown>> = {};
@@ -84,18 +137,35 @@ export function buildOpenApiDocument({
     const declaredParams = parametersFrom(route.params, 'path');
     const parameters = [
       ...pathParams.map(
-        (name) => declaredParams.find((param) => param.name === name) ?? { name, in: 'path', required: true, schema: { type: 'string' } },
+        (name) =>
+          declaredParams.find((param) => param.name === name) ?? {
+            name,
+            in: 'path',
+            required: true,
+            schema: { type: 'string' },
+          },
       ),
       ...parametersFrom(route.query, 'query'),
     ];
     const responses = Object.fromEntries(
       Object.entries(route.responses).map(([status, response]) => {
         const contentType = response.contentType ?? 'application/json';
-        const schema = response.schema ? toSchema(response.schema, 'output') : Number(status) >= 400 ? { $ref: '#/components/schemas/ErrorBody' } : undefined;
-        return [status, { description: response.description, ...(schema && { content: { [contentType]: { schema } } }) }];
+        const schema = response.schema
+          ? toSchema(response.schema, 'output')
+          : Number(status) >= 400
+            ? { $ref: '#/components/schemas/ErrorBody' }
+            : undefined;
+        return [
+          status,
+          { description: response.description, ...(schema && { content: { [contentType]: { schema } } }) },
+        ];
       }),
     );
-    if (route.auth === 'jwt' || route.auth === 'sk') responses['401'] ??= { description: 'Missing, malformed, expired or unknown credential', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } };
+    if (route.auth === 'jwt' || route.auth === 'sk')
+      responses['401'] ??= {
+        description: 'Missing, malformed, expired or unknown credential',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+      };
     paths[path] ??= {};
     paths[path][route.method] = {
       operationId: `${route.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, next: string | undefined) => (next ? next.toUpperCase() : ''))}`,
@@ -103,9 +173,7 @@ export function buildOpenApiDocument({
       tags: [route.tag],
       security: securityFor[route.auth],
       ...(parameters.length && { parameters }),
-      ...(route.body && {
-        requestBody: { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } },
-      }),
+      ...(route.body && { requestBody: requestBodyOf(route.body) }),
       responses,
     };
   }
@@ -115,6 +183,6 @@ export function buildOpenApiDocument({
     info: { title, version },
     servers: [{ url: serverUrl }],
     paths,
-    components: { schemas: components, securitySchemes },
+    components: { schemas: components, securitySchemes: usedSecuritySchemes(routes) },
   };
 }

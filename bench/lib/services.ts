@@ -60,7 +60,12 @@ export async function startBenchServices({
       TEMPORAL_NAMESPACE: temporal.namespace,
       DEPLOYMENTS_FILE: deploymentsFile,
       LOG_LEVEL: 'warn',
-      ...Object.fromEntries((local?.chains ?? []).flatMap((chain) => [[`RPC_URL_${chain.chainId}`, chain.rpcUrl], ...(chain.bundlerUrl ? [[`BUNDLER_URL_${chain.chainId}`, chain.bundlerUrl]] : [])])),
+      ...Object.fromEntries(
+        (local?.chains ?? []).flatMap((chain) => [
+          [`RPC_URL_${chain.chainId}`, chain.rpcUrl],
+          ...(chain.bundlerUrl ? [[`BUNDLER_URL_${chain.chainId}`, chain.bundlerUrl]] : []),
+        ]),
+      ),
     },
     async stop() {
       await local?.stop();

@@ -10,7 +10,11 @@ export interface BenchTarget {
  * Runs a server in its own process (so the load generator does not share its event loop) and
  * resolves once it prints `LISTENING <port>`.
  */
-export async function startTarget(script: string, args: string[] = [], env: Record<string, string> = {}): Promise<BenchTarget> {
+export async function startTarget(
+  script: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<BenchTarget> {
   const child: ChildProcess = spawn(
     process.execPath,
     [require.resolve('tsx/cli'), join(__dirname, '..', 'targets', script), ...args],

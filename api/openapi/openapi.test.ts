@@ -1,0 +1,293 @@
+import { compileErrors, dereference, validate } from '@readme/openapi-parser';
+import { z } from 'zod';
+import { startTestApp, type TestApp } from '../../test/harness/app';
+import type { AnyRoute, AuthKind } from '../routing/route';
+
+/**
+ * The two published contracts (SPEC Versioning, DESIGN §5), fetched from the running app: valid
+ * OpenAPI 3.1, one operation per mounted route, the integrator document limited to the integrator
+ * surface, bodies and responses carrying the zod schemas that validate requests, security per auth kind.
+ */
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type ApiDocument = Parameters<typeof validate>[0];
+
+const METHODS = ['get', 'post', 'patch', 'put', 'delete'] as const;
+const openApiPath = (koaPath: string) => koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const operationKey = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
+const routeKey = (route: AnyRoute) => operationKey(route.method, openApiPath(route.path));
+
+function operationsOf(document: Json): Map<string, Json> {
+  const operations = new Map<string, Json>();
+  for (const [path, item] of Object.entries<Json>(document.paths)) {
+    for (const method of METHODS) if (item[method]) operations.set(operationKey(method, path), item[method]);
+  }
+  return operations;
+}
+
+/** The component a `{ $ref: '#/components/schemas/X' }` points at (or the schema itself when inline). */
+function resolveSchema(document: Json, schema: Json): Json {
+  const ref = schema.$ref as string | undefined;
+  if (!ref) return schema;
+  const resolved = document.components.schemas[ref.replace('#/components/schemas/', '')];
+  if (!resolved) throw new Error(`unresolved ${ref}`);
+  return resolved;
+}
+
+/** zod's JSON Schema with its local `$defs` inlined, to compare with the dereferenced document. */
+function zodSchemaInlined(schema: z.ZodType, io: 'input' | 'output'): Json {
+  const {
+    $schema: _ignored,
+    $defs = {},
+    ...root
+  } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
+  const inline = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(inline);
+    if (!value || typeof value !== 'object') return value;
+    const { $ref, ...rest } = value as Json;
+    const inlinedRest = Object.fromEntries(Object.entries(rest).map(([key, entry]) => [key, inline(entry)]));
+    if (typeof $ref !== 'string' || !$ref.startsWith('#/$defs/'))
+      return $ref === undefined ? inlinedRest : { $ref, ...inlinedRest };
+    return { ...(inline($defs[$ref.slice(8)]) as Json), ...inlinedRest };
+  };
+  return inline(root) as Json;
+}
+
+/** Every `type` keyword below a schema names a JSON Schema type (the 3.1 meta-schema leaves schemas unchecked). */
+function invalidTypeKeywords(schema: unknown, at: string): string[] {
+  if (Array.isArray(schema))
+    return schema.flatMap((entry, index) => invalidTypeKeywords(entry, `${at}/${index}`));
+  if (!schema || typeof schema !== 'object') return [];
+  const known = ['null', 'boolean', 'object', 'array', 'number', 'string', 'integer'];
+  const own = (schema as Json).type;
+  const types = typeof own === 'string' ? [own] : Array.isArray(own) ? own : [];
+  return [
+    ...types.filter((type) => !known.includes(type)).map((type) => `${at}: type ${String(type)}`),
+    ...Object.entries(schema).flatMap(([key, value]) => invalidTypeKeywords(value, `${at}/${key}`)),
+  ];
+}
+
+/** What each auth kind's security scheme must look like (SPEC Authentication). */
+const expectedScheme: Record<Exclude<AuthKind, 'none'>, Json> = {
+  jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+  sk: { type: 'http', scheme: 'bearer' },
+  client: { type: 'apiKey', in: 'header', name: 'X-Client-Id' },
+};
+
+/** SPEC Versioning: the integrator contract is health, payment sessions, paymaster RPC and bundler proxy. */
+const INTEGRATOR_OPERATIONS = [
+  'GET /health',
+  'POST /v1/sessions',
+  'GET /v1/sessions/{id}',
+  'GET /v1/sessions/{id}/status',
+  'POST /v1/paymaster/rpc',
+  'POST /v1/paymaster/bundler/{chainId}',
+];
+/** The integrator contract's own address is an integrator-audience route too, so it lists itself. */
+const INTEGRATOR_CONTRACT_OPERATION = 'GET /openapi/integrator.json';
+
+describe('OpenAPI documents', () => {
+  let app: TestApp;
+  let full: Json;
+  let integrator: Json;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    const [fullResponse, integratorResponse] = await Promise.all([
+      app.request('/openapi.json'),
+      app.request('/openapi/integrator.json'),
+    ]);
+    expect([fullResponse.status, integratorResponse.status]).toEqual([200, 200]);
+    full = fullResponse.body;
+    integrator = integratorResponse.body;
+  });
+  afterAll(() => app.close());
+
+  describe.each([
+    ['full', () => full],
+    ['integrator', () => integrator],
+  ])('the %s document', (_name, documentOf) => {
+    it('is valid OpenAPI 3.1 for the parser', async () => {
+      const document = documentOf();
+      expect(document.openapi).toMatch(/^3\.1\.\d+$/);
+      // validate() resolves references in place: hand it a copy.
+      const result = await validate(structuredClone(document) as ApiDocument);
+      expect(result.valid ? 'valid' : compileErrors(result)).toBe('valid');
+      expect(result.warnings).toEqual([]);
+    });
+
+    it('uses only JSON Schema types and only security schemes it defines', () => {
+      const document = documentOf();
+      const schemaProblems = [
+        ...invalidTypeKeywords(document.components.schemas, '#/components/schemas'),
+        ...invalidTypeKeywords(document.paths, '#/paths'),
+      ];
+      expect(schemaProblems).toEqual([]);
+      const defined = Object.keys(document.components.securitySchemes);
+      const used = new Set(
+        [...operationsOf(document).values()].flatMap((operation) => operation.security.flatMap(Object.keys)),
+      );
+      expect([...used].sort()).toEqual([...defined].sort());
+    });
+  });
+
+  it('the full document has exactly one operation per mounted route', () => {
+    const mounted = app.routes.map(routeKey);
+    expect(new Set(mounted).size).toBe(mounted.length);
+    expect([...operationsOf(full).keys()].sort()).toEqual([...mounted].sort());
+    // A handful the SPEC names, so an empty route table cannot pass.
+    expect(mounted).toEqual(
+      expect.arrayContaining([
+        'GET /v1/merchants/me',
+        'POST /v1/webhooks',
+        'GET /v1/paymaster/usage',
+        ...INTEGRATOR_OPERATIONS,
+      ]),
+    );
+  });
+
+  it('the integrator document holds exactly the integrator routes and nothing of the dashboard', () => {
+    const integratorRoutes = app.routes.filter((route) => route.audience === 'integrator').map(routeKey);
+    const operations = [...operationsOf(integrator).keys()].sort();
+    expect(operations).toEqual([...integratorRoutes].sort());
+    expect(operations).toEqual([...INTEGRATOR_OPERATIONS, INTEGRATOR_CONTRACT_OPERATION].sort());
+
+    const dashboardRoutes = app.routes.filter((route) => route.audience === 'dashboard').map(routeKey);
+    expect(operations.filter((operation) => dashboardRoutes.includes(operation))).toEqual([]);
+    expect(
+      Object.keys(integrator.paths).filter(
+        (path) => path.startsWith('/v1/merchants') || path.startsWith('/v1/webhooks'),
+      ),
+    ).toEqual([]);
+    // No dashboard credential and no schema that no integrator operation reaches.
+    expect(integrator.components.securitySchemes.merchantJwt).toBeUndefined();
+    const reachable = new Set<string>();
+    const visit = (value: unknown): void => {
+      if (Array.isArray(value)) return value.forEach(visit);
+      if (!value || typeof value !== 'object') return;
+      const ref = (value as Json).$ref;
+      if (typeof ref === 'string' && !reachable.has(ref)) {
+        reachable.add(ref);
+        visit(resolveSchema(integrator, { $ref: ref }));
+      }
+      Object.values(value).forEach(visit);
+    };
+    visit(integrator.paths);
+    expect(
+      Object.keys(integrator.components.schemas).filter(
+        (name) => !reachable.has(`#/components/schemas/${name}`),
+      ),
+    ).toEqual([]);
+  });
+
+  it('the session create body is the zod schema: amount required, sandboxMode boolean, no unknown fields', () => {
+    const skCreate = operationsOf(full).get('POST /v1/sessions')!;
+    const dashboardCreate = operationsOf(full).get('POST /v1/merchants/me/sessions')!;
+    const bodySchema = skCreate.requestBody.content['application/json'].schema;
+    expect(skCreate.requestBody.required).toBe(true);
+    // Both create routes validate with the same schema, so they share one component.
+    expect(dashboardCreate.requestBody.content['application/json'].schema).toEqual(bodySchema);
+    const body = resolveSchema(full, bodySchema);
+    expect(body.type).toBe('object');
+    expect(body.required).toEqual(['amount']);
+    expect(body.additionalProperties).toBe(false);
+    expect(body.properties.amount).toMatchObject({ type: 'string', pattern: expect.any(String) });
+    expect(body.properties.sandboxMode).toEqual({ type: 'boolean' });
+    expect(body.properties.expiresInSec).toMatchObject({ type: 'integer', minimum: 60, maximum: 604800 });
+    expect(body.properties.paymentOptionSymbols.items.enum).toEqual(['USDC', 'USDT', 'USDe']);
+    expect(resolveSchema(full, body.properties.lineItems.items).required).toEqual([
+      'name',
+      'quantity',
+      'unitPrice',
+      'total',
+    ]);
+    expect(Object.keys(body.properties).sort()).toEqual(
+      [
+        'amount',
+        'expiresInSec',
+        'lineItems',
+        'merchantName',
+        'paymentOptionSymbols',
+        'sandboxMode',
+        'successUrl',
+      ].sort(),
+    );
+    expect(
+      resolveSchema(
+        integrator,
+        operationsOf(integrator).get('POST /v1/sessions')!.requestBody.content['application/json'].schema,
+      ),
+    ).toEqual(body);
+  });
+
+  it('every request body and response schema is the route’s zod schema', async () => {
+    const dereferenced = (await dereference(structuredClone(full) as ApiDocument)) as Json;
+    const operations = operationsOf(dereferenced);
+    const mismatches: string[] = [];
+    for (const route of app.routes) {
+      const operation = operations.get(routeKey(route))!;
+      if (route.body) {
+        const documented = operation.requestBody?.content['application/json'].schema;
+        if (JSON.stringify(documented) !== JSON.stringify(zodSchemaInlined(route.body, 'input')))
+          mismatches.push(`${routeKey(route)} request body`);
+        // A missing body is read as `{}`: the body may be omitted exactly when `{}` is valid for an object schema.
+        const omittable = documented?.type === 'object' && route.body.safeParse({}).success;
+        if (operation.requestBody.required === omittable)
+          mismatches.push(`${routeKey(route)} requestBody.required`);
+      } else if (operation.requestBody) {
+        mismatches.push(`${routeKey(route)} documents a body it does not read`);
+      }
+      for (const [status, response] of Object.entries(route.responses)) {
+        if (!response.schema) continue;
+        const documented =
+          operation.responses[status]?.content?.[response.contentType ?? 'application/json']?.schema;
+        if (JSON.stringify(documented) !== JSON.stringify(zodSchemaInlined(response.schema, 'output')))
+          mismatches.push(`${routeKey(route)} ${status} response`);
+      }
+    }
+    expect(mismatches).toEqual([]);
+    // An all-optional body may be omitted (SPEC: API key creation takes an optional label).
+    expect(operations.get('POST /v1/merchants/me/api-keys')!.requestBody.required).toBe(false);
+  });
+
+  it('security requirements match each route’s auth kind', () => {
+    const operations = operationsOf(full);
+    const problems: string[] = [];
+    for (const route of app.routes) {
+      const operation = operations.get(routeKey(route))!;
+      const label = `${routeKey(route)} (${route.auth})`;
+      if (route.auth === 'none') {
+        // An explicit empty list: no credential, whatever a top-level default might say.
+        if (JSON.stringify(operation.security) !== '[]')
+          problems.push(`${label}: security ${JSON.stringify(operation.security)}`);
+        continue;
+      }
+      if (operation.security.length !== 1 || Object.keys(operation.security[0]).length !== 1) {
+        problems.push(`${label}: expected one requirement, got ${JSON.stringify(operation.security)}`);
+        continue;
+      }
+      const [name, scopes] = Object.entries<string[]>(operation.security[0])[0]!;
+      const scheme = full.components.securitySchemes[name];
+      if (scopes.length !== 0) problems.push(`${label}: scopes ${scopes.join(',')}`);
+      if (!scheme || Object.entries(expectedScheme[route.auth]).some(([key, value]) => scheme[key] !== value))
+        problems.push(`${label}: scheme ${name} ${JSON.stringify(scheme)}`);
+      if (route.auth === 'sk' && (scheme?.bearerFormat === 'JWT' || !/sk_/.test(scheme?.description ?? '')))
+        problems.push(`${label}: ${name} is not the sk_ key scheme`);
+      // SPEC: every JWT or SK route answers 401 for a missing, malformed, expired or unknown credential.
+      if (
+        (route.auth === 'jwt' || route.auth === 'sk' || route.auth === 'client') &&
+        !operation.responses['401']
+      )
+        problems.push(`${label}: no 401 response`);
+    }
+    expect(problems).toEqual([]);
+    const schemeNames = (kind: AuthKind) =>
+      new Set(
+        app.routes
+          .filter((route) => route.auth === kind)
+          .map((route) => Object.keys(operations.get(routeKey(route))!.security[0] ?? {})[0]),
+      );
+    // One scheme per kind and no scheme shared between kinds (sk and JWT are both bearer tokens).
+    expect([schemeNames('jwt').size, schemeNames('sk').size, schemeNames('client').size]).toEqual([1, 1, 1]);
+    expect(new Set([...schemeNames('jwt'), ...schemeNames('sk'), ...schemeNames('client')]).size).toBe(3);
+  });
+});

@@ -1,0 +1,222 @@
+import { getAddress } from 'viem';
+import { z } from 'zod';
+import {
+  listRecentOperations,
+  listUsageRecords,
+  tallyUsage,
+  type UsageRecordRow,
+} from '../../../db/paymasterUsage';
+import { PAYMASTER_USAGE_STATUSES } from '../../../paymaster/usageRecords';
+import type { AppContext } from '../../appContext';
+import { defineRoute, type AnyRoute } from '../../routing/route';
+
+/**
+ * | GET | /v1/merchants/me/paymaster/overview | `window`: 24h, 7d, 30d, all; default 24h; unknown value falls back to 24h | 200 overview |
+ * | GET | /v1/merchants/me/paymaster/overview/recent-ops | `limit` 1 to 100, default 20 | 200 array of recent operations |
+ * | GET | /v1/merchants/me/paymaster/activity | `limit` 1 to 200 default 50; `cursor` (the previous page's `nextCursor`); `mode`; `chainId`; `status` | 200 cursor-paged feed |
+ *
+ * All merchant-scoped (JWT). The feed holds every usage row (denials and signed operations), newest
+ * first; recent operations are the signed ones only. Gas figures are wei as decimal strings.
+ */
+
+/** The cursor is the position (insertion sequence) of the previous page's last row: new rows never shift it. */
+const encodeCursor = (seq: string) => Buffer.from(`activity:${seq}`).toString('base64url');
+const MAX_INT8 = (1n << 63n) - 1n;
+function decodeCursor(cursor: string): string | undefined {
+  const seq = /^activity:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))?.[1];
+  return seq !== undefined && BigInt(seq) <= MAX_INT8 ? seq : undefined;
+}
+
+const OVERVIEW_WINDOWS = { '24h': 24 * 3600, '7d': 7 * 24 * 3600, '30d': 30 * 24 * 3600, all: undefined } as const;
+
+const overviewQuery = z.object({
+  // SPEC: an unknown window falls back to 24h instead of failing.
+  window: z.enum(['24h', '7d', '30d', 'all']).catch('24h'),
+});
+
+const recentOpsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+const activityQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z
+    .string()
+    .refine((cursor) => decodeCursor(cursor) !== undefined, 'must be a nextCursor of this feed')
+    .transform((cursor) => decodeCursor(cursor)!)
+    .optional(),
+  mode: z.enum(['sponsored', 'user_paid']).optional(),
+  chainId: z.coerce.number().int().positive().max(2 ** 31 - 1).optional(),
+  status: z.enum(PAYMASTER_USAGE_STATUSES).optional(),
+});
+
+const activityItem = z
+  .object({
+    id: z.string(),
+    clientId: z.string(),
+    method: z.string().nullable(),
+    chainId: z.number().nullable(),
+    mode: z.enum(['sponsored', 'user_paid']).nullable(),
+    status: z.enum(PAYMASTER_USAGE_STATUSES),
+    reason: z.string().nullable(),
+    sender: z.string().nullable(),
+    entryPoint: z.string().nullable(),
+    userOpHash: z.string().nullable(),
+    targets: z.array(z.string()),
+    validUntil: z.string().nullable().describe('End of the signed paymaster data validity'),
+    actualGasCost: z.string().nullable().describe('Wei, from the UserOperationEvent'),
+    actualGasUsed: z.string().nullable().describe('Gas units, from the UserOperationEvent'),
+    txHash: z.string().nullable(),
+    blockNumber: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .meta({ id: 'PaymasterActivityItem' });
+
+function toItem(row: UsageRecordRow): z.infer<typeof activityItem> {
+  return {
+    id: row.id,
+    clientId: row.client_id,
+    method: row.method,
+    chainId: row.chain_id,
+    mode: row.mode,
+    status: row.status,
+    reason: row.reason,
+    sender: row.sender && getAddress(row.sender),
+    entryPoint: row.entry_point && getAddress(row.entry_point),
+    userOpHash: row.user_op_hash,
+    targets: row.targets.map((address) => getAddress(address)),
+    validUntil: row.valid_until?.toISOString() ?? null,
+    actualGasCost: row.actual_gas_cost,
+    actualGasUsed: row.actual_gas_used,
+    txHash: row.tx_hash,
+    blockNumber: row.block_number,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+const modeFigures = z.object({
+  operations: z.number().describe('Signed operations in this mode'),
+  gasSpentWei: z.string(),
+});
+
+const overview = z
+  .object({
+    window: z.enum(['24h', '7d', '30d', 'all']),
+    since: z.string().nullable().describe('Start of the window; null for all'),
+    counts: z
+      .object({
+        total: z.number(),
+        denied: z.number().describe('Every denied_* status'),
+        submitted: z.number().describe('Signed, no receipt yet'),
+        succeeded: z.number(),
+        reverted: z.number(),
+        dropped: z.number(),
+      })
+      .describe('Usage rows per status group'),
+    sponsored: modeFigures,
+    userPaid: modeFigures,
+    gasSpentWei: z.string().describe('Sum of actualGasCost of included operations'),
+  })
+  .meta({ id: 'PaymasterOverview' });
+
+type StatusGroup = keyof z.infer<typeof overview>['counts'];
+const groupOf = (status: string): Exclude<StatusGroup, 'total'> =>
+  status.startsWith('denied_')
+    ? 'denied'
+    : status === 'onchain_success'
+      ? 'succeeded'
+      : status === 'onchain_reverted'
+        ? 'reverted'
+        : status === 'dropped'
+          ? 'dropped'
+          : 'submitted';
+
+export function paymasterActivityRoutes(app: AppContext): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/merchants/me/paymaster/overview',
+      auth: 'jwt',
+      tag: 'Paymaster activity',
+      audience: 'dashboard',
+      summary: 'Paymaster figures of a time window: operations per status group and mode, gas spent',
+      query: overviewQuery,
+      responses: { 200: { description: 'Overview', schema: overview } },
+      async handler({ merchantId, query }) {
+        const seconds = OVERVIEW_WINDOWS[query.window];
+        const since = seconds === undefined ? undefined : new Date(app.now().getTime() - seconds * 1000);
+        const tallies = await tallyUsage(app.db, { merchantId, since });
+        const counts = { total: 0, denied: 0, submitted: 0, succeeded: 0, reverted: 0, dropped: 0 };
+        const byMode = { sponsored: { operations: 0, gas: 0n }, user_paid: { operations: 0, gas: 0n } };
+        for (const tally of tallies) {
+          counts.total += tally.count;
+          counts[groupOf(tally.status)] += tally.count;
+          // Denials carry a mode only when it was read before refusing: they are no operations.
+          if (tally.mode && !tally.status.startsWith('denied_')) {
+            byMode[tally.mode].operations += tally.count;
+            byMode[tally.mode].gas += BigInt(tally.gasCostWei);
+          }
+        }
+        return {
+          status: 200,
+          body: {
+            window: query.window,
+            since: since?.toISOString() ?? null,
+            counts,
+            sponsored: { operations: byMode.sponsored.operations, gasSpentWei: byMode.sponsored.gas.toString() },
+            userPaid: { operations: byMode.user_paid.operations, gasSpentWei: byMode.user_paid.gas.toString() },
+            gasSpentWei: (byMode.sponsored.gas + byMode.user_paid.gas).toString(),
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/merchants/me/paymaster/overview/recent-ops',
+      auth: 'jwt',
+      tag: 'Paymaster activity',
+      audience: 'dashboard',
+      summary: 'The most recent signed operations, newest first',
+      query: recentOpsQuery,
+      responses: {
+        200: {
+          description: 'Recent operations',
+          schema: z.array(activityItem).meta({ id: 'PaymasterRecentOperations' }),
+        },
+      },
+      async handler({ merchantId, query }) {
+        const rows = await listRecentOperations(app.db, { merchantId, limit: query.limit });
+        return { status: 200, body: rows.map(toItem) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/merchants/me/paymaster/activity',
+      auth: 'jwt',
+      tag: 'Paymaster activity',
+      audience: 'dashboard',
+      summary: 'Every paymaster decision and operation, newest first, cursor-paged',
+      query: activityQuery,
+      responses: {
+        200: {
+          description: 'Activity feed',
+          schema: z
+            .object({ data: z.array(activityItem), nextCursor: z.string().nullable() })
+            .meta({ id: 'PaymasterActivityPage' }),
+        },
+      },
+      async handler({ merchantId, query }) {
+        const { rows, hasMore } = await listUsageRecords(app.db, {
+          merchantId,
+          chainId: query.chainId,
+          mode: query.mode,
+          status: query.status,
+          beforeSeq: query.cursor,
+          limit: query.limit,
+        });
+        const nextCursor = hasMore ? encodeCursor(rows[rows.length - 1]!.seq) : null;
+        return { status: 200, body: { data: rows.map(toItem), nextCursor } };
+      },
+    }),
+  ];
+}

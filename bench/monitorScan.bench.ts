@@ -1,0 +1,303 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import {
+  createPublicClient,
+  createTestClient,
+  getAddress,
+  http,
+  parseAbiItem,
+  toEventSelector,
+  toHex,
+  type Address,
+  type Hex,
+} from 'viem';
+import { createChainMonitorActivities } from '../activities/chainMonitor';
+import { createNetworkRegistry } from '../chain/networkRegistry';
+import { networkByChainId } from '../chain/networks';
+import { loadConfig } from '../config';
+import { MintFanout } from '../contracts/artifacts';
+import { createDb } from '../db/client';
+import { writeCheckpoint } from '../db/deposits';
+import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
+import { benchWalletClient } from './lib/chainClients';
+import {
+  createSandboxSession,
+  paymentOptionOf,
+  signUpBenchMerchant,
+  type PaymentOption,
+} from './lib/merchantApi';
+import { percentile } from './lib/percentiles';
+import { reportBenchmark } from './lib/results';
+import { startBenchServices } from './lib/services';
+import { startTarget } from './lib/target';
+
+/**
+ * Transfer logs per second through the deposit monitor's scan step — `scanDeposits` called directly:
+ * safe head, checkpoint, eth_getLogs with decoding, deposit-address lookup, deposit rows, accepted
+ * totals, Temporal signals, checkpoint write — against a raw eth_getLogs loop (no decoding, nothing
+ * else) over the same blocks with the same chunking, in the same run, on one anvil chain.
+ *
+ * The range: 500 blocks × 10 USDC Transfer logs (a MintFanout call per block mints to 10 recipients),
+ * 5,000 logs. 100 of them pay 50 real sandbox sessions created through the API, each in two halves
+ * (the first is recorded as underpaid, the second covers the amount and signals the session's
+ * workflow); the rest go to random addresses. Every pass starts from a fresh checkpoint key and an
+ * empty deposits table, so each does the same work.
+ */
+const CHAIN_ID = 11155111;
+const BLOCKS = 500;
+const LOGS_PER_BLOCK = 10;
+const SESSIONS = 50;
+/** One session transfer every this many logs: 5,000 / 50 = 100 (two per session). */
+const SESSION_TRANSFER_EVERY = 50;
+const MAX_BLOCK_RANGE = 100;
+const MEASURED_PASSES = 9;
+
+const transferEvent = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+const TRANSFER_TOPIC = toEventSelector(transferEvent);
+
+/** Recipients and amounts of the 5,000 transfers, in order: sessions' deposit addresses spread evenly among random ones. */
+function plannedTransfers(options: PaymentOption[]): { to: Address; amount: bigint }[] {
+  const total = BLOCKS * LOGS_PER_BLOCK;
+  return Array.from({ length: total }, (_, index) => {
+    if (index % SESSION_TRANSFER_EVERY === SESSION_TRANSFER_EVERY / 2) {
+      const slot = Math.floor(index / SESSION_TRANSFER_EVERY);
+      const option = options[slot % options.length]!;
+      const half = BigInt(option.amount) / 2n;
+      return {
+        to: option.depositAddress,
+        amount: slot < options.length ? half : BigInt(option.amount) - half,
+      };
+    }
+    return {
+      to: getAddress(`0x${randomBytes(20).toString('hex')}`),
+      amount: BigInt(1 + (index % 997)) * 1000n,
+    };
+  });
+}
+
+async function main(): Promise<void> {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    const services = await startBenchServices({ chains: true });
+    cleanups.unshift(() => services.stop());
+    const chain = services.chains.find((entry) => entry.chainId === CHAIN_ID)!;
+    const api = await startTarget('api.ts', [], services.env);
+    cleanups.unshift(() => api.stop());
+
+    // Real sessions: through the API, so their deposit addresses and options are what production stores.
+    const merchant = await signUpBenchMerchant(api.url);
+    const options: PaymentOption[] = [];
+    for (let index = 0; index < SESSIONS; index++) {
+      const session = await createSandboxSession(api.url, merchant, {
+        amount: `${20 + index}.50`,
+        symbols: ['USDC'],
+      });
+      options.push(paymentOptionOf(session, CHAIN_ID, 'USDC'));
+    }
+
+    // The block range: one MintFanout transaction per block (anvil automines), 10 Transfer logs each.
+    const generator = benchWalletClient(chain.rpcUrl, CHAIN_ID, ANVIL_DEV_ACCOUNTS[1]!.privateKey);
+    const deployHash = await generator.deployContract({
+      abi: MintFanout.abi,
+      bytecode: MintFanout.bytecode as Hex,
+    });
+    const fanout = (await generator.waitForTransactionReceipt({ hash: deployHash })).contractAddress!;
+    const transfers = plannedTransfers(options);
+    const generationStarted = performance.now();
+    const firstBlock = (await generator.getBlockNumber({ cacheTime: 0 })) + 1n;
+    let lastHash: Hex | undefined;
+    for (let block = 0; block < BLOCKS; block++) {
+      const batch = transfers.slice(block * LOGS_PER_BLOCK, (block + 1) * LOGS_PER_BLOCK);
+      lastHash = await generator.writeContract({
+        address: fanout,
+        abi: MintFanout.abi,
+        functionName: 'mintEach',
+        args: [
+          chain.contracts.usdc!,
+          batch.map((transfer) => transfer.to),
+          batch.map((transfer) => transfer.amount),
+        ],
+      });
+    }
+    const lastBlock = (await generator.waitForTransactionReceipt({ hash: lastHash! })).blockNumber;
+    if (lastBlock - firstBlock + 1n !== BigInt(BLOCKS))
+      throw new Error(`logs span blocks ${firstBlock}–${lastBlock}, not ${BLOCKS} blocks`);
+    // Bury the range under exactly the chain's confirmations: its last block is the monitor's safe head.
+    const confirmations = networkByChainId(CHAIN_ID)!.confirmations;
+    await createTestClient({ mode: 'anvil', transport: http(chain.rpcUrl) }).mine({ blocks: confirmations });
+    const generationSec = (performance.now() - generationStarted) / 1000;
+
+    const config = loadConfig(services.env);
+    const networks = createNetworkRegistry(config);
+    const tokenAddresses = networks.byChainId(CHAIN_ID)!.tokens.map((token) => token.address);
+    const db = createDb({ connectionString: services.databaseUrl });
+    cleanups.unshift(() => db.destroy().then(() => delay(500)));
+    const connection = await Connection.connect({ address: services.temporalAddress });
+    cleanups.unshift(() => connection.close());
+    const temporal = new Client({ connection, namespace: services.temporalNamespace });
+    const { scanDeposits } = createChainMonitorActivities({ db, networks, temporal });
+    const rpc = createPublicClient({ transport: http(chain.rpcUrl) });
+
+    const chunks: [bigint, bigint][] = [];
+    for (let from = firstBlock; from <= lastBlock; from += BigInt(MAX_BLOCK_RANGE)) {
+      const to = from + BigInt(MAX_BLOCK_RANGE) - 1n;
+      chunks.push([from, to < lastBlock ? to : lastBlock]);
+    }
+
+    /** Baseline: eth_getLogs per chunk (same token addresses and Transfer topic as the monitor), nothing else. */
+    const rawPass = async () => {
+      let logs = 0;
+      for (const [from, to] of chunks) {
+        const result = await rpc.request({
+          method: 'eth_getLogs',
+          params: [
+            { address: tokenAddresses, topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) },
+          ],
+        });
+        logs += result.length;
+      }
+      return { logs };
+    };
+    /** The monitor's own RPC call alone: viem getLogs with the event (decoding), per chunk. */
+    const decodedPass = async () => {
+      let logs = 0;
+      for (const [from, to] of chunks)
+        logs += (
+          await rpc.getLogs({ address: tokenAddresses, event: transferEvent, fromBlock: from, toBlock: to })
+        ).length;
+      return { logs };
+    };
+    let passNumber = 0;
+    const monitorPass = async (scan = scanDeposits) => {
+      // Same work every pass: the session transfers are recorded afresh and signal again (the workflow ignores repeats).
+      await db.deleteFrom('deposits').where('chain_id', '=', CHAIN_ID).execute();
+      const monitorId = `bench-scan-${(passNumber += 1)}-${randomUUID()}`;
+      await writeCheckpoint(db, { monitorId, chainId: CHAIN_ID, block: firstBlock - 1n });
+      const started = performance.now();
+      let logs = 0;
+      let accepted = 0;
+      let scans = 0;
+      for (let caughtUp = false; !caughtUp;) {
+        const result = await scan({ chainId: CHAIN_ID, monitorId, maxBlockRange: MAX_BLOCK_RANGE });
+        logs += result.logs;
+        accepted += result.accepted;
+        scans += 1;
+        caughtUp = result.caughtUp;
+        if (result.late) throw new Error(`${result.late} transfers recorded as late`);
+      }
+      return { logs, accepted, scans, seconds: (performance.now() - started) / 1000 };
+    };
+    const timed = async <T extends { logs: number }>(pass: () => Promise<T>) => {
+      const started = performance.now();
+      const result = await pass();
+      return { ...result, seconds: (performance.now() - started) / 1000 };
+    };
+
+    const expectedLogs = BLOCKS * LOGS_PER_BLOCK;
+    const runs = { raw: [] as number[], decoded: [] as number[], monitor: [] as number[] };
+    // Pass 0 warms connections, caches and the JIT; passes 1… are measured, the three kinds interleaved.
+    for (let pass = 0; pass <= MEASURED_PASSES; pass++) {
+      const raw = await timed(rawPass);
+      const decoded = await timed(decodedPass);
+      const monitor = await monitorPass();
+      for (const [kind, result] of Object.entries({ raw, decoded, monitor })) {
+        if (result.logs !== expectedLogs)
+          throw new Error(`${kind} pass saw ${result.logs} logs, not ${expectedLogs}`);
+      }
+      if (monitor.accepted !== SESSIONS * 2)
+        throw new Error(`monitor accepted ${monitor.accepted} transfers, not ${SESSIONS * 2}`);
+      if (monitor.scans !== chunks.length)
+        throw new Error(`monitor took ${monitor.scans} scans, not ${chunks.length}`);
+      if (pass === 0) continue;
+      runs.raw.push(expectedLogs / raw.seconds);
+      runs.decoded.push(expectedLogs / decoded.seconds);
+      runs.monitor.push(expectedLogs / monitor.seconds);
+    }
+    // Where the time goes, from one more (unmeasured) pass whose Temporal client times the signals.
+    const signals = { count: 0, ms: 0 };
+    const timedTemporal = {
+      workflow: {
+        getHandle: (workflowId: string) => ({
+          async signal(...args: Parameters<ReturnType<Client['workflow']['getHandle']>['signal']>) {
+            const started = performance.now();
+            try {
+              return await temporal.workflow.getHandle(workflowId).signal(...args);
+            } finally {
+              signals.count += 1;
+              signals.ms += performance.now() - started;
+            }
+          },
+        }),
+      },
+    } as unknown as Client;
+    const diagnostic = await monitorPass(
+      createChainMonitorActivities({ db, networks, temporal: timedTemporal }).scanDeposits,
+    );
+    const perLogUs = (logsPerSec: number) => 1e6 / logsPerSec;
+    const breakdown = {
+      what: 'µs per log: median passes for getLogs; signals timed in one extra pass; the rest is Postgres (targets, flush lookup, deposit rows, totals, checkpoint) and the loop',
+      rawGetLogsUs: perLogUs(percentile(runs.raw, 50)),
+      decodingUs: perLogUs(percentile(runs.decoded, 50)) - perLogUs(percentile(runs.raw, 50)),
+      temporalSignalsUs: (signals.ms * 1000) / expectedLogs,
+      signalsSent: signals.count,
+      restUs:
+        (diagnostic.seconds * 1e6 - signals.ms * 1000) / expectedLogs -
+        perLogUs(percentile(runs.decoded, 50)),
+      diagnosticPassMonitorUs: (diagnostic.seconds * 1e6) / expectedLogs,
+    };
+
+    const recorded = await db
+      .selectFrom('deposits')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('chain_id', '=', CHAIN_ID)
+      .executeTakeFirstOrThrow();
+    if (Number(recorded.count) !== SESSIONS * 2)
+      throw new Error(`${recorded.count} deposit rows after the last pass, not ${SESSIONS * 2}`);
+
+    const median = (values: number[]) => percentile(values, 50);
+    const figures = (values: number[]) => ({
+      medianLogsPerSec: median(values),
+      minLogsPerSec: Math.min(...values),
+      maxLogsPerSec: Math.max(...values),
+      passes: values.map(Math.round),
+    });
+    reportBenchmark('monitorScan', {
+      range: {
+        chainId: CHAIN_ID,
+        blocks: BLOCKS,
+        logs: expectedLogs,
+        sessionTransfers: SESSIONS * 2,
+        sessionsSignalled: SESSIONS,
+        maxBlockRange: MAX_BLOCK_RANGE,
+        ethGetLogsCalls: chunks.length,
+        generationSec,
+      },
+      measuredPasses: MEASURED_PASSES,
+      baseline: {
+        what: 'raw eth_getLogs per chunk (token addresses, Transfer topic), no decoding',
+        ...figures(runs.raw),
+      },
+      decodedGetLogs: {
+        what: "viem getLogs with the Transfer event per chunk (the monitor's RPC call alone)",
+        ...figures(runs.decoded),
+      },
+      subject: {
+        what: 'scanDeposits (createChainMonitorActivities) per chunk, fresh checkpoint key per pass',
+        ...figures(runs.monitor),
+      },
+      breakdown,
+      ratios: {
+        monitorVsRawGetLogs: median(runs.monitor) / median(runs.raw),
+        decodedGetLogsVsRaw: median(runs.decoded) / median(runs.raw),
+      },
+    });
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  }
+}
+
+void main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

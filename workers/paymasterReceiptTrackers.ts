@@ -1,0 +1,47 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { paymasterReceiptTrackerWorkflow } from '../workflows/paymasterReceipts';
+import { ChainId } from './searchAttributes';
+
+export const paymasterReceiptTrackerWorkflowId = (chainId: number, prefix = '') =>
+  `${prefix}paymaster-receipts-${chainId}`;
+
+export interface StartPaymasterReceiptTrackersParameters {
+  chainIds: number[];
+  taskQueue: string;
+  /** Prefix of the workflow ids (the deployment's task-queue prefix), so test runs do not share trackers. */
+  workflowIdPrefix?: string;
+  pollIntervalMs?: number;
+  maxBlockRange?: number;
+  /** Paymaster data validity is 10 minutes; this much later an unseen operation is `dropped`. */
+  droppedGraceSeconds?: number;
+}
+
+/** Starts the receipt tracker of every chain that is not running yet (idempotent; run at worker start). */
+export async function startPaymasterReceiptTrackers(
+  client: Client,
+  {
+    chainIds,
+    taskQueue,
+    workflowIdPrefix = '',
+    pollIntervalMs = 2000,
+    maxBlockRange = 2000,
+    droppedGraceSeconds = 120,
+  }: StartPaymasterReceiptTrackersParameters,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (const chainId of chainIds) {
+    const workflowId = paymasterReceiptTrackerWorkflowId(chainId, workflowIdPrefix);
+    try {
+      await client.workflow.start(paymasterReceiptTrackerWorkflow, {
+        workflowId,
+        taskQueue,
+        args: [{ chainId, monitorId: workflowId, pollIntervalMs, maxBlockRange, droppedGraceSeconds }],
+        typedSearchAttributes: [{ key: ChainId, value: chainId }],
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+    ids.push(workflowId);
+  }
+  return ids;
+}
