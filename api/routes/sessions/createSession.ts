@@ -7,7 +7,14 @@ import { insertSessionWithOptions, markWorkflowStarted } from '../../../db/sessi
 import { startSessionWorkflow } from '../../../workers/sessionWorkflows';
 import type { AppContext } from '../../appContext';
 import { badRequest, conflict, unauthorized } from '../../httpErrors';
-import { PAYMENT_SYMBOLS, paymentUrlOf, type CreateSessionBody } from './sessionModels';
+import { defineRoute } from '../../routing/route';
+import {
+  createSessionBody,
+  PAYMENT_SYMBOLS,
+  paymentUrlOf,
+  sessionCreatedSchema,
+  type CreateSessionBody,
+} from './sessionModels';
 
 const IDEMPOTENCY_SCOPE = 'sessions.create';
 const DEFAULT_EXPIRES_IN_SEC = 3600;
@@ -149,4 +156,47 @@ export async function createPaymentSession(
     app.logger.warn({ err: error, sessionId }, 'session workflow not started; left to the reconciler');
   }
   return created;
+}
+
+/**
+ * The create route, mounted twice with the same body and answers: `POST /v1/sessions` (SK) and
+ * `POST /v1/merchants/me/sessions` (JWT).
+ */
+export function createSessionRoute(
+  app: AppContext,
+  {
+    path,
+    auth,
+    audience,
+    summary,
+  }: { path: string; auth: 'sk' | 'jwt'; audience: 'integrator' | 'dashboard'; summary: string },
+) {
+  return defineRoute({
+    method: 'post',
+    path,
+    auth,
+    tag: 'Payment sessions',
+    audience,
+    summary,
+    body: createSessionBody,
+    responses: {
+      201: { description: 'Created', schema: sessionCreatedSchema },
+      400: { description: 'Invalid body' },
+      409: { description: 'Idempotency-Key reused with a different body' },
+    },
+    handler: ({ merchantId, body, ctx }) =>
+      createPaymentSession(app, {
+        merchantId,
+        body,
+        idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')),
+      }),
+  });
+}
+
+/** Stripe-style Idempotency-Key: printable ASCII, bounded, so it can be stored and compared safely. */
+export function idempotencyKeyOf(header: string): string | undefined {
+  if (!header) return undefined;
+  if (!/^[\x21-\x7e]{1,255}$/.test(header))
+    throw badRequest('Idempotency-Key must be 1 to 255 printable ASCII characters');
+  return header;
 }

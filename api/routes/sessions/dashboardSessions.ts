@@ -2,16 +2,10 @@ import { z } from 'zod';
 import { findMerchantSession, listMerchantSessions } from '../../../db/sessions';
 import type { AppContext } from '../../appContext';
 import { defineRoute, type AnyRoute } from '../../routing/route';
-import { createPaymentSession } from './createSession';
+import { createSessionRoute } from './createSession';
 import { retrySessionForwarder } from './retryForwarder';
-import {
-  createSessionBody,
-  SESSION_STATUSES,
-  sessionCreatedSchema,
-  sessionSummarySchema,
-  toSessionSummary,
-} from './sessionModels';
-import { idempotencyKeyOf, sessionIdParams, sessionNotFound } from './sessions';
+import { SESSION_STATUSES, sessionSummarySchema, toSessionSummary } from './sessionModels';
+import { sessionIdParams, sessionNotFound } from './sessions';
 
 /**
  * | GET  | /v1/merchants/me/sessions      | query limit, page, status | 200 paged list of session summaries |
@@ -72,25 +66,11 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
       },
     }),
 
-    defineRoute({
-      method: 'post',
+    createSessionRoute(app, {
       path: '/v1/merchants/me/sessions',
       auth: 'jwt',
-      tag: 'Payment sessions',
       audience: 'dashboard',
       summary: 'Create a payment session from the dashboard (same body as POST /v1/sessions)',
-      body: createSessionBody,
-      responses: {
-        201: { description: 'Created', schema: sessionCreatedSchema },
-        400: { description: 'Invalid body' },
-        409: { description: 'Idempotency-Key reused with a different body' },
-      },
-      handler: ({ merchantId, body, ctx }) =>
-        createPaymentSession(app, {
-          merchantId,
-          body,
-          idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')),
-        }),
     }),
 
     defineRoute({

@@ -1,17 +1,10 @@
 import { z } from 'zod';
-import { findSessionById, listPaymentOptions } from '../../../db/sessions';
+import { effectiveStatus, findSessionById, listPaymentOptions } from '../../../db/sessions';
 import type { AppContext } from '../../appContext';
-import { badRequest, notFound } from '../../httpErrors';
+import { notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
-import { createPaymentSession } from './createSession';
-import {
-  createSessionBody,
-  publicSessionSchema,
-  sessionCreatedSchema,
-  sessionStatusViewSchema,
-  toPublicSession,
-} from './sessionModels';
-import { effectiveStatus } from '../../../db/sessions';
+import { createSessionRoute } from './createSession';
+import { publicSessionSchema, sessionStatusViewSchema, toPublicSession } from './sessionModels';
 
 /**
  * | POST | /v1/sessions             | SK   | 201 {id, paymentUrl, status, expiresAt, createdAt}; 401 missing or unknown key |
@@ -20,37 +13,15 @@ import { effectiveStatus } from '../../../db/sessions';
  */
 export const sessionIdParams = z.object({ id: z.string().uuid() });
 
-/** Stripe-style Idempotency-Key: printable ASCII, bounded, so it can be stored and compared safely. */
-export function idempotencyKeyOf(header: string): string | undefined {
-  if (!header) return undefined;
-  if (!/^[\x21-\x7e]{1,255}$/.test(header))
-    throw badRequest('Idempotency-Key must be 1 to 255 printable ASCII characters');
-  return header;
-}
-
 export const sessionNotFound = () => notFound('Session not found');
 
 export function sessionRoutes(app: AppContext): AnyRoute[] {
   return [
-    defineRoute({
-      method: 'post',
+    createSessionRoute(app, {
       path: '/v1/sessions',
       auth: 'sk',
-      tag: 'Payment sessions',
       audience: 'integrator',
       summary: 'Create a payment session (invoice)',
-      body: createSessionBody,
-      responses: {
-        201: { description: 'Created', schema: sessionCreatedSchema },
-        400: { description: 'Invalid body' },
-        409: { description: 'Idempotency-Key reused with a different body' },
-      },
-      handler: ({ merchantId, body, ctx }) =>
-        createPaymentSession(app, {
-          merchantId,
-          body,
-          idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')),
-        }),
     }),
 
     defineRoute({
