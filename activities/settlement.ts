@@ -15,7 +15,6 @@ import type { Db } from '../db/client';
 import { markDepositsSettled } from '../db/deposits';
 import {
   discardFlush,
-  findPendingSettlement,
   listSettlements,
   preparePendingSettlement,
   recordBridgeDelivered,
@@ -243,14 +242,12 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
       }
 
       const minUsdeOut = quoteMinUsdeOut(balance, tokenDecimals, slippageBps);
-      const row =
-        (await findPendingSettlement(db, { sessionId, chainId, tokenAddress: token })) ??
-        (await preparePendingSettlement(db, {
-          sessionId,
-          chainId,
-          tokenAddress: token,
-          forwarderAddress: forwarder,
-        }));
+      const row = await preparePendingSettlement(db, {
+        sessionId,
+        chainId,
+        tokenAddress: token,
+        forwarderAddress: forwarder,
+      });
       let request;
       try {
         ({ request } = await client.simulateContract({

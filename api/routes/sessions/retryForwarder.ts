@@ -19,7 +19,9 @@ export async function retrySessionForwarder(
   if (!session) throw sessionNotFound();
   const status = effectiveStatus(session, app.now());
   const failed = status === 'failed';
-  const deposit = failed ? undefined : await unsettledDeposit(app, session.id);
+  // A failed session's workflow normally waits for the retry signal; if it is gone (terminated by an
+  // operator), its unsettled deposits start a settling run like a late payment does.
+  const deposit = await unsettledDeposit(app, session.id);
   if (!failed && !(deposit && (status === 'expired' || status === 'completed'))) {
     throw conflict(
       `Session is not in a retryable state (status ${status}${status === 'expired' || status === 'completed' ? ', no unsettled deposit' : ''})`,
