@@ -12,6 +12,7 @@ import {
   type Hex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { createLogger } from '../../api/logger';
 import { loadConfig } from '../../config';
 import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../chain/localSettlement';
 import { createNetworkRegistry, type NetworkRegistry } from '../../chain/networkRegistry';
@@ -139,6 +140,7 @@ export async function startSettlementStack(): Promise<SettlementStack> {
     })),
     relayerPrivateKey: LOCAL_RELAYER.privateKey,
     pollIntervalMs: 200,
+    logger: createLogger({ level: 'warn', name: 'relayer' }),
   });
   const app = await startTestApp(env);
   const merchant = await signInNewMerchant(app);
