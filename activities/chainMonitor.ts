@@ -67,7 +67,8 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
       const network = networks.byChainId(chainId);
       if (!network) throw new Error(`unknown chain ${chainId}`);
       const client = clientFor(chainId);
-      const head = await client.getBlockNumber();
+      // No cache: viem keeps a block number for 4 s by default, which would delay detection by blocks.
+      const head = await client.getBlockNumber({ cacheTime: 0 });
       const safeHead = head - BigInt(network.confirmations);
       const checkpoint = (await readCheckpoint(db, monitorId)) ?? safeHead - BigInt(maxBlockRange);
       const fromBlock = checkpoint + 1n < 0n ? 0n : checkpoint + 1n;
@@ -96,9 +97,12 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
       const recipients = [...new Set(logs.map((log) => log.args.to!.toLowerCase()))];
       const targets = await findDepositTargets(db, chainId, recipients);
       // A flush swaps into the forwarder itself (the router pays USDe to it): those transfers are not payments.
-      const flushes = targets.length
-        ? await findFlushTransactions(db, [...new Set(logs.map((log) => log.transactionHash!))])
-        : new Set<string>();
+      const matched = logs.filter((log) =>
+        targets.some((target) => target.depositAddress.toLowerCase() === log.args.to!.toLowerCase()),
+      );
+      const flushes = await findFlushTransactions(db, [
+        ...new Set(matched.map((log) => log.transactionHash!)),
+      ]);
       const now = new Date();
       let accepted = 0;
       let late = 0;

@@ -27,11 +27,12 @@ import { startWorkerProcess, type WorkerProcess } from './lib/workerProcess';
  * (workers/main.ts with the operator key: settlement activities and the deposit monitors, at the
  * configured poll interval), the API in its own process, and the local relayer for bridged payments.
  *
- * Payments: USDC transfers into sandbox sessions' deposit addresses by five payer accounts, each with
- * one payment in flight (create session → transfer → wait until completed → next), so at most five
- * sessions settle at once and no payer's nonce queues behind another's. Each payment first waits a
- * different fraction of a block interval, so inclusion samples the block phase instead of five payers
- * paying in lockstep. One warm-up payment per series is not counted.
+ * Payments arrive open-loop, one every 1.3 s (create session → USDC transfer of its amount into its
+ * deposit address), whatever is still settling: several sessions settle at once, as in production.
+ * The interval is no multiple of the block time or the monitor's poll, so the inclusions sample the
+ * monitor's phase instead of landing in lockstep. Five payer accounts take turns, so a payer's next
+ * transfer comes 6.5 s after its last one (long included): no transfer waits behind another's nonce.
+ * One warm-up payment per series is not counted.
  *
  * Measured from the transfer's inclusion — when the bench first saw its block (eth_blockNumber every
  * 50 ms) — to the first observation of each status in the status view (GET /v1/sessions/:id/status
@@ -41,6 +42,7 @@ const BLOCK_TIME_SEC = 1;
 const PAYMENTS_PER_SERIES = 20;
 /** Anvil accounts 1–5 pay; 0 deployed the contracts, 7 is the settlement operator, 8 the relayer. */
 const PAYER_ACCOUNTS = [1, 2, 3, 4, 5].map((index) => ANVIL_DEV_ACCOUNTS[index]!);
+const ARRIVAL_INTERVAL_MS = 1300;
 const STATUS_POLL_MS = 50;
 const PAYMENT_TIMEOUT_MS = 90_000;
 const PAYER_FUNDS = 1_000_000n * 10n ** 6n;
@@ -167,17 +169,11 @@ async function pay(
 
 async function runSeries(world: World, payers: BenchWalletClient[], chainId: number) {
   await pay(world, payers[0]!, chainId, '1.00'); // warm-up, not counted
-  const payments: Payment[] = [];
-  let next = 0;
   const started = performance.now();
-  await Promise.all(
-    payers.map(async (payer) => {
-      for (let index = next++; index < PAYMENTS_PER_SERIES; index = next++) {
-        // Payers finishing together would pay together: each payment waits its own fraction of a block
-        // interval first (index × 7 mod 20 twentieths: every phase once), so transfers sample the block phase.
-        await delay((((index * 7) % PAYMENTS_PER_SERIES) / PAYMENTS_PER_SERIES) * BLOCK_TIME_SEC * 1000);
-        payments.push(await pay(world, payer, chainId, `${10 + index}.25`));
-      }
+  const payments = await Promise.all(
+    Array.from({ length: PAYMENTS_PER_SERIES }, async (_, index) => {
+      await delay(index * ARRIVAL_INTERVAL_MS);
+      return pay(world, payers[index % payers.length]!, chainId, `${10 + index}.25`);
     }),
   );
   return { payments, wallSec: (performance.now() - started) / 1000 };
@@ -301,7 +297,7 @@ async function main(): Promise<void> {
       setup: {
         blockTimeSec: BLOCK_TIME_SEC,
         paymentsPerSeries: PAYMENTS_PER_SERIES,
-        payers: `${PAYER_ACCOUNTS.length} anvil accounts, one payment in flight each (phase delay 0–950 ms, create session, transfer, wait for completed, next)`,
+        arrivals: `open loop, one payment every ${ARRIVAL_INTERVAL_MS} ms (create session, transfer), ${PAYER_ACCOUNTS.length} payer accounts in turn`,
         warmUpPaymentsPerSeries: 1,
         statusPollMs: STATUS_POLL_MS,
         inclusion: 'first observation of the transfer block by an eth_blockNumber poll every 50 ms',

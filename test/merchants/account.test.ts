@@ -284,6 +284,17 @@ describe('merchant account', () => {
       const { authenticateApiKeyHash } = await import('../../db/apiKeys');
       const { hashApiKey } = await import('../../api/auth/authenticate');
       expect(await authenticateApiKeyHash(app.db, hashApiKey(rawKey))).toBeUndefined();
+      const onSkRoute = await app.request('/v1/sessions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${rawKey}` },
+        json: { amount: '1', sandboxMode: true },
+      });
+      expect(onSkRoute.status).toBe(401);
+      expect(onSkRoute.body).toEqual({
+        statusCode: 401,
+        message: 'Unknown or revoked API key',
+        error: 'Unauthorized',
+      });
     });
 
     it('another merchant’s key id, or an unknown one, answers 404', async () => {

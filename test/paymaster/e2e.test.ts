@@ -260,8 +260,9 @@ describe.each([
     if (events.length === 1) expect(paidInBlock).toBe(ours!.args.actualGasCost);
 
     const usage = await usageRows(app, merchant);
+    // `submitted` until a receipt tracker (another test file's, on the same chains) records the inclusion.
     expect(usage.find((row) => row.userOpHash === userOpHash)).toMatchObject({
-      status: 'submitted',
+      status: expect.stringMatching(/^(submitted|onchain_success)$/),
       mode: 'sponsored',
       chainId,
     });
@@ -336,7 +337,7 @@ describe.each(['0.7', '0.8'] as const)(
       );
       const usage = await usageRows(app, merchant);
       expect(usage.find((row) => row.userOpHash === userOpHash)).toMatchObject({
-        status: 'submitted',
+        status: expect.stringMatching(/^(submitted|onchain_success)$/),
         mode: 'user_paid',
       });
     });
