@@ -28,6 +28,7 @@ import { paymasterAllowlistRoutes } from './routes/paymaster/allowlist';
 import { paymasterBundlerRoutes } from './routes/paymaster/bundler';
 import { paymasterClientRoutes } from './routes/paymaster/clients';
 import { paymasterDenyRuleRoutes } from './routes/paymaster/denyRules';
+import { paymasterLimitRoutes } from './routes/paymaster/limits';
 import { paymasterRpcRoutes } from './routes/paymaster/rpc';
 import { paymasterUsageRoutes } from './routes/paymaster/usage';
 import { dashboardSessionRoutes } from './routes/sessions/dashboardSessions';
@@ -94,6 +95,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ...paymasterClientRoutes(context),
     ...paymasterAllowlistRoutes(context),
     ...paymasterDenyRuleRoutes(context),
+    ...paymasterLimitRoutes(context),
     ...paymasterUsageRoutes(context),
     ...paymasterActivityRoutes(context),
     ...paymasterRpcRoutes(context),

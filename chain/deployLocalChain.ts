@@ -27,6 +27,7 @@ import {
 } from './localSettlement';
 import { STABLECOINS, deployLocalStablecoins } from './localStablecoins';
 import { LOCAL_PAYMASTER_FUNDING, deployPaymaster, fundPaymaster } from './paymasters';
+import { deployLocalPriceFeed } from './priceFeeds';
 import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
 
 /** The signing service's key on local chains (dev stack and tests): anvil's public dev account 9. */
@@ -59,6 +60,8 @@ export type LocalChainDeployment = {
   /** Managed paymasters, owned by the deployer, deposited and staked in their EntryPoint. */
   paymasterV07: Address;
   paymasterV08: Address;
+  /** ETH/USD aggregator stand-in (8 decimals), owned by the deployer. */
+  priceFeed: Address;
 } & LocalSettlementAddresses;
 
 export type DeployLocalChainReturnType = LocalChainDeployment;
@@ -82,11 +85,12 @@ export async function deployLocalChain({
 
   // Contracts in one wave do not depend on each other and go out together (nonces from the account's
   // nonce manager). A contract whose constructor needs an earlier one goes in a later wave.
-  const [entryPointV07, entryPointV08, forwarder, stablecoins] = await Promise.all([
+  const [entryPointV07, entryPointV08, forwarder, stablecoins, priceFeed] = await Promise.all([
     deployEntryPoint(client, { version: '0.7' }),
     deployEntryPoint(client, { version: '0.8' }),
     deployForwarderFactory(client, { owner: client.account.address }),
     deployLocalStablecoins(client),
+    deployLocalPriceFeed(client, { owner: client.account.address }),
   ]);
 
   // The paymasters check their EntryPoint's interface in their constructor: second wave.
@@ -143,6 +147,7 @@ export async function deployLocalChain({
     paymasterV07,
     paymasterV08,
     ...settlement,
+    ...priceFeed,
   };
 }
 

@@ -68,6 +68,17 @@ export function decodeEncryptionKey(text: string): Buffer | undefined {
   return undefined;
 }
 
+/** Positive decimal USD, at most 6 fractional digits (DESIGN §5 amounts). */
+const usdLimit = z
+  .string()
+  .regex(/^(?:0|[1-9]\d{0,9})(?:\.\d{1,6})?$/, 'must be a decimal USD amount with at most 6 decimals')
+  .refine((text) => !/^0(?:\.0+)?$/.test(text), 'must be positive');
+
+/** `PAYMASTER_PRICE_FEED_<chainId>`: the ETH/USD aggregator of a chain, overriding the deployments' `priceFeed`. */
+const priceFeedVariables = Object.fromEntries(
+  KNOWN_CHAIN_IDS.map((chainId) => [`PAYMASTER_PRICE_FEED_${chainId}`, evmAddress.optional()]),
+) as Record<`PAYMASTER_PRICE_FEED_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof evmAddress>>;
+
 const rpcUrlVariables = Object.fromEntries(
   KNOWN_CHAIN_IDS.map((chainId) => [`RPC_URL_${chainId}`, url.optional()]),
 ) as Record<`RPC_URL_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof url>>;
@@ -152,6 +163,21 @@ export const configSchema = z.object({
     .optional(),
   /** The delegation manager whose calls the paymaster treats as delegated transfers (per-chain overrides below). */
   PAYMASTER_DELEGATION_MANAGER: evmAddress.default(DEFAULT_DELEGATION_MANAGER),
+  /** Platform per-sender limits (a merchant may only tighten them): operations per UTC hour, USD per UTC day. */
+  PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: z.coerce.number().int().min(1).max(1_000_000).default(500),
+  PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: usdLimit.default('500'),
+  /** Platform-wide USD of sponsored gas per UTC day, across all merchants; resets at 00:00 UTC. */
+  PAYMASTER_PLATFORM_DAILY_BUDGET_USD: usdLimit.default('100000'),
+  /** Markup on sponsored gas cost, in basis points (merchant per-transaction and per-sender USD caps count it). */
+  PAYMASTER_MARKUP_BPS: z.coerce.number().int().min(0).max(10_000).default(1000),
+  /** An ETH/USD answer older than this (against the chain's latest block) is not a price. */
+  PAYMASTER_PRICE_MAX_AGE_SEC: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .default(3900),
+  ...priceFeedVariables,
   ...delegationManagerVariables,
   ...rpcUrlVariables,
   ...bundlerUrlVariables,

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from './client';
 import type { PaymasterUsageStatus, PaymasterUsageTable, SponsorshipMode } from './schema';
 
@@ -17,6 +17,10 @@ export interface NewUsageRecord {
   entryPoint: string | null;
   userOpHash: string | null;
   targets: string[];
+  /** End of the signed paymaster data's validity (signed operations only). */
+  validUntil?: Date | null;
+  /** The ETH/USD snapshot when the operation was priced (decimal strings). */
+  usdSnapshot?: { ethUsdPrice: string; estimatedGasCostWei: string; estimatedCostUsd: string };
 }
 
 export async function insertUsageRecord(db: Db, record: NewUsageRecord): Promise<UsageRecordRow> {
@@ -34,6 +38,10 @@ export async function insertUsageRecord(db: Db, record: NewUsageRecord): Promise
       entry_point: record.entryPoint,
       user_op_hash: record.userOpHash,
       targets: record.targets,
+      valid_until: record.validUntil ?? null,
+      eth_usd_price: record.usdSnapshot?.ethUsdPrice ?? null,
+      estimated_gas_cost_wei: record.usdSnapshot?.estimatedGasCostWei ?? null,
+      estimated_cost_usd: record.usdSnapshot?.estimatedCostUsd ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -66,4 +74,102 @@ export async function listUsageRecords(
     .limit(filter.limit + 1)
     .execute();
   return { rows: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
+}
+
+/** What the EntryPoint's UserOperationEvent reported about one operation. */
+export interface UserOperationReceipt {
+  chainId: number;
+  /** Lower-case EntryPoint address the event came from. */
+  entryPoint: string;
+  userOpHash: string;
+  success: boolean;
+  actualGasCost: bigint;
+  actualGasUsed: bigint;
+  txHash: string;
+  blockNumber: bigint;
+}
+
+/**
+ * Moves the operation's usage rows to `onchain_success` / `onchain_reverted` with the event's figures.
+ * Idempotent: a row that already has its receipt is left alone. A `dropped` row is corrected too (the
+ * chain is the truth if the tracker lagged behind the sweep). Returns the rows changed.
+ */
+export async function recordUserOperationReceipt(db: Db, receipt: UserOperationReceipt): Promise<number> {
+  const result = await db
+    .updateTable('paymaster_usage')
+    .set({
+      status: receipt.success ? 'onchain_success' : 'onchain_reverted',
+      actual_gas_cost: receipt.actualGasCost.toString(),
+      actual_gas_used: receipt.actualGasUsed.toString(),
+      tx_hash: receipt.txHash.toLowerCase(),
+      block_number: receipt.blockNumber,
+    })
+    .where('chain_id', '=', receipt.chainId)
+    .where('user_op_hash', '=', receipt.userOpHash.toLowerCase())
+    .where('entry_point', '=', receipt.entryPoint.toLowerCase())
+    .where('status', 'in', ['submitted', 'dropped'])
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** `submitted` rows of the chain whose paymaster data expired before `validBefore` become `dropped`. */
+export async function markDroppedOperations(
+  db: Db,
+  { chainId, validBefore }: { chainId: number; validBefore: Date },
+): Promise<number> {
+  const result = await db
+    .updateTable('paymaster_usage')
+    .set({ status: 'dropped' })
+    .where('chain_id', '=', chainId)
+    .where('status', '=', 'submitted')
+    .where('valid_until', '<', validBefore)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** The merchant's signed operations (rows with a userOpHash), newest first. */
+export async function listRecentOperations(
+  db: Db,
+  { merchantId, limit }: { merchantId: string; limit: number },
+): Promise<UsageRecordRow[]> {
+  return db
+    .selectFrom('paymaster_usage')
+    .selectAll()
+    .where('merchant_id', '=', merchantId)
+    .where('user_op_hash', 'is not', null)
+    .orderBy('seq', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+export interface UsageTally {
+  status: PaymasterUsageStatus;
+  mode: SponsorshipMode | null;
+  count: number;
+  /** Sum of actualGasCost in wei, decimal string ("0" when none). */
+  gasCostWei: string;
+}
+
+/** Row counts and gas spent per (status, mode) of the merchant's rows created at or after `since`. */
+export async function tallyUsage(
+  db: Db,
+  { merchantId, since }: { merchantId: string; since?: Date },
+): Promise<UsageTally[]> {
+  let query = db
+    .selectFrom('paymaster_usage')
+    .select([
+      'status',
+      'mode',
+      sql<string>`count(*)`.as('count'),
+      sql<string>`coalesce(sum(actual_gas_cost), 0)::text`.as('gas_cost_wei'),
+    ])
+    .where('merchant_id', '=', merchantId);
+  if (since !== undefined) query = query.where('created_at', '>=', since);
+  const rows = await query.groupBy(['status', 'mode']).execute();
+  return rows.map((row) => ({
+    status: row.status,
+    mode: row.mode,
+    count: Number(row.count),
+    gasCostWei: row.gas_cost_wei,
+  }));
 }

@@ -198,6 +198,34 @@ export interface PaymasterUsageTable {
   /** Every call target of the operation, in order, lower-case. */
   targets: ColumnType<string[], string[] | undefined, string[]>;
   created_at: CreatedAt;
+  /** End of the signed paymaster data's validity; null for denials. */
+  valid_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** From the UserOperationEvent (numeric(78,0), wei / gas units: read as decimal strings). */
+  actual_gas_cost: ColumnType<string | null, string | null | undefined, string | null>;
+  actual_gas_used: ColumnType<string | null, string | null | undefined, string | null>;
+  tx_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  block_number: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>;
+  /** USD snapshot at decision time (null when not priced): ETH/USD numeric(20,8), cost in wei, cost plus markup in USD. */
+  eth_usd_price: ColumnType<string | null, string | null | undefined, string | null>;
+  estimated_gas_cost_wei: ColumnType<string | null, string | null | undefined, string | null>;
+  estimated_cost_usd: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** The merchant's own sponsorship limits; null columns fall back to the platform's. */
+export interface PaymasterMerchantLimitsTable {
+  merchant_id: string;
+  per_sender_hourly_ops: number | null;
+  /** numeric(20,6): decimal USD strings. */
+  per_sender_daily_usd: string | null;
+  per_tx_usd: string | null;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+/** Consumed limits per (limit, window): operations or micro-dollars (INT8: read as a string). */
+export interface PaymasterLimitCountersTable {
+  counter_key: string;
+  window_start: Date;
+  used: ColumnType<string, string | bigint, string | bigint>;
 }
 
 export interface PrepaidLedgerEntriesTable {
@@ -327,6 +355,8 @@ export interface Database {
   paymaster_allowlist_entries: PaymasterAllowlistEntriesTable;
   paymaster_deny_rules: PaymasterDenyRulesTable;
   paymaster_usage: PaymasterUsageTable;
+  paymaster_merchant_limits: PaymasterMerchantLimitsTable;
+  paymaster_limit_counters: PaymasterLimitCountersTable;
   prepaid_ledger_entries: PrepaidLedgerEntriesTable;
   webhook_endpoints: WebhookEndpointsTable;
   events: EventsTable;

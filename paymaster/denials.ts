@@ -15,7 +15,13 @@ export type PaymasterDenialCode =
   | 'paymaster_gas_mode_not_allowed'
   | 'paymaster_blocked_by_merchant_rule'
   | 'paymaster_target_not_allowed'
-  | 'paymaster_billing_balance_exhausted';
+  | 'paymaster_billing_balance_exhausted'
+  | 'paymaster_merchant_tx_cap_unpriceable'
+  | 'paymaster_merchant_tx_cap_exceeded'
+  | 'paymaster_global_cap_exceeded'
+  | 'paymaster_spend_cap_exceeded'
+  | 'paymaster_rate_limit_exceeded'
+  | 'paymaster_price_unavailable';
 
 export interface PaymasterDenialKind {
   /** Usage status of the row recorded for this denial; none when no merchant is known (unauthorized). */
@@ -62,6 +68,21 @@ export const PAYMASTER_DENIALS: Record<PaymasterDenialCode, PaymasterDenialKind>
     httpStatus: 402,
     policy: true,
   },
+  // Sponsorship limits and prices (paymaster/limits.ts).
+  paymaster_merchant_tx_cap_unpriceable: {
+    usageStatus: 'denied_price_unavailable',
+    jsonRpcCode: -32600,
+    policy: true,
+  },
+  paymaster_merchant_tx_cap_exceeded: {
+    usageStatus: 'denied_merchant_limit',
+    jsonRpcCode: -32600,
+    policy: true,
+  },
+  paymaster_global_cap_exceeded: { usageStatus: 'denied_global_cap', jsonRpcCode: -32600, policy: true },
+  paymaster_spend_cap_exceeded: { usageStatus: 'denied_spend_cap', jsonRpcCode: -32600, policy: true },
+  paymaster_rate_limit_exceeded: { usageStatus: 'denied_rate_limit', jsonRpcCode: -32600, policy: true },
+  paymaster_price_unavailable: { usageStatus: 'denied_price_unavailable', jsonRpcCode: -32600, policy: true },
 };
 
 export const POLICY_DENIED_PREFIX = 'Policy denied: ';

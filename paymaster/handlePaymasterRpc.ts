@@ -23,6 +23,8 @@ import {
   type JsonRpcErrorObject,
   type JsonRpcResponse,
 } from './jsonRpc';
+import { MINIMUM_PAYMASTER_GAS } from '../signer/signPaymasterData';
+import type { SponsorshipLimits } from './limits';
 import { checkAllowlist, checkDenyRules } from './merchantPolicies';
 import type { PaymasterResult, SignerClient } from './signerClient';
 import {
@@ -45,7 +47,7 @@ import { sponsoredUserOpHash } from './userOpHash';
  *
  * Order: chain (HTTP 403) → JSON-RPC shape → method → params → chain and key class → entry point →
  * gas fields → token → gas mode → deny rules (sender, every call target) → callData decoding and
- * allowlist → prepaid balance → signer → usage row.
+ * allowlist → prepaid balance → sponsorship limits (paymaster/limits.ts) → signer → usage row.
  */
 
 export interface PaymasterRpcDependencies {
@@ -56,7 +58,11 @@ export interface PaymasterRpcDependencies {
   delegationManagerFor: (chainId: number) => Address;
   now: () => Date;
   logger: Logger;
+  /** Sponsorship limits and prices; a request that reaches the limits step without them answers -32603. */
+  limits?: SponsorshipLimits;
 }
+
+const maxBigInt = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 export type PaymasterRpcOutcome =
   /** Refused before the JSON-RPC request was read: the route answers with the denial's HTTP status. */
@@ -279,8 +285,34 @@ async function decideSponsorship(
   const balance = await checkPrepaidBalance(db, { merchantId, chainId, mode });
   if (!balance.ok) return rejectFromDenial(balance.denial);
 
-  // Sponsorship limits (merchant per-transaction cap, global budget, per-sender caps) take their
-  // place here, after the balance gate and before anything is signed.
+  // Sponsorship limits: merchant per-transaction cap (priced) → global daily budget → per-sender daily
+  // USD cap → per-sender hourly op limit. Stub data only reads them; signed data consumes them.
+  if (!deps.limits) throw new Error('sponsorship limits are not wired into the paymaster RPC');
+  const paymasterGasFloors = MINIMUM_PAYMASTER_GAS[token ? 'erc20' : 'sponsored'];
+  const { gas } = userOp;
+  const limits = await deps.limits.check({
+    merchantId,
+    chainId,
+    sender: userOp.sender.toLowerCase(),
+    mode,
+    consume: signs,
+    ...(signs && {
+      gas: {
+        callGasLimit: gas.callGasLimit!,
+        verificationGasLimit: gas.verificationGasLimit!,
+        preVerificationGas: gas.preVerificationGas!,
+        maxFeePerGas: gas.maxFeePerGas!,
+        // The paymaster limits the signer will sign: the operation's own, raised to its floors.
+        paymasterVerificationGasLimit: maxBigInt(
+          gas.paymasterVerificationGasLimit ?? 0n,
+          paymasterGasFloors.verification,
+        ),
+        paymasterPostOpGasLimit: maxBigInt(gas.paymasterPostOpGasLimit ?? 0n, paymasterGasFloors.postOp),
+      },
+    }),
+  });
+  if (limits.snapshot) facts.usdSnapshot = limits.snapshot;
+  if (!limits.ok) return rejectFromDenial(limits.denial);
 
   const window = sponsorshipWindow(deps.now());
   if (!signs) {
@@ -313,6 +345,8 @@ async function decideSponsorship(
     ...window,
   });
   if (!signed.ok) {
+    // Nothing was signed: give back the limits this request consumed.
+    await limits.release();
     const { failure } = signed;
     switch (failure.kind) {
       case 'rejected':
@@ -355,6 +389,7 @@ async function decideSponsorship(
     status: 'submitted',
     reason: null,
     userOpHash,
+    validUntil: new Date(window.validUntil * 1000),
   });
   return { ok: true, result: signed.result };
 }

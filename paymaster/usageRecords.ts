@@ -3,6 +3,7 @@ import type { Db } from '../db/client';
 import { insertUsageRecord } from '../db/paymasterUsage';
 import type { PaymasterUsageStatus, SponsorshipMode } from '../db/schema';
 import type { PaymasterClient } from './clientChecks';
+import type { UsdSnapshot } from './limits';
 
 /** Every usage status (SPEC "Paymaster usage status values"), for validation of filters. */
 export const PAYMASTER_USAGE_STATUSES = [
@@ -37,6 +38,8 @@ export interface UsageFacts {
   sender: string | null;
   entryPoint: string | null;
   targets: string[];
+  /** The ETH/USD snapshot of the operation, once it was priced (paymaster/limits.ts). */
+  usdSnapshot?: UsdSnapshot;
 }
 
 export const NO_USAGE_FACTS: UsageFacts = {

@@ -7,3 +7,4 @@ export { paymentSessionWorkflow } from './paymentSession';
 export { sessionReconcilerWorkflow } from './sessionReconciler';
 export { webhookDeliveryWorkflow } from './webhookDelivery';
 export { chainMonitorWorkflow } from './chainMonitor';
+export { paymasterReceiptTrackerWorkflow } from './paymasterReceipts';

@@ -4,6 +4,8 @@ import * as paymentSessions from './2026_11_22_002_payment_sessions';
 import * as paymaster from './2026_11_22_010_paymaster';
 import * as webhooks from './2026_11_22_020_webhooks';
 import * as settlement from './2026_11_22_030_settlement';
+import * as paymasterLimits from './2026_11_22_040_paymaster_limits';
+import * as paymasterReceipts from './2026_11_22_050_paymaster_receipts';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +14,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_010_paymaster': paymaster,
   '2026_11_22_020_webhooks': webhooks,
   '2026_11_22_030_settlement': settlement,
+  '2026_11_22_040_paymaster_limits': paymasterLimits,
+  '2026_11_22_050_paymaster_receipts': paymasterReceipts,
 };

@@ -27,7 +27,12 @@ function decodeCursor(cursor: string): string | undefined {
   return seq !== undefined && BigInt(seq) <= MAX_INT8 ? seq : undefined;
 }
 
-const OVERVIEW_WINDOWS = { '24h': 24 * 3600, '7d': 7 * 24 * 3600, '30d': 30 * 24 * 3600, all: undefined } as const;
+const OVERVIEW_WINDOWS = {
+  '24h': 24 * 3600,
+  '7d': 7 * 24 * 3600,
+  '30d': 30 * 24 * 3600,
+  all: undefined,
+} as const;
 
 const overviewQuery = z.object({
   // SPEC: an unknown window falls back to 24h instead of failing.
@@ -46,7 +51,12 @@ const activityQuery = z.object({
     .transform((cursor) => decodeCursor(cursor)!)
     .optional(),
   mode: z.enum(['sponsored', 'user_paid']).optional(),
-  chainId: z.coerce.number().int().positive().max(2 ** 31 - 1).optional(),
+  chainId: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(2 ** 31 - 1)
+    .optional(),
   status: z.enum(PAYMASTER_USAGE_STATUSES).optional(),
 });
 
@@ -163,8 +173,14 @@ export function paymasterActivityRoutes(app: AppContext): AnyRoute[] {
             window: query.window,
             since: since?.toISOString() ?? null,
             counts,
-            sponsored: { operations: byMode.sponsored.operations, gasSpentWei: byMode.sponsored.gas.toString() },
-            userPaid: { operations: byMode.user_paid.operations, gasSpentWei: byMode.user_paid.gas.toString() },
+            sponsored: {
+              operations: byMode.sponsored.operations,
+              gasSpentWei: byMode.sponsored.gas.toString(),
+            },
+            userPaid: {
+              operations: byMode.user_paid.operations,
+              gasSpentWei: byMode.user_paid.gas.toString(),
+            },
             gasSpentWei: (byMode.sponsored.gas + byMode.user_paid.gas).toString(),
           },
         };

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { findMerchantLimits, saveMerchantLimits } from '../../../db/paymasterLimits';
+import {
+  limitsViews,
+  looserThanPlatform,
+  merchantLimits,
+  platformLimits,
+  type LimitsView,
+  type LimitsViews,
+} from '../../../paymaster/limits';
+import { usdToMicro } from '../../../paymaster/pricesConversion';
+import type { AppContext } from '../../appContext';
+import { badRequest } from '../../httpErrors';
+import { defineRoute, type AnyRoute } from '../../routing/route';
+
+/**
+ * | GET   | /v1/paymaster/limits | 200 platform, merchant, effective limits |
+ * | PATCH | /v1/paymaster/limits | limits to tighten; null clears one → 200 limits |
+ *
+ * Limits: `{ platform, merchant, effective }`, each `{ perSenderHourlyOps, perSenderDailyUsd, perTxUsd }`
+ * (numbers of ops, decimal USD strings, null = none). The effective value is the lower of platform
+ * and merchant. PATCH takes any of the three keys; a value looser than the platform's answers 400;
+ * null clears the merchant value back to the platform default.
+ */
+
+const MAX_USD_MICRO = 1_000_000_000n * 1_000_000n;
+
+/** Positive decimal USD, at most 6 fractional digits, at most 1,000,000,000 (DESIGN §5 amounts). */
+const usdLimit = z
+  .string()
+  .regex(/^(?:0|[1-9]\d{0,9})(?:\.\d{1,6})?$/, 'must be a decimal USD string with at most 6 decimals')
+  .refine((text) => !/^0(?:\.0+)?$/.test(text), 'must be positive')
+  .refine((text) => usdToMicro(text) <= MAX_USD_MICRO, 'must be at most 1000000000');
+
+const limitsPatch = z
+  .object({
+    perSenderHourlyOps: z.number().int().min(1).max(1_000_000).nullable().optional(),
+    perSenderDailyUsd: usdLimit.nullable().optional(),
+    perTxUsd: usdLimit.nullable().optional(),
+  })
+  .strict()
+  .meta({ id: 'PaymasterLimitsPatch' });
+
+const limitsView = z
+  .object({
+    perSenderHourlyOps: z.number().nullable(),
+    perSenderDailyUsd: z.string().nullable(),
+    perTxUsd: z.string().nullable(),
+  })
+  .meta({ id: 'PaymasterLimitsView' });
+
+const limits = z
+  .object({ platform: limitsView, merchant: limitsView, effective: limitsView })
+  .meta({ id: 'PaymasterLimits' });
+
+export function paymasterLimitRoutes(app: AppContext): AnyRoute[] {
+  const common = { auth: 'jwt', tag: 'Paymaster policies', audience: 'dashboard' } as const;
+  return [
+    defineRoute({
+      ...common,
+      method: 'get',
+      path: '/v1/paymaster/limits',
+      summary: 'Sponsorship limits: platform, merchant and effective views',
+      responses: { 200: { description: 'Limits', schema: limits } },
+      async handler({ merchantId }): Promise<{ status: 200; body: LimitsViews }> {
+        return { status: 200, body: await limitsViews(app.db, app.config, merchantId) };
+      },
+    }),
+
+    defineRoute({
+      ...common,
+      method: 'patch',
+      path: '/v1/paymaster/limits',
+      summary: 'Tighten sponsorship limits (null clears a merchant value)',
+      body: limitsPatch,
+      responses: {
+        200: { description: 'Limits', schema: limits },
+        400: { description: 'Invalid value, or a value looser than the platform limit' },
+      },
+      async handler({ merchantId, body }) {
+        const platform = platformLimits(app.config);
+        const looser = looserThanPlatform(platform, body);
+        if (looser.length > 0) {
+          throw badRequest(
+            `Validation failed: ${looser
+              .map(
+                (key) =>
+                  `${key}: ${body[key]} is looser than the platform limit ${platform[key]}; limits may only be tightened`,
+              )
+              .join('; ')}`,
+          );
+        }
+        const current = merchantLimits(await findMerchantLimits(app.db, merchantId));
+        // Keys left out keep their value; null clears one back to the platform default.
+        const next: LimitsView = {
+          perSenderHourlyOps:
+            body.perSenderHourlyOps === undefined ? current.perSenderHourlyOps : body.perSenderHourlyOps,
+          perSenderDailyUsd:
+            body.perSenderDailyUsd === undefined ? current.perSenderDailyUsd : body.perSenderDailyUsd,
+          perTxUsd: body.perTxUsd === undefined ? current.perTxUsd : body.perTxUsd,
+        };
+        await saveMerchantLimits(app.db, merchantId, next);
+        return { status: 200, body: await limitsViews(app.db, app.config, merchantId) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,175 @@
+import { encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
+import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
+import { startTestApp, type TestApp } from '../harness/app';
+import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
+
+/**
+ * Limits hold under concurrency: 200 simultaneous pm_getPaymasterData for one sender against a
+ * limit that admits 10 → exactly 10 signed (real signer) and 190 refused, in the JSON-RPC answers
+ * and in the usage rows. Each case runs on its own UTC day (injected clock) so the platform-wide
+ * budget counter of one case never meets another's.
+ */
+
+const CHAIN_ID = 84532;
+const TARGET: Address = '0x1000000000000000000000000000000000000001';
+const REQUESTS = 200;
+
+/**
+ * At the local feed's 3,000 USD/ETH: (0x30000 + 0x30000 + 0x10000 + 50,000 paymaster verification
+ * floor + 0 postOp) gas × 2 gwei = 1,017,504,000,000,000 wei = 3.052512 USD; with the default 10 %
+ * markup 3.3577632 → 3.357764 USD (rounded up to the micro-dollar).
+ */
+const COST_USD_MICRO = 3_052_512n;
+const CHARGED_USD_MICRO = 3_357_764n;
+const usd = (micro: bigint) => `${micro / 1_000_000n}.${(micro % 1_000_000n).toString().padStart(6, '0')}`;
+
+const callData: Hex = encodeFunctionData({
+  abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
+  functionName: 'execute',
+  args: [TARGET, 0n, '0x'],
+});
+
+const signedDataRequest = (sender: Address, id: number) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'pm_getPaymasterData',
+  params: [
+    {
+      sender,
+      nonce: `0x${id.toString(16)}`,
+      callData,
+      callGasLimit: '0x30000',
+      verificationGasLimit: '0x30000',
+      preVerificationGas: '0x10000',
+      maxFeePerGas: '0x77359400',
+      maxPriorityFeePerGas: '0x3b9aca00',
+      signature: '0x',
+    },
+    ENTRY_POINT_V07_ADDRESS,
+    CHAIN_ID,
+  ],
+});
+
+interface Setup {
+  app: TestApp;
+  merchant: SignedInMerchant;
+  clientId: string;
+}
+
+async function setUp(env: Record<string, string>, day: string): Promise<Setup> {
+  const clock = new Date(`${day}T12:00:00.000Z`);
+  const app = await startTestApp({ LOG_LEVEL: 'warn', ...env }, { now: () => clock });
+  const merchant = await signInNewMerchant(app);
+  const { clientId } = await createPaymasterClient(app, merchant, { allowedChainIds: [CHAIN_ID] });
+  await allowContract(app, merchant, CHAIN_ID, TARGET);
+  return { app, merchant, clientId };
+}
+
+async function fireSimultaneously({ app, clientId }: Setup, sender: Address) {
+  const responses = await Promise.all(
+    Array.from({ length: REQUESTS }, (_, index) =>
+      paymasterRpc(app, clientId, signedDataRequest(sender, index)),
+    ),
+  );
+  expect(responses.every((response) => response.status === 200)).toBe(true);
+  const signed = responses.filter((response) => response.body.result !== undefined);
+  const refused = responses.filter((response) => response.body.error !== undefined);
+  return { signed, refused };
+}
+
+async function usageStatusCounts({ app, merchant }: Setup): Promise<Record<string, number>> {
+  const rows = await app.db
+    .selectFrom('paymaster_usage')
+    .select(['status'])
+    .where('merchant_id', '=', merchant.merchantId)
+    .execute();
+  const counts: Record<string, number> = {};
+  for (const { status } of rows) counts[status] = (counts[status] ?? 0) + 1;
+  return counts;
+}
+
+describe('sponsorship limits under 200 simultaneous requests', () => {
+  const opened: TestApp[] = [];
+  afterAll(() => Promise.all(opened.map((app) => app.close())));
+
+  it('per-sender hourly operation limit of 10: exactly 10 signed, 190 denied_rate_limit', async () => {
+    const setup = await setUp({}, '2031-02-01');
+    opened.push(setup.app);
+    const patch = await setup.app.request('/v1/paymaster/limits', {
+      method: 'PATCH',
+      headers: setup.merchant.auth,
+      json: { perSenderHourlyOps: 10 },
+    });
+    expect(patch.status).toBe(200);
+
+    const { signed, refused } = await fireSimultaneously(setup, '0x5000000000000000000000000000000000000001');
+    expect(signed).toHaveLength(10);
+    expect(refused).toHaveLength(REQUESTS - 10);
+    for (const response of refused) {
+      expect(response.body.error).toEqual({
+        code: -32600,
+        message: expect.stringMatching(
+          /^Policy denied: paymaster_rate_limit_exceeded: .* \(merchant-configured cap\)$/,
+        ),
+      });
+    }
+    expect(await usageStatusCounts(setup)).toEqual({ submitted: 10, denied_rate_limit: REQUESTS - 10 });
+  });
+
+  it('per-sender daily USD cap worth 10 operations: exactly 10 signed, 190 denied_spend_cap', async () => {
+    const setup = await setUp({}, '2031-02-02');
+    opened.push(setup.app);
+    const patch = await setup.app.request('/v1/paymaster/limits', {
+      method: 'PATCH',
+      headers: setup.merchant.auth,
+      json: { perSenderDailyUsd: usd(10n * CHARGED_USD_MICRO) },
+    });
+    expect(patch.status).toBe(200);
+
+    const { signed, refused } = await fireSimultaneously(setup, '0x5000000000000000000000000000000000000002');
+    expect(signed).toHaveLength(10);
+    expect(refused).toHaveLength(REQUESTS - 10);
+    for (const response of refused) {
+      expect(response.body.error.message).toMatch(
+        /^Policy denied: paymaster_spend_cap_exceeded: .* \(merchant-configured cap\)$/,
+      );
+    }
+    expect(await usageStatusCounts(setup)).toEqual({ submitted: 10, denied_spend_cap: REQUESTS - 10 });
+    // Every row carries the USD snapshot of the operation.
+    const snapshots = await setup.app.db
+      .selectFrom('paymaster_usage')
+      .select(['eth_usd_price', 'estimated_gas_cost_wei', 'estimated_cost_usd'])
+      .where('merchant_id', '=', setup.merchant.merchantId)
+      .distinct()
+      .execute();
+    expect(snapshots).toEqual([
+      {
+        eth_usd_price: '3000.00000000',
+        estimated_gas_cost_wei: '1017504000000000',
+        estimated_cost_usd: usd(CHARGED_USD_MICRO),
+      },
+    ]);
+  });
+
+  it('platform daily budget worth 10 operations: exactly 10 signed, 190 denied_global_cap', async () => {
+    // The budget counts gas cost without markup, across all merchants of the day.
+    const setup = await setUp(
+      { PAYMASTER_PLATFORM_DAILY_BUDGET_USD: usd(10n * COST_USD_MICRO) },
+      '2031-02-03',
+    );
+    opened.push(setup.app);
+
+    const { signed, refused } = await fireSimultaneously(setup, '0x5000000000000000000000000000000000000003');
+    expect(signed).toHaveLength(10);
+    expect(refused).toHaveLength(REQUESTS - 10);
+    for (const response of refused) {
+      expect(response.body.error).toEqual({
+        code: -32600,
+        message:
+          'Policy denied: paymaster_global_cap_exceeded: the platform daily sponsorship budget is reached; it resets at 00:00 UTC',
+      });
+    }
+    expect(await usageStatusCounts(setup)).toEqual({ submitted: 10, denied_global_cap: REQUESTS - 10 });
+  });
+});
