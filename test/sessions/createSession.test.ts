@@ -5,6 +5,17 @@ import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
 
+interface PaymentOptionView {
+  chainId: number;
+  network: string;
+  symbol: string;
+  tokenAddress: `0x${string}`;
+  decimals: number;
+  amount: string;
+  depositAddress: `0x${string}`;
+  paymentUri: string;
+}
+
 describe('creating payment sessions', () => {
   let app: TestApp;
   let merchant: SignedInMerchant;
@@ -156,8 +167,8 @@ describe('creating payment sessions', () => {
       expect(read.status).toBe(200);
       return {
         id: created.body.id as string,
-        options: read.body.paymentOptions as Array<Record<string, any>>,
-      }; // eslint-disable-line @typescript-eslint/no-explicit-any
+        options: read.body.paymentOptions as PaymentOptionView[],
+      };
     }
 
     it('sandbox sessions offer the testnets only; live sessions the mainnets with a factory only', async () => {
