@@ -1,6 +1,6 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { chainMonitorWorkflow } from '../workflows/chainMonitor';
-import { ChainId } from './searchAttributes';
+import { startPerChainWorkflows } from './perChainWorkflows';
 
 export const chainMonitorWorkflowId = (chainId: number, prefix = '') => `${prefix}chain-monitor-${chainId}`;
 
@@ -24,20 +24,11 @@ export async function startChainMonitors(
     maxBlockRange = 2000,
   }: StartChainMonitorsParameters,
 ): Promise<string[]> {
-  const ids: string[] = [];
-  for (const chainId of chainIds) {
-    const workflowId = chainMonitorWorkflowId(chainId, workflowIdPrefix);
-    try {
-      await client.workflow.start(chainMonitorWorkflow, {
-        workflowId,
-        taskQueue,
-        args: [{ chainId, monitorId: workflowId, pollIntervalMs, maxBlockRange }],
-        typedSearchAttributes: [{ key: ChainId, value: chainId }],
-      });
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
-    ids.push(workflowId);
-  }
-  return ids;
+  return startPerChainWorkflows(client, {
+    chainIds,
+    taskQueue,
+    workflow: chainMonitorWorkflow,
+    workflowIdOf: (chainId) => chainMonitorWorkflowId(chainId, workflowIdPrefix),
+    inputOf: (chainId, monitorId) => ({ chainId, monitorId, pollIntervalMs, maxBlockRange }),
+  });
 }

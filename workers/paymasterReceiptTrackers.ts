@@ -1,6 +1,6 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { paymasterReceiptTrackerWorkflow } from '../workflows/paymasterReceipts';
-import { ChainId } from './searchAttributes';
+import { startPerChainWorkflows } from './perChainWorkflows';
 
 export const paymasterReceiptTrackerWorkflowId = (chainId: number, prefix = '') =>
   `${prefix}paymaster-receipts-${chainId}`;
@@ -28,20 +28,17 @@ export async function startPaymasterReceiptTrackers(
     droppedGraceSeconds = 120,
   }: StartPaymasterReceiptTrackersParameters,
 ): Promise<string[]> {
-  const ids: string[] = [];
-  for (const chainId of chainIds) {
-    const workflowId = paymasterReceiptTrackerWorkflowId(chainId, workflowIdPrefix);
-    try {
-      await client.workflow.start(paymasterReceiptTrackerWorkflow, {
-        workflowId,
-        taskQueue,
-        args: [{ chainId, monitorId: workflowId, pollIntervalMs, maxBlockRange, droppedGraceSeconds }],
-        typedSearchAttributes: [{ key: ChainId, value: chainId }],
-      });
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
-    ids.push(workflowId);
-  }
-  return ids;
+  return startPerChainWorkflows(client, {
+    chainIds,
+    taskQueue,
+    workflow: paymasterReceiptTrackerWorkflow,
+    workflowIdOf: (chainId) => paymasterReceiptTrackerWorkflowId(chainId, workflowIdPrefix),
+    inputOf: (chainId, monitorId) => ({
+      chainId,
+      monitorId,
+      pollIntervalMs,
+      maxBlockRange,
+      droppedGraceSeconds,
+    }),
+  });
 }
