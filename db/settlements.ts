@@ -5,7 +5,7 @@ import type { SettlementsTable } from './schema';
 export type SettlementRow = Selectable<SettlementsTable>;
 
 /** The flush of this (session, chain, token) still waiting for its transaction, if one was prepared. */
-export async function findPendingSettlement(
+async function findPendingSettlement(
   db: Db,
   { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string },
 ): Promise<SettlementRow | undefined> {
@@ -17,13 +17,6 @@ export async function findPendingSettlement(
     .where('token_address', '=', tokenAddress.toLowerCase())
     .where('flush_tx_hash', 'is', null)
     .executeTakeFirst();
-}
-
-export async function findSettlementByFlushTx(
-  db: Db,
-  flushTxHash: string,
-): Promise<SettlementRow | undefined> {
-  return db.selectFrom('settlements').selectAll().where('flush_tx_hash', '=', flushTxHash).executeTakeFirst();
 }
 
 export async function listSettlements(db: Db, sessionId: string): Promise<SettlementRow[]> {
