@@ -4,11 +4,15 @@ import type { NetworkRegistry } from '../chain/networkRegistry';
 import { PAYMASTER_RELEASES } from '../chain/paymasters';
 import type { Db } from '../db/client';
 import { readCheckpoint, writeCheckpoint } from '../db/deposits';
-import { markDroppedOperations, recordUserOperationReceipt } from '../db/paymasterUsage';
+import { DEFAULT_PAYMASTER_MARKUP_BPS } from '../config';
+import { recordReceiptAndCharge } from '../db/gasCharges';
+import { markDroppedOperations } from '../db/paymasterUsage';
 
 export interface PaymasterReceiptDependencies {
   db: Db;
   networks: NetworkRegistry;
+  /** Markup on the gas charge of an included sponsored operation (PAYMASTER_MARKUP_BPS). */
+  markupBps?: number;
 }
 
 export interface ReceiptScanInput {
@@ -29,6 +33,8 @@ export interface ReceiptScanResult {
   events: number;
   /** Usage rows that got their receipt in this scan (0 for events already recorded). */
   recorded: number;
+  /** Gas charges written in this scan (0 for operations already charged). */
+  charged: number;
   dropped: number;
 }
 
@@ -47,11 +53,15 @@ export function ourPaymasters(contracts: Record<string, Address>): Address[] {
 /**
  * One bounded step of a chain's receipt tracker: reads the UserOperationEvents our paymasters paid
  * for on both EntryPoints up to the safe head (head − confirmations), moves their usage rows to
- * `onchain_success` / `onchain_reverted`, and then drops `submitted` rows whose paymaster data
- * expired (plus the grace) before the last scanned block's time: the EntryPoint refuses them from
- * then on, and every event up to that block has been read. RPC errors throw (the retry is the backoff).
+ * `onchain_success` / `onchain_reverted` (charging sponsored ones to the prepaid balance, once), and
+ * then drops `submitted` rows whose paymaster data expired (plus the grace) before the last scanned
+ * block's time: the EntryPoint refuses them from then on, and every event up to that block has been read. RPC errors throw (the retry is the backoff).
  */
-export function createPaymasterReceiptActivities({ db, networks }: PaymasterReceiptDependencies) {
+export function createPaymasterReceiptActivities({
+  db,
+  networks,
+  markupBps = DEFAULT_PAYMASTER_MARKUP_BPS,
+}: PaymasterReceiptDependencies) {
   const clients = new Map<number, PublicClient>();
   const clientFor = (chainId: number, rpcUrl: string): PublicClient => {
     let client = clients.get(chainId);
@@ -88,6 +98,7 @@ export function createPaymasterReceiptActivities({ db, networks }: PaymasterRece
           caughtUp: true,
           events: 0,
           recorded: 0,
+          charged: 0,
           dropped: 0,
         };
       }
@@ -100,17 +111,26 @@ export function createPaymasterReceiptActivities({ db, networks }: PaymasterRece
         toBlock,
       });
       let recorded = 0;
+      let charged = 0;
       for (const log of logs) {
-        recorded += await recordUserOperationReceipt(db, {
-          chainId,
-          entryPoint: log.address,
-          userOpHash: log.args.userOpHash!,
-          success: log.args.success!,
-          actualGasCost: log.args.actualGasCost!,
-          actualGasUsed: log.args.actualGasUsed!,
-          txHash: log.transactionHash!,
-          blockNumber: log.blockNumber!,
-        });
+        // Charged on every sighting, not only when just recorded (a dropped row corrected by the chain
+        // is charged then); the unique usage id keeps it to one charge however often blocks are rescanned.
+        const outcome = await recordReceiptAndCharge(
+          db,
+          {
+            chainId,
+            entryPoint: log.address,
+            userOpHash: log.args.userOpHash!,
+            success: log.args.success!,
+            actualGasCost: log.args.actualGasCost!,
+            actualGasUsed: log.args.actualGasUsed!,
+            txHash: log.transactionHash!,
+            blockNumber: log.blockNumber!,
+          },
+          markupBps,
+        );
+        recorded += outcome.recorded;
+        charged += outcome.charged;
       }
 
       // Chain time, not ours: an operation is out of reach once a block later than its validUntil is scanned.
@@ -126,6 +146,7 @@ export function createPaymasterReceiptActivities({ db, networks }: PaymasterRece
         caughtUp: toBlock >= safeHead,
         events: logs.length,
         recorded,
+        charged,
         dropped,
       };
     },

@@ -24,6 +24,7 @@ import { healthRoutes } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
 import { profileRoutes } from './routes/merchants/profile';
 import { paymasterActivityRoutes } from './routes/paymaster/activity';
+import { billingBalanceRoutes } from './routes/billing/balance';
 import { paymasterAllowlistRoutes } from './routes/paymaster/allowlist';
 import { paymasterBundlerRoutes } from './routes/paymaster/bundler';
 import { paymasterClientRoutes } from './routes/paymaster/clients';
@@ -98,6 +99,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ...paymasterLimitRoutes(context),
     ...paymasterUsageRoutes(context),
     ...paymasterActivityRoutes(context),
+    ...billingBalanceRoutes(context),
     ...paymasterRpcRoutes(context),
     ...paymasterBundlerRoutes(context),
   ];

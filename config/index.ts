@@ -18,6 +18,8 @@ const booleanFlag = z
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x address');
 
 /** MetaMask's DelegationManager (ERC-7710/7715), the same address on every supported network. */
+/** Platform markup on sponsored gas (10 %); the receipt tracker's fallback when not wired from config. */
+export const DEFAULT_PAYMASTER_MARKUP_BPS = 1000;
 export const DEFAULT_DELEGATION_MANAGER = '0xdb9B1e94B5b69Df7e401DDbedE43491141047dB3';
 
 /** `PAYMASTER_DELEGATION_MANAGER_<chainId>` overrides the default for one chain. */
@@ -169,7 +171,7 @@ export const configSchema = z.object({
   /** Platform-wide USD of sponsored gas per UTC day, across all merchants; resets at 00:00 UTC. */
   PAYMASTER_PLATFORM_DAILY_BUDGET_USD: usdLimit.default('100000'),
   /** Markup on sponsored gas cost, in basis points (merchant per-transaction and per-sender USD caps count it). */
-  PAYMASTER_MARKUP_BPS: z.coerce.number().int().min(0).max(10_000).default(1000),
+  PAYMASTER_MARKUP_BPS: z.coerce.number().int().min(0).max(10_000).default(DEFAULT_PAYMASTER_MARKUP_BPS),
   /** An ETH/USD answer older than this (against the chain's latest block) is not a price. */
   PAYMASTER_PRICE_MAX_AGE_SEC: z.coerce
     .number()

@@ -45,7 +45,7 @@ export interface WorkerDependencies {
    */
   settlement?: SettlementWorkerSettings;
   /** Chains whose paymaster receipts are tracked; without it the worker serves no receipt activities. */
-  paymasterReceipts?: { networks: NetworkRegistry };
+  paymasterReceipts?: { networks: NetworkRegistry; markupBps?: number };
 }
 
 export interface SettlementWorkerSettings {
@@ -77,7 +77,7 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
   }),
   chains: ({ db, temporal, settlement, paymasterReceipts }) => ({
     ...(settlement && createChainMonitorActivities({ db, temporal, networks: settlement.networks })),
-    ...(paymasterReceipts && createPaymasterReceiptActivities({ db, networks: paymasterReceipts.networks })),
+    ...(paymasterReceipts && createPaymasterReceiptActivities({ db, ...paymasterReceipts })),
   }),
   webhooks: (dependencies) =>
     createWebhookDeliveryActivities({ db: dependencies.db, ...webhookSettingsOf(dependencies) }),

@@ -54,7 +54,7 @@ async function main(): Promise<void> {
             allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
           },
           settlement,
-          paymasterReceipts: { networks },
+          paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS },
         },
         taskQueues,
       });

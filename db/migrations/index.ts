@@ -6,6 +6,7 @@ import * as webhooks from './2026_11_22_020_webhooks';
 import * as settlement from './2026_11_22_030_settlement';
 import * as paymasterLimits from './2026_11_22_040_paymaster_limits';
 import * as paymasterReceipts from './2026_11_22_050_paymaster_receipts';
+import * as gasCharges from './2026_11_22_060_gas_charges';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_030_settlement': settlement,
   '2026_11_22_040_paymaster_limits': paymasterLimits,
   '2026_11_22_050_paymaster_receipts': paymasterReceipts,
+  '2026_11_22_060_gas_charges': gasCharges,
 };

@@ -1,0 +1,227 @@
+import { z } from 'zod';
+import { csvLine } from '../../../billing/chargesCsv';
+import {
+  gasChargeTotals,
+  gasChargesBetween,
+  listGasCharges,
+  type GasChargeRow,
+} from '../../../db/gasCharges';
+import { prepaidBalanceUsd } from '../../../db/prepaidLedger';
+import type { AppContext } from '../../appContext';
+import { badRequest } from '../../httpErrors';
+import { defineRoute, type AnyRoute } from '../../routing/route';
+
+/**
+ * | GET | /v1/merchants/me/balance | | 200 billing summary: prepaid balance, markup, current period |
+ * | GET | /v1/merchants/me/balance/charges | `limit`, `cursor`, `chainId` | 200 gas charges, newest first, cursor-paged |
+ * | GET | /v1/merchants/me/balance/charges.csv | `from` (required, UTC date YYYY-MM-DD inclusive), `to` (required, same format), `chainId` (optional string) | 200 CSV, oldest first |
+ *
+ * All merchant-scoped (JWT). A gas charge is what an included sponsored operation cost: actualGasCost ×
+ * ETH/USD snapshot × (1 + markup), debited from the prepaid ledger. The current period is the UTC
+ * calendar month. USD amounts are decimal strings with 6 fractional digits.
+ */
+
+const encodeCursor = (seq: string) => Buffer.from(`charges:${seq}`).toString('base64url');
+const MAX_INT8 = (1n << 63n) - 1n;
+function decodeCursor(cursor: string): string | undefined {
+  const seq = /^charges:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))?.[1];
+  return seq !== undefined && BigInt(seq) <= MAX_INT8 ? seq : undefined;
+}
+
+const chainIdQuery = z.coerce
+  .number()
+  .int()
+  .positive()
+  .max(2 ** 31 - 1)
+  .optional();
+
+const chargesQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z
+    .string()
+    .refine((cursor) => decodeCursor(cursor) !== undefined, 'must be a nextCursor of this list')
+    .transform((cursor) => decodeCursor(cursor)!)
+    .optional(),
+  chainId: chainIdQuery,
+});
+
+/** A real calendar date "YYYY-MM-DD" → its 00:00 UTC; undefined for anything else (2026-02-30 too). */
+function utcDate(text: string): Date | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return undefined;
+  const date = new Date(`${text}T00:00:00.000Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text ? date : undefined;
+}
+
+const dateQuery = z
+  .string()
+  .refine((text) => utcDate(text) !== undefined, 'must be a UTC date YYYY-MM-DD')
+  .transform((text) => utcDate(text)!);
+
+const csvQuery = z.object({ from: dateQuery, to: dateQuery, chainId: chainIdQuery });
+
+const DAY_MS = 24 * 3600 * 1000;
+
+const usdAmount = z.string().describe('USD, decimal string with 6 fractional digits');
+
+const balanceSummary = z
+  .object({
+    prepaidBalanceUsd: usdAmount.describe('Top-ups minus gas charges; may be negative'),
+    markupBps: z.number().describe('Markup on sponsored gas cost, basis points'),
+    currentPeriod: z.object({
+      start: z.string().describe('First instant of the current UTC calendar month'),
+      end: z.string().describe('First instant of the next UTC month (exclusive)'),
+      chargesUsd: usdAmount,
+      operations: z.number().describe('Charged operations in the period'),
+    }),
+  })
+  .meta({ id: 'BillingSummary' });
+
+const chargeItem = z
+  .object({
+    id: z.string(),
+    usageId: z.string().describe('The paymaster usage row (operation) charged'),
+    clientId: z.string(),
+    clientLabel: z.string().nullable(),
+    chainId: z.number(),
+    userOpHash: z.string(),
+    txHash: z.string(),
+    operationStatus: z.enum(['onchain_success', 'onchain_reverted']),
+    actualGasCostWei: z.string(),
+    ethUsdPrice: z.string().nullable().describe('ETH/USD snapshot; null for an unpriced charge'),
+    markupBps: z.number(),
+    amountUsd: usdAmount.nullable().describe('Debited amount; null for an unpriced charge (nothing debited)'),
+    createdAt: z.string(),
+  })
+  .meta({ id: 'GasCharge' });
+
+function toItem(row: GasChargeRow): z.infer<typeof chargeItem> {
+  return {
+    id: row.id,
+    usageId: row.usage_id,
+    clientId: row.client_id,
+    clientLabel: row.client_label,
+    chainId: row.chain_id,
+    userOpHash: row.user_op_hash,
+    txHash: row.tx_hash,
+    operationStatus: row.operation_status,
+    actualGasCostWei: row.actual_gas_cost_wei,
+    ethUsdPrice: row.eth_usd_price,
+    markupBps: row.markup_bps,
+    amountUsd: row.amount_usd,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+export const CHARGES_CSV_HEADER = [
+  'created_at',
+  'charge_id',
+  'chain_id',
+  'client_id',
+  'client_label',
+  'user_op_hash',
+  'tx_hash',
+  'operation_status',
+  'actual_gas_cost_wei',
+  'eth_usd_price',
+  'markup_bps',
+  'amount_usd',
+];
+
+const csvRow = (item: z.infer<typeof chargeItem>) => [
+  item.createdAt,
+  item.id,
+  item.chainId,
+  item.clientId,
+  item.clientLabel,
+  item.userOpHash,
+  item.txHash,
+  item.operationStatus,
+  item.actualGasCostWei,
+  item.ethUsdPrice,
+  item.markupBps,
+  item.amountUsd,
+];
+
+export function billingBalanceRoutes(app: AppContext): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/merchants/me/balance',
+      auth: 'jwt',
+      tag: 'Billing',
+      audience: 'dashboard',
+      summary: 'Billing summary: prepaid balance, markup, current period',
+      responses: { 200: { description: 'Billing summary', schema: balanceSummary } },
+      async handler({ merchantId }) {
+        const now = app.now();
+        const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+        const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+        const [balance, totals] = await Promise.all([
+          prepaidBalanceUsd(app.db, merchantId),
+          gasChargeTotals(app.db, { merchantId, from: start, toExclusive: end }),
+        ]);
+        return {
+          status: 200,
+          body: {
+            prepaidBalanceUsd: balance,
+            markupBps: app.config.PAYMASTER_MARKUP_BPS,
+            currentPeriod: { start: start.toISOString(), end: end.toISOString(), ...totals },
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/merchants/me/balance/charges',
+      auth: 'jwt',
+      tag: 'Billing',
+      audience: 'dashboard',
+      summary: 'Gas charges, newest first, cursor-paged',
+      query: chargesQuery,
+      responses: {
+        200: {
+          description: 'Gas charges',
+          schema: z
+            .object({ data: z.array(chargeItem), nextCursor: z.string().nullable() })
+            .meta({ id: 'GasChargePage' }),
+        },
+      },
+      async handler({ merchantId, query }) {
+        const { rows, hasMore } = await listGasCharges(app.db, {
+          merchantId,
+          chainId: query.chainId,
+          beforeSeq: query.cursor,
+          limit: query.limit,
+        });
+        const nextCursor = hasMore ? encodeCursor(rows[rows.length - 1]!.seq) : null;
+        return { status: 200, body: { data: rows.map(toItem), nextCursor } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/merchants/me/balance/charges.csv',
+      auth: 'jwt',
+      tag: 'Billing',
+      audience: 'dashboard',
+      summary: 'Gas charges of a UTC date range (inclusive) as CSV, oldest first',
+      query: csvQuery,
+      responses: { 200: { description: 'CSV with a header row', contentType: 'text/csv' } },
+      async handler({ merchantId, query, ctx }) {
+        if (query.from.getTime() > query.to.getTime())
+          throw badRequest('Validation failed: from: must not be after to');
+        const rows = await gasChargesBetween(app.db, {
+          merchantId,
+          from: query.from,
+          toExclusive: new Date(query.to.getTime() + DAY_MS),
+          chainId: query.chainId,
+        });
+        const fromText = query.from.toISOString().slice(0, 10);
+        const toText = query.to.toISOString().slice(0, 10);
+        ctx.status = 200;
+        ctx.type = 'text/csv; charset=utf-8';
+        ctx.set('content-disposition', `attachment; filename="gas-charges-${fromText}-${toText}.csv"`);
+        ctx.body = csvLine(CHARGES_CSV_HEADER) + rows.map((row) => csvLine(csvRow(toItem(row)))).join('');
+      },
+    }),
+  ];
+}

@@ -1,0 +1,666 @@
+import { randomBytes } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { type Address, type Hex, encodeFunctionData, hexToBigInt, numberToHex, parseEventLogs } from 'viem';
+import type { UserOperation } from 'viem/account-abstraction';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { createPaymasterReceiptActivities } from '../../activities/paymasterReceipts';
+import { type EntryPointVersion, entryPointAbi } from '../../chain/entryPoints';
+import { createNetworkRegistry } from '../../chain/networkRegistry';
+import { loadConfig } from '../../config';
+import { createDb } from '../../db/client';
+import { writeCheckpoint } from '../../db/deposits';
+import { chargeIncludedOperation, gasChargeReference, recordReceiptAndCharge } from '../../db/gasCharges';
+import { insertUsageRecord } from '../../db/paymasterUsage';
+import { creditPrepaidBalance } from '../../db/prepaidLedger';
+import { parse } from 'csv-parse/sync';
+import { TestStablecoin } from '../../contracts/artifacts';
+import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
+import {
+  paymasterReceiptTrackerWorkflowId,
+  startPaymasterReceiptTrackers,
+} from '../../workers/paymasterReceiptTrackers';
+import { taskQueueNames } from '../../workers/taskQueues';
+import { type TestApp, startTestApp } from '../harness/app';
+import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
+import { TEST_STACK_FILE_VARIABLE, testStack } from '../harness/stack';
+import { quietTemporalRuntime } from '../harness/workers';
+import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
+import {
+  ENTRY_POINTS,
+  type SimpleAccount,
+  deploySimpleAccountFactory,
+  fundedWallet,
+  newSimpleAccount,
+  publicClientFor,
+  rpc,
+  toRpcUserOperation,
+} from './smartAccounts';
+
+/**
+ * Gas charges end to end: real sponsored operations signed by our paymaster RPC, sent through Alto and
+ * included on the local chains; the receipt trackers (our workers) charge them to the prepaid ledger,
+ * once, at actualGasCost × the row's ETH/USD snapshot × (1 + markup); the balance, charges and CSV
+ * routes show them to their merchant only. Setup as in receipts.test.ts.
+ */
+
+const stack = testStack();
+const prefix = `b${randomBytes(4).toString('hex')}-`;
+const taskQueues = taskQueueNames(prefix);
+const config = loadConfig({
+  DATABASE_URL: stack.databaseUrl,
+  TEMPORAL_ADDRESS: stack.temporalAddress,
+  DEPLOYMENTS_FILE: process.env[TEST_STACK_FILE_VARIABLE]!,
+});
+const networks = createNetworkRegistry(config);
+const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
+const TRACKED_CHAINS = stack.chains.map((chain) => chain.chainId);
+/**
+ * Chains this file's trackers scan. Not 84532: receipts.test.ts asserts that its own tracker recorded
+ * its operation there, and a second tracker on that chain would record it first.
+ */
+const BILLED_CHAINS = [421614, 11155111];
+const FORMULA_LABEL = '=HYPERLINK("http://evil.example","click")';
+
+let app: TestApp;
+let merchant: SignedInMerchant;
+let otherMerchant: SignedInMerchant;
+let clientId: string;
+let temporal: Client;
+let clientConnection: Connection;
+let workerConnection: NativeConnection;
+let workers: TemporalWorkers;
+let running: Promise<void>;
+
+beforeAll(async () => {
+  quietTemporalRuntime();
+  app = await startTestApp();
+  merchant = await signInNewMerchant(app);
+  otherMerchant = await signInNewMerchant(app);
+  // The label is merchant-controlled text that reaches the CSV: a formula a spreadsheet would run.
+  const client = await createPaymasterClient(app, merchant, {
+    label: FORMULA_LABEL,
+    allowedChainIds: TRACKED_CHAINS,
+    gasMode: 'both',
+  });
+  await creditPrepaidBalance(db, {
+    merchantId: merchant.merchantId,
+    amountUsd: '100',
+    description: 'test top-up',
+  });
+  clientId = client.clientId;
+  for (const chain of stack.chains) await allowContract(app, merchant, chain.chainId, chain.contracts.usdc!);
+
+  clientConnection = await Connection.connect({ address: stack.temporalAddress });
+  temporal = new Client({ connection: clientConnection, namespace: stack.temporalNamespace });
+  workerConnection = await NativeConnection.connect({ address: stack.temporalAddress });
+  workers = await createWorkers({
+    connection: workerConnection,
+    namespace: stack.temporalNamespace,
+    dependencies: { db, temporal, paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS } },
+    taskQueues,
+  });
+  running = workers.run();
+  await startPaymasterReceiptTrackers(temporal, {
+    chainIds: BILLED_CHAINS,
+    taskQueue: taskQueues.chains,
+    workflowIdPrefix: prefix,
+    pollIntervalMs: 200,
+    maxBlockRange: 500,
+    droppedGraceSeconds: 60,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  for (const chainId of BILLED_CHAINS) {
+    await temporal?.workflow
+      .getHandle(paymasterReceiptTrackerWorkflowId(chainId, prefix))
+      .terminate('test finished')
+      .catch(() => undefined);
+  }
+  await workers?.shutdown();
+  await running;
+  await workerConnection?.close();
+  await clientConnection?.close();
+  await app?.close();
+  await db.destroy();
+});
+
+type Chain = (typeof stack.chains)[number];
+const chainById = (chainId: number): Chain => stack.chains.find((chain) => chain.chainId === chainId)!;
+
+async function viaBundlerProxy<T>(chainId: number, method: string, params: unknown[]): Promise<T> {
+  const response = await app.request(`/v1/paymaster/bundler/${chainId}`, {
+    method: 'POST',
+    headers: { 'x-client-id': clientId },
+    json: { jsonrpc: '2.0', id: 1, method, params },
+  });
+  if (response.status !== 200 || response.body.error) {
+    throw new Error(`${method} through the bundler proxy answered ${response.status}: ${response.text}`);
+  }
+  return response.body.result as T;
+}
+
+async function viaPaymasterRpc(method: string, params: unknown[]): Promise<Record<string, Hex>> {
+  const response = await paymasterRpc(app, clientId, { jsonrpc: '2.0', id: 1, method, params });
+  if (response.status !== 200 || response.body.error)
+    throw new Error(`${method} answered ${response.status}: ${response.text}`);
+  return response.body.result;
+}
+
+async function newAccountOn(chain: Chain, version: EntryPointVersion): Promise<SimpleAccount> {
+  const wallet = await fundedWallet(chain.rpcUrl, chain.chainId);
+  const factory = await deploySimpleAccountFactory(wallet, version);
+  return newSimpleAccount(publicClientFor(chain.rpcUrl), { version, factory });
+}
+
+const usdcCall = (functionName: 'mint' | 'transfer', to: Address, amount: bigint): Hex =>
+  encodeFunctionData({ abi: TestStablecoin.abi, functionName, args: [to, amount] });
+
+/** 20 % over an estimate: the signed operation's calldata may differ from the estimated one. */
+const withMargin = (value: Hex) => (hexToBigInt(value) * 12n) / 10n;
+
+/**
+ * The wallet flow up to a signed operation: stub data, estimation through the proxy (of `estimateWith`
+ * when the real call would revert in estimation), paymaster data from our RPC, the owner's signature.
+ */
+async function signedOperation(
+  chain: Chain,
+  account: SimpleAccount,
+  callData: Hex,
+  estimateWith: Hex = callData,
+): Promise<UserOperation<'0.7'>> {
+  const entryPoint = ENTRY_POINTS[account.version];
+  const prices = await viaBundlerProxy<{ fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex } }>(
+    chain.chainId,
+    'pimlico_getUserOperationGasPrice',
+    [],
+  );
+  const draft: Partial<UserOperation<'0.7'>> = {
+    sender: account.address,
+    nonce: 0n,
+    factory: account.factory,
+    factoryData: account.factoryData,
+    callData: estimateWith,
+    maxFeePerGas: hexToBigInt(prices.fast.maxFeePerGas),
+    maxPriorityFeePerGas: hexToBigInt(prices.fast.maxPriorityFeePerGas),
+  };
+  const rpcParams = (op: Partial<UserOperation<'0.7'>>) => [
+    toRpcUserOperation(op),
+    entryPoint,
+    numberToHex(chain.chainId),
+  ];
+  const stub = await viaPaymasterRpc('pm_getPaymasterStubData', rpcParams(draft));
+  const estimate = await viaBundlerProxy<Record<string, Hex>>(chain.chainId, 'eth_estimateUserOperationGas', [
+    toRpcUserOperation({
+      ...draft,
+      callGasLimit: 0n,
+      verificationGasLimit: 0n,
+      preVerificationGas: 0n,
+      paymaster: stub.paymaster as Address,
+      paymasterData: stub.paymasterData,
+      paymasterVerificationGasLimit: hexToBigInt(stub.paymasterVerificationGasLimit!),
+      paymasterPostOpGasLimit: hexToBigInt(stub.paymasterPostOpGasLimit!),
+      signature: await privateKeyToAccount(generatePrivateKey()).signMessage({ message: 'estimation only' }),
+    }),
+    entryPoint,
+  ]);
+  const estimated: Partial<UserOperation<'0.7'>> = {
+    ...draft,
+    callData,
+    callGasLimit: withMargin(estimate.callGasLimit!),
+    verificationGasLimit: hexToBigInt(estimate.verificationGasLimit!),
+    preVerificationGas: withMargin(estimate.preVerificationGas!),
+    paymasterVerificationGasLimit: hexToBigInt(estimate.paymasterVerificationGasLimit!),
+    paymasterPostOpGasLimit: hexToBigInt(estimate.paymasterPostOpGasLimit ?? '0x0'),
+  };
+  const signed = await viaPaymasterRpc('pm_getPaymasterData', rpcParams(estimated));
+  const operation = {
+    ...estimated,
+    paymaster: signed.paymaster as Address,
+    paymasterData: signed.paymasterData!,
+    paymasterVerificationGasLimit: hexToBigInt(signed.paymasterVerificationGasLimit!),
+    paymasterPostOpGasLimit: hexToBigInt(signed.paymasterPostOpGasLimit!),
+    signature: '0x',
+  } as UserOperation<'0.7'>;
+  operation.signature = await account.sign(operation, chain.chainId);
+  return operation;
+}
+
+interface Inclusion {
+  userOpHash: Hex;
+  success: boolean;
+  transactionHash: Hex;
+  blockNumber: bigint;
+}
+
+async function sendAndWait(
+  chain: Chain,
+  version: EntryPointVersion,
+  operation: UserOperation<'0.7'>,
+): Promise<Inclusion> {
+  const userOpHash = await viaBundlerProxy<Hex>(chain.chainId, 'eth_sendUserOperation', [
+    toRpcUserOperation(operation),
+    ENTRY_POINTS[version],
+  ]);
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const receipt = await viaBundlerProxy<{
+      success: boolean;
+      receipt: { blockNumber: Hex; transactionHash: Hex };
+    } | null>(chain.chainId, 'eth_getUserOperationReceipt', [userOpHash]);
+    if (receipt) {
+      return {
+        userOpHash,
+        success: receipt.success,
+        transactionHash: receipt.receipt.transactionHash,
+        blockNumber: hexToBigInt(receipt.receipt.blockNumber),
+      };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`user operation ${userOpHash} was not included within 30 s`);
+}
+
+/** The operation's UserOperationEvent, read straight from the EntryPoint. */
+async function userOperationEvent(chain: Chain, version: EntryPointVersion, inclusion: Inclusion) {
+  const logs = await publicClientFor(chain.rpcUrl).getLogs({
+    address: ENTRY_POINTS[version],
+    fromBlock: inclusion.blockNumber,
+    toBlock: inclusion.blockNumber,
+  });
+  return parseEventLogs({ abi: entryPointAbi, logs, eventName: 'UserOperationEvent' }).find(
+    (event) => event.args.userOpHash === inclusion.userOpHash,
+  )!;
+}
+
+/** Blocks past the chain's confirmation depth, so the tracker's safe head reaches what happened so far. */
+async function mineConfirmations(chain: Chain): Promise<void> {
+  const confirmations = networks.byChainId(chain.chainId)!.confirmations;
+  await rpc(chain.rpcUrl, 'anvil_mine', [numberToHex(confirmations + 1)]);
+}
+
+const usageRow = (userOpHash: string) =>
+  db
+    .selectFrom('paymaster_usage')
+    .selectAll()
+    .where('user_op_hash', '=', userOpHash.toLowerCase())
+    .executeTakeFirstOrThrow();
+
+async function waitForStatusChange(userOpHash: string, chain: Chain) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const row = await usageRow(userOpHash);
+    if (row.status !== 'submitted') return row;
+    await mineConfirmations(chain);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`usage row of ${userOpHash} stayed submitted for 30 s`);
+}
+
+const MARKUP_BPS = BigInt(config.PAYMASTER_MARKUP_BPS);
+
+/** The charge, recomputed here from first principles: ceil(wei × USD/ETH × (1 + bps/10^4)) in micro-dollars. */
+function expectedChargeMicro(actualGasCostWei: string, ethUsdPrice: string): bigint {
+  const [whole, fraction] = ethUsdPrice.split('.');
+  expect(fraction).toHaveLength(8);
+  const numerator =
+    BigInt(actualGasCostWei) * BigInt(`${whole}${fraction}`) * (10_000n + MARKUP_BPS) * 10n ** 6n;
+  const denominator = 10n ** 18n * 10n ** 8n * 10_000n;
+  return (numerator + denominator - 1n) / denominator;
+}
+
+const fixed6 = (micro: bigint) =>
+  `${micro < 0n ? '-' : ''}${(micro < 0n ? -micro : micro) / 1_000_000n}.${((micro < 0n ? -micro : micro) % 1_000_000n).toString().padStart(6, '0')}`;
+
+async function waitForCharge(usageId: string) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const charge = await db
+      .selectFrom('gas_charges')
+      .selectAll()
+      .where('usage_id', '=', usageId)
+      .executeTakeFirst();
+    if (charge) return charge;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`usage row ${usageId} was not charged within 30 s`);
+}
+
+const chargesOf = (usageId: string) =>
+  db.selectFrom('gas_charges').selectAll().where('usage_id', '=', usageId).execute();
+const ledgerDebitsOf = (usageId: string) =>
+  db
+    .selectFrom('prepaid_ledger_entries')
+    .selectAll()
+    .where('reference', '=', gasChargeReference(usageId))
+    .execute();
+
+async function balanceOf(who: SignedInMerchant) {
+  const response = await app.request('/v1/merchants/me/balance', { headers: who.auth });
+  expect(response.status).toBe(200);
+  return response.body;
+}
+
+/** Micro-dollars debited so far by this file's priced charges (the merchant started at 100 USD). */
+let debitedMicro = 0n;
+const chargedUsageIds: string[] = [];
+
+const utcDay = (offsetDays: number) =>
+  new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+
+describe('gas charges', () => {
+  it('charges an included sponsored operation exactly actualGasCost × price × (1 + markup), once, and the balance drops by it', async () => {
+    const chain = chainById(421614);
+    const account = await newAccountOn(chain, '0.7');
+    const operation = await signedOperation(
+      chain,
+      account,
+      account.execute(chain.contracts.usdc!, 0n, usdcCall('mint', account.address, 5n)),
+    );
+    const inclusion = await sendAndWait(chain, '0.7', operation);
+    expect(inclusion.success).toBe(true);
+    const event = await userOperationEvent(chain, '0.7', inclusion);
+
+    const row = await waitForStatusChange(inclusion.userOpHash, chain);
+    expect(row).toMatchObject({ status: 'onchain_success', mode: 'sponsored' });
+    expect(row.eth_usd_price).not.toBeNull();
+    const charge = await waitForCharge(row.id);
+    const expected = expectedChargeMicro(event.args.actualGasCost.toString(), row.eth_usd_price!);
+    expect(expected).toBeGreaterThan(0n);
+    expect(charge).toMatchObject({
+      merchant_id: merchant.merchantId,
+      chain_id: chain.chainId,
+      user_op_hash: inclusion.userOpHash.toLowerCase(),
+      tx_hash: inclusion.transactionHash.toLowerCase(),
+      operation_status: 'onchain_success',
+      actual_gas_cost_wei: event.args.actualGasCost.toString(),
+      eth_usd_price: row.eth_usd_price,
+      markup_bps: config.PAYMASTER_MARKUP_BPS,
+      amount_usd: fixed6(expected),
+    });
+    const [debit, ...more] = await ledgerDebitsOf(row.id);
+    expect(more).toHaveLength(0);
+    expect(debit).toMatchObject({
+      merchant_id: merchant.merchantId,
+      direction: 'debit',
+      amount_usd: fixed6(expected),
+    });
+    debitedMicro += expected;
+    chargedUsageIds.push(row.id);
+    expect((await balanceOf(merchant)).prepaidBalanceUsd).toBe(fixed6(100_000_000n - debitedMicro));
+
+    // A rescan of the inclusion block (a second tracker, as after a restart) charges nothing more.
+    const activities = createPaymasterReceiptActivities({
+      db,
+      networks,
+      markupBps: config.PAYMASTER_MARKUP_BPS,
+    });
+    const monitorId = `${prefix}rescan-${chain.chainId}`;
+    await writeCheckpoint(db, { monitorId, chainId: chain.chainId, block: inclusion.blockNumber - 1n });
+    const rescan = await activities.scanPaymasterReceipts({
+      chainId: chain.chainId,
+      monitorId,
+      maxBlockRange: 1,
+      droppedGraceSeconds: 60,
+    });
+    // (Other files' operations may share the block, so the scan's own counts are not asserted.)
+    expect(rescan).toMatchObject({ toBlock: inclusion.blockNumber.toString() });
+    expect(rescan.events).toBeGreaterThanOrEqual(1);
+    // ...and neither does charging the operation directly, even concurrently.
+    const direct = await Promise.all(
+      [1, 2, 3].map(() =>
+        db.transaction().execute((trx) =>
+          chargeIncludedOperation(trx, {
+            chainId: chain.chainId,
+            entryPoint: ENTRY_POINTS['0.7'],
+            userOpHash: inclusion.userOpHash,
+            markupBps: config.PAYMASTER_MARKUP_BPS,
+          }),
+        ),
+      ),
+    );
+    expect(direct).toEqual([0, 0, 0]);
+    expect(await chargesOf(row.id)).toHaveLength(1);
+    expect(await ledgerDebitsOf(row.id)).toHaveLength(1);
+    expect((await balanceOf(merchant)).prepaidBalanceUsd).toBe(fixed6(100_000_000n - debitedMicro));
+  });
+
+  it('still bills an included operation whose batch reverts (EntryPoint v0.8)', async () => {
+    const chain = chainById(11155111);
+    const account = await newAccountOn(chain, '0.8');
+    const stranger = privateKeyToAccount(generatePrivateKey()).address;
+    const operation = await signedOperation(
+      chain,
+      account,
+      account.execute(chain.contracts.usdc!, 0n, usdcCall('transfer', stranger, 1_000n)),
+      account.execute(chain.contracts.usdc!, 0n, usdcCall('mint', stranger, 1_000n)),
+    );
+    const inclusion = await sendAndWait(chain, '0.8', operation);
+    expect(inclusion.success).toBe(false);
+    const event = await userOperationEvent(chain, '0.8', inclusion);
+
+    const row = await waitForStatusChange(inclusion.userOpHash, chain);
+    expect(row.status).toBe('onchain_reverted');
+    const charge = await waitForCharge(row.id);
+    const expected = expectedChargeMicro(event.args.actualGasCost.toString(), row.eth_usd_price!);
+    expect(charge).toMatchObject({
+      operation_status: 'onchain_reverted',
+      chain_id: chain.chainId,
+      actual_gas_cost_wei: event.args.actualGasCost.toString(),
+      amount_usd: fixed6(expected),
+    });
+    expect(await ledgerDebitsOf(row.id)).toHaveLength(1);
+    debitedMicro += expected;
+    chargedUsageIds.push(row.id);
+    expect((await balanceOf(merchant)).prepaidBalanceUsd).toBe(fixed6(100_000_000n - debitedMicro));
+  });
+
+  it('records an operation without a price snapshot as an unpriced charge (nothing debited) and never charges user_paid operations', async () => {
+    const chain = chainById(84532);
+    const included = async (mode: 'sponsored' | 'user_paid', withSnapshot: boolean) => {
+      const userOpHash = `0x${randomBytes(32).toString('hex')}`;
+      const usage = await insertUsageRecord(db, {
+        merchantId: merchant.merchantId,
+        clientId,
+        method: 'pm_getPaymasterData',
+        chainId: chain.chainId,
+        mode,
+        status: 'submitted',
+        reason: null,
+        sender: privateKeyToAccount(generatePrivateKey()).address.toLowerCase(),
+        entryPoint: ENTRY_POINTS['0.8'].toLowerCase(),
+        userOpHash,
+        targets: [],
+        ...(withSnapshot && {
+          usdSnapshot: {
+            ethUsdPrice: '3000.00000000',
+            estimatedGasCostWei: '1',
+            estimatedCostUsd: '0.000001',
+          },
+        }),
+      });
+      const receipt = {
+        chainId: chain.chainId,
+        entryPoint: ENTRY_POINTS['0.8'],
+        userOpHash,
+        success: true,
+        actualGasCost: 123_456_789_000_000n,
+        actualGasUsed: 100_000n,
+        txHash: `0x${randomBytes(32).toString('hex')}`,
+        blockNumber: 1n,
+      };
+      const { recorded, charged } = await recordReceiptAndCharge(db, receipt, config.PAYMASTER_MARKUP_BPS);
+      expect(recorded).toBe(1);
+      return { usage, charged };
+    };
+
+    const before = (await balanceOf(merchant)).prepaidBalanceUsd;
+    const unpriced = await included('sponsored', false);
+    expect(unpriced.charged).toBe(1);
+    expect(await chargesOf(unpriced.usage.id)).toEqual([
+      expect.objectContaining({
+        actual_gas_cost_wei: '123456789000000',
+        eth_usd_price: null,
+        amount_usd: null,
+        markup_bps: config.PAYMASTER_MARKUP_BPS,
+      }),
+    ]);
+    expect(await ledgerDebitsOf(unpriced.usage.id)).toHaveLength(0);
+
+    const userPaid = await included('user_paid', true);
+    expect(userPaid.charged).toBe(0);
+    expect(await chargesOf(userPaid.usage.id)).toHaveLength(0);
+    expect((await balanceOf(merchant)).prepaidBalanceUsd).toBe(before);
+    chargedUsageIds.push(unpriced.usage.id);
+  });
+
+  it('summarises the balance and the current UTC month', async () => {
+    const summary = await balanceOf(merchant);
+    const now = new Date();
+    expect(summary).toEqual({
+      prepaidBalanceUsd: fixed6(100_000_000n - debitedMicro),
+      markupBps: config.PAYMASTER_MARKUP_BPS,
+      currentPeriod: {
+        start: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString(),
+        end: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(),
+        chargesUsd: fixed6(debitedMicro),
+        operations: 3,
+      },
+    });
+  });
+
+  it('lists charges newest first, cursor-paged and filtered by chain', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor ? `?limit=1&cursor=${cursor}` : '?limit=1';
+      const page = await app.request(`/v1/merchants/me/balance/charges${query}`, { headers: merchant.auth });
+      expect(page.status).toBe(200);
+      expect(page.body.data).toHaveLength(1);
+      seen.push(page.body.data[0].usageId);
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([...chargedUsageIds].reverse());
+
+    const all = await app.request('/v1/merchants/me/balance/charges', { headers: merchant.auth });
+    expect(all.body.nextCursor).toBeNull();
+    expect(all.body.data[2]).toMatchObject({
+      usageId: chargedUsageIds[0],
+      chainId: 421614,
+      clientId,
+      clientLabel: FORMULA_LABEL,
+      operationStatus: 'onchain_success',
+      markupBps: config.PAYMASTER_MARKUP_BPS,
+    });
+    expect(all.body.data[2].amountUsd).toMatch(/^\d+\.\d{6}$/);
+
+    const sepolia = await app.request('/v1/merchants/me/balance/charges?chainId=11155111', {
+      headers: merchant.auth,
+    });
+    expect(sepolia.body.data.map((item: { usageId: string }) => item.usageId)).toEqual([chargedUsageIds[1]]);
+
+    for (const bad of ['limit=0', 'limit=101', 'cursor=nonsense', 'chainId=abc']) {
+      const response = await app.request(`/v1/merchants/me/balance/charges?${bad}`, {
+        headers: merchant.auth,
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.message).toMatch(/^Validation failed: /);
+    }
+  });
+
+  it('exports the charges of a UTC date range as CSV, oldest first, with formulas neutralised', async () => {
+    const response = await app.request(
+      `/v1/merchants/me/balance/charges.csv?from=${utcDay(-1)}&to=${utcDay(1)}`,
+      {
+        headers: merchant.auth,
+      },
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/csv/);
+    const records: Record<string, string>[] = parse(response.text, { columns: true });
+    expect(records.map((record) => record.charge_id)).toHaveLength(3);
+    const listed = await app.request('/v1/merchants/me/balance/charges', { headers: merchant.auth });
+    expect(records.map((record) => record.charge_id)).toEqual(
+      listed.body.data.map((item: { id: string }) => item.id).reverse(),
+    );
+    expect(records[0]).toMatchObject({
+      chain_id: '421614',
+      client_id: clientId,
+      client_label: `'${FORMULA_LABEL}`,
+      operation_status: 'onchain_success',
+      amount_usd: listed.body.data[2].amountUsd,
+      actual_gas_cost_wei: listed.body.data[2].actualGasCostWei,
+      eth_usd_price: listed.body.data[2].ethUsdPrice,
+    });
+    expect(records[2]).toMatchObject({ eth_usd_price: '', amount_usd: '' });
+
+    const sepolia = await app.request(
+      `/v1/merchants/me/balance/charges.csv?from=${utcDay(0)}&to=${utcDay(0)}&chainId=11155111`,
+      { headers: merchant.auth },
+    );
+    expect(
+      (parse(sepolia.text, { columns: true }) as Record<string, string>[]).map((record) => record.chain_id),
+    ).toEqual(['11155111']);
+
+    // The header row alone when nothing falls in the range (the range is inclusive of whole UTC days).
+    const empty = await app.request(`/v1/merchants/me/balance/charges.csv?from=2020-01-01&to=2020-01-31`, {
+      headers: merchant.auth,
+    });
+    expect(empty.status).toBe(200);
+    expect(parse(empty.text)).toEqual([
+      [
+        'created_at',
+        'charge_id',
+        'chain_id',
+        'client_id',
+        'client_label',
+        'user_op_hash',
+        'tx_hash',
+        'operation_status',
+        'actual_gas_cost_wei',
+        'eth_usd_price',
+        'markup_bps',
+        'amount_usd',
+      ],
+    ]);
+  });
+
+  it.each([
+    ['', 'from'],
+    [`from=${utcDay(0)}`, 'to'],
+    [`to=${utcDay(0)}`, 'from'],
+    ['from=2026-02-30&to=2026-03-01', 'from'],
+    ['from=2026/01/01&to=2026-01-02', 'from'],
+    ['from=2026-01-01&to=26-01-02', 'to'],
+    ['from=2026-01-02&to=2026-01-01', 'from'],
+  ])('answers 400 for CSV dates %j', async (query, field) => {
+    const response = await app.request(`/v1/merchants/me/balance/charges.csv?${query}`, {
+      headers: merchant.auth,
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+    expect(response.body.message).toMatch(new RegExp(`^Validation failed: .*${field}`));
+  });
+
+  it("keeps each merchant's charges and balance to itself", async () => {
+    expect(await balanceOf(otherMerchant)).toMatchObject({
+      prepaidBalanceUsd: '0.000000',
+      currentPeriod: { chargesUsd: '0.000000', operations: 0 },
+    });
+    const list = await app.request('/v1/merchants/me/balance/charges', { headers: otherMerchant.auth });
+    expect(list.body).toEqual({ data: [], nextCursor: null });
+    // A cursor of another merchant's list pages nothing of theirs.
+    const page = await app.request('/v1/merchants/me/balance/charges?limit=1', { headers: merchant.auth });
+    const foreign = await app.request(`/v1/merchants/me/balance/charges?cursor=${page.body.nextCursor}`, {
+      headers: otherMerchant.auth,
+    });
+    expect(foreign.body).toEqual({ data: [], nextCursor: null });
+    const csv = await app.request(`/v1/merchants/me/balance/charges.csv?from=${utcDay(-1)}&to=${utcDay(1)}`, {
+      headers: otherMerchant.auth,
+    });
+    expect(parse(csv.text)).toHaveLength(1);
+    const anonymous = await app.request('/v1/merchants/me/balance');
+    expect(anonymous.status).toBe(401);
+  });
+});
