@@ -34,7 +34,8 @@ import { startTarget, type BenchTarget } from './lib/target';
  * 2. `pm_getPaymasterStubData` vs `/health` on the same api process.
  *
  * Every request carries a fresh nonce, so each signature is over a distinct operation, as wallets
- * send them. Sponsorship limits are not implemented yet: nothing is consumed per request.
+ * send them. Sponsorship limits are active: every signed request consumes its sender's hourly op
+ * and daily USD units and the platform budget (set high enough here that none refuses).
  */
 
 const CONNECTIONS = 32;
@@ -309,6 +310,10 @@ async function main(): Promise<void> {
         LOG_LEVEL: 'info',
         SIGNER_URL: signer.url,
         SIGNER_SHARED_SECRET: sharedSecret,
+        // One sender sends every request: limits stay active but generous enough never to refuse.
+        PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: '1000000',
+        PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: '100000000',
+        PAYMASTER_PLATFORM_DAILY_BUDGET_USD: '100000000',
       }),
     );
     const rpcUrl = `${api.url}/v1/paymaster/rpc`;
@@ -377,7 +382,7 @@ async function main(): Promise<void> {
     reportBenchmark('paymaster', {
       load: { connections: CONNECTIONS, durationSec: DURATION_SEC, warmUpSec: 1, generator: 'autocannon' },
       notes: [
-        'Sponsorship limits are not implemented yet: no request consumes a limit, so the subject omits that cost.',
+        'Sponsorship limits are active (generous values): every signed request consumes its limit units atomically.',
         'Every request has a unique nonce; the first answer of each signing server is checked to recover to the verifying signer.',
         'The signing service reads the paymaster EntryPoint deposit from the local anvil chain on every signature.',
       ],
