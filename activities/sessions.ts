@@ -5,6 +5,7 @@ import {
   reopenSessionForSettlement,
   transitionSession,
 } from '../db/sessions';
+import { completeSessionAndCreditTopup } from '../db/topups';
 
 export interface SessionActivityDependencies {
   db: Db;
@@ -58,9 +59,9 @@ export function createSessionActivities({ db }: SessionActivityDependencies) {
       return transitionSession(db, { id: sessionId, from: ['confirming'], to: 'bridging' });
     },
 
-    /** confirming or bridging → completed: sUSDe delivered to the merchant. */
+    /** confirming or bridging → completed: sUSDe delivered to the merchant; a top-up session credits its ledger once. */
     async markSessionCompleted(sessionId: string): Promise<boolean> {
-      return transitionSession(db, { id: sessionId, from: ['confirming', 'bridging'], to: 'completed' });
+      return completeSessionAndCreditTopup(db, sessionId);
     },
 
     /** The on-chain phase reverted: failed, with the revert reason kept for the merchant and operators. */

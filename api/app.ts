@@ -25,6 +25,7 @@ import { apiKeyRoutes } from './routes/merchants/apiKeys';
 import { profileRoutes } from './routes/merchants/profile';
 import { paymasterActivityRoutes } from './routes/paymaster/activity';
 import { billingBalanceRoutes } from './routes/billing/balance';
+import { billingTopupRoutes } from './routes/billing/topups';
 import { paymasterAllowlistRoutes } from './routes/paymaster/allowlist';
 import { paymasterBundlerRoutes } from './routes/paymaster/bundler';
 import { paymasterClientRoutes } from './routes/paymaster/clients';
@@ -100,6 +101,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ...paymasterUsageRoutes(context),
     ...paymasterActivityRoutes(context),
     ...billingBalanceRoutes(context),
+    ...billingTopupRoutes(context),
     ...paymasterRpcRoutes(context),
     ...paymasterBundlerRoutes(context),
   ];

@@ -7,6 +7,7 @@ import * as settlement from './2026_11_22_030_settlement';
 import * as paymasterLimits from './2026_11_22_040_paymaster_limits';
 import * as paymasterReceipts from './2026_11_22_050_paymaster_receipts';
 import * as gasCharges from './2026_11_22_060_gas_charges';
+import * as topups from './2026_11_22_070_topups';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_040_paymaster_limits': paymasterLimits,
   '2026_11_22_050_paymaster_receipts': paymasterReceipts,
   '2026_11_22_060_gas_charges': gasCharges,
+  '2026_11_22_070_topups': topups,
 };

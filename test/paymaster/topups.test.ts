@@ -1,0 +1,218 @@
+import type { Address } from 'viem';
+import { createSessionActivities } from '../../activities/sessions';
+import { expireSession, transitionSession } from '../../db/sessions';
+import { completeSessionAndCreditTopup, topupReference } from '../../db/topups';
+import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import { payDeposit, startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
+
+/**
+ * Self-serve top-ups: POST creates a payment session the merchant pays to itself; when the session
+ * completes (real workflow, deposit monitor and settlement on local chains), the prepaid ledger is
+ * credited with the amount exactly once.
+ */
+const ETHEREUM_SEPOLIA = 11155111;
+const CONFIRMATIONS = 3;
+const TOPUPS = '/v1/merchants/me/balance/topups';
+
+describe('prepaid gas top-ups', () => {
+  let stack: SettlementStack;
+  beforeAll(async () => {
+    stack = await startSettlementStack();
+  }, 120_000);
+  afterAll(() => stack?.stop());
+
+  const createTopup = (merchant: SignedInMerchant, json: unknown) =>
+    stack.app.request(TOPUPS, { method: 'POST', headers: merchant.auth, json });
+  const listTopups = async (merchant: SignedInMerchant) => {
+    const listed = await stack.app.request(TOPUPS, { headers: merchant.auth });
+    expect(listed.status).toBe(200);
+    return listed.body.data as Array<{ id: string; sessionId: string; amount: string; status: string }>;
+  };
+  const balanceOf = async (merchant: SignedInMerchant) =>
+    (await stack.app.request('/v1/merchants/me/balance', { headers: merchant.auth })).body
+      .prepaidBalanceUsd as string;
+  const ledgerOf = (merchantId: string) =>
+    stack.db.selectFrom('prepaid_ledger_entries').selectAll().where('merchant_id', '=', merchantId).execute();
+
+  async function waitForStatus(sessionId: string, wanted: string, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    while (Date.now() < deadline) {
+      last = (await stack.app.request(`/v1/sessions/${sessionId}/status`)).body.status;
+      if (last === wanted) return;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new Error(`session ${sessionId} is ${last}, not ${wanted} after ${timeoutMs} ms`);
+  }
+
+  it('creates a pending top-up backed by a payable payment session for the merchant itself', async () => {
+    const merchant = await signInNewMerchant(stack.app);
+    const created = await createTopup(merchant, { amount: '25.5', sandboxMode: true });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      sessionId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      paymentUrl: `${stack.app.config.PUBLIC_BASE_URL}/pay/${created.body.sessionId}`,
+      amount: '25.500000',
+      status: 'pending',
+      createdAt: expect.any(String),
+    });
+    const session = await stack.app.request(`/v1/sessions/${created.body.sessionId}`);
+    expect(session.status).toBe(200);
+    expect(session.body).toMatchObject({ amount: '25.5', merchantName: 'Prepaid gas top-up' });
+    expect(session.body.paymentOptions.length).toBeGreaterThan(0);
+    const row = await stack.db
+      .selectFrom('sessions')
+      .select(['merchant_id', 'sandbox_mode'])
+      .where('id', '=', created.body.sessionId)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ merchant_id: merchant.merchantId, sandbox_mode: true });
+    expect(await listTopups(merchant)).toEqual([created.body]);
+    expect(await ledgerOf(merchant.merchantId)).toEqual([]);
+  });
+
+  it('credits the ledger exactly once when the top-up session is paid and completes; a replayed completion changes nothing', async () => {
+    const merchant = await signInNewMerchant(stack.app);
+    const created = await createTopup(merchant, { amount: '12.345678', sandboxMode: true });
+    expect(created.status).toBe(201);
+    const session = (await stack.app.request(`/v1/sessions/${created.body.sessionId}`)).body as {
+      paymentOptions: Array<{
+        chainId: number;
+        symbol: string;
+        tokenAddress: Address;
+        depositAddress: Address;
+        amount: string;
+      }>;
+    };
+    const option = session.paymentOptions.find(
+      (candidate) => candidate.chainId === ETHEREUM_SEPOLIA && candidate.symbol === 'USDC',
+    )!;
+    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: BigInt(option.amount),
+    });
+    await stack.chain(ETHEREUM_SEPOLIA).mine({ blocks: CONFIRMATIONS + 1 });
+    await waitForStatus(created.body.sessionId, 'completed');
+
+    const ledger = await ledgerOf(merchant.merchantId);
+    expect(ledger).toEqual([
+      expect.objectContaining({
+        direction: 'credit',
+        amount_usd: '12.345678',
+        reference: topupReference(created.body.id),
+      }),
+    ]);
+    expect(await balanceOf(merchant)).toBe('12.345678');
+    expect((await listTopups(merchant))[0]).toMatchObject({ id: created.body.id, status: 'credited' });
+
+    // A replayed activity (and the db step itself) finds the session completed and the top-up credited.
+    const activities = createSessionActivities({ db: stack.db });
+    expect(await activities.markSessionCompleted(created.body.sessionId)).toBe(false);
+    expect(await completeSessionAndCreditTopup(stack.db, created.body.sessionId)).toBe(false);
+    expect(await ledgerOf(merchant.merchantId)).toHaveLength(1);
+    expect(await balanceOf(merchant)).toBe('12.345678');
+  }, 120_000);
+
+  it('concurrent and repeated completion of the same top-up session credit once', async () => {
+    const merchant = await signInNewMerchant(stack.app);
+    const created = await createTopup(merchant, { amount: '3', sandboxMode: true });
+    const sessionId = created.body.sessionId as string;
+    expect(
+      await transitionSession(stack.db, { id: sessionId, from: ['awaiting_payment'], to: 'confirming' }),
+    ).toBe(true);
+    const results = await Promise.all([
+      completeSessionAndCreditTopup(stack.db, sessionId),
+      completeSessionAndCreditTopup(stack.db, sessionId),
+      completeSessionAndCreditTopup(stack.db, sessionId),
+    ]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await completeSessionAndCreditTopup(stack.db, sessionId)).toBe(false);
+    expect(await ledgerOf(merchant.merchantId)).toEqual([
+      expect.objectContaining({ amount_usd: '3.000000', reference: topupReference(created.body.id) }),
+    ]);
+    expect(await balanceOf(merchant)).toBe('3.000000');
+  });
+
+  it('an expired or failed session leaves its top-up expired or failed, never credited', async () => {
+    const merchant = await signInNewMerchant(stack.app);
+    const expiring = await createTopup(merchant, { amount: '1', sandboxMode: true });
+    const failing = await createTopup(merchant, { amount: '2', sandboxMode: true });
+    expect(await expireSession(stack.db, expiring.body.sessionId)).toBe(true);
+    const failingId = failing.body.sessionId as string;
+    expect(
+      await transitionSession(stack.db, { id: failingId, from: ['awaiting_payment'], to: 'confirming' }),
+    ).toBe(true);
+    expect(
+      await transitionSession(stack.db, {
+        id: failingId,
+        from: ['confirming'],
+        to: 'failed',
+        failureReason: 'revert',
+      }),
+    ).toBe(true);
+    // Completion only moves confirming/bridging sessions, so neither can be credited.
+    expect(await completeSessionAndCreditTopup(stack.db, expiring.body.sessionId)).toBe(false);
+    expect(await completeSessionAndCreditTopup(stack.db, failingId)).toBe(false);
+    expect((await listTopups(merchant)).map(({ id, status }) => ({ id, status }))).toEqual([
+      { id: failing.body.id, status: 'failed' },
+      { id: expiring.body.id, status: 'expired' },
+    ]);
+    expect(await ledgerOf(merchant.merchantId)).toEqual([]);
+  });
+
+  it.each([
+    [{}, 'Validation failed: amount'],
+    [{ amount: '0', sandboxMode: true }, 'Validation failed: amount: must be greater than 0'],
+    [{ amount: '-5', sandboxMode: true }, 'Validation failed: amount'],
+    [{ amount: '1.1234567', sandboxMode: true }, 'Validation failed: amount'],
+    [{ amount: 10, sandboxMode: true }, 'Validation failed: amount'],
+    [
+      { amount: '1000000000.000001', sandboxMode: true },
+      'Validation failed: amount: must be at most 1000000000',
+    ],
+    [{ amount: '10', sandboxMode: 'yes' }, 'Validation failed: sandboxMode'],
+    [{ amount: '10', sandboxMode: true, merchantName: 'x' }, 'Validation failed'],
+  ])('answers 400 for %j and writes nothing', async (json, message) => {
+    const merchant = await signInNewMerchant(stack.app);
+    const created = await createTopup(merchant, json);
+    expect(created.status).toBe(400);
+    expect(created.body.message).toContain(message);
+    expect(await listTopups(merchant)).toEqual([]);
+    const sessions = await stack.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('merchant_id', '=', merchant.merchantId)
+      .execute();
+    expect(sessions).toEqual([]);
+  });
+
+  it('requires a dashboard JWT', async () => {
+    expect((await stack.app.request(TOPUPS)).status).toBe(401);
+    expect((await stack.app.request(TOPUPS, { method: 'POST', json: { amount: '1' } })).status).toBe(401);
+    expect((await stack.app.request(TOPUPS, { headers: stack.sk })).status).toBe(401);
+  });
+
+  it('lists only the merchant’s own top-ups, newest first', async () => {
+    const merchant = await signInNewMerchant(stack.app);
+    const other = await signInNewMerchant(stack.app);
+    const ids: string[] = [];
+    for (const amount of ['1', '2', '3']) {
+      const created = await createTopup(merchant, { amount, sandboxMode: true });
+      expect(created.status).toBe(201);
+      ids.push(created.body.id);
+    }
+    const foreign = await createTopup(other, { amount: '9', sandboxMode: true });
+    const listed = await listTopups(merchant);
+    expect(listed.map((topup) => topup.id)).toEqual([...ids].reverse());
+    expect(listed.map((topup) => topup.amount)).toEqual(['3.000000', '2.000000', '1.000000']);
+    expect((await listTopups(other)).map((topup) => topup.id)).toEqual([foreign.body.id]);
+
+    // Completing the other merchant's top-up credits the other merchant only.
+    const foreignSession = foreign.body.sessionId as string;
+    await transitionSession(stack.db, { id: foreignSession, from: ['awaiting_payment'], to: 'confirming' });
+    await completeSessionAndCreditTopup(stack.db, foreignSession);
+    expect(await balanceOf(other)).toBe('9.000000');
+    expect(await balanceOf(merchant)).toBe('0.000000');
+  });
+});
