@@ -8,6 +8,7 @@ import * as paymasterLimits from './2026_11_22_040_paymaster_limits';
 import * as paymasterReceipts from './2026_11_22_050_paymaster_receipts';
 import * as gasCharges from './2026_11_22_060_gas_charges';
 import * as topups from './2026_11_22_070_topups';
+import * as billingStatements from './2026_11_22_080_billing_statements';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_050_paymaster_receipts': paymasterReceipts,
   '2026_11_22_060_gas_charges': gasCharges,
   '2026_11_22_070_topups': topups,
+  '2026_11_22_080_billing_statements': billingStatements,
 };
