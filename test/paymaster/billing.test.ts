@@ -1,60 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
-import { type Address, type Hex, encodeFunctionData, hexToBigInt, numberToHex, parseEventLogs } from 'viem';
-import type { UserOperation } from 'viem/account-abstraction';
+import { parse } from 'csv-parse/sync';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createPaymasterReceiptActivities } from '../../activities/paymasterReceipts';
-import { type EntryPointVersion, entryPointAbi } from '../../chain/entryPoints';
-import { createNetworkRegistry } from '../../chain/networkRegistry';
-import { loadConfig } from '../../config';
-import { createDb } from '../../db/client';
 import { writeCheckpoint } from '../../db/deposits';
 import { chargeIncludedOperation, gasChargeReference, recordReceiptAndCharge } from '../../db/gasCharges';
 import { insertUsageRecord } from '../../db/paymasterUsage';
 import { creditPrepaidBalance } from '../../db/prepaidLedger';
-import { parse } from 'csv-parse/sync';
-import { TestStablecoin } from '../../contracts/artifacts';
-import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
-import {
-  paymasterReceiptTrackerWorkflowId,
-  startPaymasterReceiptTrackers,
-} from '../../workers/paymasterReceiptTrackers';
-import { taskQueueNames } from '../../workers/taskQueues';
-import { type TestApp, startTestApp } from '../harness/app';
+import type { TestApp } from '../harness/app';
 import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
-import { TEST_STACK_FILE_VARIABLE, testStack } from '../harness/stack';
-import { quietTemporalRuntime } from '../harness/workers';
-import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
-import {
-  ENTRY_POINTS,
-  type SimpleAccount,
-  deploySimpleAccountFactory,
-  fundedWallet,
-  newSimpleAccount,
-  publicClientFor,
-  rpc,
-  toRpcUserOperation,
-} from './smartAccounts';
+import { receiptWorld } from './receiptWorld';
+import { ENTRY_POINTS, newAccountOn } from './smartAccounts';
+import { usdcCall, userOperationEvent } from './sponsoredOperations';
 
 /**
  * Gas charges end to end: real sponsored operations signed by our paymaster RPC, sent through Alto and
  * included on the local chains; the receipt trackers (our workers) charge them to the prepaid ledger,
  * once, at actualGasCost × the row's ETH/USD snapshot × (1 + markup); the balance, charges and CSV
- * routes show them to their merchant only. Setup as in receipts.test.ts.
+ * routes show them to their merchant only. The world is receipts.test.ts's (receiptWorld.ts).
  */
 
-const stack = testStack();
-const prefix = `b${randomBytes(4).toString('hex')}-`;
-const taskQueues = taskQueueNames(prefix);
-const config = loadConfig({
-  DATABASE_URL: stack.databaseUrl,
-  TEMPORAL_ADDRESS: stack.temporalAddress,
-  DEPLOYMENTS_FILE: process.env[TEST_STACK_FILE_VARIABLE]!,
-});
-const networks = createNetworkRegistry(config);
-const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
-const TRACKED_CHAINS = stack.chains.map((chain) => chain.chainId);
 /**
  * Chains this file's trackers scan. Not 84532: receipts.test.ts asserts that its own tracker recorded
  * its operation there, and a second tracker on that chain would record it first.
@@ -62,241 +26,30 @@ const TRACKED_CHAINS = stack.chains.map((chain) => chain.chainId);
 const BILLED_CHAINS = [421614, 11155111];
 const FORMULA_LABEL = '=HYPERLINK("http://evil.example","click")';
 
+const world = receiptWorld('b');
+const { prefix, config, networks, db, chainById, signedOperation, sendAndWait, waitForStatusChange } = world;
+
 let app: TestApp;
 let merchant: SignedInMerchant;
 let otherMerchant: SignedInMerchant;
 let clientId: string;
-let temporal: Client;
-let clientConnection: Connection;
-let workerConnection: NativeConnection;
-let workers: TemporalWorkers;
-let running: Promise<void>;
 
 beforeAll(async () => {
-  quietTemporalRuntime();
-  app = await startTestApp();
-  merchant = await signInNewMerchant(app);
+  ({ app, merchant, clientId } = await world.start({
+    trackedChainIds: BILLED_CHAINS,
+    markupBps: config.PAYMASTER_MARKUP_BPS,
+    // The label is merchant-controlled text that reaches the CSV: a formula a spreadsheet would run.
+    clientFields: { label: FORMULA_LABEL },
+  }));
   otherMerchant = await signInNewMerchant(app);
-  // The label is merchant-controlled text that reaches the CSV: a formula a spreadsheet would run.
-  const client = await createPaymasterClient(app, merchant, {
-    label: FORMULA_LABEL,
-    allowedChainIds: TRACKED_CHAINS,
-    gasMode: 'both',
-  });
   await creditPrepaidBalance(db, {
     merchantId: merchant.merchantId,
     amountUsd: '100',
     description: 'test top-up',
   });
-  clientId = client.clientId;
-  for (const chain of stack.chains) await allowContract(app, merchant, chain.chainId, chain.contracts.usdc!);
-
-  clientConnection = await Connection.connect({ address: stack.temporalAddress });
-  temporal = new Client({ connection: clientConnection, namespace: stack.temporalNamespace });
-  workerConnection = await NativeConnection.connect({ address: stack.temporalAddress });
-  workers = await createWorkers({
-    connection: workerConnection,
-    namespace: stack.temporalNamespace,
-    dependencies: { db, temporal, paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS } },
-    taskQueues,
-  });
-  running = workers.run();
-  await startPaymasterReceiptTrackers(temporal, {
-    chainIds: BILLED_CHAINS,
-    taskQueue: taskQueues.chains,
-    workflowIdPrefix: prefix,
-    pollIntervalMs: 200,
-    maxBlockRange: 500,
-    droppedGraceSeconds: 60,
-  });
 }, 120_000);
 
-afterAll(async () => {
-  for (const chainId of BILLED_CHAINS) {
-    await temporal?.workflow
-      .getHandle(paymasterReceiptTrackerWorkflowId(chainId, prefix))
-      .terminate('test finished')
-      .catch(() => undefined);
-  }
-  await workers?.shutdown();
-  await running;
-  await workerConnection?.close();
-  await clientConnection?.close();
-  await app?.close();
-  await db.destroy();
-});
-
-type Chain = (typeof stack.chains)[number];
-const chainById = (chainId: number): Chain => stack.chains.find((chain) => chain.chainId === chainId)!;
-
-async function viaBundlerProxy<T>(chainId: number, method: string, params: unknown[]): Promise<T> {
-  const response = await app.request(`/v1/paymaster/bundler/${chainId}`, {
-    method: 'POST',
-    headers: { 'x-client-id': clientId },
-    json: { jsonrpc: '2.0', id: 1, method, params },
-  });
-  if (response.status !== 200 || response.body.error) {
-    throw new Error(`${method} through the bundler proxy answered ${response.status}: ${response.text}`);
-  }
-  return response.body.result as T;
-}
-
-async function viaPaymasterRpc(method: string, params: unknown[]): Promise<Record<string, Hex>> {
-  const response = await paymasterRpc(app, clientId, { jsonrpc: '2.0', id: 1, method, params });
-  if (response.status !== 200 || response.body.error)
-    throw new Error(`${method} answered ${response.status}: ${response.text}`);
-  return response.body.result;
-}
-
-async function newAccountOn(chain: Chain, version: EntryPointVersion): Promise<SimpleAccount> {
-  const wallet = await fundedWallet(chain.rpcUrl, chain.chainId);
-  const factory = await deploySimpleAccountFactory(wallet, version);
-  return newSimpleAccount(publicClientFor(chain.rpcUrl), { version, factory });
-}
-
-const usdcCall = (functionName: 'mint' | 'transfer', to: Address, amount: bigint): Hex =>
-  encodeFunctionData({ abi: TestStablecoin.abi, functionName, args: [to, amount] });
-
-/** 20 % over an estimate: the signed operation's calldata may differ from the estimated one. */
-const withMargin = (value: Hex) => (hexToBigInt(value) * 12n) / 10n;
-
-/**
- * The wallet flow up to a signed operation: stub data, estimation through the proxy (of `estimateWith`
- * when the real call would revert in estimation), paymaster data from our RPC, the owner's signature.
- */
-async function signedOperation(
-  chain: Chain,
-  account: SimpleAccount,
-  callData: Hex,
-  estimateWith: Hex = callData,
-): Promise<UserOperation<'0.7'>> {
-  const entryPoint = ENTRY_POINTS[account.version];
-  const prices = await viaBundlerProxy<{ fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex } }>(
-    chain.chainId,
-    'pimlico_getUserOperationGasPrice',
-    [],
-  );
-  const draft: Partial<UserOperation<'0.7'>> = {
-    sender: account.address,
-    nonce: 0n,
-    factory: account.factory,
-    factoryData: account.factoryData,
-    callData: estimateWith,
-    maxFeePerGas: hexToBigInt(prices.fast.maxFeePerGas),
-    maxPriorityFeePerGas: hexToBigInt(prices.fast.maxPriorityFeePerGas),
-  };
-  const rpcParams = (op: Partial<UserOperation<'0.7'>>) => [
-    toRpcUserOperation(op),
-    entryPoint,
-    numberToHex(chain.chainId),
-  ];
-  const stub = await viaPaymasterRpc('pm_getPaymasterStubData', rpcParams(draft));
-  const estimate = await viaBundlerProxy<Record<string, Hex>>(chain.chainId, 'eth_estimateUserOperationGas', [
-    toRpcUserOperation({
-      ...draft,
-      callGasLimit: 0n,
-      verificationGasLimit: 0n,
-      preVerificationGas: 0n,
-      paymaster: stub.paymaster as Address,
-      paymasterData: stub.paymasterData,
-      paymasterVerificationGasLimit: hexToBigInt(stub.paymasterVerificationGasLimit!),
-      paymasterPostOpGasLimit: hexToBigInt(stub.paymasterPostOpGasLimit!),
-      signature: await privateKeyToAccount(generatePrivateKey()).signMessage({ message: 'estimation only' }),
-    }),
-    entryPoint,
-  ]);
-  const estimated: Partial<UserOperation<'0.7'>> = {
-    ...draft,
-    callData,
-    callGasLimit: withMargin(estimate.callGasLimit!),
-    verificationGasLimit: hexToBigInt(estimate.verificationGasLimit!),
-    preVerificationGas: withMargin(estimate.preVerificationGas!),
-    paymasterVerificationGasLimit: hexToBigInt(estimate.paymasterVerificationGasLimit!),
-    paymasterPostOpGasLimit: hexToBigInt(estimate.paymasterPostOpGasLimit ?? '0x0'),
-  };
-  const signed = await viaPaymasterRpc('pm_getPaymasterData', rpcParams(estimated));
-  const operation = {
-    ...estimated,
-    paymaster: signed.paymaster as Address,
-    paymasterData: signed.paymasterData!,
-    paymasterVerificationGasLimit: hexToBigInt(signed.paymasterVerificationGasLimit!),
-    paymasterPostOpGasLimit: hexToBigInt(signed.paymasterPostOpGasLimit!),
-    signature: '0x',
-  } as UserOperation<'0.7'>;
-  operation.signature = await account.sign(operation, chain.chainId);
-  return operation;
-}
-
-interface Inclusion {
-  userOpHash: Hex;
-  success: boolean;
-  transactionHash: Hex;
-  blockNumber: bigint;
-}
-
-async function sendAndWait(
-  chain: Chain,
-  version: EntryPointVersion,
-  operation: UserOperation<'0.7'>,
-): Promise<Inclusion> {
-  const userOpHash = await viaBundlerProxy<Hex>(chain.chainId, 'eth_sendUserOperation', [
-    toRpcUserOperation(operation),
-    ENTRY_POINTS[version],
-  ]);
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const receipt = await viaBundlerProxy<{
-      success: boolean;
-      receipt: { blockNumber: Hex; transactionHash: Hex };
-    } | null>(chain.chainId, 'eth_getUserOperationReceipt', [userOpHash]);
-    if (receipt) {
-      return {
-        userOpHash,
-        success: receipt.success,
-        transactionHash: receipt.receipt.transactionHash,
-        blockNumber: hexToBigInt(receipt.receipt.blockNumber),
-      };
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`user operation ${userOpHash} was not included within 30 s`);
-}
-
-/** The operation's UserOperationEvent, read straight from the EntryPoint. */
-async function userOperationEvent(chain: Chain, version: EntryPointVersion, inclusion: Inclusion) {
-  const logs = await publicClientFor(chain.rpcUrl).getLogs({
-    address: ENTRY_POINTS[version],
-    fromBlock: inclusion.blockNumber,
-    toBlock: inclusion.blockNumber,
-  });
-  return parseEventLogs({ abi: entryPointAbi, logs, eventName: 'UserOperationEvent' }).find(
-    (event) => event.args.userOpHash === inclusion.userOpHash,
-  )!;
-}
-
-/** Blocks past the chain's confirmation depth, so the tracker's safe head reaches what happened so far. */
-async function mineConfirmations(chain: Chain): Promise<void> {
-  const confirmations = networks.byChainId(chain.chainId)!.confirmations;
-  await rpc(chain.rpcUrl, 'anvil_mine', [numberToHex(confirmations + 1)]);
-}
-
-const usageRow = (userOpHash: string) =>
-  db
-    .selectFrom('paymaster_usage')
-    .selectAll()
-    .where('user_op_hash', '=', userOpHash.toLowerCase())
-    .executeTakeFirstOrThrow();
-
-async function waitForStatusChange(userOpHash: string, chain: Chain) {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const row = await usageRow(userOpHash);
-    if (row.status !== 'submitted') return row;
-    await mineConfirmations(chain);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`usage row of ${userOpHash} stayed submitted for 30 s`);
-}
+afterAll(() => world.stop());
 
 const MARKUP_BPS = BigInt(config.PAYMASTER_MARKUP_BPS);
 

@@ -1,23 +1,27 @@
-import { type Address, type Hex, encodeFunctionData, hexToBigInt, numberToHex, parseEventLogs } from 'viem';
-import { type UserOperation, getUserOperationHash } from 'viem/account-abstraction';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { type Address, type Hex, encodeFunctionData, parseEventLogs } from 'viem';
+import { getUserOperationHash } from 'viem/account-abstraction';
 import { readContract, waitForTransactionReceipt, writeContract } from 'viem/actions';
 import { type EntryPointVersion, entryPointAbi } from '../../chain/entryPoints';
 import { POSTOP_OVERHEAD_GAS, tokenAmountForGasCost } from '../../chain/paymasterData';
 import { ManagedPaymasterV08, TestStablecoin } from '../../contracts/artifacts';
 import { type TestApp, startTestApp } from '../harness/app';
-import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
+import type { SignedInMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
-import { allowContract, createPaymasterClient, paymasterRpc, usageRows } from './paymasterApi';
+import { usageRows } from './paymasterApi';
 import {
   ENTRY_POINTS,
   type SimpleAccount,
-  deploySimpleAccountFactory,
   fundedWallet,
-  newSimpleAccount,
+  newAccountOn,
   publicClientFor,
-  toRpcUserOperation,
 } from './smartAccounts';
+import {
+  type LocalChain,
+  sendAndWait,
+  signInSponsoringMerchant,
+  sponsorOperation,
+  usdcCall,
+} from './sponsoredOperations';
 
 /**
  * End to end on local chains with a real bundler (Alto): a SimpleAccount's first operation gets stub
@@ -33,156 +37,53 @@ let clientId: string;
 
 beforeAll(async () => {
   app = await startTestApp();
-  merchant = await signInNewMerchant(app);
-  const client = await createPaymasterClient(app, merchant, {
-    allowedChainIds: stack.chains.map((chain) => chain.chainId),
-    gasMode: 'both',
-  });
-  clientId = client.clientId;
   // The call target of every operation below: the chain's local USDC.
-  for (const chain of stack.chains) await allowContract(app, merchant, chain.chainId, chain.contracts.usdc!);
+  ({ merchant, clientId } = await signInSponsoringMerchant(app));
 });
 
 afterAll(async () => {
   await app?.close();
 });
 
-type Chain = (typeof stack.chains)[number];
-
-/** POST /v1/paymaster/bundler/{chainId}: the JSON-RPC result, failing loudly on anything else. */
-async function viaBundlerProxy<T>(chainId: number, method: string, params: unknown[]): Promise<T> {
-  const response = await app.request(`/v1/paymaster/bundler/${chainId}`, {
-    method: 'POST',
-    headers: { 'x-client-id': clientId },
-    json: { jsonrpc: '2.0', id: 1, method, params },
-  });
-  if (response.status !== 200 || response.body.error) {
-    throw new Error(`${method} through the bundler proxy answered ${response.status}: ${response.text}`);
-  }
-  return response.body.result as T;
-}
-
-async function viaPaymasterRpc(method: string, params: unknown[]): Promise<Record<string, Hex>> {
-  const response = await paymasterRpc(app, clientId, { jsonrpc: '2.0', id: 1, method, params });
-  if (response.status !== 200 || response.body.error)
-    throw new Error(`${method} answered ${response.status}: ${response.text}`);
-  return response.body.result;
-}
-
-/** A well-formed ECDSA signature by a throwaway key: the account recovers a stranger and reports a failure instead of reverting. */
-async function dummySignature(): Promise<Hex> {
-  return privateKeyToAccount(generatePrivateKey()).signMessage({ message: 'gas estimation only' });
-}
-
 interface Included {
   userOpHash: Hex;
-  operation: UserOperation<'0.7'>;
-  receipt: { blockNumber: bigint; logs: Parameters<typeof parseEventLogs>[0]['logs'] };
+  receipt: { blockNumber: bigint };
 }
 
 /**
- * The wallet flow: gas price from the bundler, stub data, estimation through the proxy, signed data,
- * the owner's signature, submission through the proxy, and the receipt.
+ * The wallet flow (sponsoredOperations.ts) with the gas limits as estimated, checked on the way: the
+ * signed data names the stub's paymaster, the proxy answers the operation's own hash, the call succeeds.
  */
 async function sponsorAndSend(
-  chain: Chain,
+  chain: LocalChain,
   account: SimpleAccount,
   callData: Hex,
   context?: { token: Address },
 ): Promise<Included> {
-  const entryPoint = ENTRY_POINTS[account.version];
-  const chainIdHex = numberToHex(chain.chainId);
-  const prices = await viaBundlerProxy<{ fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex } }>(
-    chain.chainId,
-    'pimlico_getUserOperationGasPrice',
-    [],
+  const { operation, stub } = await sponsorOperation({ app, clientId }, chain, account, callData, {
+    context,
+  });
+  expect(operation.paymaster).toBe(stub.paymaster);
+  const { userOpHash, success, blockNumber } = await sendAndWait(
+    { app, clientId },
+    chain,
+    account.version,
+    operation,
   );
-  const draft: Partial<UserOperation<'0.7'>> = {
-    sender: account.address,
-    nonce: 0n,
-    factory: account.factory,
-    factoryData: account.factoryData,
-    callData,
-    maxFeePerGas: hexToBigInt(prices.fast.maxFeePerGas),
-    maxPriorityFeePerGas: hexToBigInt(prices.fast.maxPriorityFeePerGas),
-  };
-  const rpcParams = (op: Partial<UserOperation<'0.7'>>) => [
-    toRpcUserOperation(op),
-    entryPoint,
-    chainIdHex,
-    ...(context ? [context] : []),
-  ];
-
-  const stub = await viaPaymasterRpc('pm_getPaymasterStubData', rpcParams(draft));
-  const estimate = await viaBundlerProxy<Record<string, Hex>>(chain.chainId, 'eth_estimateUserOperationGas', [
-    toRpcUserOperation({
-      ...draft,
-      callGasLimit: 0n,
-      verificationGasLimit: 0n,
-      preVerificationGas: 0n,
-      paymaster: stub.paymaster as Address,
-      paymasterData: stub.paymasterData,
-      paymasterVerificationGasLimit: hexToBigInt(stub.paymasterVerificationGasLimit!),
-      paymasterPostOpGasLimit: hexToBigInt(stub.paymasterPostOpGasLimit!),
-      signature: await dummySignature(),
-    }),
-    entryPoint,
-  ]);
-  const estimated: Partial<UserOperation<'0.7'>> = {
-    ...draft,
-    callGasLimit: hexToBigInt(estimate.callGasLimit!),
-    verificationGasLimit: hexToBigInt(estimate.verificationGasLimit!),
-    preVerificationGas: hexToBigInt(estimate.preVerificationGas!),
-    paymasterVerificationGasLimit: hexToBigInt(estimate.paymasterVerificationGasLimit!),
-    paymasterPostOpGasLimit: hexToBigInt(estimate.paymasterPostOpGasLimit ?? '0x0'),
-  };
-
-  const signed = await viaPaymasterRpc('pm_getPaymasterData', rpcParams(estimated));
-  expect(signed.paymaster).toBe(stub.paymaster);
-  const operation = {
-    ...estimated,
-    paymaster: signed.paymaster as Address,
-    paymasterData: signed.paymasterData!,
-    paymasterVerificationGasLimit: hexToBigInt(signed.paymasterVerificationGasLimit!),
-    paymasterPostOpGasLimit: hexToBigInt(signed.paymasterPostOpGasLimit!),
-    signature: '0x',
-  } as UserOperation<'0.7'>;
-  operation.signature = await account.sign(operation, chain.chainId);
-
-  const userOpHash = await viaBundlerProxy<Hex>(chain.chainId, 'eth_sendUserOperation', [
-    toRpcUserOperation(operation),
-    entryPoint,
-  ]);
   expect(userOpHash).toBe(
     getUserOperationHash({
       userOperation: operation,
-      entryPointAddress: entryPoint,
+      entryPointAddress: ENTRY_POINTS[account.version],
       entryPointVersion: account.version,
       chainId: chain.chainId,
     }),
   );
-  const included = await waitForUserOperationReceipt(chain.chainId, userOpHash);
-  return { userOpHash, operation, receipt: included };
-}
-
-async function waitForUserOperationReceipt(chainId: number, userOpHash: Hex) {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const receipt = await viaBundlerProxy<{
-      success: boolean;
-      receipt: { blockNumber: Hex; logs: never[] };
-    } | null>(chainId, 'eth_getUserOperationReceipt', [userOpHash]);
-    if (receipt) {
-      expect(receipt.success).toBe(true);
-      return { blockNumber: hexToBigInt(receipt.receipt.blockNumber), logs: receipt.receipt.logs };
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`user operation ${userOpHash} was not included within 30 s`);
+  expect(success).toBe(true);
+  return { userOpHash, receipt: { blockNumber } };
 }
 
 async function depositAt(
-  chain: Chain,
+  chain: LocalChain,
   version: EntryPointVersion,
   paymaster: Address,
   blockNumber: bigint,
@@ -196,7 +97,7 @@ async function depositAt(
   });
 }
 
-async function tokenBalanceAt(chain: Chain, holder: Address, blockNumber: bigint): Promise<bigint> {
+async function tokenBalanceAt(chain: LocalChain, holder: Address, blockNumber: bigint): Promise<bigint> {
   return readContract(publicClientFor(chain.rpcUrl), {
     address: chain.contracts.usdc!,
     abi: TestStablecoin.abi,
@@ -208,7 +109,7 @@ async function tokenBalanceAt(chain: Chain, holder: Address, blockNumber: bigint
 
 /** Our operation's UserOperationEvent, and every event of the same paymaster in the inclusion block. */
 async function paymasterEventsOfBlock(
-  chain: Chain,
+  chain: LocalChain,
   version: EntryPointVersion,
   paymaster: Address,
   blockNumber: bigint,
@@ -223,15 +124,6 @@ async function paymasterEventsOfBlock(
   );
 }
 
-async function newAccountOn(chain: Chain, version: EntryPointVersion): Promise<SimpleAccount> {
-  const wallet = await fundedWallet(chain.rpcUrl, chain.chainId);
-  const factory = await deploySimpleAccountFactory(wallet, version);
-  return newSimpleAccount(publicClientFor(chain.rpcUrl), { version, factory });
-}
-
-const mintCall = (to: Address, amount: bigint): Hex =>
-  encodeFunctionData({ abi: TestStablecoin.abi, functionName: 'mint', args: [to, amount] });
-
 describe.each([
   ['0.7', 84532],
   ['0.8', 421614],
@@ -244,7 +136,7 @@ describe.each([
     const { userOpHash, receipt } = await sponsorAndSend(
       chain,
       account,
-      account.execute(chain.contracts.usdc!, 0n, mintCall(account.address, 1_234n)),
+      account.execute(chain.contracts.usdc!, 0n, usdcCall('mint', account.address, 1_234n)),
     );
 
     // The call ran: the account (created by this operation) holds what it minted.

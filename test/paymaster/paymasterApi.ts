@@ -1,3 +1,4 @@
+import type { Hex } from 'viem';
 import type { TestApp, TestResponse } from '../harness/app';
 import type { SignedInMerchant } from '../harness/merchants';
 
@@ -66,6 +67,38 @@ export function paymasterRpc(
         body,
       })
     : app.request('/v1/paymaster/rpc', { method: 'POST', headers: allHeaders, json: body });
+}
+
+/** The result of a paymaster RPC call by the client, failing loudly on a JSON-RPC error or another status. */
+export async function paymasterRpcResult<T = Record<string, Hex>>(
+  app: TestApp,
+  clientId: string,
+  method: string,
+  params: unknown[],
+): Promise<T> {
+  const response = await paymasterRpc(app, clientId, { jsonrpc: '2.0', id: 1, method, params });
+  if (response.status !== 200 || response.body.error)
+    throw new Error(`${method} answered ${response.status}: ${response.text}`);
+  return response.body.result;
+}
+
+/** POST /v1/paymaster/bundler/{chainId} by the client: the JSON-RPC result, failing loudly on anything else. */
+export async function bundlerProxyResult<T>(
+  app: TestApp,
+  clientId: string,
+  chainId: number,
+  method: string,
+  params: unknown[],
+): Promise<T> {
+  const response = await app.request(`/v1/paymaster/bundler/${chainId}`, {
+    method: 'POST',
+    headers: { 'x-client-id': clientId },
+    json: { jsonrpc: '2.0', id: 1, method, params },
+  });
+  if (response.status !== 200 || response.body.error) {
+    throw new Error(`${method} through the bundler proxy answered ${response.status}: ${response.text}`);
+  }
+  return response.body.result as T;
 }
 
 /** The merchant's usage rows, newest first (one page of up to 100). */

@@ -1,37 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
-import { type Address, type Hex, encodeFunctionData, hexToBigInt, numberToHex, parseEventLogs } from 'viem';
-import type { UserOperation } from 'viem/account-abstraction';
+import type { Client } from '@temporalio/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createPaymasterReceiptActivities } from '../../activities/paymasterReceipts';
-import { type EntryPointVersion, entryPointAbi } from '../../chain/entryPoints';
-import { createNetworkRegistry } from '../../chain/networkRegistry';
-import { loadConfig } from '../../config';
-import { createDb } from '../../db/client';
 import { writeCheckpoint } from '../../db/deposits';
-import { TestStablecoin } from '../../contracts/artifacts';
-import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
-import {
-  paymasterReceiptTrackerWorkflowId,
-  startPaymasterReceiptTrackers,
-} from '../../workers/paymasterReceiptTrackers';
-import { taskQueueNames } from '../../workers/taskQueues';
-import { type TestApp, startTestApp } from '../harness/app';
-import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
-import { TEST_STACK_FILE_VARIABLE, testStack } from '../harness/stack';
-import { quietTemporalRuntime } from '../harness/workers';
-import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
-import {
-  ENTRY_POINTS,
-  type SimpleAccount,
-  deploySimpleAccountFactory,
-  fundedWallet,
-  newSimpleAccount,
-  publicClientFor,
-  rpc,
-  toRpcUserOperation,
-} from './smartAccounts';
+import { paymasterReceiptTrackerWorkflowId } from '../../workers/paymasterReceiptTrackers';
+import type { TestApp } from '../harness/app';
+import type { SignedInMerchant } from '../harness/merchants';
+import { testStack } from '../harness/stack';
+import { receiptWorld } from './receiptWorld';
+import { newAccountOn } from './smartAccounts';
+import { usdcCall, userOperationEvent } from './sponsoredOperations';
 
 /**
  * The receipt tracker end to end: real operations signed by our paymaster RPC, sent through Alto and
@@ -40,244 +17,20 @@ import {
  * `dropped` from the UserOperationEvents they read.
  */
 
-const stack = testStack();
-const prefix = `r${randomBytes(4).toString('hex')}-`;
-const taskQueues = taskQueueNames(prefix);
-const config = loadConfig({
-  DATABASE_URL: stack.databaseUrl,
-  TEMPORAL_ADDRESS: stack.temporalAddress,
-  DEPLOYMENTS_FILE: process.env[TEST_STACK_FILE_VARIABLE]!,
-});
-const networks = createNetworkRegistry(config);
-const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
-const TRACKED_CHAINS = stack.chains.map((chain) => chain.chainId);
+const TRACKED_CHAINS = testStack().chains.map((chain) => chain.chainId);
+const world = receiptWorld('r');
+const { prefix, networks, db, chainById, signedOperation, sendAndWait } = world;
+const { mineConfirmations, usageRow, waitForStatusChange } = world;
 
 let app: TestApp;
 let merchant: SignedInMerchant;
-let clientId: string;
 let temporal: Client;
-let clientConnection: Connection;
-let workerConnection: NativeConnection;
-let workers: TemporalWorkers;
-let running: Promise<void>;
 
 beforeAll(async () => {
-  quietTemporalRuntime();
-  app = await startTestApp();
-  merchant = await signInNewMerchant(app);
-  const client = await createPaymasterClient(app, merchant, {
-    allowedChainIds: TRACKED_CHAINS,
-    gasMode: 'both',
-  });
-  clientId = client.clientId;
-  for (const chain of stack.chains) await allowContract(app, merchant, chain.chainId, chain.contracts.usdc!);
-
-  clientConnection = await Connection.connect({ address: stack.temporalAddress });
-  temporal = new Client({ connection: clientConnection, namespace: stack.temporalNamespace });
-  workerConnection = await NativeConnection.connect({ address: stack.temporalAddress });
-  workers = await createWorkers({
-    connection: workerConnection,
-    namespace: stack.temporalNamespace,
-    dependencies: { db, temporal, paymasterReceipts: { networks } },
-    taskQueues,
-  });
-  running = workers.run();
-  await startPaymasterReceiptTrackers(temporal, {
-    chainIds: TRACKED_CHAINS,
-    taskQueue: taskQueues.chains,
-    workflowIdPrefix: prefix,
-    pollIntervalMs: 200,
-    maxBlockRange: 500,
-    droppedGraceSeconds: 60,
-  });
+  ({ app, merchant, temporal } = await world.start({ trackedChainIds: TRACKED_CHAINS }));
 }, 120_000);
 
-afterAll(async () => {
-  for (const chainId of TRACKED_CHAINS) {
-    await temporal?.workflow
-      .getHandle(paymasterReceiptTrackerWorkflowId(chainId, prefix))
-      .terminate('test finished')
-      .catch(() => undefined);
-  }
-  await workers?.shutdown();
-  await running;
-  await workerConnection?.close();
-  await clientConnection?.close();
-  await app?.close();
-  await db.destroy();
-});
-
-type Chain = (typeof stack.chains)[number];
-const chainById = (chainId: number): Chain => stack.chains.find((chain) => chain.chainId === chainId)!;
-
-async function viaBundlerProxy<T>(chainId: number, method: string, params: unknown[]): Promise<T> {
-  const response = await app.request(`/v1/paymaster/bundler/${chainId}`, {
-    method: 'POST',
-    headers: { 'x-client-id': clientId },
-    json: { jsonrpc: '2.0', id: 1, method, params },
-  });
-  if (response.status !== 200 || response.body.error) {
-    throw new Error(`${method} through the bundler proxy answered ${response.status}: ${response.text}`);
-  }
-  return response.body.result as T;
-}
-
-async function viaPaymasterRpc(method: string, params: unknown[]): Promise<Record<string, Hex>> {
-  const response = await paymasterRpc(app, clientId, { jsonrpc: '2.0', id: 1, method, params });
-  if (response.status !== 200 || response.body.error)
-    throw new Error(`${method} answered ${response.status}: ${response.text}`);
-  return response.body.result;
-}
-
-async function newAccountOn(chain: Chain, version: EntryPointVersion): Promise<SimpleAccount> {
-  const wallet = await fundedWallet(chain.rpcUrl, chain.chainId);
-  const factory = await deploySimpleAccountFactory(wallet, version);
-  return newSimpleAccount(publicClientFor(chain.rpcUrl), { version, factory });
-}
-
-const usdcCall = (functionName: 'mint' | 'transfer', to: Address, amount: bigint): Hex =>
-  encodeFunctionData({ abi: TestStablecoin.abi, functionName, args: [to, amount] });
-
-/** 20 % over an estimate: the signed operation's calldata may differ from the estimated one. */
-const withMargin = (value: Hex) => (hexToBigInt(value) * 12n) / 10n;
-
-/**
- * The wallet flow up to a signed operation: stub data, estimation through the proxy (of `estimateWith`
- * when the real call would revert in estimation), paymaster data from our RPC, the owner's signature.
- */
-async function signedOperation(
-  chain: Chain,
-  account: SimpleAccount,
-  callData: Hex,
-  estimateWith: Hex = callData,
-): Promise<UserOperation<'0.7'>> {
-  const entryPoint = ENTRY_POINTS[account.version];
-  const prices = await viaBundlerProxy<{ fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex } }>(
-    chain.chainId,
-    'pimlico_getUserOperationGasPrice',
-    [],
-  );
-  const draft: Partial<UserOperation<'0.7'>> = {
-    sender: account.address,
-    nonce: 0n,
-    factory: account.factory,
-    factoryData: account.factoryData,
-    callData: estimateWith,
-    maxFeePerGas: hexToBigInt(prices.fast.maxFeePerGas),
-    maxPriorityFeePerGas: hexToBigInt(prices.fast.maxPriorityFeePerGas),
-  };
-  const rpcParams = (op: Partial<UserOperation<'0.7'>>) => [
-    toRpcUserOperation(op),
-    entryPoint,
-    numberToHex(chain.chainId),
-  ];
-  const stub = await viaPaymasterRpc('pm_getPaymasterStubData', rpcParams(draft));
-  const estimate = await viaBundlerProxy<Record<string, Hex>>(chain.chainId, 'eth_estimateUserOperationGas', [
-    toRpcUserOperation({
-      ...draft,
-      callGasLimit: 0n,
-      verificationGasLimit: 0n,
-      preVerificationGas: 0n,
-      paymaster: stub.paymaster as Address,
-      paymasterData: stub.paymasterData,
-      paymasterVerificationGasLimit: hexToBigInt(stub.paymasterVerificationGasLimit!),
-      paymasterPostOpGasLimit: hexToBigInt(stub.paymasterPostOpGasLimit!),
-      signature: await privateKeyToAccount(generatePrivateKey()).signMessage({ message: 'estimation only' }),
-    }),
-    entryPoint,
-  ]);
-  const estimated: Partial<UserOperation<'0.7'>> = {
-    ...draft,
-    callData,
-    callGasLimit: withMargin(estimate.callGasLimit!),
-    verificationGasLimit: hexToBigInt(estimate.verificationGasLimit!),
-    preVerificationGas: withMargin(estimate.preVerificationGas!),
-    paymasterVerificationGasLimit: hexToBigInt(estimate.paymasterVerificationGasLimit!),
-    paymasterPostOpGasLimit: hexToBigInt(estimate.paymasterPostOpGasLimit ?? '0x0'),
-  };
-  const signed = await viaPaymasterRpc('pm_getPaymasterData', rpcParams(estimated));
-  const operation = {
-    ...estimated,
-    paymaster: signed.paymaster as Address,
-    paymasterData: signed.paymasterData!,
-    paymasterVerificationGasLimit: hexToBigInt(signed.paymasterVerificationGasLimit!),
-    paymasterPostOpGasLimit: hexToBigInt(signed.paymasterPostOpGasLimit!),
-    signature: '0x',
-  } as UserOperation<'0.7'>;
-  operation.signature = await account.sign(operation, chain.chainId);
-  return operation;
-}
-
-interface Inclusion {
-  userOpHash: Hex;
-  success: boolean;
-  transactionHash: Hex;
-  blockNumber: bigint;
-}
-
-async function sendAndWait(
-  chain: Chain,
-  version: EntryPointVersion,
-  operation: UserOperation<'0.7'>,
-): Promise<Inclusion> {
-  const userOpHash = await viaBundlerProxy<Hex>(chain.chainId, 'eth_sendUserOperation', [
-    toRpcUserOperation(operation),
-    ENTRY_POINTS[version],
-  ]);
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const receipt = await viaBundlerProxy<{
-      success: boolean;
-      receipt: { blockNumber: Hex; transactionHash: Hex };
-    } | null>(chain.chainId, 'eth_getUserOperationReceipt', [userOpHash]);
-    if (receipt) {
-      return {
-        userOpHash,
-        success: receipt.success,
-        transactionHash: receipt.receipt.transactionHash,
-        blockNumber: hexToBigInt(receipt.receipt.blockNumber),
-      };
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`user operation ${userOpHash} was not included within 30 s`);
-}
-
-/** The operation's UserOperationEvent, read straight from the EntryPoint. */
-async function userOperationEvent(chain: Chain, version: EntryPointVersion, inclusion: Inclusion) {
-  const logs = await publicClientFor(chain.rpcUrl).getLogs({
-    address: ENTRY_POINTS[version],
-    fromBlock: inclusion.blockNumber,
-    toBlock: inclusion.blockNumber,
-  });
-  return parseEventLogs({ abi: entryPointAbi, logs, eventName: 'UserOperationEvent' }).find(
-    (event) => event.args.userOpHash === inclusion.userOpHash,
-  )!;
-}
-
-/** Blocks past the chain's confirmation depth, so the tracker's safe head reaches what happened so far. */
-async function mineConfirmations(chain: Chain): Promise<void> {
-  const confirmations = networks.byChainId(chain.chainId)!.confirmations;
-  await rpc(chain.rpcUrl, 'anvil_mine', [numberToHex(confirmations + 1)]);
-}
-
-const usageRow = (userOpHash: string) =>
-  db
-    .selectFrom('paymaster_usage')
-    .selectAll()
-    .where('user_op_hash', '=', userOpHash.toLowerCase())
-    .executeTakeFirstOrThrow();
-
-async function waitForStatusChange(userOpHash: string, chain: Chain) {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const row = await usageRow(userOpHash);
-    if (row.status !== 'submitted') return row;
-    await mineConfirmations(chain);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`usage row of ${userOpHash} stayed submitted for 30 s`);
-}
+afterAll(() => world.stop());
 
 describe('paymaster receipt tracking', () => {
   it('moves an included sponsored operation (EntryPoint v0.7) to onchain_success with its event figures, idempotently', async () => {

@@ -134,6 +134,16 @@ export async function newSimpleAccount(
   };
 }
 
+/** A counterfactual SimpleAccount of a fresh owner on the chain, its factory deployed by a freshly funded wallet. */
+export async function newAccountOn(
+  chain: { rpcUrl: string; chainId: number },
+  version: EntryPointVersion,
+): Promise<SimpleAccount> {
+  const wallet = await fundedWallet(chain.rpcUrl, chain.chainId);
+  const factory = await deploySimpleAccountFactory(wallet, version);
+  return newSimpleAccount(publicClientFor(chain.rpcUrl), { version, factory });
+}
+
 /** A user operation in the bundler RPC shape (0x quantities), as wallets send it. */
 export type RpcUserOperation = Record<string, string>;
 
