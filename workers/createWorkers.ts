@@ -6,6 +6,7 @@ import {
   type WorkflowBundle,
 } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
+import { createBillingStatementActivities } from '../activities/billingStatements';
 import { createChainMonitorActivities } from '../activities/chainMonitor';
 import { createLoginNonceActivities } from '../activities/loginNonces';
 import { createPaymasterReceiptActivities } from '../activities/paymasterReceipts';
@@ -81,6 +82,7 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
   }),
   webhooks: (dependencies) =>
     createWebhookDeliveryActivities({ db: dependencies.db, ...webhookSettingsOf(dependencies) }),
+  billing: ({ db }) => createBillingStatementActivities({ db }),
   maintenance: ({ db, temporal }, taskQueues) => ({
     ...createLoginNonceActivities({ db }),
     ...createSessionReconcilerActivities({ db, temporal, sessionsTaskQueue: taskQueues.sessions }),

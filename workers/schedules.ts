@@ -3,20 +3,23 @@ import {
   ScheduleOverlapPolicy,
   type Client,
   type ScheduleOptionsStartWorkflowAction,
+  type ScheduleSpec,
   type Workflow,
 } from '@temporalio/client';
 import type { loginNonceCleanupWorkflow } from '../workflows/loginNonceCleanup';
+import type { monthlyStatementsWorkflow } from '../workflows/monthlyStatements';
 import type { sessionReconcilerWorkflow } from '../workflows/sessionReconciler';
-import { TASK_QUEUES } from './taskQueues';
+import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
 
 /**
- * Housekeeping schedules the code owns. `ensureMaintenanceSchedules` is run at start-up (dev stack,
+ * Schedules the code owns (housekeeping sweeps, monthly statements). `ensureMaintenanceSchedules` is run at start-up (dev stack,
  * deployments): it creates missing schedules and brings existing ones back to the definition here,
  * keeping whatever an operator set on their state (paused, note).
  */
 
 export const LOGIN_NONCE_CLEANUP_SCHEDULE_ID = 'login-nonce-cleanup';
 export const SESSION_RECONCILER_SCHEDULE_ID = 'session-reconciler';
+export const MONTHLY_STATEMENTS_SCHEDULE_ID = 'monthly-statements';
 
 /** Expired login nonces are kept this long before the hourly sweep deletes them. */
 export const LOGIN_NONCE_RETENTION_SEC = 60 * 60;
@@ -24,54 +27,82 @@ export const LOGIN_NONCE_RETENTION_SEC = 60 * 60;
 export const SESSION_RECONCILE_AFTER_SEC = 30;
 
 export interface EnsureMaintenanceSchedulesOptions {
-  /** Task queue of the scheduled workflows; `TASK_QUEUES.maintenance` by default. */
-  taskQueue?: string;
+  /** Task queue names per role over `TASK_QUEUES` (tests pass their own). */
+  taskQueues?: Partial<Record<TaskQueueRole, string>>;
 }
 
 interface MaintenanceSchedule<W extends Workflow> {
   scheduleId: string;
-  every: string;
+  spec: ScheduleSpec;
+  taskQueueRole: TaskQueueRole;
   workflowType: string;
   args: Parameters<W>;
   timeout: string;
+  /** How late a missed run may still start (the cluster or the scheduler was down at its time). */
+  catchupWindow: string;
 }
 
 const loginNonceCleanup: MaintenanceSchedule<typeof loginNonceCleanupWorkflow> = {
   scheduleId: LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
-  every: '1 hour',
+  spec: { intervals: [{ every: '1 hour' }] },
+  taskQueueRole: 'maintenance',
   workflowType: 'loginNonceCleanupWorkflow',
   args: [{ olderThanSec: LOGIN_NONCE_RETENTION_SEC }],
   timeout: '30 minutes',
+  // A sweep that is late or missed is covered by the next one: never catch up.
+  catchupWindow: '1 minute',
 };
 
 const sessionReconciler: MaintenanceSchedule<typeof sessionReconcilerWorkflow> = {
   scheduleId: SESSION_RECONCILER_SCHEDULE_ID,
-  every: '1 minute',
+  spec: { intervals: [{ every: '1 minute' }] },
+  taskQueueRole: 'maintenance',
   workflowType: 'sessionReconcilerWorkflow',
   args: [{ olderThanSec: SESSION_RECONCILE_AFTER_SEC }],
   timeout: '5 minutes',
+  catchupWindow: '1 minute',
 };
 
-/** Creates or updates every maintenance schedule; returns their ids. */
+/**
+ * 00:15 UTC on the 1st: the closed month's statements. The quarter hour lets ledger transactions that
+ * began before midnight (their entries are dated when they began) commit first.
+ */
+const monthlyStatements: MaintenanceSchedule<typeof monthlyStatementsWorkflow> = {
+  scheduleId: MONTHLY_STATEMENTS_SCHEDULE_ID,
+  spec: { calendars: [{ dayOfMonth: 1, hour: 0, minute: 15 }] },
+  taskQueueRole: 'billing',
+  workflowType: 'monthlyStatementsWorkflow',
+  args: [{}],
+  timeout: '1 day',
+  // A missed run still matters (there is no next one for that month): catch up within a week.
+  catchupWindow: '7 days',
+};
+
+/** Creates or updates every schedule the code owns; returns their ids. */
 export async function ensureMaintenanceSchedules(
   client: Client,
-  { taskQueue = TASK_QUEUES.maintenance }: EnsureMaintenanceSchedulesOptions = {},
+  { taskQueues = {} }: EnsureMaintenanceSchedulesOptions = {},
 ): Promise<string[]> {
-  const schedules = [loginNonceCleanup, sessionReconciler] as MaintenanceSchedule<Workflow>[];
+  const names = { ...TASK_QUEUES, ...taskQueues };
+  const schedules = [
+    loginNonceCleanup,
+    sessionReconciler,
+    monthlyStatements,
+  ] as MaintenanceSchedule<Workflow>[];
   for (const schedule of schedules) {
     const action: ScheduleOptionsStartWorkflowAction<Workflow> = {
       type: 'startWorkflow',
       workflowType: schedule.workflowType,
       args: schedule.args,
-      taskQueue,
+      taskQueue: names[schedule.taskQueueRole],
       workflowId: schedule.scheduleId,
       workflowExecutionTimeout: schedule.timeout,
     };
     const definition = {
-      spec: { intervals: [{ every: schedule.every }] },
+      spec: schedule.spec,
       action,
-      // A sweep that is late or missed is covered by the next one: never run two, never catch up.
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+      // Never two runs of one schedule at once.
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: schedule.catchupWindow },
     };
     try {
       await client.schedule.create({ scheduleId: schedule.scheduleId, ...definition });

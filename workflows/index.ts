@@ -8,3 +8,4 @@ export { sessionReconcilerWorkflow } from './sessionReconciler';
 export { webhookDeliveryWorkflow } from './webhookDelivery';
 export { chainMonitorWorkflow } from './chainMonitor';
 export { paymasterReceiptTrackerWorkflow } from './paymasterReceipts';
+export { monthlyStatementsWorkflow } from './monthlyStatements';

@@ -14,11 +14,13 @@ import {
   ensureMaintenanceSchedules,
   LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
   LOGIN_NONCE_RETENTION_SEC,
+  MONTHLY_STATEMENTS_SCHEDULE_ID,
   SESSION_RECONCILER_SCHEDULE_ID,
 } from '../../workers/schedules';
 import { ChainId, MerchantId, SandboxMode, SessionStatus } from '../../workers/searchAttributes';
 import { createTemporalClient, type TemporalClient } from '../../workers/temporalClient';
-import type { loginNonceCleanupWorkflow } from '../../workflows';
+import type { loginNonceCleanupWorkflow, monthlyStatementsWorkflow } from '../../workflows';
+import { latestClosedMonth } from '../../billing/statementMonth';
 import type { sleepTwoHoursWorkflow } from './sleepingWorkflow';
 
 const run = promisify(execFile);
@@ -68,6 +70,7 @@ describe('Temporal dev server with the project worker', () => {
   let workers: TemporalWorkers;
   let running: Promise<void>;
   const maintenanceQueue = unique('maintenance-test');
+  const billingQueue = unique('billing-test');
 
   beforeAll(async () => {
     // The run's shared dev server (test/globalSetup.ts); this file isolates by database and task queue.
@@ -79,7 +82,7 @@ describe('Temporal dev server with the project worker', () => {
       connection: workerConnection,
       namespace: server.namespace,
       dependencies: { db: database.db, temporal: temporal.client },
-      taskQueues: { maintenance: maintenanceQueue },
+      taskQueues: { maintenance: maintenanceQueue, billing: billingQueue },
     });
     running = workers.run();
   });
@@ -95,6 +98,21 @@ describe('Temporal dev server with the project worker', () => {
   beforeEach(async () => {
     await database.db.deleteFrom('login_nonces').execute();
   });
+
+  const taskQueues = { maintenance: maintenanceQueue, billing: billingQueue };
+  const SCHEDULE_IDS = [
+    LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
+    SESSION_RECONCILER_SCHEDULE_ID,
+    MONTHLY_STATEMENTS_SCHEDULE_ID,
+  ];
+  /** The schedules are namespace-wide: remove every one the test made. */
+  async function deleteSchedules(): Promise<void> {
+    for (const scheduleId of SCHEDULE_IDS)
+      await temporal.client.schedule
+        .getHandle(scheduleId)
+        .delete()
+        .catch(() => undefined);
+  }
 
   test('the cleanup workflow deletes nonces that expired before the grace period and keeps the rest', async () => {
     const now = Date.now();
@@ -136,13 +154,10 @@ describe('Temporal dev server with the project worker', () => {
   test('the hourly login-nonce-cleanup schedule is created once and its run sweeps the table', async () => {
     const handle = temporal.client.schedule.getHandle(LOGIN_NONCE_CLEANUP_SCHEDULE_ID);
     try {
-      expect(await ensureMaintenanceSchedules(temporal.client, { taskQueue: maintenanceQueue })).toEqual([
-        LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
-        SESSION_RECONCILER_SCHEDULE_ID,
-      ]);
+      expect(await ensureMaintenanceSchedules(temporal.client, { taskQueues })).toEqual(SCHEDULE_IDS);
       await handle.pause('paused by the test');
       // A second start-up finds the schedule, keeps the operator's pause and changes nothing else.
-      await ensureMaintenanceSchedules(temporal.client, { taskQueue: maintenanceQueue });
+      await ensureMaintenanceSchedules(temporal.client, { taskQueues });
 
       const description = await handle.describe();
       expect(description.spec.intervals).toMatchObject([{ every: HOUR_MS }]);
@@ -170,7 +185,73 @@ describe('Temporal dev server with the project worker', () => {
       expect(result.deleted).toBe(1);
       expect(await remainingNonces(database.db)).toEqual(['valid-for-5min']);
     } finally {
-      await handle.delete();
+      await deleteSchedules();
+    }
+  });
+
+  test('the monthly-statements schedule fires at 00:15 UTC on the 1st; its run makes the closed month statements', async () => {
+    const before = latestClosedMonth(new Date());
+    // A merchant whose account existed in the closed month, with a top-up inside it; and one created now.
+    const [existing, newcomer] = [unique('0xold'), unique('0xnew')];
+    const { id: existingId } = await database.db
+      .insertInto('merchants')
+      .values({ wallet_address: existing, payout_address: existing, created_at: before.start })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await database.db
+      .insertInto('merchants')
+      .values({ wallet_address: newcomer, payout_address: newcomer })
+      .execute();
+    await database.db
+      .insertInto('prepaid_ledger_entries')
+      .values({
+        merchant_id: existingId,
+        direction: 'credit',
+        amount_usd: '12.340000',
+        description: 'Prepaid gas top-up',
+        created_at: new Date(before.start.getTime() + 1000),
+      })
+      .execute();
+    const handle = temporal.client.schedule.getHandle(MONTHLY_STATEMENTS_SCHEDULE_ID);
+    try {
+      await ensureMaintenanceSchedules(temporal.client, { taskQueues });
+      const description = await handle.describe();
+      expect(description.spec.calendars).toMatchObject([
+        { dayOfMonth: [{ start: 1 }], hour: [{ start: 0 }], minute: [{ start: 15 }] },
+      ]);
+      const nextRun = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1, 0, 15));
+      expect(description.info.nextActionTimes[0]?.toISOString()).toBe(nextRun.toISOString());
+      expect(description.action).toMatchObject({
+        type: 'startWorkflow',
+        workflowType: 'monthlyStatementsWorkflow',
+        taskQueue: billingQueue,
+      });
+
+      await handle.trigger();
+      let started: { workflowId: string; firstExecutionRunId: string } | undefined;
+      for (let attempt = 0; attempt < 100 && !started; attempt++) {
+        started = (await handle.describe()).info.recentActions[0]?.action.workflow;
+        if (!started) await delay(100);
+      }
+      const result = await temporal.client.workflow
+        .getHandle<typeof monthlyStatementsWorkflow>(started!.workflowId, started!.firstExecutionRunId)
+        .result();
+      expect([before.month, latestClosedMonth(new Date()).month]).toContain(result.month);
+      expect(result).toMatchObject({ generated: 1, failed: 0 });
+      const statements = await database.db
+        .selectFrom('billing_statements')
+        .select(['merchant_id', 'month', 'credits_usd', 'closing_balance_usd'])
+        .execute();
+      expect(statements).toEqual([
+        {
+          merchant_id: existingId,
+          month: result.month,
+          credits_usd: '12.340000',
+          closing_balance_usd: '12.340000',
+        },
+      ]);
+    } finally {
+      await deleteSchedules();
     }
   });
 
