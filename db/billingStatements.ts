@@ -128,7 +128,12 @@ export function readStatementLedger(
  */
 export async function merchantsAwaitingStatement(
   db: Db,
-  { month, end, afterMerchantId, limit }: { month: string; end: Date; afterMerchantId?: string; limit: number },
+  {
+    month,
+    end,
+    afterMerchantId,
+    limit,
+  }: { month: string; end: Date; afterMerchantId?: string; limit: number },
 ): Promise<string[]> {
   let query = db
     .selectFrom('merchants')

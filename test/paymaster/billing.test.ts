@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { createBillingStatementActivities } from '../../activities/billingStatements';
 import { createPaymasterReceiptActivities } from '../../activities/paymasterReceipts';
 import { writeCheckpoint } from '../../db/deposits';
 import { chargeIncludedOperation, gasChargeReference, recordReceiptAndCharge } from '../../db/gasCharges';
@@ -8,6 +9,7 @@ import { insertUsageRecord } from '../../db/paymasterUsage';
 import { creditPrepaidBalance } from '../../db/prepaidLedger';
 import type { TestApp } from '../harness/app';
 import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
+import { extractPdfText } from '../harness/pdfText';
 import { receiptWorld } from './receiptWorld';
 import { ENTRY_POINTS, newAccountOn } from './smartAccounts';
 import { usdcCall, userOperationEvent } from './sponsoredOperations';
@@ -16,7 +18,7 @@ import { usdcCall, userOperationEvent } from './sponsoredOperations';
  * Gas charges end to end: real sponsored operations signed by our paymaster RPC, sent through Alto and
  * included on the local chains; the receipt trackers (our workers) charge them to the prepaid ledger,
  * once, at actualGasCost × the row's ETH/USD snapshot × (1 + markup); the balance, charges and CSV
- * routes show them to their merchant only. The world is receipts.test.ts's (receiptWorld.ts).
+ * routes and the month's PDF statement show them to their merchant only. The world is receipts.test.ts's (receiptWorld.ts).
  */
 
 /**
@@ -394,6 +396,68 @@ describe('gas charges', () => {
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
     expect(response.body.message).toMatch(new RegExp(`^Validation failed: .*${field}`));
+  });
+
+  it("states the month on a PDF statement whose totals are the ledger's and the charges'", async () => {
+    const now = new Date();
+    const month = now.toISOString().slice(0, 7);
+    // The month closes on an injected clock; the statement is made from what the trackers charged today.
+    const nextMonthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+    const statements = createBillingStatementActivities({ db, now: () => nextMonthStart });
+    expect(await statements.generateMonthlyStatement({ merchantId: merchant.merchantId, month })).toBe(
+      'generated',
+    );
+
+    const response = await fetch(`${app.baseUrl}/v1/merchants/me/balance/statement.pdf?month=${month}`, {
+      headers: merchant.auth,
+    });
+    expect(response.status).toBe(200);
+    const lines = (await extractPdfText(new Uint8Array(await response.arrayBuffer()))).text.split('\n');
+
+    const ledgerEntries = await db
+      .selectFrom('prepaid_ledger_entries')
+      .select(['direction', 'amount_usd'])
+      .where('merchant_id', '=', merchant.merchantId)
+      .execute();
+    const charges = (await app.request('/v1/merchants/me/balance/charges', { headers: merchant.auth })).body
+      .data as { chainId: number; amountUsd: string | null }[];
+    const byChain = [421614, 11155111].map((chainId) => {
+      const ofChain = charges.filter((charge) => charge.chainId === chainId);
+      const micro = ofChain.reduce(
+        (sum, charge) => sum + BigInt((charge.amountUsd ?? '0').replace('.', '')),
+        0n,
+      );
+      const unpriced = ofChain.filter((charge) => charge.amountUsd === null).length;
+      return `${chainId === 421614 ? 'Arbitrum Sepolia' : 'Ethereum Sepolia'} (${chainId}) ${ofChain.length} ${unpriced} ${fixed6(micro)}`;
+    });
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        `StablePay prepaid gas statement ${month}`,
+        `Merchant id ${merchant.merchantId}`,
+        'Opening balance (USD) 0.000000',
+        'Top-ups (USD) 100.000000',
+        `Gas charges (USD) ${fixed6(debitedMicro)}`,
+        `Closing balance (USD) ${(await balanceOf(merchant)).prepaidBalanceUsd}`,
+        `Entries this month ${ledgerEntries.length}`,
+        ...byChain,
+      ]),
+    );
+    expect(ledgerEntries.filter((entry) => entry.direction === 'debit')).toHaveLength(
+      charges.filter((charge) => charge.amountUsd !== null).length,
+    );
+
+    // Another merchant gets only its own (empty) month, never this one's.
+    expect(await statements.generateMonthlyStatement({ merchantId: otherMerchant.merchantId, month })).toBe(
+      'generated',
+    );
+    const other = await fetch(`${app.baseUrl}/v1/merchants/me/balance/statement.pdf?month=${month}`, {
+      headers: otherMerchant.auth,
+    });
+    const otherLines = (await extractPdfText(new Uint8Array(await other.arrayBuffer()))).text.split('\n');
+    expect(otherLines).toEqual(
+      expect.arrayContaining([`Merchant id ${otherMerchant.merchantId}`, 'Closing balance (USD) 0.000000']),
+    );
+    expect(otherLines.join('\n')).not.toContain(merchant.merchantId);
   });
 
   it("keeps each merchant's charges and balance to itself", async () => {

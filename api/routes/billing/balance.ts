@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { csvLine } from '../../../billing/chargesCsv';
+import { hasMonthClosed, parseStatementMonth } from '../../../billing/statementMonth';
+import { findBillingStatementPdf } from '../../../db/billingStatements';
 import {
   gasChargeTotals,
   gasChargesBetween,
@@ -8,17 +10,19 @@ import {
 } from '../../../db/gasCharges';
 import { prepaidBalanceUsd } from '../../../db/prepaidLedger';
 import type { AppContext } from '../../appContext';
-import { badRequest } from '../../httpErrors';
+import { badRequest, notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 
 /**
  * | GET | /v1/merchants/me/balance | | 200 billing summary: prepaid balance, markup, current period |
  * | GET | /v1/merchants/me/balance/charges | `limit`, `cursor`, `chainId` | 200 gas charges, newest first, cursor-paged |
  * | GET | /v1/merchants/me/balance/charges.csv | `from` (required, UTC date YYYY-MM-DD inclusive), `to` (required, same format), `chainId` (optional string) | 200 CSV, oldest first |
+ * | GET | /v1/merchants/me/balance/statement.pdf | `month` (required, UTC month YYYY-MM) | 200 PDF; a month becomes available shortly after it closes |
  *
  * All merchant-scoped (JWT). A gas charge is what an included sponsored operation cost: actualGasCost ×
  * ETH/USD snapshot × (1 + markup), debited from the prepaid ledger. The current period is the UTC
- * calendar month. USD amounts are decimal strings with 6 fractional digits.
+ * calendar month. USD amounts are decimal strings with 6 fractional digits. Statements are made by the
+ * `monthly-statements` schedule (workflows/monthlyStatements.ts) and served as stored.
  */
 
 const encodeCursor = (seq: string) => Buffer.from(`charges:${seq}`).toString('base64url');
@@ -60,6 +64,13 @@ const dateQuery = z
 const csvQuery = z.object({ from: dateQuery, to: dateQuery, chainId: chainIdQuery });
 
 const DAY_MS = 24 * 3600 * 1000;
+
+const statementQuery = z.object({
+  month: z
+    .string()
+    .refine((text) => parseStatementMonth(text) !== undefined, 'must be a UTC month YYYY-MM')
+    .transform((text) => parseStatementMonth(text)!),
+});
 
 const usdAmount = z.string().describe('USD, decimal string with 6 fractional digits');
 
@@ -221,6 +232,34 @@ export function billingBalanceRoutes(app: AppContext): AnyRoute[] {
         ctx.type = 'text/csv; charset=utf-8';
         ctx.set('content-disposition', `attachment; filename="gas-charges-${fromText}-${toText}.csv"`);
         ctx.body = csvLine(CHARGES_CSV_HEADER) + rows.map((row) => csvLine(csvRow(toItem(row)))).join('');
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/merchants/me/balance/statement.pdf',
+      auth: 'jwt',
+      tag: 'Billing',
+      audience: 'dashboard',
+      summary: 'Monthly prepaid gas statement (PDF) of a closed UTC month',
+      query: statementQuery,
+      responses: {
+        200: { description: 'The statement', contentType: 'application/pdf' },
+        404: {
+          description: 'No statement for that month (not closed yet, not made yet, or before the account)',
+        },
+      },
+      async handler({ merchantId, query: { month }, ctx }) {
+        const pdf = await findBillingStatementPdf(app.db, merchantId, month.month);
+        if (!pdf)
+          throw notFound(
+            hasMonthClosed(month, app.now())
+              ? `No statement for ${month.month}: statements are made shortly after a month closes, for accounts that existed in it`
+              : `The statement for ${month.month} is not available yet: the month closes at ${month.end.toISOString()}`,
+          );
+        ctx.status = 200;
+        ctx.type = 'application/pdf';
+        ctx.set('content-disposition', `attachment; filename="stablepay-statement-${month.month}.pdf"`);
+        ctx.body = pdf;
       },
     }),
   ];
