@@ -5,6 +5,8 @@ import { createNetworkRegistry, type NetworkRegistry } from '../chain/networkReg
 import { createPublicClients } from '../chain/publicClients';
 import { taskQueueNames } from '../workers/taskQueues';
 import type { Db } from '../db/client';
+import { createSponsorshipLimits, type SponsorshipLimits } from '../paymaster/limits';
+import { createEthUsdPrices } from '../paymaster/prices';
 import { createSignerClient } from '../paymaster/signerClient';
 import type { AppContext } from './appContext';
 import { requireApiKey, requireMerchantToken } from './auth/authenticate';
@@ -52,6 +54,11 @@ export interface AppDependencies {
    * sets a fixed merchant, to measure a route without its credential check). Production never sets it.
    */
   authenticators?: Authenticators;
+  /**
+   * For benchmarks only: replaces the paymaster RPC's sponsorship limits (price reads and counters),
+   * to measure what exact accounting costs. Production never sets it.
+   */
+  sponsorshipLimits?: SponsorshipLimits;
 }
 
 export interface App {
@@ -65,13 +72,16 @@ export interface App {
 /** Wires middleware and the route table. Creating the app opens no connections. */
 export async function createApp(deps: AppDependencies): Promise<App> {
   const temporalConnection = Connection.lazy({ address: deps.config.TEMPORAL_ADDRESS });
+  const publicClients = createPublicClients(deps.config);
+  const networks = deps.networks ?? createNetworkRegistry(deps.config);
+  const now = deps.now ?? (() => new Date());
   const context: AppContext = {
     config: deps.config,
     db: deps.db,
     logger: deps.logger,
     tokens: await createMerchantTokenService(deps.config),
-    publicClients: createPublicClients(deps.config),
-    networks: deps.networks ?? createNetworkRegistry(deps.config),
+    publicClients,
+    networks,
     temporal: new Client({ connection: temporalConnection, namespace: deps.config.TEMPORAL_NAMESPACE }),
     taskQueues: taskQueueNames(deps.config.TEMPORAL_TASK_QUEUE_PREFIX),
     paymasterSigner: createSignerClient({
@@ -79,8 +89,16 @@ export async function createApp(deps: AppDependencies): Promise<App> {
       sharedSecret: deps.config.SIGNER_SHARED_SECRET,
       timeoutMs: deps.config.SIGNER_TIMEOUT_MS,
     }),
+    sponsorshipLimits:
+      deps.sponsorshipLimits ??
+      createSponsorshipLimits({
+        db: deps.db,
+        config: deps.config,
+        prices: createEthUsdPrices({ config: deps.config, publicClients, networks, logger: deps.logger }),
+        now,
+      }),
     webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
-    now: deps.now ?? (() => new Date()),
+    now,
   };
   const revision = resolveRevision(deps.config.REVISION);
   const metrics = createHttpMetrics();

@@ -4,6 +4,7 @@ import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { PublicClients } from '../chain/publicClients';
 import type { TaskQueueRole } from '../workers/taskQueues';
 import type { Db } from '../db/client';
+import type { SponsorshipLimits } from '../paymaster/limits';
 import type { SignerClient } from '../paymaster/signerClient';
 import type { MerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from './logger';
@@ -22,6 +23,8 @@ export interface AppContext {
   taskQueues: Record<TaskQueueRole, string>;
   /** The paymaster signing service (SIGNER_URL). */
   paymasterSigner: SignerClient;
+  /** Sponsorship limits of the paymaster RPC, priced from the chains' ETH/USD feeds. */
+  sponsorshipLimits: SponsorshipLimits;
   /** Encrypts webhook signing secrets for storage (WEBHOOK_SECRET_ENCRYPTION_KEY). */
   webhookSecrets: WebhookSecretBox;
   /** The current time; tests inject a fixed or moving clock instead of sleeping. */

@@ -3,8 +3,6 @@ import { paymasterFromContracts } from '../../../chain/paymasters';
 import { delegationManagerFor } from '../../../paymaster/delegationManager';
 import type { PaymasterClient } from '../../../paymaster/clientChecks';
 import { handlePaymasterRpc, type PaymasterRpcDependencies } from '../../../paymaster/handlePaymasterRpc';
-import { createSponsorshipLimits } from '../../../paymaster/limits';
-import { createEthUsdPrices } from '../../../paymaster/prices';
 import { PAYMASTER_METHODS } from '../../../paymaster/sponsorshipParams';
 import type { AppContext } from '../../appContext';
 import { HttpError } from '../../httpErrors';
@@ -56,12 +54,7 @@ export function paymasterRpcRoutes(app: AppContext): AnyRoute[] {
     delegationManagerFor: (chainId) => delegationManagerFor(app.config, chainId),
     now: app.now,
     logger: app.logger,
-    limits: createSponsorshipLimits({
-      db: app.db,
-      config: app.config,
-      prices: createEthUsdPrices(app),
-      now: app.now,
-    }),
+    limits: app.sponsorshipLimits,
   };
   return [
     defineRoute({
