@@ -4,8 +4,8 @@ import type { PaymasterMerchantLimitsTable } from './schema';
 
 /**
  * Sponsorship limits: the merchant's own values and the windowed counters they are consumed from.
- * A counter is consumed with one conditional upsert, so concurrent requests can never push it past
- * its limit: the row lock serialises them and the `WHERE` refuses the one that would overshoot.
+ * A counter is consumed with a conditional upsert, so concurrent requests can never push it past its
+ * limit: the row lock serialises them and the `WHERE` refuses the one that would overshoot.
  */
 export type MerchantLimitsRow = Selectable<PaymasterMerchantLimitsTable>;
 
@@ -51,27 +51,35 @@ export interface LimitCounter {
   windowStart: Date;
 }
 
-/**
- * Adds `amount` to the counter when the total stays within `limit`; true when consumed. One statement:
- * the first request of a window inserts, later ones update under the row lock with the limit re-checked.
- */
-export async function consumeLimitCounter(
-  db: Db,
-  counter: LimitCounter,
-  { amount, limit }: { amount: bigint; limit: bigint },
-): Promise<boolean> {
-  const result = await sql<{ used: string }>`
-    INSERT INTO paymaster_limit_counters AS counter (counter_key, window_start, used)
-    SELECT ${counter.key}, ${counter.windowStart}, ${amount.toString()}::bigint
-    WHERE ${amount.toString()}::bigint <= ${limit.toString()}::bigint
-    ON CONFLICT (counter_key, window_start)
-    DO UPDATE SET used = counter.used + excluded.used
-    WHERE counter.used + excluded.used <= ${limit.toString()}::bigint
-    RETURNING used`.execute(db);
-  return result.rows.length === 1;
+export interface CounterConsumption {
+  counter: LimitCounter;
+  amount: bigint;
+  limit: bigint;
 }
 
-/** Gives back what `consumeLimitCounter` took (the operation was not signed after all). */
+/**
+ * Adds each amount to its counter when every total stays within its limit, all or nothing, in one
+ * statement (`consume_paymaster_limit_counters`, migration 090): under the row locks no concurrent
+ * request can push a counter past its limit. Returns the index of the first refused consumption, or
+ * undefined when all were consumed.
+ */
+export async function consumeLimitCounters(
+  db: Db,
+  consumptions: readonly CounterConsumption[],
+): Promise<number | undefined> {
+  if (consumptions.length === 0) return undefined;
+  const { rows } = await sql<{ refused: number }>`
+    SELECT consume_paymaster_limit_counters(
+      ${consumptions.map(({ counter }) => counter.key)}::text[],
+      ${consumptions.map(({ counter }) => counter.windowStart.toISOString())}::timestamptz[],
+      ${consumptions.map(({ amount }) => amount.toString())}::bigint[],
+      ${consumptions.map(({ limit }) => limit.toString())}::bigint[]
+    ) AS refused`.execute(db);
+  const refused = rows[0]!.refused;
+  return refused === 0 ? undefined : refused - 1;
+}
+
+/** Gives back what `consumeLimitCounters` took (the operation was not signed after all). */
 export async function releaseLimitCounter(db: Db, counter: LimitCounter, amount: bigint): Promise<void> {
   await sql`
     UPDATE paymaster_limit_counters

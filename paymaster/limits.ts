@@ -1,7 +1,7 @@
 import type { Config } from '../config';
 import type { Db } from '../db/client';
 import {
-  consumeLimitCounter,
+  consumeLimitCounters,
   findMerchantLimits,
   limitCounterUsage,
   releaseLimitCounter,
@@ -144,13 +144,6 @@ export interface SponsorshipLimits {
   check(request: SponsorshipLimitRequest): Promise<SponsorshipLimitOutcome>;
 }
 
-/** Thrown inside the consuming transaction to roll it back with the refusal. */
-class LimitRefusal extends Error {
-  constructor(readonly denial: PaymasterDenial) {
-    super(denial.code);
-  }
-}
-
 export function createSponsorshipLimits({
   db,
   config,
@@ -255,9 +248,9 @@ export function createSponsorshipLimits({
         }
       }
 
-      // Consume in DESIGN's order inside one transaction: a refusal rolls back what this request took
-      // before any other request could see it (no spurious refusals), and every transaction locks the
-      // counters in the same order (no deadlocks).
+      // Consume in DESIGN's order, all or nothing in one statement: a refusal rolls back what this
+      // request took before any other request could see it (no spurious refusals), and every request
+      // locks the counters in the same order (no deadlocks).
       const steps: {
         counter: LimitCounter;
         amount: bigint;
@@ -280,19 +273,11 @@ export function createSponsorshipLimits({
         },
       ];
       const applicable = steps.filter((step) => step.limit !== null);
-      const refused = await db
-        .transaction()
-        .execute(async (trx) => {
-          for (const step of applicable) {
-            if (!(await consumeLimitCounter(trx, step.counter, { amount: step.amount, limit: step.limit! })))
-              throw new LimitRefusal(step.refusal());
-          }
-          return undefined;
-        })
-        .catch((error: unknown) => {
-          if (error instanceof LimitRefusal) return error.denial;
-          throw error;
-        });
+      const refusedAt = await consumeLimitCounters(
+        db,
+        applicable.map((step) => ({ counter: step.counter, amount: step.amount, limit: step.limit! })),
+      );
+      const refused = refusedAt === undefined ? undefined : applicable[refusedAt]!.refusal();
       if (refused) return { ok: false, denial: refused, ...(snapshot && { snapshot }) };
       // A later failure (the signer) gives the units back.
       const release = async () => {

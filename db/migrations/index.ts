@@ -9,6 +9,7 @@ import * as paymasterReceipts from './2026_11_22_050_paymaster_receipts';
 import * as gasCharges from './2026_11_22_060_gas_charges';
 import * as topups from './2026_11_22_070_topups';
 import * as billingStatements from './2026_11_22_080_billing_statements';
+import * as limitCountersFunction from './2026_11_22_090_limit_counters_function';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_060_gas_charges': gasCharges,
   '2026_11_22_070_topups': topups,
   '2026_11_22_080_billing_statements': billingStatements,
+  '2026_11_22_090_limit_counters_function': limitCountersFunction,
 };
