@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Address } from 'viem';
 import { createSessionActivities } from '../../activities/sessions';
 import { expireSession, transitionSession } from '../../db/sessions';
@@ -69,6 +70,34 @@ describe('prepaid gas top-ups', () => {
     expect(row).toEqual({ merchant_id: merchant.merchantId, sandbox_mode: true });
     expect(await listTopups(merchant)).toEqual([created.body]);
     expect(await ledgerOf(merchant.merchantId)).toEqual([]);
+  });
+
+  it('writes the session and its top-up together: when the top-up row fails, no session is left behind', async () => {
+    const merchant = await signInNewMerchant(stack.app);
+    // A trigger that refuses this merchant's top-up rows stands in for a failure between the two writes.
+    const trigger = `refuse_topups_${merchant.merchantId.replace(/-/g, '')}`;
+    await sql
+      .raw(
+        `CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
+         CREATE TRIGGER ${trigger} BEFORE INSERT ON topups FOR EACH ROW
+         WHEN (NEW.merchant_id = '${merchant.merchantId}') EXECUTE FUNCTION ${trigger}();`,
+      )
+      .execute(stack.db);
+    try {
+      const failed = await createTopup(merchant, { amount: '12', sandboxMode: true });
+      expect(failed.status).toBe(500);
+    } finally {
+      await sql.raw(`DROP TRIGGER ${trigger} ON topups; DROP FUNCTION ${trigger}();`).execute(stack.db);
+    }
+    const sessions = await stack.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('merchant_id', '=', merchant.merchantId)
+      .execute();
+    expect(sessions).toEqual([]);
+    expect(await listTopups(merchant)).toEqual([]);
+    // With the failure gone, the same request succeeds.
+    expect((await createTopup(merchant, { amount: '12', sandboxMode: true })).status).toBe(201);
   });
 
   it('credits the ledger exactly once when the top-up session is paid and completes; a replayed completion changes nothing', async () => {

@@ -77,17 +77,16 @@ export function billingTopupRoutes(app: AppContext): AnyRoute[] {
         400: { description: 'Invalid body' },
       },
       async handler({ merchantId, body }) {
-        const session = await createPaymentSession(app, {
+        let topup: TopupRow | undefined;
+        // The session and its top-up row commit together: never a payable top-up session that cannot credit.
+        await createPaymentSession(app, {
           merchantId,
           body: { amount: body.amount, sandboxMode: body.sandboxMode, merchantName: TOPUP_MERCHANT_NAME },
+          alsoWrite: async (trx, sessionId) => {
+            topup = await insertTopup(trx, { merchantId, sessionId, amountUsd: body.amount });
+          },
         });
-        // The session needs confirmations before it can complete, so the link exists before any credit.
-        const topup = await insertTopup(app.db, {
-          merchantId,
-          sessionId: session.body.id,
-          amountUsd: body.amount,
-        });
-        return { status: 201, body: toItem(topup) };
+        return { status: 201, body: toItem(topup!) };
       },
     }),
   ];

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { getAddress } from 'viem';
 import { buildPaymentOptions } from '../../../chain/paymentOptions';
 import { findIdempotentResponse, storeIdempotentResponse } from '../../../db/idempotencyKeys';
+import type { Db } from '../../../db/client';
 import { findMerchantById } from '../../../db/merchants';
 import { insertSessionWithOptions, markWorkflowStarted } from '../../../db/sessions';
 import { startSessionWorkflow } from '../../../workers/sessionWorkflows';
@@ -50,7 +51,14 @@ export async function createPaymentSession(
     merchantId,
     body,
     idempotencyKey,
-  }: { merchantId: string; body: CreateSessionBody; idempotencyKey?: string },
+    alsoWrite,
+  }: {
+    merchantId: string;
+    body: CreateSessionBody;
+    idempotencyKey?: string;
+    /** Rows that belong with the session (a top-up's link), written in its transaction: both or neither. */
+    alsoWrite?: (trx: Db, sessionId: string) => Promise<void>;
+  },
 ): Promise<SessionCreated> {
   const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
   const replay = async () => {
@@ -115,6 +123,7 @@ export async function createPaymentSession(
           deposit_address: option.depositAddress,
         })),
       );
+      await alsoWrite?.(trx, row.id);
       const response: SessionCreated = {
         status: 201,
         body: {
