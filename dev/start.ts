@@ -173,7 +173,8 @@ function startProcess(name: string, args: string[], env: NodeJS.ProcessEnv): Chi
   });
   let stopping = false;
   child.once('exit', (code, signal) => {
-    if (!stopping) {
+    // Ctrl-C reaches the whole process group: children may exit before shutdown() asks them to.
+    if (!stopping && !shuttingDown) {
       log(`${name} exited unexpectedly (${signal ?? code}); stopping the stack`);
       void shutdown(1);
     }
