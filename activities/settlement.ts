@@ -76,6 +76,24 @@ function isRevert(error: unknown): boolean {
   );
 }
 
+/** How often a chain step tells Temporal its worker is alive (the workflow's heartbeat timeout is 20 s). */
+const HEARTBEAT_EVERY_MS = 5_000;
+
+/**
+ * Runs a chain step while heartbeating: a worker that dies mid-step (crash, SIGKILL, lost host) is
+ * noticed at the heartbeat timeout, so another worker retries the idempotent step within seconds
+ * instead of after the 5-minute start-to-close timeout.
+ */
+async function heartbeating<T>(step: () => Promise<T>): Promise<T> {
+  heartbeat();
+  const timer = setInterval(() => heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await step();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /**
  * The on-chain phase of a session, run by the operator key. Every step is idempotent by
  * construction: the forwarder deploy skips existing code, and a flush sweeps the forwarder's whole
@@ -146,41 +164,45 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
       depositAddress: Address;
       minimum: string;
     }): Promise<string> {
-      const balance = await operator
-        .client(chainId)
-        .readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [depositAddress] });
-      if (balance < BigInt(minimum)) {
-        throw ApplicationFailure.nonRetryable(
-          `deposit address ${depositAddress} holds ${balance} of ${token}, less than the ${minimum} detected (reorganised away?)`,
-          DEPOSIT_MISSING,
-        );
-      }
-      return balance.toString();
+      return heartbeating(async () => {
+        const balance = await operator
+          .client(chainId)
+          .readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [depositAddress] });
+        if (balance < BigInt(minimum)) {
+          throw ApplicationFailure.nonRetryable(
+            `deposit address ${depositAddress} holds ${balance} of ${token}, less than the ${minimum} detected (reorganised away?)`,
+            DEPOSIT_MISSING,
+          );
+        }
+        return balance.toString();
+      });
     },
 
     /** Deploys the session's forwarder on `chainId` (skipped when its code exists); returns its address. */
     async deployForwarder({ sessionId, chainId }: { sessionId: string; chainId: number }): Promise<Address> {
-      const client = operator.client(chainId);
-      const factory = factoryOf(chainId);
-      const merchant = await payoutAddressOf(sessionId);
-      const session = sessionIdToBytes16(sessionId);
-      const forwarder = await client.readContract({
-        address: factory,
-        abi: ForwarderFactory.abi,
-        functionName: 'predict',
-        args: [session, merchant],
+      return heartbeating(async () => {
+        const client = operator.client(chainId);
+        const factory = factoryOf(chainId);
+        const merchant = await payoutAddressOf(sessionId);
+        const session = sessionIdToBytes16(sessionId);
+        const forwarder = await client.readContract({
+          address: factory,
+          abi: ForwarderFactory.abi,
+          functionName: 'predict',
+          args: [session, merchant],
+        });
+        const code = await client.getCode({ address: forwarder });
+        if (code && code !== '0x') return forwarder;
+        const hash = await client.writeContract({
+          address: factory,
+          abi: ForwarderFactory.abi,
+          functionName: 'deploy',
+          args: [session, merchant],
+        });
+        const receipt = await client.waitForTransactionReceipt({ hash, timeout: 120_000 });
+        if (receipt.status !== 'success') throw new Error(`forwarder deployment ${hash} reverted`);
+        return forwarder;
       });
-      const code = await client.getCode({ address: forwarder });
-      if (code && code !== '0x') return forwarder;
-      const hash = await client.writeContract({
-        address: factory,
-        abi: ForwarderFactory.abi,
-        functionName: 'deploy',
-        args: [session, merchant],
-      });
-      const receipt = await client.waitForTransactionReceipt({ hash, timeout: 120_000 });
-      if (receipt.status !== 'success') throw new Error(`forwarder deployment ${hash} reverted`);
-      return forwarder;
     },
 
     /**
@@ -201,72 +223,76 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
       forwarder: Address;
       tokenDecimals: number;
     }): Promise<FlushOutcome> {
-      const client = operator.client(chainId);
-      // A flush sent before a crash: wait for it instead of sending another.
-      const sent = (await listSettlements(db, sessionId)).find(
-        (row) =>
-          row.chain_id === chainId &&
-          row.token_address === token.toLowerCase() &&
-          row.flush_tx_hash &&
-          row.usde_amount === null,
-      );
-      if (sent) return completeFlush(sent, sent.flush_tx_hash as Hex, chainId);
-
-      const balance = await client.readContract({
-        address: token,
-        abi: erc20Abi,
-        functionName: 'balanceOf',
-        args: [forwarder],
-      });
-      if (balance === 0n) {
-        const done = (await listSettlements(db, sessionId)).filter(
+      return heartbeating(async () => {
+        const client = operator.client(chainId);
+        // A flush sent before a crash: wait for it instead of sending another.
+        const sent = (await listSettlements(db, sessionId)).find(
           (row) =>
-            row.chain_id === chainId && row.token_address === token.toLowerCase() && row.usde_amount !== null,
+            row.chain_id === chainId &&
+            row.token_address === token.toLowerCase() &&
+            row.flush_tx_hash &&
+            row.usde_amount === null,
         );
-        const last = done.at(-1);
-        if (last) {
-          const { settlementChainId } = await settlementConfig(chainId);
-          return {
-            txHash: last.flush_tx_hash as Hex,
-            amountIn: last.amount_in!,
-            usdeAmount: last.usde_amount!,
-            bridged: last.bridged!,
-            sharesOrNonce: (last.bridged ? last.message_nonce : last.shares)!,
-            settlementChainId: Number(settlementChainId),
-          };
-        }
-        throw ApplicationFailure.nonRetryable(
-          `forwarder ${forwarder} holds no ${token} to flush`,
-          SETTLEMENT_REVERTED,
-        );
-      }
+        if (sent) return completeFlush(sent, sent.flush_tx_hash as Hex, chainId);
 
-      const minUsdeOut = quoteMinUsdeOut(balance, tokenDecimals, slippageBps);
-      const row = await preparePendingSettlement(db, {
-        sessionId,
-        chainId,
-        tokenAddress: token,
-        forwarderAddress: forwarder,
-      });
-      let request;
-      try {
-        ({ request } = await client.simulateContract({
-          address: forwarder,
-          abi: Forwarder.abi,
-          functionName: 'flush',
-          args: [token, minUsdeOut],
-          account: client.account,
-        }));
-      } catch (error) {
-        if (isRevert(error)) {
-          await discardFlush(db, row.id);
-          throw ApplicationFailure.nonRetryable(revertReason(error), SETTLEMENT_REVERTED);
+        const balance = await client.readContract({
+          address: token,
+          abi: erc20Abi,
+          functionName: 'balanceOf',
+          args: [forwarder],
+        });
+        if (balance === 0n) {
+          const done = (await listSettlements(db, sessionId)).filter(
+            (row) =>
+              row.chain_id === chainId &&
+              row.token_address === token.toLowerCase() &&
+              row.usde_amount !== null,
+          );
+          const last = done.at(-1);
+          if (last) {
+            const { settlementChainId } = await settlementConfig(chainId);
+            return {
+              txHash: last.flush_tx_hash as Hex,
+              amountIn: last.amount_in!,
+              usdeAmount: last.usde_amount!,
+              bridged: last.bridged!,
+              sharesOrNonce: (last.bridged ? last.message_nonce : last.shares)!,
+              settlementChainId: Number(settlementChainId),
+            };
+          }
+          throw ApplicationFailure.nonRetryable(
+            `forwarder ${forwarder} holds no ${token} to flush`,
+            SETTLEMENT_REVERTED,
+          );
         }
-        throw error;
-      }
-      const txHash = await client.writeContract(request);
-      await recordFlushSent(db, row.id, txHash);
-      return completeFlush(row, txHash, chainId);
+
+        const minUsdeOut = quoteMinUsdeOut(balance, tokenDecimals, slippageBps);
+        const row = await preparePendingSettlement(db, {
+          sessionId,
+          chainId,
+          tokenAddress: token,
+          forwarderAddress: forwarder,
+        });
+        let request;
+        try {
+          ({ request } = await client.simulateContract({
+            address: forwarder,
+            abi: Forwarder.abi,
+            functionName: 'flush',
+            args: [token, minUsdeOut],
+            account: client.account,
+          }));
+        } catch (error) {
+          if (isRevert(error)) {
+            await discardFlush(db, row.id);
+            throw ApplicationFailure.nonRetryable(revertReason(error), SETTLEMENT_REVERTED);
+          }
+          throw error;
+        }
+        const txHash = await client.writeContract(request);
+        await recordFlushSent(db, row.id, txHash);
+        return completeFlush(row, txHash, chainId);
+      });
     },
 
     /**

@@ -166,7 +166,8 @@ async function persistentJwtKey(): Promise<string> {
 }
 
 function startProcess(name: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, [require.resolve('tsx/cli'), ...args], {
+  // The process itself, not tsx's CLI wrapper (which runs it in a grandchild that a SIGKILL would orphan).
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
     cwd: root,
     env,
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -34,8 +34,10 @@ const { recordSessionConfirmingEvent, startWebhookDeliveries } = proxyActivities
 });
 
 const chain = proxyActivities<SettlementActivities>({
-  // One transaction and its receipt; RPC hiccups are retried, reverts are final for the attempt.
+  // One transaction and its receipt; RPC hiccups are retried, reverts are final for the attempt. The
+  // steps heartbeat, so a dead worker's step is retried elsewhere after 20 s, not 5 minutes.
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '20 seconds',
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,

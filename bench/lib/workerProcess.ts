@@ -20,7 +20,8 @@ export async function startWorkerProcess(
   env: Record<string, string>,
   timeoutMs = 120_000,
 ): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [require.resolve('tsx/cli'), 'workers/main.ts'], {
+  // The worker itself, not tsx's CLI wrapper: a kill reaches the process that runs the workflows.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
     cwd: join(__dirname, '..', '..'),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

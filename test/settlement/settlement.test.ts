@@ -469,6 +469,71 @@ describe('settlement pipeline', () => {
     }
   }, 180_000);
 
+  it('a worker killed while its flush transaction is pending: another worker takes the step over within the heartbeat timeout', async () => {
+    await stack.stopWorkers();
+    const chain = stack.chain(ETHEREUM_SEPOLIA);
+    const first = startWorkerProcess(stack.workerEnv);
+    try {
+      await waitForOutput(first, /worker polling/);
+      const session = await createSession({ amount: '7' });
+      const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDC');
+      const merchant = getAddress(stack.merchant.account.address);
+      const before = await susdeBalance(ETHEREUM_SEPOLIA, merchant);
+      await payDeposit(chain, {
+        token: option.tokenAddress,
+        to: option.depositAddress,
+        amount: BigInt(option.amount),
+      });
+      await confirm(ETHEREUM_SEPOLIA);
+      // From here blocks are mined by hand: until the forwarder exists, then not at all, so the flush
+      // transaction the worker sends stays pending while the worker waits for it.
+      await chain.setAutomine(false);
+      try {
+        let flushTx: string | null = null;
+        const deadline = Date.now() + 60_000;
+        while (!flushTx && Date.now() < deadline) {
+          const code = await chain.getCode({ address: option.depositAddress });
+          if (!code || code === '0x') await chain.mine({ blocks: 1 });
+          const row = await stack.db
+            .selectFrom('settlements')
+            .select('flush_tx_hash')
+            .where('session_id', '=', session.id)
+            .executeTakeFirst();
+          flushTx = row?.flush_tx_hash ?? null;
+          if (!flushTx) await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(flushTx).not.toBeNull();
+        expect(await chain.getTransactionReceipt({ hash: flushTx as Hex }).catch(() => null)).toBeNull();
+        first.kill('SIGKILL');
+        await new Promise((resolve) => first.once('exit', resolve));
+      } finally {
+        await chain.setAutomine(true);
+        await chain.mine({ blocks: 1 });
+      }
+
+      // The dead worker's flush is still running as far as Temporal knows: without heartbeats it would be
+      // retried only after its 5-minute start-to-close timeout.
+      const second = startWorkerProcess(stack.workerEnv);
+      try {
+        await waitForStatus(session.id, ['completed'], 60_000);
+      } finally {
+        second.kill('SIGTERM');
+        await new Promise((resolve) => second.once('exit', resolve));
+      }
+      const rows = await stack.db
+        .selectFrom('settlements')
+        .selectAll()
+        .where('session_id', '=', session.id)
+        .execute();
+      expect(rows).toHaveLength(1);
+      expect((await susdeBalance(ETHEREUM_SEPOLIA, merchant)) - before).toBe(BigInt(rows[0]!.shares!));
+      expect(BigInt(rows[0]!.usde_amount!)).toBe(7n * 10n ** 18n);
+    } finally {
+      if (first.exitCode === null && first.signalCode === null) first.kill('SIGKILL');
+      await stack.startWorkers();
+    }
+  }, 180_000);
+
   async function waitForDeposits(sessionId: string, count: number) {
     const deadline = Date.now() + 30_000;
     for (;;) {
@@ -499,7 +564,9 @@ describe('settlement pipeline', () => {
 });
 
 function startWorkerProcess(env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [require.resolve('tsx/cli'), 'workers/main.ts'], {
+  // `--import tsx` rather than tsx's CLI: the CLI runs the script in a grandchild, which a SIGKILL of
+  // the CLI would leave running (no real crash, and an orphan after the run).
+  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
     cwd: join(__dirname, '..', '..'),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
