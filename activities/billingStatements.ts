@@ -14,6 +14,8 @@ export interface BillingStatementActivityDependencies {
   db: Db;
   /** The clock that decides whether a month has closed; tests inject one. */
   now?: () => Date;
+  /** Above this many entries a statement shows per-day totals (`STATEMENT_ENTRY_LIMIT` by default). */
+  entryLimit?: number;
 }
 
 /** Failure types the statements workflow must not retry: asking again cannot change the answer. */
@@ -26,6 +28,7 @@ export type StatementOutcome = 'generated' | 'already-generated' | 'merchant-del
 export function createBillingStatementActivities({
   db,
   now = () => new Date(),
+  entryLimit,
 }: BillingStatementActivityDependencies) {
   /** The month, refused unless it is a real month that has ended by `now()`: a statement never changes. */
   function closedMonth(text: string): StatementMonth {
@@ -73,7 +76,12 @@ export function createBillingStatementActivities({
       if (await findBillingStatementPdf(db, merchantId, closed.month)) return 'already-generated';
       const merchant = await findMerchantById(db, merchantId);
       if (!merchant) return 'merchant-deleted';
-      const ledger = await readStatementLedger(db, { merchantId, start: closed.start, end: closed.end });
+      const ledger = await readStatementLedger(db, {
+        merchantId,
+        start: closed.start,
+        end: closed.end,
+        entryLimit,
+      });
       const generatedAt = now();
       const pdf = await renderStatementPdf({
         month: closed,
@@ -93,7 +101,7 @@ export function createBillingStatementActivities({
         credits_usd: ledger.creditsUsd,
         debits_usd: ledger.debitsUsd,
         closing_balance_usd: ledger.closingBalanceUsd,
-        entry_count: ledger.entries.length,
+        entry_count: ledger.entryCount,
         pdf: Buffer.from(pdf),
         generated_at: generatedAt,
       });

@@ -46,6 +46,7 @@ describe('statement PDF', () => {
         creditsUsd: '25.000000',
         debitsUsd: '0.123456',
         closingBalanceUsd: '23.376544',
+        entryCount: 2,
         entries: [
           topUp('2026-11-02T10:00:00.000Z', '25.000000', '23.500000'),
           gasCharge('2026-11-30T23:59:59.999Z', '0.123456', '23.376544'),
@@ -91,6 +92,7 @@ describe('statement PDF', () => {
         creditsUsd: '0.000000',
         debitsUsd: '0.000250',
         closingBalanceUsd: '999.999750',
+        entryCount: 250,
         entries,
         chargesByChain: [{ chainId: 84532, operations: 250, amountUsd: '0.000250', unpricedOperations: 0 }],
       }),
@@ -121,6 +123,7 @@ describe('statement PDF', () => {
           creditsUsd: '1000000000.000000',
           debitsUsd: '0.000000',
           closingBalanceUsd: '-99998999999999.999999',
+          entryCount: 1,
           entries: [topUp('2026-11-15T12:00:00.000Z', '1000000000.000000', '-99998999999999.999999')],
           chargesByChain: [],
         },
@@ -145,6 +148,7 @@ describe('statement PDF', () => {
           creditsUsd: '0.000000',
           debitsUsd: '0.000000',
           closingBalanceUsd: '0.000000',
+          entryCount: 0,
           entries: [],
           chargesByChain: [],
         },
@@ -158,6 +162,48 @@ describe('statement PDF', () => {
         'Closing balance (USD) 0.000000',
         'Entries this month 0',
         'No ledger entries this month.',
+      ]),
+    );
+  });
+
+  test('a month with more entries than a statement lists shows one line per UTC day', async () => {
+    const pdf = await renderStatementPdf(
+      statement({
+        openingBalanceUsd: '10.000000',
+        creditsUsd: '5.000000',
+        debitsUsd: '3.500000',
+        closingBalanceUsd: '11.500000',
+        entryCount: 9000,
+        entries: [],
+        days: [
+          {
+            day: '2026-11-01',
+            entries: 4000,
+            creditsUsd: '5.000000',
+            debitsUsd: '1.000000',
+            balanceUsd: '14.000000',
+          },
+          {
+            day: '2026-11-30',
+            entries: 5000,
+            creditsUsd: '0.000000',
+            debitsUsd: '2.500000',
+            balanceUsd: '11.500000',
+          },
+        ],
+        chargesByChain: [{ chainId: 84532, operations: 8999, amountUsd: '3.500000', unpricedOperations: 0 }],
+      }),
+    );
+    const { pages, text } = await extractPdfText(pdf);
+    expect(pages).toBe(1);
+    expect(text.split('\n')).toEqual(
+      expect.arrayContaining([
+        'Entries this month 9000',
+        'Ledger by day',
+        '9000 entries this month, shown as daily totals; the charges CSV lists every charge.',
+        'Date (UTC) Entries Top-ups (USD) Gas charges (USD) Balance (USD)',
+        '2026-11-01 4000 5.000000 1.000000 14.000000',
+        '2026-11-30 5000 0.000000 2.500000 11.500000',
       ]),
     );
   });

@@ -6,7 +6,8 @@ import type { StatementMonth } from './statementMonth';
 /**
  * The monthly prepaid-gas statement as a PDF (A4 portrait): who, which month, the summary (opening
  * balance, top-ups, gas charges, closing balance), gas charges per network, then every ledger entry of
- * the month (signed amount, running balance), paginated with the table header repeated. Amounts are printed
+ * the month (signed amount, running balance) or, for a month with more than STATEMENT_ENTRY_LIMIT of them,
+ * per-day totals, paginated with the table header repeated. Amounts are printed
  * exactly as the ledger holds them (decimal strings, 6 fractional digits), never recomputed here.
  */
 
@@ -43,6 +44,14 @@ const ENTRY_COLUMNS: Column[] = [
   { title: 'Description', width: 257.28, kind: 'text' },
   { title: 'Amount (USD)', width: 86, kind: 'amount' },
   { title: 'Balance (USD)', width: 86, kind: 'amount' },
+];
+
+const DAY_COLUMNS: Column[] = [
+  { title: 'Date (UTC)', width: 100, kind: 'text' },
+  { title: 'Entries', width: 70, kind: 'amount' },
+  { title: 'Top-ups (USD)', width: 110, kind: 'amount' },
+  { title: 'Gas charges (USD)', width: 110, kind: 'amount' },
+  { title: 'Balance (USD)', width: 109.28, kind: 'amount' },
 ];
 
 const CHAIN_COLUMNS: Column[] = [
@@ -93,7 +102,7 @@ export async function renderStatementPdf(input: StatementDocumentInput): Promise
   writer.pair('Top-ups (USD)', ledger.creditsUsd);
   writer.pair('Gas charges (USD)', ledger.debitsUsd);
   writer.pair('Closing balance (USD)', ledger.closingBalanceUsd, { bold: true });
-  writer.pair('Entries this month', String(ledger.entries.length));
+  writer.pair('Entries this month', String(ledger.entryCount));
   writer.gap(10);
 
   writer.line('Gas charges by network', { size: 12, bold: true });
@@ -110,18 +119,33 @@ export async function renderStatementPdf(input: StatementDocumentInput): Promise
     );
   writer.gap(10);
 
-  writer.line('Ledger entries', { size: 12, bold: true });
-  if (ledger.entries.length === 0) writer.line('No ledger entries this month.', { color: GREY });
-  else
-    writer.table(
-      ENTRY_COLUMNS,
-      ledger.entries.map((entry) => [
-        utcMinute(entry.createdAt),
-        abbreviateHashes(entry.description),
-        `${entry.direction === 'credit' ? '+' : '-'}${entry.amountUsd}`,
-        entry.balanceUsd,
-      ]),
+  if (ledger.days) {
+    // Too many entries to list: one line per day (every entry is in the charges CSV and the ledger).
+    writer.line('Ledger by day', { size: 12, bold: true });
+    writer.line(
+      `${ledger.entryCount} entries this month, shown as daily totals; the charges CSV lists every charge.`,
+      {
+        color: GREY,
+      },
     );
+    writer.table(
+      DAY_COLUMNS,
+      ledger.days.map((day) => [day.day, String(day.entries), day.creditsUsd, day.debitsUsd, day.balanceUsd]),
+    );
+  } else {
+    writer.line('Ledger entries', { size: 12, bold: true });
+    if (ledger.entries.length === 0) writer.line('No ledger entries this month.', { color: GREY });
+    else
+      writer.table(
+        ENTRY_COLUMNS,
+        ledger.entries.map((entry) => [
+          utcMinute(entry.createdAt),
+          abbreviateHashes(entry.description),
+          `${entry.direction === 'credit' ? '+' : '-'}${entry.amountUsd}`,
+          entry.balanceUsd,
+        ]),
+      );
+  }
 
   writer.numberPages(`StablePay statement ${input.month.month} · ${input.merchant.id}`);
   return doc.save();

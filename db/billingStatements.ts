@@ -27,21 +27,47 @@ export interface StatementChainCharges {
   unpricedOperations: number;
 }
 
+/** One UTC day of a month with too many entries to list one by one. */
+export interface StatementLedgerDay {
+  /** "YYYY-MM-DD" (UTC). */
+  day: string;
+  entries: number;
+  creditsUsd: string;
+  debitsUsd: string;
+  /** The balance at the end of the day, numeric(20,6). */
+  balanceUsd: string;
+}
+
 export interface StatementLedger {
   openingBalanceUsd: string;
   creditsUsd: string;
   debitsUsd: string;
   closingBalanceUsd: string;
+  /** Entries dated in the month. */
+  entryCount: number;
+  /**
+   * Every entry of the month when there are at most `entryLimit`; otherwise per-day totals (`days`)
+   * and no entries, so a statement stays a readable size and is built in bounded memory.
+   */
   entries: StatementLedgerEntry[];
+  days?: StatementLedgerDay[];
   chargesByChain: StatementChainCharges[];
 }
+
+/** Above this many entries in a month, a statement lists per-day totals (the charges CSV has every one). */
+export const STATEMENT_ENTRY_LIMIT = 2_000;
 
 const signedAmount = sql<string>`case when direction = 'credit' then amount_usd else -amount_usd end`;
 
 /** The merchant's ledger for [start, end), read in one repeatable-read snapshot. */
 export function readStatementLedger(
   db: Db,
-  { merchantId, start, end }: { merchantId: string; start: Date; end: Date },
+  {
+    merchantId,
+    start,
+    end,
+    entryLimit = STATEMENT_ENTRY_LIMIT,
+  }: { merchantId: string; start: Date; end: Date; entryLimit?: number },
 ): Promise<StatementLedger> {
   return db
     .transaction()
@@ -60,29 +86,56 @@ export function readStatementLedger(
             'debits',
           ),
           sql<string>`coalesce(sum(${signedAmount}), 0)::numeric(20, 6)::text`.as('closing'),
+          sql<string>`count(*) filter (where created_at >= ${start})`.as('entry_count'),
         ])
         .where('merchant_id', '=', merchantId)
         .where('created_at', '<', end)
         .executeTakeFirstOrThrow();
 
-      const entries = await trx
+      const entryCount = Number(totals.entry_count);
+      const inMonth = trx
         .selectFrom('prepaid_ledger_entries')
-        .select([
-          'created_at',
-          'direction',
-          sql<string>`amount_usd::text`.as('amount_usd'),
-          'description',
-          'reference',
-          sql<string>`(${totals.opening}::numeric + sum(${signedAmount}) over (order by created_at, id))::numeric(20, 6)::text`.as(
-            'balance',
-          ),
-        ])
         .where('merchant_id', '=', merchantId)
         .where('created_at', '>=', start)
-        .where('created_at', '<', end)
-        .orderBy('created_at')
-        .orderBy('id')
-        .execute();
+        .where('created_at', '<', end);
+      const entries =
+        entryCount > entryLimit
+          ? []
+          : await inMonth
+              .select([
+                'created_at',
+                'direction',
+                sql<string>`amount_usd::text`.as('amount_usd'),
+                'description',
+                'reference',
+                sql<string>`(${totals.opening}::numeric + sum(${signedAmount}) over (order by created_at, id))::numeric(20, 6)::text`.as(
+                  'balance',
+                ),
+              ])
+              .orderBy('created_at')
+              .orderBy('id')
+              .execute();
+      const utcDay = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
+      const days =
+        entryCount > entryLimit
+          ? await inMonth
+              .select([
+                utcDay.as('day'),
+                sql<string>`count(*)`.as('entries'),
+                sql<string>`coalesce(sum(amount_usd) filter (where direction = 'credit'), 0)::numeric(20, 6)::text`.as(
+                  'credits',
+                ),
+                sql<string>`coalesce(sum(amount_usd) filter (where direction = 'debit'), 0)::numeric(20, 6)::text`.as(
+                  'debits',
+                ),
+                sql<string>`(${totals.opening}::numeric + sum(sum(${signedAmount})) over (order by ${utcDay}))::numeric(20, 6)::text`.as(
+                  'balance',
+                ),
+              ])
+              .groupBy(utcDay)
+              .orderBy(utcDay)
+              .execute()
+          : undefined;
 
       const chargesByChain = await trx
         .selectFrom('gas_charges')
@@ -104,6 +157,7 @@ export function readStatementLedger(
         creditsUsd: totals.credits,
         debitsUsd: totals.debits,
         closingBalanceUsd: totals.closing,
+        entryCount,
         entries: entries.map((row) => ({
           createdAt: row.created_at,
           direction: row.direction,
@@ -112,6 +166,15 @@ export function readStatementLedger(
           reference: row.reference,
           balanceUsd: row.balance,
         })),
+        ...(days && {
+          days: days.map((row) => ({
+            day: row.day,
+            entries: Number(row.entries),
+            creditsUsd: row.credits,
+            debitsUsd: row.debits,
+            balanceUsd: row.balance,
+          })),
+        }),
         chargesByChain: chargesByChain.map((row) => ({
           chainId: row.chain_id,
           operations: Number(row.operations),

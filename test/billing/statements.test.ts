@@ -220,6 +220,46 @@ describe('monthly statements', () => {
     expect(other.body.message).toMatch(/^No statement for 2023-06/);
   });
 
+  test('a month with more entries than the limit lists one line per UTC day, with the same totals', async () => {
+    clock = new Date('2023-10-01T00:15:00.000Z');
+    const merchant = await merchantCreatedAt('2023-08-01T00:00:00.000Z');
+    const id = merchant.merchantId;
+    await ledgerEntry(app.db, id, 'credit', '50.000000', '2023-08-15T00:00:00.000Z');
+    await ledgerEntry(app.db, id, 'debit', '0.100000', '2023-09-01T00:00:00.000Z');
+    await ledgerEntry(app.db, id, 'debit', '0.200000', '2023-09-01T23:59:59.999Z');
+    await ledgerEntry(app.db, id, 'credit', '10.000000', '2023-09-01T12:00:00.000Z');
+    await ledgerEntry(app.db, id, 'debit', '0.300000', '2023-09-30T00:00:00.000Z');
+    await ledgerEntry(app.db, id, 'debit', '0.400000', '2023-09-30T23:59:59.999Z');
+
+    const statements = createBillingStatementActivities({ db: app.db, now: () => clock, entryLimit: 4 });
+    expect(await statements.generateMonthlyStatement({ merchantId: id, month: '2023-09' })).toBe('generated');
+    const { status, pdf } = await downloadStatement(merchant, '2023-09');
+    expect(status).toBe(200);
+    const lines = (await extractPdfText(pdf)).text.split('\n');
+    const closing = await ledgerBalanceBefore(id, '2023-10-01T00:00:00.000Z');
+    expect(closing).toBe('59.000000');
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'Opening balance (USD) 50.000000',
+        'Top-ups (USD) 10.000000',
+        'Gas charges (USD) 1.000000',
+        `Closing balance (USD) ${closing}`,
+        'Entries this month 5',
+        'Ledger by day',
+        '2023-09-01 3 10.000000 0.300000 59.700000',
+        `2023-09-30 2 0.000000 0.700000 ${closing}`,
+      ]),
+    );
+    expect(lines.some((line) => line.includes('Gas: user operation'))).toBe(false);
+    expect(
+      await app.db
+        .selectFrom('billing_statements')
+        .select(['entry_count', 'closing_balance_usd'])
+        .where('merchant_id', '=', id)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ entry_count: 5, closing_balance_usd: closing });
+  });
+
   test('the run refuses a month that is not a month or has not closed, before touching any merchant', async () => {
     await expect(runStatements('2024-13')).rejects.toMatchObject({
       cause: { cause: { type: 'InvalidStatementMonth' } },
