@@ -423,12 +423,25 @@ describe('settlement pipeline', () => {
     });
   });
 
-  it('a worker killed (SIGKILL) right after deploying the forwarder: a new worker completes the session and the merchant is paid once', async () => {
+  /**
+   * Pays a session on Ethereum Sepolia with a worker process that is SIGKILLed once `killWhen` resolves;
+   * a new worker must complete the session within `completeWithinMs`, settling it once. `killWhen` may
+   * return what to do right after the kill (resume mining).
+   */
+  async function settlesAfterWorkerKilled({
+    amountUsd,
+    killWhen,
+    completeWithinMs,
+  }: {
+    amountUsd: bigint;
+    killWhen: (sessionId: string, depositAddress: Address) => Promise<(() => Promise<void>) | void>;
+    completeWithinMs: number;
+  }): Promise<void> {
     await stack.stopWorkers();
     const first = startWorkerProcess(stack.workerEnv);
     try {
       await waitForOutput(first, /worker polling/);
-      const session = await createSession({ amount: '6' });
+      const session = await createSession({ amount: amountUsd.toString() });
       const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDC');
       const merchant = getAddress(stack.merchant.account.address);
       const before = await susdeBalance(ETHEREUM_SEPOLIA, merchant);
@@ -438,19 +451,14 @@ describe('settlement pipeline', () => {
         amount: BigInt(option.amount),
       });
       await confirm(ETHEREUM_SEPOLIA);
-      const chain = stack.chain(ETHEREUM_SEPOLIA);
-      const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline) {
-        const code = await chain.getCode({ address: option.depositAddress });
-        if (code && code !== '0x') break;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      const afterKill = await killWhen(session.id, option.depositAddress);
       first.kill('SIGKILL');
       await new Promise((resolve) => first.once('exit', resolve));
+      await afterKill?.();
 
       const second = startWorkerProcess(stack.workerEnv);
       try {
-        await waitForStatus(session.id, ['completed'], 90_000);
+        await waitForStatus(session.id, ['completed'], completeWithinMs);
       } finally {
         second.kill('SIGTERM');
         await new Promise((resolve) => second.once('exit', resolve));
@@ -462,76 +470,67 @@ describe('settlement pipeline', () => {
         .execute();
       expect(rows).toHaveLength(1);
       expect((await susdeBalance(ETHEREUM_SEPOLIA, merchant)) - before).toBe(BigInt(rows[0]!.shares!));
-      expect(BigInt(rows[0]!.usde_amount!)).toBe(6n * 10n ** 18n);
+      expect(BigInt(rows[0]!.usde_amount!)).toBe(amountUsd * 10n ** 18n);
     } finally {
       if (first.exitCode === null && first.signalCode === null) first.kill('SIGKILL');
       await stack.startWorkers();
     }
+  }
+
+  const hasCode = async (address: Address) => {
+    const code = await stack.chain(ETHEREUM_SEPOLIA).getCode({ address });
+    return code !== undefined && code !== '0x';
+  };
+
+  it('a worker killed (SIGKILL) right after deploying the forwarder: a new worker completes the session and the merchant is paid once', async () => {
+    await settlesAfterWorkerKilled({
+      amountUsd: 6n,
+      killWhen: async (_sessionId, depositAddress) => {
+        const deadline = Date.now() + 60_000;
+        while (!(await hasCode(depositAddress)) && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 10));
+      },
+      completeWithinMs: 90_000,
+    });
   }, 180_000);
 
   it('a worker killed while its flush transaction is pending: another worker takes the step over within the heartbeat timeout', async () => {
-    await stack.stopWorkers();
     const chain = stack.chain(ETHEREUM_SEPOLIA);
-    const first = startWorkerProcess(stack.workerEnv);
-    try {
-      await waitForOutput(first, /worker polling/);
-      const session = await createSession({ amount: '7' });
-      const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDC');
-      const merchant = getAddress(stack.merchant.account.address);
-      const before = await susdeBalance(ETHEREUM_SEPOLIA, merchant);
-      await payDeposit(chain, {
-        token: option.tokenAddress,
-        to: option.depositAddress,
-        amount: BigInt(option.amount),
-      });
-      await confirm(ETHEREUM_SEPOLIA);
-      // From here blocks are mined by hand: until the forwarder exists, then not at all, so the flush
-      // transaction the worker sends stays pending while the worker waits for it.
-      await chain.setAutomine(false);
-      try {
-        let flushTx: string | null = null;
-        const deadline = Date.now() + 60_000;
-        while (!flushTx && Date.now() < deadline) {
-          const code = await chain.getCode({ address: option.depositAddress });
-          if (!code || code === '0x') await chain.mine({ blocks: 1 });
-          const row = await stack.db
-            .selectFrom('settlements')
-            .select('flush_tx_hash')
-            .where('session_id', '=', session.id)
-            .executeTakeFirst();
-          flushTx = row?.flush_tx_hash ?? null;
-          if (!flushTx) await new Promise((resolve) => setTimeout(resolve, 100));
+    const resumeMining = async () => {
+      await chain.setAutomine(true);
+      await chain.mine({ blocks: 1 });
+    };
+    await settlesAfterWorkerKilled({
+      amountUsd: 7n,
+      // Blocks are mined by hand until the forwarder exists, then not at all: the flush transaction the
+      // worker sends (and records) stays pending while the worker waits for it.
+      killWhen: async (sessionId, depositAddress) => {
+        await chain.setAutomine(false);
+        try {
+          let flushTx: string | null = null;
+          const deadline = Date.now() + 60_000;
+          while (!flushTx && Date.now() < deadline) {
+            if (!(await hasCode(depositAddress))) await chain.mine({ blocks: 1 });
+            const row = await stack.db
+              .selectFrom('settlements')
+              .select('flush_tx_hash')
+              .where('session_id', '=', sessionId)
+              .executeTakeFirst();
+            flushTx = row?.flush_tx_hash ?? null;
+            if (!flushTx) await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          expect(flushTx).not.toBeNull();
+          expect(await chain.getTransactionReceipt({ hash: flushTx as Hex }).catch(() => null)).toBeNull();
+        } catch (error) {
+          await resumeMining();
+          throw error;
         }
-        expect(flushTx).not.toBeNull();
-        expect(await chain.getTransactionReceipt({ hash: flushTx as Hex }).catch(() => null)).toBeNull();
-        first.kill('SIGKILL');
-        await new Promise((resolve) => first.once('exit', resolve));
-      } finally {
-        await chain.setAutomine(true);
-        await chain.mine({ blocks: 1 });
-      }
-
+        return resumeMining;
+      },
       // The dead worker's flush is still running as far as Temporal knows: without heartbeats it would be
       // retried only after its 5-minute start-to-close timeout.
-      const second = startWorkerProcess(stack.workerEnv);
-      try {
-        await waitForStatus(session.id, ['completed'], 60_000);
-      } finally {
-        second.kill('SIGTERM');
-        await new Promise((resolve) => second.once('exit', resolve));
-      }
-      const rows = await stack.db
-        .selectFrom('settlements')
-        .selectAll()
-        .where('session_id', '=', session.id)
-        .execute();
-      expect(rows).toHaveLength(1);
-      expect((await susdeBalance(ETHEREUM_SEPOLIA, merchant)) - before).toBe(BigInt(rows[0]!.shares!));
-      expect(BigInt(rows[0]!.usde_amount!)).toBe(7n * 10n ** 18n);
-    } finally {
-      if (first.exitCode === null && first.signalCode === null) first.kill('SIGKILL');
-      await stack.startWorkers();
-    }
+      completeWithinMs: 60_000,
+    });
   }, 180_000);
 
   async function waitForDeposits(sessionId: string, count: number) {
