@@ -32,6 +32,8 @@ describe('prepaid gas top-ups', () => {
   const balanceOf = async (merchant: SignedInMerchant) =>
     (await stack.app.request('/v1/merchants/me/balance', { headers: merchant.auth })).body
       .prepaidBalanceUsd as string;
+  const sessionsOf = (merchantId: string) =>
+    stack.db.selectFrom('sessions').select('id').where('merchant_id', '=', merchantId).execute();
   const ledgerOf = (merchantId: string) =>
     stack.db.selectFrom('prepaid_ledger_entries').selectAll().where('merchant_id', '=', merchantId).execute();
 
@@ -89,12 +91,7 @@ describe('prepaid gas top-ups', () => {
     } finally {
       await sql.raw(`DROP TRIGGER ${trigger} ON topups; DROP FUNCTION ${trigger}();`).execute(stack.db);
     }
-    const sessions = await stack.db
-      .selectFrom('sessions')
-      .select('id')
-      .where('merchant_id', '=', merchant.merchantId)
-      .execute();
-    expect(sessions).toEqual([]);
+    expect(await sessionsOf(merchant.merchantId)).toEqual([]);
     expect(await listTopups(merchant)).toEqual([]);
     // With the failure gone, the same request succeeds.
     expect((await createTopup(merchant, { amount: '12', sandboxMode: true })).status).toBe(201);
@@ -208,12 +205,7 @@ describe('prepaid gas top-ups', () => {
     expect(created.status).toBe(400);
     expect(created.body.message).toContain(message);
     expect(await listTopups(merchant)).toEqual([]);
-    const sessions = await stack.db
-      .selectFrom('sessions')
-      .select('id')
-      .where('merchant_id', '=', merchant.merchantId)
-      .execute();
-    expect(sessions).toEqual([]);
+    expect(await sessionsOf(merchant.merchantId)).toEqual([]);
   });
 
   it('requires a dashboard JWT', async () => {
