@@ -57,13 +57,20 @@ describe('paymaster receipt tracking', () => {
       block_number: inclusion.blockNumber.toString(),
     });
 
-    // The checkpoint lives in chain_monitor_checkpoints under the tracker's own id.
-    const checkpoint = await db
-      .selectFrom('chain_monitor_checkpoints')
-      .selectAll()
-      .where('monitor_id', '=', paymasterReceiptTrackerWorkflowId(chain.chainId, prefix))
-      .executeTakeFirstOrThrow();
-    expect(BigInt(checkpoint.last_scanned_block)).toBeGreaterThanOrEqual(inclusion.blockNumber);
+    // The checkpoint lives in chain_monitor_checkpoints under the tracker's own id. The scan writes it
+    // after the receipts of its range, so it may trail the status change by a moment.
+    const checkpointBlock = async () => {
+      const checkpoint = await db
+        .selectFrom('chain_monitor_checkpoints')
+        .select('last_scanned_block')
+        .where('monitor_id', '=', paymasterReceiptTrackerWorkflowId(chain.chainId, prefix))
+        .executeTakeFirst();
+      return checkpoint ? BigInt(checkpoint.last_scanned_block) : -1n;
+    };
+    const deadline = Date.now() + 10_000;
+    while ((await checkpointBlock()) < inclusion.blockNumber && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await checkpointBlock()).toBeGreaterThanOrEqual(inclusion.blockNumber);
 
     // A rescan of the same blocks changes nothing...
     const activities = createPaymasterReceiptActivities({ db, networks });
