@@ -67,11 +67,13 @@ export async function monthlyStatementsWorkflow(
       const outcomes = await Promise.all(batch.map((merchantId) => statementOutcome(merchantId, month)));
       outcomes.forEach((outcome, position) => {
         if (outcome === 'generated') totals.generated += 1;
+        else if (outcome === 'already-generated') totals.alreadyGenerated += 1;
         else if (outcome === 'failed') {
           totals.failed += 1;
           if (totals.failedMerchantIds.length < FAILURES_KEPT)
             totals.failedMerchantIds.push(batch[position]!);
-        } else totals.alreadyGenerated += 1;
+        }
+        // 'merchant-deleted': the account went away during the run; there is nobody to send it to.
       });
     }
     if (merchantIds.length < PAGE_SIZE) return finish(totals);

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { createBillingStatementActivities } from '../../activities/billingStatements';
 import type { Db } from '../../db/client';
@@ -218,6 +218,11 @@ describe('monthly statements', () => {
     const other = await statementOf(late, '2023-06');
     expect(other.status).toBe(404);
     expect(other.body.message).toMatch(/^No statement for 2023-06/);
+    // A merchant deleted while the run walks the list gets nothing (and no error).
+    const statements = createBillingStatementActivities({ db: app.db, now: () => clock });
+    expect(await statements.generateMonthlyStatement({ merchantId: randomUUID(), month: '2023-06' })).toBe(
+      'merchant-deleted',
+    );
   });
 
   test('a month with more entries than the limit lists one line per UTC day, with the same totals', async () => {
