@@ -1,5 +1,11 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { hasMonthClosed, parseStatementMonth, type StatementMonth } from '../billing/statementMonth';
+import {
+  hasMonthClosed,
+  INVALID_STATEMENT_MONTH,
+  parseStatementMonth,
+  STATEMENT_MONTH_NOT_CLOSED,
+  type StatementMonth,
+} from '../billing/statementMonth';
 import { renderStatementPdf } from '../billing/statementPdf';
 import {
   findBillingStatementPdf,
@@ -17,10 +23,6 @@ export interface BillingStatementActivityDependencies {
   /** Above this many entries a statement shows per-day totals (`STATEMENT_ENTRY_LIMIT` by default). */
   entryLimit?: number;
 }
-
-/** Failure types the statements workflow must not retry: asking again cannot change the answer. */
-export const INVALID_STATEMENT_MONTH = 'InvalidStatementMonth';
-export const STATEMENT_MONTH_NOT_CLOSED = 'StatementMonthNotClosed';
 
 export type StatementOutcome = 'generated' | 'already-generated' | 'merchant-deleted';
 

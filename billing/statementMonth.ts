@@ -36,3 +36,7 @@ export function latestClosedMonth(now: Date): StatementMonth {
 export function hasMonthClosed(month: StatementMonth, now: Date): boolean {
   return now.getTime() >= month.end.getTime();
 }
+
+/** Failure types of the statements run that retrying cannot change (shared by activities and workflow). */
+export const INVALID_STATEMENT_MONTH = 'InvalidStatementMonth';
+export const STATEMENT_MONTH_NOT_CLOSED = 'StatementMonthNotClosed';

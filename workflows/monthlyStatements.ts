@@ -1,6 +1,10 @@
 import { ActivityFailure, ApplicationFailure, continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { BillingStatementActivities, StatementOutcome } from '../activities/billingStatements';
-import { latestClosedMonth } from '../billing/statementMonth';
+import {
+  INVALID_STATEMENT_MONTH,
+  latestClosedMonth,
+  STATEMENT_MONTH_NOT_CLOSED,
+} from '../billing/statementMonth';
 
 const { listMerchantsAwaitingStatement, generateMonthlyStatement } =
   proxyActivities<BillingStatementActivities>({
@@ -11,7 +15,7 @@ const { listMerchantsAwaitingStatement, generateMonthlyStatement } =
       backoffCoefficient: 2,
       maximumInterval: '5 minutes',
       maximumAttempts: 10,
-      nonRetryableErrorTypes: ['InvalidStatementMonth', 'StatementMonthNotClosed'],
+      nonRetryableErrorTypes: [INVALID_STATEMENT_MONTH, STATEMENT_MONTH_NOT_CLOSED],
     },
   });
 
