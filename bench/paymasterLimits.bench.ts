@@ -25,7 +25,7 @@ import { startTarget, type BenchTarget } from './lib/target';
  * What exact accounting costs (issue 8): `pm_getPaymasterData` through the full api process with
  * every sponsorship limit active — the merchant's per-transaction cap (priced from the chain's
  * ETH/USD feed), the platform daily budget, the per-sender daily USD cap and the per-sender hourly
- * operation limit, all consumed in one transaction per request — against the same app whose limits
+ * operation limit, all consumed in one statement per request — against the same app whose limits
  * admit everything (bench/targets/apiWithoutLimits.ts: no merchant-limits read, no price read, no
  * counters). Both apps call the same signing-service process and write their usage rows to the same
  * Postgres; one load generator, same settings; the two alternate over ROUNDS (order swapped every
