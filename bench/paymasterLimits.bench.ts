@@ -311,7 +311,7 @@ async function main(): Promise<void> {
       machine: { atStart: machineAtStart, atEnd: machineAtEnd },
       notes: [
         'Both apps: client id, policy checks in Postgres, signer process (deposit read, sign), usage row.',
-        `With limits: merchant limits read, ETH/USD price read from anvil, merchant per-tx cap ${MERCHANT_PER_TX_CAP_USD} USD, one transaction consuming the platform budget, the sender's daily USD and hourly op counters (one sender: hot rows).`,
+        `With limits: merchant limits read, ETH/USD price read from anvil, merchant per-tx cap ${MERCHANT_PER_TX_CAP_USD} USD, one statement (consume_paymaster_limit_counters) consuming the platform budget, the sender's daily USD and hourly op counters (one sender: hot rows).`,
         'Without limits: limits admit everything; no price read, no counters; usage rows carry no USD snapshot.',
         'Zero non-2xx, errors, timeouts and JSON-RPC errors in every load; counters equal the usage rows exactly.',
       ],
