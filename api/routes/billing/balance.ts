@@ -11,6 +11,7 @@ import {
 import { prepaidBalanceUsd } from '../../../db/prepaidLedger';
 import type { AppContext } from '../../appContext';
 import { badRequest, notFound } from '../../httpErrors';
+import { sequenceCursor } from '../../routing/sequenceCursor';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 
 /**
@@ -25,12 +26,7 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
  * `monthly-statements` schedule (workflows/monthlyStatements.ts) and served as stored.
  */
 
-const encodeCursor = (seq: string) => Buffer.from(`charges:${seq}`).toString('base64url');
-const MAX_INT8 = (1n << 63n) - 1n;
-function decodeCursor(cursor: string): string | undefined {
-  const seq = /^charges:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))?.[1];
-  return seq !== undefined && BigInt(seq) <= MAX_INT8 ? seq : undefined;
-}
+const chargesCursor = sequenceCursor('charges', { listName: 'list' });
 
 const chainIdQuery = z.coerce
   .number()
@@ -41,11 +37,7 @@ const chainIdQuery = z.coerce
 
 const chargesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z
-    .string()
-    .refine((cursor) => decodeCursor(cursor) !== undefined, 'must be a nextCursor of this list')
-    .transform((cursor) => decodeCursor(cursor)!)
-    .optional(),
+  cursor: chargesCursor.query,
   chainId: chainIdQuery,
 });
 
@@ -204,7 +196,7 @@ export function billingBalanceRoutes(app: AppContext): AnyRoute[] {
           beforeSeq: query.cursor,
           limit: query.limit,
         });
-        const nextCursor = hasMore ? encodeCursor(rows[rows.length - 1]!.seq) : null;
+        const nextCursor = chargesCursor.next(rows, hasMore);
         return { status: 200, body: { data: rows.map(toItem), nextCursor } };
       },
     }),

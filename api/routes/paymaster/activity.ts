@@ -8,6 +8,7 @@ import {
 } from '../../../db/paymasterUsage';
 import { PAYMASTER_USAGE_STATUSES } from '../../../paymaster/usageRecords';
 import type { AppContext } from '../../appContext';
+import { sequenceCursor } from '../../routing/sequenceCursor';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 
 /**
@@ -19,13 +20,7 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
  * first; recent operations are the signed ones only. Gas figures are wei as decimal strings.
  */
 
-/** The cursor is the position (insertion sequence) of the previous page's last row: new rows never shift it. */
-const encodeCursor = (seq: string) => Buffer.from(`activity:${seq}`).toString('base64url');
-const MAX_INT8 = (1n << 63n) - 1n;
-function decodeCursor(cursor: string): string | undefined {
-  const seq = /^activity:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))?.[1];
-  return seq !== undefined && BigInt(seq) <= MAX_INT8 ? seq : undefined;
-}
+const activityCursor = sequenceCursor('activity', { listName: 'feed' });
 
 const OVERVIEW_WINDOWS = {
   '24h': 24 * 3600,
@@ -45,11 +40,7 @@ const recentOpsQuery = z.object({
 
 const activityQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z
-    .string()
-    .refine((cursor) => decodeCursor(cursor) !== undefined, 'must be a nextCursor of this feed')
-    .transform((cursor) => decodeCursor(cursor)!)
-    .optional(),
+  cursor: activityCursor.query,
   mode: z.enum(['sponsored', 'user_paid']).optional(),
   chainId: z.coerce
     .number()
@@ -230,7 +221,7 @@ export function paymasterActivityRoutes(app: AppContext): AnyRoute[] {
           beforeSeq: query.cursor,
           limit: query.limit,
         });
-        const nextCursor = hasMore ? encodeCursor(rows[rows.length - 1]!.seq) : null;
+        const nextCursor = activityCursor.next(rows, hasMore);
         return { status: 200, body: { data: rows.map(toItem), nextCursor } };
       },
     }),

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { listUsageRecords, type UsageRecordRow } from '../../../db/paymasterUsage';
 import { PAYMASTER_USAGE_STATUSES } from '../../../paymaster/usageRecords';
 import type { AppContext } from '../../appContext';
+import { sequenceCursor } from '../../routing/sequenceCursor';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 
 /**
@@ -12,21 +13,11 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
  * Newest first. `nextCursor` is opaque; null on the last page.
  */
 
-/** The cursor is the position (insertion sequence) of the previous page's last row, base64url-encoded. */
-const encodeCursor = (seq: string) => Buffer.from(`seq:${seq}`).toString('base64url');
-const MAX_INT8 = (1n << 63n) - 1n;
-function decodeCursor(cursor: string): string | undefined {
-  const seq = /^seq:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))?.[1];
-  return seq !== undefined && BigInt(seq) <= MAX_INT8 ? seq : undefined;
-}
+const usageCursor = sequenceCursor('seq', { listName: 'list' });
 
 const usageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z
-    .string()
-    .refine((cursor) => decodeCursor(cursor) !== undefined, 'must be a nextCursor of this list')
-    .transform((cursor) => decodeCursor(cursor)!)
-    .optional(),
+  cursor: usageCursor.query,
   clientId: z.string().min(1).max(100).optional(),
   chainId: z.coerce.number().int().positive().optional(),
   mode: z.enum(['sponsored', 'user_paid']).optional(),
@@ -98,7 +89,7 @@ export function paymasterUsageRoutes(app: AppContext): AnyRoute[] {
           beforeSeq: query.cursor,
           limit: query.limit,
         });
-        const nextCursor = hasMore ? encodeCursor(rows[rows.length - 1]!.seq) : null;
+        const nextCursor = usageCursor.next(rows, hasMore);
         return { status: 200, body: { data: rows.map(toRecord), nextCursor } };
       },
     }),
