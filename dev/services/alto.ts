@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type Address, type Hex, numberToHex, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { findFreePort } from './freePort';
+import { answerOrExit, startAllOrNone, startOnFreePort, superviseProcess } from './serviceProcess';
 
 /**
  * ERC-4337 bundlers for the local chains: one Alto (`@pimlico/alto`, a real bundler) per chain,
@@ -62,7 +62,6 @@ export class AltoStartError extends Error {
 const KEY_BALANCE = parseEther('1000');
 const STOP_TIMEOUT_MS = 10_000;
 const OUTPUT_KEPT_BYTES = 16 * 1024;
-const PORT_ATTEMPTS = 3;
 
 /** Starts one Alto per chain, in parallel, and resolves once every one answers JSON-RPC. */
 export async function startAltoBundlers({
@@ -71,18 +70,9 @@ export async function startAltoBundlers({
   startTimeoutMs = 30_000,
 }: StartAltoBundlersParameters): Promise<StartAltoBundlersReturnType> {
   const cli = await altoEntryScript();
-  const started = await Promise.allSettled(
+  const { running, stop } = await startAllOrNone(
     chains.map((chain) => startAlto({ cli, chain, silent, startTimeoutMs })),
   );
-  const running = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-  const stop = async (): Promise<void> => {
-    await Promise.all(running.map((instance) => instance.stop()));
-  };
-  const failure = started.find((result) => result.status === 'rejected');
-  if (failure) {
-    await stop();
-    throw failure.reason;
-  }
   return { bundlers: running.map(({ bundler }) => bundler), stop };
 }
 
@@ -106,14 +96,9 @@ async function startAlto(parameters: StartAltoParameters): Promise<AltoInstance>
       setBalance(parameters.chain.rpcUrl, privateKeyToAccount(key).address),
     ),
   );
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startAltoOnPort(parameters, { executorKey, utilityKey }, await findFreePort());
-    } catch (error) {
-      const portTaken = error instanceof AltoStartError && /EADDRINUSE/.test(error.output);
-      if (!portTaken || attempt >= PORT_ATTEMPTS) throw error;
-    }
-  }
+  return startOnFreePort((port) => startAltoOnPort(parameters, { executorKey, utilityKey }, port), {
+    isPortTaken: (error) => error instanceof AltoStartError && /EADDRINUSE/.test(error.output),
+  });
 }
 
 async function startAltoOnPort(
@@ -148,10 +133,8 @@ async function startAltoOnPort(
     '--json',
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | string>((resolve) => {
-    child.once('exit', (code, signal) => resolve(signal ?? code ?? 'unknown'));
-    child.once('error', (error) => resolve(error.message));
-  });
+  const service = superviseProcess(child, { stopTimeoutMs: STOP_TIMEOUT_MS });
+  const { stop } = service;
   let output = '';
   const keep = (chunk: string): void => {
     output = (output + chunk).slice(-OUTPUT_KEPT_BYTES);
@@ -164,27 +147,8 @@ async function startAltoOnPort(
         process.stdout.write(`[alto ${chain.chainId}] ${line}\n`);
   });
 
-  // Never leave a bundler behind when this process exits without calling stop().
-  const killOnExit = (): void => {
-    child.kill('SIGTERM');
-  };
-  process.once('exit', killOnExit);
-  const stop = async (): Promise<void> => {
-    process.removeListener('exit', killOnExit);
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    await exited;
-    clearTimeout(timer);
-  };
-
   const url = `http://127.0.0.1:${port}/rpc`;
-  const polling = new AbortController();
-  const ready = await Promise.race([
-    waitForEntryPoints(url, startTimeoutMs, polling.signal).then((answered) => ({ answered })),
-    exited.then((status) => ({ exited: status })),
-  ]);
-  polling.abort();
+  const ready = await answerOrExit(service, (signal) => waitForEntryPoints(url, startTimeoutMs, signal));
   if ('exited' in ready) {
     await stop();
     throw new AltoStartError(chain.chainId, `exited (${ready.exited})`, output);

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Address, Hex } from 'viem';
-import { findFreePort } from './freePort';
+import { answerOrExit, startAllOrNone, startOnFreePort, superviseProcess } from './serviceProcess';
 
 /**
  * Local EVM chains: one anvil process per chain id, spawned from the binary that `@foundry-rs/anvil`
@@ -95,7 +95,6 @@ export class AnvilStartError extends Error {
 
 const STOP_TIMEOUT_MS = 15_000;
 const STDERR_KEPT_BYTES = 16 * 1024;
-const PORT_ATTEMPTS = 3;
 
 /** Starts one anvil per chain id, each on a free port of 127.0.0.1, and resolves once all answer. */
 export async function startAnvilChains({
@@ -111,7 +110,7 @@ export async function startAnvilChains({
   if (stateDir !== undefined) mkdirSync(stateDir, { recursive: true });
   const binary = anvilBinary();
 
-  const started = await Promise.allSettled(
+  const { running, stop } = await startAllOrNone(
     chainIds.map((chainId) =>
       startAnvil({
         binary,
@@ -123,15 +122,6 @@ export async function startAnvilChains({
       }),
     ),
   );
-  const running = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-  const stop = async (): Promise<void> => {
-    await Promise.all(running.map((instance) => instance.stop()));
-  };
-  const failure = started.find((result) => result.status === 'rejected');
-  if (failure) {
-    await stop();
-    throw failure.reason;
-  }
   return { chains: running.map(({ chain }) => chain), stop };
 }
 
@@ -150,15 +140,10 @@ interface AnvilInstance {
 }
 
 /** Starts one anvil; a port taken between choosing it and anvil binding it is retried with another. */
-async function startAnvil(parameters: StartAnvilParameters): Promise<AnvilInstance> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startAnvilOnPort(parameters, await findFreePort());
-    } catch (error) {
-      const portTaken = error instanceof AnvilStartError && /address already in use/i.test(error.stderr);
-      if (!portTaken || attempt >= PORT_ATTEMPTS) throw error;
-    }
-  }
+function startAnvil(parameters: StartAnvilParameters): Promise<AnvilInstance> {
+  return startOnFreePort((port) => startAnvilOnPort(parameters, port), {
+    isPortTaken: (error) => error instanceof AnvilStartError && /address already in use/i.test(error.stderr),
+  });
 }
 
 async function startAnvilOnPort(
@@ -171,38 +156,16 @@ async function startAnvilOnPort(
   if (silent) args.push('--quiet');
 
   const child = spawn(binary, args, { stdio: ['ignore', silent ? 'ignore' : 'pipe', 'pipe'] });
-  const exited = new Promise<number | string>((resolve) => {
-    child.once('exit', (code, signal) => resolve(signal ?? code ?? 'unknown'));
-    child.once('error', (error) => resolve(error.message));
-  });
+  const service = superviseProcess(child, { stopTimeoutMs: STOP_TIMEOUT_MS });
+  const { stop } = service;
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-STDERR_KEPT_BYTES);
   });
   if (!silent) prefixLines(child, `[anvil ${chainId}] `);
 
-  // Never leave an anvil behind when this process exits without calling stop().
-  const killOnExit = (): void => {
-    child.kill('SIGTERM');
-  };
-  process.once('exit', killOnExit);
-
-  const stop = async (): Promise<void> => {
-    process.removeListener('exit', killOnExit);
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    await exited;
-    clearTimeout(timer);
-  };
-
   const rpcUrl = `http://127.0.0.1:${port}`;
-  const polling = new AbortController();
-  const ready = await Promise.race([
-    waitForChainId(rpcUrl, startTimeoutMs, polling.signal).then((answered) => ({ answered })),
-    exited.then((status) => ({ exited: status })),
-  ]);
-  polling.abort();
+  const ready = await answerOrExit(service, (signal) => waitForChainId(rpcUrl, startTimeoutMs, signal));
   if ('exited' in ready) {
     await stop();
     throw new AnvilStartError(chainId, `exited (${ready.exited})`, stderr);
