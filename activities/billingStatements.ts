@@ -8,7 +8,7 @@ import {
 } from '../billing/statementMonth';
 import { renderStatementPdf } from '../billing/statementPdf';
 import {
-  findBillingStatementPdf,
+  hasBillingStatement,
   insertBillingStatement,
   merchantsAwaitingStatement,
   readStatementLedger,
@@ -75,7 +75,7 @@ export function createBillingStatementActivities({
       month: string;
     }): Promise<StatementOutcome> {
       const closed = closedMonth(month);
-      if (await findBillingStatementPdf(db, merchantId, closed.month)) return 'already-generated';
+      if (await hasBillingStatement(db, merchantId, closed.month)) return 'already-generated';
       const merchant = await findMerchantById(db, merchantId);
       if (!merchant) return 'merchant-deleted';
       const ledger = await readStatementLedger(db, {

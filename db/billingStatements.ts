@@ -1,5 +1,6 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from './client';
+import { signedLedgerAmount } from './prepaidLedger';
 import type { BillingStatementsTable } from './schema';
 
 /**
@@ -57,8 +58,6 @@ export interface StatementLedger {
 /** Above this many entries in a month, a statement lists per-day totals (the charges CSV has every one). */
 export const STATEMENT_ENTRY_LIMIT = 2_000;
 
-const signedAmount = sql<string>`case when direction = 'credit' then amount_usd else -amount_usd end`;
-
 /** The merchant's ledger for [start, end), read in one repeatable-read snapshot. */
 export function readStatementLedger(
   db: Db,
@@ -76,7 +75,7 @@ export function readStatementLedger(
       const totals = await trx
         .selectFrom('prepaid_ledger_entries')
         .select([
-          sql<string>`coalesce(sum(${signedAmount}) filter (where created_at < ${start}), 0)::numeric(20, 6)::text`.as(
+          sql<string>`coalesce(sum(${signedLedgerAmount}) filter (where created_at < ${start}), 0)::numeric(20, 6)::text`.as(
             'opening',
           ),
           sql<string>`coalesce(sum(amount_usd) filter (where created_at >= ${start} and direction = 'credit'), 0)::numeric(20, 6)::text`.as(
@@ -85,7 +84,7 @@ export function readStatementLedger(
           sql<string>`coalesce(sum(amount_usd) filter (where created_at >= ${start} and direction = 'debit'), 0)::numeric(20, 6)::text`.as(
             'debits',
           ),
-          sql<string>`coalesce(sum(${signedAmount}), 0)::numeric(20, 6)::text`.as('closing'),
+          sql<string>`coalesce(sum(${signedLedgerAmount}), 0)::numeric(20, 6)::text`.as('closing'),
           sql<string>`count(*) filter (where created_at >= ${start})`.as('entry_count'),
         ])
         .where('merchant_id', '=', merchantId)
@@ -108,7 +107,7 @@ export function readStatementLedger(
                 sql<string>`amount_usd::text`.as('amount_usd'),
                 'description',
                 'reference',
-                sql<string>`(${totals.opening}::numeric + sum(${signedAmount}) over (order by created_at, id))::numeric(20, 6)::text`.as(
+                sql<string>`(${totals.opening}::numeric + sum(${signedLedgerAmount}) over (order by created_at, id))::numeric(20, 6)::text`.as(
                   'balance',
                 ),
               ])
@@ -128,7 +127,7 @@ export function readStatementLedger(
                 sql<string>`coalesce(sum(amount_usd) filter (where direction = 'debit'), 0)::numeric(20, 6)::text`.as(
                   'debits',
                 ),
-                sql<string>`(${totals.opening}::numeric + sum(sum(${signedAmount})) over (order by ${utcDay}))::numeric(20, 6)::text`.as(
+                sql<string>`(${totals.opening}::numeric + sum(sum(${signedLedgerAmount})) over (order by ${utcDay}))::numeric(20, 6)::text`.as(
                   'balance',
                 ),
               ])
@@ -230,6 +229,17 @@ export async function insertBillingStatement(
     .returning('month')
     .executeTakeFirst();
   return inserted !== undefined;
+}
+
+/** Whether the merchant's statement for `month` exists (without reading its PDF). */
+export async function hasBillingStatement(db: Db, merchantId: string, month: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('billing_statements')
+    .select('month')
+    .where('merchant_id', '=', merchantId)
+    .where('month', '=', month)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** The stored PDF of the merchant's statement for `month`, or undefined when there is none (yet). */

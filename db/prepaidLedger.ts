@@ -8,6 +8,9 @@ import type { PrepaidLedgerEntriesTable } from './schema';
  */
 export type PrepaidLedgerEntryRow = Selectable<PrepaidLedgerEntriesTable>;
 
+/** An entry's amount with its sign: credits add to the balance, debits take from it. */
+export const signedLedgerAmount = sql<string>`case when direction = 'credit' then amount_usd else -amount_usd end`;
+
 /** Positive decimal USD with at most 6 fractional digits (the column is numeric(20,6)). */
 const USD_AMOUNT = /^(?:0|[1-9]\d{0,13})(?:\.\d{1,6})?$/;
 
@@ -66,11 +69,7 @@ export function debitPrepaidBalance(db: Db, entry: LedgerEntryInput): Promise<Pr
 export async function prepaidBalanceUsd(db: Db, merchantId: string): Promise<string> {
   const row = await db
     .selectFrom('prepaid_ledger_entries')
-    .select(
-      sql<string>`coalesce(sum(case when direction = 'credit' then amount_usd else -amount_usd end), 0)::numeric(20, 6)`.as(
-        'balance',
-      ),
-    )
+    .select(sql<string>`coalesce(sum(${signedLedgerAmount}), 0)::numeric(20, 6)`.as('balance'))
     .where('merchant_id', '=', merchantId)
     .executeTakeFirstOrThrow();
   return row.balance;
@@ -80,11 +79,7 @@ export async function prepaidBalanceUsd(db: Db, merchantId: string): Promise<str
 export async function hasPositivePrepaidBalance(db: Db, merchantId: string): Promise<boolean> {
   const row = await db
     .selectFrom('prepaid_ledger_entries')
-    .select(
-      sql<boolean>`coalesce(sum(case when direction = 'credit' then amount_usd else -amount_usd end), 0) > 0`.as(
-        'positive',
-      ),
-    )
+    .select(sql<boolean>`coalesce(sum(${signedLedgerAmount}), 0) > 0`.as('positive'))
     .where('merchant_id', '=', merchantId)
     .executeTakeFirstOrThrow();
   return row.positive;
