@@ -48,6 +48,14 @@ describe('settlement pipeline', () => {
   const optionOf = (session: Awaited<ReturnType<typeof createSession>>, chainId: number, symbol: string) =>
     session.paymentOptions.find((option) => option.chainId === chainId && option.symbol === symbol)!;
 
+  /** Pays the option's exact amount to its deposit address. */
+  const payInFull = (chainId: number, option: ReturnType<typeof optionOf>) =>
+    payDeposit(stack.chain(chainId), {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: BigInt(option.amount),
+    });
+
   async function confirm(chainId: number) {
     await stack.chain(chainId).mine({ blocks: CONFIRMATIONS + 1 });
   }
@@ -92,11 +100,7 @@ describe('settlement pipeline', () => {
     const merchant = getAddress(stack.merchant.account.address);
     const balanceBefore = await susdeBalance(ETHEREUM_SEPOLIA, merchant);
 
-    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
-      token: option.tokenAddress,
-      to: option.depositAddress,
-      amount: BigInt(option.amount),
-    });
+    await payInFull(ETHEREUM_SEPOLIA, option);
     await confirm(ETHEREUM_SEPOLIA);
     await waitForStatus(session.id, ['completed']);
 
@@ -149,11 +153,7 @@ describe('settlement pipeline', () => {
     const merchant = getAddress(stack.merchant.account.address);
     const balanceBefore = await susdeBalance(ETHEREUM_SEPOLIA, merchant);
 
-    await payDeposit(stack.chain(BASE_SEPOLIA), {
-      token: option.tokenAddress,
-      to: option.depositAddress,
-      amount: BigInt(option.amount),
-    });
+    await payInFull(BASE_SEPOLIA, option);
     await confirm(BASE_SEPOLIA);
     const seen: string[] = [];
     const deadline = Date.now() + 90_000;
@@ -227,11 +227,7 @@ describe('settlement pipeline', () => {
     try {
       const session = await createSession({ amount: '10', paymentOptionSymbols: ['USDT'] });
       const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDT');
-      await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
-        token: option.tokenAddress,
-        to: option.depositAddress,
-        amount: BigInt(option.amount),
-      });
+      await payInFull(ETHEREUM_SEPOLIA, option);
       await confirm(ETHEREUM_SEPOLIA);
       await waitForStatus(session.id, ['failed']);
       const failed = await stack.app.request(`/v1/merchants/me/sessions/${session.id}`, {
@@ -282,11 +278,7 @@ describe('settlement pipeline', () => {
     const option = optionOf(session, ARBITRUM_SEPOLIA, 'USDC');
     const chain = stack.chain(ARBITRUM_SEPOLIA);
     const snapshot = await chain.snapshot();
-    await payDeposit(chain, {
-      token: option.tokenAddress,
-      to: option.depositAddress,
-      amount: BigInt(option.amount),
-    });
+    await payInFull(ARBITRUM_SEPOLIA, option);
     await chain.revert({ id: snapshot });
     await chain.mine({ blocks: 10 });
     await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -298,11 +290,7 @@ describe('settlement pipeline', () => {
     ).toEqual([]);
 
     // Paid for real afterwards: it settles.
-    await payDeposit(chain, {
-      token: option.tokenAddress,
-      to: option.depositAddress,
-      amount: BigInt(option.amount),
-    });
+    await payInFull(ARBITRUM_SEPOLIA, option);
     await confirm(ARBITRUM_SEPOLIA);
     await waitForStatus(session.id, ['completed']);
   });
@@ -352,11 +340,7 @@ describe('settlement pipeline', () => {
   it('a second deposit after settlement is recorded as late, and retry-forwarder settles it too', async () => {
     const session = await createSession({ amount: '3' });
     const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDC');
-    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
-      token: option.tokenAddress,
-      to: option.depositAddress,
-      amount: BigInt(option.amount),
-    });
+    await payInFull(ETHEREUM_SEPOLIA, option);
     await confirm(ETHEREUM_SEPOLIA);
     await waitForStatus(session.id, ['completed']);
 
@@ -401,11 +385,7 @@ describe('settlement pipeline', () => {
       stack.db,
     );
 
-    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
-      token: option.tokenAddress,
-      to: option.depositAddress,
-      amount: BigInt(option.amount),
-    });
+    await payInFull(ETHEREUM_SEPOLIA, option);
     await confirm(ETHEREUM_SEPOLIA);
     const [late] = await waitForDeposits(session.id, 1);
     expect(late!.kind).toBe('late');
@@ -445,11 +425,7 @@ describe('settlement pipeline', () => {
       const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDC');
       const merchant = getAddress(stack.merchant.account.address);
       const before = await susdeBalance(ETHEREUM_SEPOLIA, merchant);
-      await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
-        token: option.tokenAddress,
-        to: option.depositAddress,
-        amount: BigInt(option.amount),
-      });
+      await payInFull(ETHEREUM_SEPOLIA, option);
       await confirm(ETHEREUM_SEPOLIA);
       const afterKill = await killWhen(session.id, option.depositAddress);
       first.kill('SIGKILL');
