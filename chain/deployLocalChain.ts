@@ -27,6 +27,7 @@ import {
 } from './localSettlement';
 import { STABLECOINS, deployLocalStablecoins } from './localStablecoins';
 import { LOCAL_PAYMASTER_FUNDING, deployPaymaster, fundPaymaster } from './paymasters';
+import { networkByChainId } from './networks';
 import { deployLocalPriceFeed } from './priceFeeds';
 import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
 
@@ -44,7 +45,7 @@ export interface DeployLocalChainParameters {
   settlementOperator?: Address;
   /** The account the messenger accepts deliveries from; defaults to LOCAL_RELAYER. */
   relayer?: Address;
-  /** Where every local chain settles; defaults to LOCAL_SETTLEMENT_CHAIN_ID (the Ethereum Sepolia stand-in). */
+  /** Where this chain settles; defaults to the network's own settlement chain (Ethereum or Ethereum Sepolia). */
   settlementChainId?: number;
 }
 
@@ -77,7 +78,7 @@ export async function deployLocalChain({
   paymasterSigner = LOCAL_PAYMASTER_SIGNER.address,
   settlementOperator = LOCAL_SETTLEMENT_OPERATOR.address,
   relayer = LOCAL_RELAYER.address,
-  settlementChainId = LOCAL_SETTLEMENT_CHAIN_ID,
+  settlementChainId = networkByChainId(chainId)?.settlementChainId ?? LOCAL_SETTLEMENT_CHAIN_ID,
 }: DeployLocalChainParameters): Promise<DeployLocalChainReturnType> {
   const client = createDeployerClient({ rpcUrl, chainId, deployerPrivateKey });
   const reported = await getChainId(client);

@@ -1,6 +1,21 @@
-/** The local anvil chains of the dev stack and tests: the three testnets, under their real chain ids. */
+/**
+ * The local anvil chains, under their real chain ids: the three testnets (sandbox sessions, `pmc_test_`
+ * clients) and stand-ins for the three mainnets (live sessions, top-ups, `pmc_live_` clients), each with
+ * the same contracts (DESIGN §7.1). Layer-2s settle on their Ethereum (Sepolia) stand-in.
+ */
 export const LOCAL_CHAINS = [
   { chainId: 11155111, network: 'ethereum-sepolia' },
   { chainId: 84532, network: 'base-sepolia' },
   { chainId: 421614, network: 'arbitrum-sepolia' },
+  { chainId: 1, network: 'ethereum' },
+  { chainId: 8453, network: 'base' },
+  { chainId: 42161, network: 'arbitrum' },
 ] as const;
+
+export type LocalChainId = (typeof LOCAL_CHAINS)[number]['chainId'];
+
+/** The testnet stand-ins only (what most tests need). */
+export const LOCAL_TESTNET_CHAIN_IDS: LocalChainId[] = [11155111, 84532, 421614];
+
+/** The test run's shared chains: the testnets and the Ethereum mainnet stand-in (live mode without a bridge). */
+export const TEST_RUN_CHAIN_IDS: LocalChainId[] = [...LOCAL_TESTNET_CHAIN_IDS, 1];

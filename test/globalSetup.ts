@@ -7,6 +7,7 @@ import { localErc20GasTokenRates } from '../chain/paymasters';
 import { loadConfig } from '../config';
 import { createDb } from '../db/client';
 import { migrateToLatest } from '../db/migrate';
+import { TEST_RUN_CHAIN_IDS } from '../dev/localChains';
 import { startLocalChains } from '../dev/services/localChains';
 import { ensureDatabase, startEmbeddedPostgres } from '../dev/services/postgres';
 import { startTemporalDevServer } from '../dev/services/temporal';
@@ -81,7 +82,7 @@ async function startTemporal(): Promise<{ address: string; namespace: string }> 
 
 async function startChains(): Promise<TestStack['chains']> {
   const started = Date.now();
-  const local = await startLocalChains({ bundlers: true });
+  const local = await startLocalChains({ bundlers: true, chainIds: TEST_RUN_CHAIN_IDS });
   registerTeardown(() => local.stop());
   process.stdout.write(`\nchains, contracts and bundlers ready in ${Date.now() - started} ms\n`);
   return local.chains as TestStack['chains'];

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb } from '../../db/client';
 import { migrateToLatest } from '../../db/migrate';
+import { LOCAL_TESTNET_CHAIN_IDS } from '../../dev/localChains';
 import { startLocalChains } from '../../dev/services/localChains';
 import { ensureDatabase, startEmbeddedPostgres } from '../../dev/services/postgres';
 import { startTemporalDevServer } from '../../dev/services/temporal';
@@ -40,7 +41,7 @@ export async function startBenchServices({
   const [postgres, temporal, local] = await Promise.all([
     startEmbeddedPostgres({ dataDir: join(workDir, 'postgres'), persistent: false }),
     startTemporalDevServer({ silent: true }),
-    chains ? startLocalChains({ bundlers, blockTime }) : Promise.resolve(undefined),
+    chains ? startLocalChains({ bundlers, blockTime, chainIds: LOCAL_TESTNET_CHAIN_IDS }) : Promise.resolve(undefined),
   ]);
   const databaseUrl = await ensureDatabase(postgres.adminUrl, 'stablepay_bench');
   const db = createDb({ connectionString: databaseUrl, maxConnections: 1 });

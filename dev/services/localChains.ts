@@ -1,5 +1,5 @@
 import { deployLocalChain } from '../../chain/deployLocalChain';
-import { LOCAL_CHAINS } from '../localChains';
+import { LOCAL_CHAINS, type LocalChainId } from '../localChains';
 import type { ChainDeployment } from '../stackDescription';
 import { startAltoBundlers } from './alto';
 import { ANVIL_DEV_ACCOUNTS, startAnvilChains } from './anvil';
@@ -11,6 +11,8 @@ export interface StartLocalChainsParameters {
   stateDir?: string;
   /** Start an Alto bundler per chain (the paymaster needs them; settlement does not). */
   bundlers?: boolean;
+  /** Which local chains to start; all six by default (the dev stack). */
+  chainIds?: readonly LocalChainId[];
 }
 
 export interface LocalChains {
@@ -19,7 +21,7 @@ export interface LocalChains {
 }
 
 /**
- * The three local chains with everything deployed on them (EntryPoints, forwarder factory, tokens,
+ * The local chains with everything deployed on them (EntryPoints, forwarder factory, tokens,
  * paymasters, settlement stand-ins) and optionally a bundler each: what the dev stack, the test run
  * and the benchmarks all start.
  */
@@ -27,9 +29,10 @@ export async function startLocalChains({
   blockTime,
   stateDir,
   bundlers = false,
+  chainIds = LOCAL_CHAINS.map((chain) => chain.chainId),
 }: StartLocalChainsParameters = {}): Promise<LocalChains> {
   const anvil = await startAnvilChains({
-    chains: LOCAL_CHAINS.map(({ chainId }) => ({ chainId })),
+    chains: chainIds.map((chainId) => ({ chainId })),
     blockTime,
     stateDir,
     silent: true,

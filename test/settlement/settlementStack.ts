@@ -20,6 +20,7 @@ import { createOperatorChains } from '../../chain/operatorChains';
 import { createDb, type Db } from '../../db/client';
 import { startRelayer } from '../../dev/relayer';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
+import { LOCAL_TESTNET_CHAIN_IDS, type LocalChainId } from '../../dev/localChains';
 import { startLocalChains } from '../../dev/services/localChains';
 import { startChainMonitors } from '../../workers/chainMonitors';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
@@ -31,7 +32,7 @@ import { testStack } from '../harness/stack';
 import { quietTemporalRuntime } from '../harness/workers';
 
 /**
- * A settlement world of its own: three anvil chains private to the test file (so snapshots, reorgs
+ * A settlement world of its own: anvil chains private to the test file (the testnets unless asked) (so snapshots, reorgs
  * and rate changes touch nobody else), our contracts on them, the worker with the operator key and
  * the deposit monitors, the relayer between the chains, and the API — all on the run's shared
  * Postgres and Temporal, isolated by task-queue prefix.
@@ -77,9 +78,11 @@ export function testChainClient(
     .extend(walletActions);
 }
 
-export async function startSettlementStack(): Promise<SettlementStack> {
+export async function startSettlementStack({
+  chainIds = LOCAL_TESTNET_CHAIN_IDS,
+}: { chainIds?: readonly LocalChainId[] } = {}): Promise<SettlementStack> {
   quietTemporalRuntime();
-  const anvil = await startLocalChains();
+  const anvil = await startLocalChains({ chainIds });
   const { chains } = anvil;
   const deploymentsFile = writeDeploymentsFile(chains);
   const rpcUrls = Object.fromEntries(chains.map((chain) => [chain.chainId, chain.rpcUrl]));
