@@ -38,6 +38,12 @@ export interface ScanResult {
   late: number;
 }
 
+/** The timestamps of these blocks, fetched together. */
+async function blockTimestamps(client: PublicClient, blockNumbers: bigint[]): Promise<Map<bigint, Date>> {
+  const blocks = await Promise.all(blockNumbers.map((blockNumber) => client.getBlock({ blockNumber })));
+  return new Map(blocks.map((block) => [block.number!, new Date(Number(block.timestamp) * 1000)]));
+}
+
 const transferEvent = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
 /**
@@ -103,7 +109,11 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
       const flushes = await findFlushTransactions(db, [
         ...new Set(matched.map((log) => log.transactionHash!)),
       ]);
-      const now = new Date();
+      // On time is judged by the block's timestamp, not by when this scan runs: a lagging monitor must not
+      // turn a payment mined before expiry into a late one.
+      const blockTimes = await blockTimestamps(client, [
+        ...new Set([...matched.map((log) => log.blockNumber!), toBlock]),
+      ]);
       let accepted = 0;
       let late = 0;
 
@@ -115,7 +125,10 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
             entry.tokenAddress === tokenAddress,
         );
         if (!target || flushes.has(log.transactionHash!)) continue;
-        const open = target.status === 'awaiting_payment' && target.expiresAt > now;
+        const onTime = blockTimes.get(log.blockNumber!)!.getTime() < target.expiresAt.getTime();
+        // A session its timer expired may still have been paid on time (it waits for lagging scans, but
+        // not forever): such a transfer counts as paying it; retry-forwarder settles it.
+        const open = onTime && (target.status === 'awaiting_payment' || target.status === 'expired');
         await recordDeposit(db, {
           session_id: target.sessionId,
           chain_id: chainId,
@@ -133,8 +146,9 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
         }
         accepted += 1;
         const total = await acceptedTotal(db, { sessionId: target.sessionId, chainId, tokenAddress });
-        // Underpaid so far: recorded, the session keeps waiting for the rest.
-        if (total < BigInt(target.expectedAmount)) continue;
+        // Underpaid so far: recorded, the session keeps waiting for the rest. An expired session's workflow
+        // has ended: nothing to signal.
+        if (total < BigInt(target.expectedAmount) || target.status !== 'awaiting_payment') continue;
         const deposit: DepositDetected = {
           chainId,
           token: tokens.get(tokenAddress)!.address,
@@ -159,7 +173,7 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
         }
       }
 
-      await writeCheckpoint(db, { monitorId, chainId, block: toBlock });
+      await writeCheckpoint(db, { monitorId, chainId, block: toBlock, blockTime: blockTimes.get(toBlock) });
       return {
         fromBlock: fromBlock.toString(),
         toBlock: toBlock.toString(),

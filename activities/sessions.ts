@@ -1,15 +1,29 @@
+import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import type { Db } from '../db/client';
+import { readCheckpointTimes } from '../db/deposits';
 import {
+  completeSession,
   expireSession,
+  listPaymentOptions,
   recordSessionDeposit,
+  recordSweepFailure,
+  reopenPaidSessionForSettlement,
   reopenSessionForSettlement,
   transitionSession,
 } from '../db/sessions';
-import { completeSessionAndCreditTopup } from '../db/topups';
 
 export interface SessionActivityDependencies {
   db: Db;
+  /** The checkpoint key (workflow id) of this deployment's deposit monitor on `chainId`. */
+  chainMonitorIdOf?: (chainId: number) => string;
+  /** How long an unpaid session's expiry waits for lagging deposit monitors (default 30 minutes). */
+  expiryScanWaitMs?: number;
 }
+
+/** Failure type of a completion refused because the settled funds do not cover the amount. */
+export const SESSION_UNDERPAID = 'SessionUnderpaid';
+
+const DEFAULT_EXPIRY_SCAN_WAIT_MS = 30 * 60_000;
 
 /**
  * A confirmed deposit that covers one of the session's payment options, as the chain monitor signals
@@ -28,8 +42,43 @@ export interface DepositDetected {
 }
 
 /** Database side of the payment-session workflow. Every activity is idempotent: a replay changes nothing. */
-export function createSessionActivities({ db }: SessionActivityDependencies) {
+export function createSessionActivities({
+  db,
+  chainMonitorIdOf,
+  expiryScanWaitMs = DEFAULT_EXPIRY_SCAN_WAIT_MS,
+}: SessionActivityDependencies) {
   return {
+    /**
+     * Whether a payment was on time is decided by chain time: before an unpaid session expires, wait
+     * (heartbeating) until the deposit monitor of every chain it can be paid on has scanned a block stamped
+     * at or after `expiresAt`, so a transfer mined in time but seen late still counts. Chains without a
+     * monitor checkpoint here are not waited for; after `expiryScanWaitMs` it stops waiting (a deposit
+     * the monitor finds later is still on time by its block and can be settled by retry-forwarder).
+     * Returns whether every monitor got there.
+     */
+    async awaitDepositScansPast({
+      sessionId,
+      expiresAt,
+    }: {
+      sessionId: string;
+      expiresAt: string;
+    }): Promise<boolean> {
+      if (!chainMonitorIdOf) return true;
+      const chainIds = [
+        ...new Set((await listPaymentOptions(db, sessionId)).map((option) => option.chain_id)),
+      ];
+      const monitorIds = chainIds.map(chainMonitorIdOf);
+      const deadline = Date.now() + expiryScanWaitMs;
+      for (;;) {
+        const times = await readCheckpointTimes(db, monitorIds);
+        const lagging = [...times.values()].filter((time) => !time || time.getTime() < Date.parse(expiresAt));
+        if (lagging.length === 0) return true;
+        if (Date.now() >= deadline) return false;
+        heartbeat();
+        await sleep(1_000);
+      }
+    },
+
     /** awaiting_payment → expired at the workflow's expiry timer; false when the session moved on meanwhile. */
     async markSessionExpired(sessionId: string): Promise<boolean> {
       return expireSession(db, sessionId);
@@ -59,9 +108,18 @@ export function createSessionActivities({ db }: SessionActivityDependencies) {
       return transitionSession(db, { id: sessionId, from: ['confirming'], to: 'bridging' });
     },
 
-    /** confirming or bridging → completed: sUSDe delivered to the merchant; a top-up session credits its ledger once. */
+    /**
+     * confirming or bridging → completed: sUSDe delivered. Refused (non-retryable SessionUnderpaid) when
+     * the settled funds of no option cover its amount, so an underpaid session is never completed.
+     */
     async markSessionCompleted(sessionId: string): Promise<boolean> {
-      return completeSessionAndCreditTopup(db, sessionId);
+      const result = await completeSession(db, sessionId);
+      if (result === 'not_covered')
+        throw ApplicationFailure.nonRetryable(
+          'the settled funds do not cover the session amount',
+          SESSION_UNDERPAID,
+        );
+      return result === 'completed';
     },
 
     /** The on-chain phase reverted: failed, with the revert reason kept for the merchant and operators. */
@@ -74,7 +132,35 @@ export function createSessionActivities({ db }: SessionActivityDependencies) {
       });
     },
 
-    /** retry-forwarder: a failed, expired-with-funds or completed-with-extra-funds session settles again. */
+    /**
+     * retry-forwarder on an ended session holding funds: when the transfers into the deposit's option cover
+     * its amount the session reopens (→ confirming, on to completed); otherwise it keeps its status and the
+     * funds are only swept to the payout address. Returns whether it reopened.
+     */
+    async beginLateSettlement({
+      sessionId,
+      deposit,
+      paidAt,
+    }: {
+      sessionId: string;
+      deposit: DepositDetected;
+      paidAt: string;
+    }): Promise<boolean> {
+      return reopenPaidSessionForSettlement(db, {
+        id: sessionId,
+        txHash: deposit.txHash,
+        chainId: deposit.chainId,
+        tokenAddress: deposit.token,
+        paidAt: new Date(paidAt),
+      });
+    },
+
+    /** A sweep of an underpaid session failed: the reason is kept, the status is not changed. */
+    async recordSweepFailure({ sessionId, reason }: { sessionId: string; reason: string }): Promise<void> {
+      await recordSweepFailure(db, { id: sessionId, reason });
+    },
+
+    /** retry-forwarder on a failed session: back to confirming to run the on-chain phase again. */
     async markSessionSettlingAgain({
       sessionId,
       deposit,

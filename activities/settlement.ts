@@ -2,27 +2,31 @@ import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import {
   BaseError,
   ContractFunctionRevertedError,
+  encodeFunctionData,
   erc20Abi,
   getAddress,
   parseEventLogs,
   type Address,
   type Hex,
+  type TransactionReceipt,
 } from 'viem';
 import { sessionIdToBytes16 } from '../chain/depositAddress';
-import type { OperatorChains } from '../chain/operatorChains';
+import type { OperatorChains, OperatorClient } from '../chain/operatorChains';
+import { toMicroUsdRoundingDown } from '../chain/tokenAmount';
 import { Forwarder, ForwarderFactory, LocalMessenger, StakingComposer } from '../contracts/artifacts';
 import type { Db } from '../db/client';
-import { markDepositsSettled } from '../db/deposits';
+import { isDepositSettled } from '../db/deposits';
 import {
   discardFlush,
+  findUnfinishedFlush,
   listSettlements,
   preparePendingSettlement,
   recordBridgeDelivered,
-  recordFlushOutcome,
-  recordFlushSent,
+  recordFlushSettled,
   type SettlementRow,
 } from '../db/settlements';
-import { findSessionById } from '../db/sessions';
+import { findPayoutAddress } from '../db/sessions';
+import { awaitRecordedFlush, signAndRecordFlush } from './flushTransactions';
 
 export interface SettlementActivityDependencies {
   db: Db;
@@ -97,8 +101,9 @@ async function heartbeating<T>(step: () => Promise<T>): Promise<T> {
 /**
  * The on-chain phase of a session, run by the operator key. Every step is idempotent by
  * construction: the forwarder deploy skips existing code, and a flush sweeps the forwarder's whole
- * balance, with the transaction recorded before it is awaited — a repeated step after a crash finds
- * the recorded transaction or an empty forwarder and never moves funds twice.
+ * balance, with the signed transaction recorded before it is broadcast — a repeated step after a crash
+ * finds the recorded transaction (and re-sends it if needed) or an empty forwarder, and never moves
+ * funds twice.
  */
 export function createSettlementActivities({ db, operator, slippageBps }: SettlementActivityDependencies) {
   const factoryOf = (chainId: number): Address => {
@@ -111,38 +116,44 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
     return factory;
   };
 
-  async function payoutAddressOf(sessionId: string): Promise<Address> {
-    const session = await findSessionById(db, sessionId);
-    if (!session) throw ApplicationFailure.nonRetryable(`session ${sessionId} not found`, 'SessionNotFound');
-    return getAddress(session.payout_address);
-  }
-
   async function settlementConfig(chainId: number) {
     return operator
       .client(chainId)
       .readContract({ address: factoryOf(chainId), abi: ForwarderFactory.abi, functionName: 'settlement' });
   }
 
-  /** Reads the Flushed event of a mined flush and stores the outcome. */
-  async function completeFlush(row: SettlementRow, txHash: Hex, chainId: number): Promise<FlushOutcome> {
-    const client = operator.client(chainId);
-    const receipt = await client.waitForTransactionReceipt({ hash: txHash, timeout: 120_000 });
+  /**
+   * Stores a mined flush (outcome, swept deposits, the session's settled USD, and for a stake right here
+   * the delivery and a top-up's credit) and returns what the workflow needs next.
+   */
+  async function completeFlush(
+    row: SettlementRow,
+    receipt: TransactionReceipt,
+    client: OperatorClient,
+    tokenDecimals: number,
+  ): Promise<FlushOutcome> {
     if (receipt.status !== 'success') {
       await discardFlush(db, row.id);
-      throw ApplicationFailure.nonRetryable(`flush transaction ${txHash} reverted`, SETTLEMENT_REVERTED);
+      throw ApplicationFailure.nonRetryable(
+        `flush transaction ${receipt.transactionHash} reverted`,
+        SETTLEMENT_REVERTED,
+      );
     }
     const [flushed] = parseEventLogs({ abi: Forwarder.abi, eventName: 'Flushed', logs: receipt.logs });
     if (!flushed)
       throw ApplicationFailure.nonRetryable(
-        `flush transaction ${txHash} emitted no Flushed event`,
+        `flush transaction ${receipt.transactionHash} emitted no Flushed event`,
         SETTLEMENT_REVERTED,
       );
     const { amountIn, usdeAmount, bridged, sharesOrNonce } = flushed.args;
-    await recordFlushOutcome(db, row.id, { amountIn, usdeAmount, bridged, sharesOrNonce });
-    await markDepositsSettled(db, { sessionId: row.session_id, chainId, tokenAddress: row.token_address });
-    const { settlementChainId } = await settlementConfig(chainId);
+    await recordFlushSettled(db, row, {
+      flushed: { amountIn, usdeAmount, bridged, sharesOrNonce },
+      settledMicroUsd: toMicroUsdRoundingDown(amountIn, tokenDecimals),
+      deliveredMicroUsd: toMicroUsdRoundingDown(usdeAmount, USDE_DECIMALS),
+    });
+    const { settlementChainId } = await settlementConfig(Number(client.chain.id));
     return {
-      txHash,
+      txHash: receipt.transactionHash,
       amountIn: amountIn.toString(),
       usdeAmount: usdeAmount.toString(),
       bridged,
@@ -151,30 +162,69 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
     };
   }
 
+  /** The last stored flush of this option, as the outcome a repeated step returns (the forwarder is empty). */
+  async function lastFlushOutcome(
+    sessionId: string,
+    chainId: number,
+    token: Address,
+  ): Promise<FlushOutcome | undefined> {
+    const last = (await listSettlements(db, sessionId))
+      .filter(
+        (row) =>
+          row.chain_id === chainId && row.token_address === token.toLowerCase() && row.usde_amount !== null,
+      )
+      .at(-1);
+    if (!last) return undefined;
+    const { settlementChainId } = await settlementConfig(chainId);
+    return {
+      txHash: last.flush_tx_hash as Hex,
+      amountIn: last.amount_in!,
+      usdeAmount: last.usde_amount!,
+      bridged: last.bridged!,
+      sharesOrNonce: (last.bridged ? last.message_nonce : last.shares)!,
+      settlementChainId: Number(settlementChainId),
+    };
+  }
+
   return {
-    /** Reorg safety: the deposit address still holds at least what the monitor saw, at the chain's head. */
+    /**
+     * Reorg safety: the deposit address still holds at least what the monitor saw, at the chain's head.
+     * Funds a recorded flush already took (this transfer swept, or a flush in flight) count as there:
+     * a retry after the flush must go on to finish it, not report the deposit missing.
+     */
     async verifyDepositBalance({
+      sessionId,
       chainId,
       token,
       depositAddress,
       minimum,
+      txHash,
+      logIndex,
     }: {
+      sessionId?: string;
       chainId: number;
       token: Address;
       depositAddress: Address;
       minimum: string;
+      txHash?: string;
+      logIndex?: number;
     }): Promise<string> {
       return heartbeating(async () => {
         const balance = await operator
           .client(chainId)
           .readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [depositAddress] });
-        if (balance < BigInt(minimum)) {
-          throw ApplicationFailure.nonRetryable(
-            `deposit address ${depositAddress} holds ${balance} of ${token}, less than the ${minimum} detected (reorganised away?)`,
-            DEPOSIT_MISSING,
-          );
-        }
-        return balance.toString();
+        if (balance >= BigInt(minimum)) return balance.toString();
+        const alreadyFlushed =
+          sessionId !== undefined &&
+          ((await findUnfinishedFlush(db, { sessionId, chainId, tokenAddress: token })) !== undefined ||
+            (txHash !== undefined &&
+              logIndex !== undefined &&
+              (await isDepositSettled(db, { chainId, txHash, logIndex }))));
+        if (alreadyFlushed) return balance.toString();
+        throw ApplicationFailure.nonRetryable(
+          `deposit address ${depositAddress} holds ${balance} of ${token}, less than the ${minimum} detected (reorganised away?)`,
+          DEPOSIT_MISSING,
+        );
       });
     },
 
@@ -183,7 +233,13 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
       return heartbeating(async () => {
         const client = operator.client(chainId);
         const factory = factoryOf(chainId);
-        const merchant = await payoutAddressOf(sessionId);
+        const payout = await findPayoutAddress(db, { sessionId, chainId });
+        if (!payout)
+          throw ApplicationFailure.nonRetryable(
+            `session ${sessionId} has no payment option on chain ${chainId}`,
+            'SessionNotFound',
+          );
+        const merchant = getAddress(payout);
         const session = sessionIdToBytes16(sessionId);
         const forwarder = await client.readContract({
           address: factory,
@@ -207,8 +263,10 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
 
     /**
      * Swaps the forwarder's whole balance of `token` to USDe with a quoted minimum, then stakes it for the
-     * merchant (settlement chain) or sends it over the bridge (layer-2). A revert is final for this
-     * attempt (SettlementReverted, with the reason); retry-forwarder runs it again.
+     * payout address (settlement chain) or sends it over the bridge (layer-2). The flush transaction is
+     * recorded before it is broadcast, and a repeated step finishes a recorded flush instead of sending
+     * another (activities/flushTransactions.ts). A revert is final for this attempt (SettlementReverted,
+     * with the reason); retry-forwarder runs it again.
      */
     async flushForwarder({
       sessionId,
@@ -225,15 +283,11 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
     }): Promise<FlushOutcome> {
       return heartbeating(async () => {
         const client = operator.client(chainId);
-        // A flush sent before a crash: wait for it instead of sending another.
-        const sent = (await listSettlements(db, sessionId)).find(
-          (row) =>
-            row.chain_id === chainId &&
-            row.token_address === token.toLowerCase() &&
-            row.flush_tx_hash &&
-            row.usde_amount === null,
-        );
-        if (sent) return completeFlush(sent, sent.flush_tx_hash as Hex, chainId);
+        const recorded = await findUnfinishedFlush(db, { sessionId, chainId, tokenAddress: token });
+        if (recorded) {
+          const receipt = await awaitRecordedFlush(db, client, recorded);
+          if (receipt !== 'dropped') return completeFlush(recorded, receipt, client, tokenDecimals);
+        }
 
         const balance = await client.readContract({
           address: token,
@@ -242,24 +296,8 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
           args: [forwarder],
         });
         if (balance === 0n) {
-          const done = (await listSettlements(db, sessionId)).filter(
-            (row) =>
-              row.chain_id === chainId &&
-              row.token_address === token.toLowerCase() &&
-              row.usde_amount !== null,
-          );
-          const last = done.at(-1);
-          if (last) {
-            const { settlementChainId } = await settlementConfig(chainId);
-            return {
-              txHash: last.flush_tx_hash as Hex,
-              amountIn: last.amount_in!,
-              usdeAmount: last.usde_amount!,
-              bridged: last.bridged!,
-              sharesOrNonce: (last.bridged ? last.message_nonce : last.shares)!,
-              settlementChainId: Number(settlementChainId),
-            };
-          }
+          const done = await lastFlushOutcome(sessionId, chainId, token);
+          if (done) return done;
           throw ApplicationFailure.nonRetryable(
             `forwarder ${forwarder} holds no ${token} to flush`,
             SETTLEMENT_REVERTED,
@@ -273,15 +311,14 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
           tokenAddress: token,
           forwarderAddress: forwarder,
         });
-        let request;
         try {
-          ({ request } = await client.simulateContract({
+          await client.simulateContract({
             address: forwarder,
             abi: Forwarder.abi,
             functionName: 'flush',
             args: [token, minUsdeOut],
             account: client.account,
-          }));
+          });
         } catch (error) {
           if (isRevert(error)) {
             await discardFlush(db, row.id);
@@ -289,9 +326,18 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
           }
           throw error;
         }
-        const txHash = await client.writeContract(request);
-        await recordFlushSent(db, row.id, txHash);
-        return completeFlush(row, txHash, chainId);
+        const data = encodeFunctionData({
+          abi: Forwarder.abi,
+          functionName: 'flush',
+          args: [token, minUsdeOut],
+        });
+        const signed = await signAndRecordFlush(db, client, { row, to: forwarder, data });
+        const receipt = await awaitRecordedFlush(db, client, signed);
+        if (receipt === 'dropped')
+          throw new Error(
+            `flush transaction ${signed.flush_tx_hash} was replaced before it was mined; retrying`,
+          );
+        return completeFlush(signed, receipt, client, tokenDecimals);
       });
     },
 
@@ -340,7 +386,12 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
       const row = (await listSettlements(db, sessionId)).find(
         (entry) => entry.chain_id === sourceChainId && entry.message_nonce === nonce,
       );
-      if (row) await recordBridgeDelivered(db, row.id, composed.args.shares!);
+      if (row)
+        await recordBridgeDelivered(db, row, {
+          shares: composed.args.shares!,
+          usdeAmount: composed.args.usdeAmount!,
+          deliveredMicroUsd: toMicroUsdRoundingDown(composed.args.usdeAmount!, USDE_DECIMALS),
+        });
       return composed.args.shares!.toString();
     },
   };

@@ -40,6 +40,7 @@ import { sessionRoutes } from './routes/sessions/sessions';
 import { openApiRoutes } from './routes/openapi';
 import { webhookRoutes } from './routes/webhooks';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
+import { assertTreasuryConfigured } from '../billing/platformTreasury';
 
 /** What the HTTP app needs from the outside world; tests hand in real instances. */
 export interface AppDependencies {
@@ -71,6 +72,7 @@ export interface App {
 
 /** Wires middleware and the route table. Creating the app opens no connections. */
 export async function createApp(deps: AppDependencies): Promise<App> {
+  assertTreasuryConfigured(deps.config);
   const temporalConnection = Connection.lazy({ address: deps.config.TEMPORAL_ADDRESS });
   const publicClients = createPublicClients(deps.config);
   const networks = deps.networks ?? createNetworkRegistry(deps.config);

@@ -14,6 +14,8 @@ export interface PaymentOption {
   /** Base units, decimal string (exact). */
   amount: string;
   depositAddress: Address;
+  /** Where the option's forwarder pays out: the merchant's payout address, or the platform treasury for a top-up. */
+  payoutAddress: Address;
   /** EIP-681 ERC-20 transfer request, for wallets and QR codes. */
   paymentUri: string;
 }
@@ -42,16 +44,18 @@ export function buildPaymentOptions({
   amountUsd,
   symbols,
   networks,
-  payoutAddress,
+  payoutAddressOf,
 }: {
   sessionId: string;
   amountUsd: string;
   symbols: readonly StablecoinSymbol[];
   networks: ConfiguredNetwork[];
-  payoutAddress: Address;
+  /** The address the forwarder on `chainId` binds and settles to. */
+  payoutAddressOf: (chainId: number) => Address;
 }): PaymentOption[] {
   return networks.flatMap((network) => {
     if (!network.forwarderFactory || !network.forwarderImplementation) return [];
+    const payoutAddress = payoutAddressOf(network.chainId);
     const depositAddress = predictDepositAddress({
       factory: network.forwarderFactory,
       implementation: network.forwarderImplementation,
@@ -72,6 +76,7 @@ export function buildPaymentOptions({
           decimals: token.decimals,
           amount: amount.toString(),
           depositAddress,
+          payoutAddress,
           paymentUri: erc20PaymentUri({
             tokenAddress: token.address,
             chainId: network.chainId,

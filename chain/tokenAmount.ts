@@ -27,3 +27,11 @@ export function fromBaseUnits(units: bigint, decimals: number): string {
   const fraction = digits.slice(digits.length - decimals).replace(/0+$/, '');
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
 }
+
+/**
+ * A dollar stablecoin's `units` as micro-dollars (USD × 10^6), rounded down: what a settlement is worth
+ * in the 6-decimal USD columns, never more than was received.
+ */
+export function toMicroUsdRoundingDown(units: bigint, decimals: number): bigint {
+  return decimals >= 6 ? units / 10n ** BigInt(decimals - 6) : units * 10n ** BigInt(6 - decimals);
+}

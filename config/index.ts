@@ -81,6 +81,14 @@ const priceFeedVariables = Object.fromEntries(
   KNOWN_CHAIN_IDS.map((chainId) => [`PAYMASTER_PRICE_FEED_${chainId}`, evmAddress.optional()]),
 ) as Record<`PAYMASTER_PRICE_FEED_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof evmAddress>>;
 
+/** `PLATFORM_TREASURY_ADDRESS_<chainId>`: where top-ups paid on that chain settle (billing/platformTreasury.ts). */
+const treasuryVariables = Object.fromEntries(
+  KNOWN_CHAIN_IDS.map((chainId) => [`PLATFORM_TREASURY_ADDRESS_${chainId}`, evmAddress.optional()]),
+) as Record<
+  `PLATFORM_TREASURY_ADDRESS_${(typeof KNOWN_CHAIN_IDS)[number]}`,
+  z.ZodOptional<typeof evmAddress>
+>;
+
 const rpcUrlVariables = Object.fromEntries(
   KNOWN_CHAIN_IDS.map((chainId) => [`RPC_URL_${chainId}`, url.optional()]),
 ) as Record<`RPC_URL_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof url>>;
@@ -179,6 +187,9 @@ export const configSchema = z.object({
     .min(1)
     .max(7 * 24 * 3600)
     .default(3900),
+  /** The platform treasury prepaid top-ups settle to, on every chain without its own `_<chainId>` value. Required in production. */
+  PLATFORM_TREASURY_ADDRESS: evmAddress.optional(),
+  ...treasuryVariables,
   ...priceFeedVariables,
   ...delegationManagerVariables,
   ...rpcUrlVariables,

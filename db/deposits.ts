@@ -91,6 +91,21 @@ export async function findUnsettledDeposits(db: Db, sessionId: string): Promise<
     .execute();
 }
 
+/** Whether the transfer (chain, tx, log) was swept by a recorded flush. */
+export async function isDepositSettled(
+  db: Db,
+  { chainId, txHash, logIndex }: { chainId: number; txHash: string; logIndex: number },
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('deposits')
+    .select('settled_at')
+    .where('chain_id', '=', chainId)
+    .where('tx_hash', '=', txHash)
+    .where('log_index', '=', logIndex)
+    .executeTakeFirst();
+  return row?.settled_at != null;
+}
+
 export async function markDepositsSettled(
   db: Db,
   { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string },
@@ -116,13 +131,38 @@ export async function readCheckpoint(db: Db, monitorId: string): Promise<bigint 
 
 export async function writeCheckpoint(
   db: Db,
-  { monitorId, chainId, block }: { monitorId: string; chainId: number; block: bigint },
+  {
+    monitorId,
+    chainId,
+    block,
+    blockTime,
+  }: { monitorId: string; chainId: number; block: bigint; blockTime?: Date },
 ): Promise<void> {
   await db
     .insertInto('chain_monitor_checkpoints')
-    .values({ monitor_id: monitorId, chain_id: chainId, last_scanned_block: block })
+    .values({
+      monitor_id: monitorId,
+      chain_id: chainId,
+      last_scanned_block: block,
+      last_scanned_block_time: blockTime ?? null,
+    })
     .onConflict((conflict) =>
-      conflict.column('monitor_id').doUpdateSet({ last_scanned_block: block, updated_at: new Date() }),
+      conflict.column('monitor_id').doUpdateSet({
+        last_scanned_block: block,
+        last_scanned_block_time: blockTime ?? null,
+        updated_at: new Date(),
+      }),
     )
     .execute();
+}
+
+/** The scanned-block timestamps of these monitors' checkpoints (null when written before it was kept). */
+export async function readCheckpointTimes(db: Db, monitorIds: string[]): Promise<Map<string, Date | null>> {
+  if (monitorIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('chain_monitor_checkpoints')
+    .select(['monitor_id', 'last_scanned_block_time'])
+    .where('monitor_id', '=', sql<string>`any(${monitorIds})`)
+    .execute();
+  return new Map(rows.map((row) => [row.monitor_id, row.last_scanned_block_time]));
 }

@@ -76,7 +76,7 @@ export interface SessionsTable {
   payment_option_symbols: string[];
   sandbox_mode: boolean;
   success_url: string | null;
-  /** Merchant payout address at creation, bound into every forwarder of the session. */
+  /** Merchant payout address at creation; each payment option binds its own (a top-up's: the treasury). */
   payout_address: string;
   status: ColumnType<SessionStatus, SessionStatus | undefined, SessionStatus>;
   expires_at: Timestamp;
@@ -85,6 +85,8 @@ export interface SessionsTable {
   paid_chain_id: number | null;
   failure_reason: string | null;
   webhook_delivered: Generated<boolean>;
+  /** numeric(20,6): USD swept to the payout address so far (stablecoin in at par, rounded down). */
+  settled_amount: ColumnType<string, never, string>;
   workflow_started_at: NullableTimestamp;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
@@ -101,6 +103,8 @@ export interface PaymentOptionsTable {
   /** numeric(78,0): token base units, exact. */
   amount: string;
   deposit_address: string;
+  /** Bound into the option's forwarder: the merchant's payout address, or the platform treasury for a top-up. */
+  payout_address: string;
   created_at: CreatedAt;
 }
 
@@ -270,8 +274,10 @@ export interface TopupsTable {
   session_id: string;
   /** numeric(20,6) USD credited once the session completes. */
   amount_usd: string;
-  /** Set in the transaction that writes the ledger credit `topup:<id>`; null until then. */
+  /** Set with the first ledger credit of the top-up; null until the treasury has received something. */
   credited_at: Date | null;
+  /** numeric(20,6): USD credited so far, the USDe the treasury received (rounded down). */
+  credited_amount_usd: ColumnType<string, never, string>;
   created_at: CreatedAt;
 }
 
@@ -371,6 +377,8 @@ export interface ChainMonitorCheckpointsTable {
   monitor_id: string;
   chain_id: number;
   last_scanned_block: ColumnType<string, string | bigint, string | bigint>;
+  /** Timestamp of the last scanned block: expiry is judged by chain time. */
+  last_scanned_block_time: Date | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
@@ -386,6 +394,11 @@ export interface SettlementsTable {
   bridged: boolean | null;
   shares: string | null;
   message_nonce: ColumnType<string | null, string | bigint | null, string | bigint | null>;
+  /** The signed flush transaction and its nonce, stored before it is broadcast (a retry re-sends it). */
+  flush_raw_tx: string | null;
+  flush_nonce: ColumnType<string | null, string | bigint | null, string | bigint | null>;
+  /** numeric(78,0): USDe staked for the payout address (at the flush, or on delivery after a bridge). */
+  delivered_usde: string | null;
   delivered_at: NullableTimestamp;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;

@@ -192,3 +192,101 @@ export async function reopenSessionForSettlement(
     .executeTakeFirst();
   return result.numUpdatedRows === 1n;
 }
+
+/**
+ * An option counts as paid when the transfers into it (on time or late) add up to its amount. Only then
+ * may a session be (re)opened for settlement through `confirming` to `completed`; anything less is swept
+ * to the payout address without changing the session's status.
+ */
+function optionPaidInFull(chainId: number, tokenAddress: string) {
+  return sql<boolean>`exists (
+    select 1 from payment_options o
+    where o.session_id = sessions.id and o.chain_id = ${chainId} and lower(o.token_address) = ${tokenAddress.toLowerCase()}
+      and (select coalesce(sum(d.amount), 0) from deposits d
+           where d.session_id = o.session_id and d.chain_id = o.chain_id and d.token_address = lower(o.token_address)) >= o.amount
+  )`;
+}
+
+/** Some option's settled flushes (stablecoin in) cover its amount: the condition for `completed`. */
+const settlementsCoverAnOption = sql<boolean>`exists (
+  select 1 from payment_options o
+  where o.session_id = sessions.id
+    and (select coalesce(sum(st.amount_in), 0) from settlements st
+         where st.session_id = o.session_id and st.chain_id = o.chain_id and st.token_address = lower(o.token_address)) >= o.amount
+)`;
+
+/**
+ * retry-forwarder for funds an ended session holds: a session whose option is paid in full goes back to
+ * confirming (like reopenSessionForSettlement); an underpaid one is left as it is. Returns whether it reopened.
+ */
+export async function reopenPaidSessionForSettlement(
+  db: Db,
+  {
+    id,
+    txHash,
+    chainId,
+    tokenAddress,
+    paidAt,
+  }: { id: string; txHash: string; chainId: number; tokenAddress: string; paidAt: Date },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set((eb) => ({
+      status: 'confirming',
+      failure_reason: null,
+      paid_at: eb.fn.coalesce('paid_at', eb.val(paidAt)),
+      tx_hash: eb.fn.coalesce('tx_hash', eb.val(txHash)),
+      paid_chain_id: eb.fn.coalesce('paid_chain_id', eb.val(chainId)),
+      updated_at: new Date(),
+    }))
+    .where('id', '=', id)
+    .where('status', 'in', ['failed', 'expired', 'completed', 'awaiting_payment'])
+    .where(optionPaidInFull(chainId, tokenAddress))
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+export type CompleteSessionResult = 'completed' | 'unchanged' | 'not_covered';
+
+/**
+ * confirming or bridging → completed, only when the settled flushes of one option cover its amount: an
+ * underpaid session is never completed. `unchanged` when it was not in those states (a replay).
+ */
+export async function completeSession(db: Db, id: string): Promise<CompleteSessionResult> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ status: 'completed', failure_reason: null, updated_at: new Date() })
+    .where('id', '=', id)
+    .where('status', 'in', ['confirming', 'bridging'])
+    .where(settlementsCoverAnOption)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 1n) return 'completed';
+  const row = await db.selectFrom('sessions').select('status').where('id', '=', id).executeTakeFirst();
+  return row && (row.status === 'confirming' || row.status === 'bridging') ? 'not_covered' : 'unchanged';
+}
+
+/** A sweep of an underpaid session failed: keep the reason for operators without changing its status. */
+export async function recordSweepFailure(
+  db: Db,
+  { id, reason }: { id: string; reason: string },
+): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ failure_reason: reason, updated_at: new Date() })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** The payout address the session's forwarder on `chainId` binds (its payment options on that chain share it). */
+export async function findPayoutAddress(
+  db: Db,
+  { sessionId, chainId }: { sessionId: string; chainId: number },
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('payment_options')
+    .select('payout_address')
+    .where('session_id', '=', sessionId)
+    .where('chain_id', '=', chainId)
+    .executeTakeFirst();
+  return row?.payout_address;
+}

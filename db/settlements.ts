@@ -1,6 +1,9 @@
 import type { Selectable } from 'kysely';
+import { microUsdToFixed6 } from '../billing/gasChargeAmount';
 import type { Db } from './client';
+import { markDepositsSettled } from './deposits';
 import type { SettlementsTable } from './schema';
+import { creditTopupForSettlement } from './topups';
 
 export type SettlementRow = Selectable<SettlementsTable>;
 
@@ -51,33 +54,101 @@ export async function preparePendingSettlement(
   return (await findPendingSettlement(db, row))!;
 }
 
-/** Records the flush transaction the moment it is sent, before waiting for it (a crash then waits, never resends). */
-export async function recordFlushSent(db: Db, id: string, flushTxHash: string): Promise<void> {
-  await db
-    .updateTable('settlements')
-    .set({ flush_tx_hash: flushTxHash, updated_at: new Date() })
-    .where('id', '=', id)
-    .execute();
-}
-
-export async function recordFlushOutcome(
+/**
+ * Records the signed flush transaction, its hash and nonce before it is broadcast: after a crash the
+ * retry re-sends exactly this transaction (or sees it mined), never a second flush.
+ */
+export async function recordFlushSigned(
   db: Db,
   id: string,
-  outcome: { amountIn: bigint; usdeAmount: bigint; bridged: boolean; sharesOrNonce: bigint },
+  flush: { rawTransaction: string; txHash: string; nonce: number },
 ): Promise<void> {
   await db
     .updateTable('settlements')
     .set({
-      amount_in: outcome.amountIn.toString(),
-      usde_amount: outcome.usdeAmount.toString(),
-      bridged: outcome.bridged,
-      shares: outcome.bridged ? null : outcome.sharesOrNonce.toString(),
-      message_nonce: outcome.bridged ? outcome.sharesOrNonce : null,
-      delivered_at: outcome.bridged ? null : new Date(),
+      flush_raw_tx: flush.rawTransaction,
+      flush_tx_hash: flush.txHash,
+      flush_nonce: BigInt(flush.nonce),
       updated_at: new Date(),
     })
     .where('id', '=', id)
     .execute();
+}
+
+/** A flush recorded (signed, maybe broadcast) whose outcome is not stored yet, if any. */
+export async function findUnfinishedFlush(
+  db: Db,
+  { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string },
+): Promise<SettlementRow | undefined> {
+  return db
+    .selectFrom('settlements')
+    .selectAll()
+    .where('session_id', '=', sessionId)
+    .where('chain_id', '=', chainId)
+    .where('token_address', '=', tokenAddress.toLowerCase())
+    .where('flush_tx_hash', 'is not', null)
+    .where('usde_amount', 'is', null)
+    .executeTakeFirst();
+}
+
+export interface FlushedEvent {
+  amountIn: bigint;
+  usdeAmount: bigint;
+  bridged: boolean;
+  sharesOrNonce: bigint;
+}
+
+/**
+ * Stores a mined flush in one transaction: its outcome, the deposits it swept, the USD the session has
+ * settled (the stablecoin in, at par, rounded down), and, when the USDe was staked right here, the
+ * delivery and a top-up's credit. A replay finds the outcome stored and changes nothing; returns whether
+ * this call stored it.
+ */
+export async function recordFlushSettled(
+  db: Db,
+  row: Pick<SettlementRow, 'id' | 'session_id' | 'chain_id' | 'token_address'>,
+  {
+    flushed,
+    settledMicroUsd,
+    deliveredMicroUsd,
+  }: { flushed: FlushedEvent; settledMicroUsd: bigint; deliveredMicroUsd: bigint },
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const now = new Date();
+    const updated = await trx
+      .updateTable('settlements')
+      .set({
+        amount_in: flushed.amountIn.toString(),
+        usde_amount: flushed.usdeAmount.toString(),
+        bridged: flushed.bridged,
+        shares: flushed.bridged ? null : flushed.sharesOrNonce.toString(),
+        message_nonce: flushed.bridged ? flushed.sharesOrNonce : null,
+        delivered_usde: flushed.bridged ? null : flushed.usdeAmount.toString(),
+        delivered_at: flushed.bridged ? null : now,
+        updated_at: now,
+      })
+      .where('id', '=', row.id)
+      .where('usde_amount', 'is', null)
+      .executeTakeFirst();
+    if (updated.numUpdatedRows !== 1n) return false;
+    await markDepositsSettled(trx, {
+      sessionId: row.session_id,
+      chainId: row.chain_id,
+      tokenAddress: row.token_address,
+    });
+    await trx
+      .updateTable('sessions')
+      .set((eb) => ({ settled_amount: eb('settled_amount', '+', microUsdToFixed6(settledMicroUsd)) }))
+      .where('id', '=', row.session_id)
+      .execute();
+    if (!flushed.bridged)
+      await creditTopupForSettlement(trx, {
+        sessionId: row.session_id,
+        settlementId: row.id,
+        deliveredMicroUsd,
+      });
+    return true;
+  });
 }
 
 /** A failed flush transaction: forget it so the next attempt prepares afresh. */
@@ -85,12 +156,38 @@ export async function discardFlush(db: Db, id: string): Promise<void> {
   await db.deleteFrom('settlements').where('id', '=', id).execute();
 }
 
-export async function recordBridgeDelivered(db: Db, id: string, shares: bigint): Promise<void> {
-  await db
-    .updateTable('settlements')
-    .set({ delivered_at: new Date(), shares: shares.toString(), updated_at: new Date() })
-    .where('id', '=', id)
-    .execute();
+/**
+ * The bridged USDe was staked on the settlement chain: stores the delivery and, for a top-up, credits what
+ * the treasury received, in one transaction (a replay changes nothing).
+ */
+export async function recordBridgeDelivered(
+  db: Db,
+  row: Pick<SettlementRow, 'id' | 'session_id'>,
+  {
+    shares,
+    usdeAmount,
+    deliveredMicroUsd,
+  }: { shares: bigint; usdeAmount: bigint; deliveredMicroUsd: bigint },
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('settlements')
+      .set({
+        delivered_at: new Date(),
+        shares: shares.toString(),
+        delivered_usde: usdeAmount.toString(),
+        updated_at: new Date(),
+      })
+      .where('id', '=', row.id)
+      .where('delivered_at', 'is', null)
+      .executeTakeFirst();
+    if (updated.numUpdatedRows !== 1n) return;
+    await creditTopupForSettlement(trx, {
+      sessionId: row.session_id,
+      settlementId: row.id,
+      deliveredMicroUsd,
+    });
+  });
 }
 
 /** Which of these transactions are our own flushes (their internal transfers into a forwarder are not deposits). */

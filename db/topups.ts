@@ -1,11 +1,12 @@
+import { microUsdToFixed6 } from '../billing/gasChargeAmount';
 import type { Db } from './client';
 import { creditPrepaidBalance } from './prepaidLedger';
 import type { SessionStatus } from './schema';
-import { transitionSession } from './sessions';
 
 /**
- * Top-ups: a payment session the merchant pays to itself, credited to the prepaid ledger once when the
- * session completes. Only `credited_at` is stored; the other states are read from the session.
+ * Top-ups: a live payment session whose forwarders settle to the platform treasury. Each settlement the
+ * treasury receives credits the prepaid ledger with its USDe (rounded down to micro-dollars), once; the
+ * top-up keeps the running total. Its status is read from its session and whether anything was credited.
  */
 export type TopupStatus = 'pending' | 'credited' | 'expired' | 'failed';
 
@@ -13,21 +14,35 @@ export interface TopupRow {
   id: string;
   session_id: string;
   amount_usd: string;
+  credited_amount_usd: string;
   credited_at: Date | null;
   created_at: Date;
   status: TopupStatus;
 }
 
-/** The ledger reference of a top-up's credit (unique per merchant, so a top-up credits once). */
-export const topupReference = (topupId: string) => `topup:${topupId}`;
+/** The ledger reference of the credit for one settlement of a top-up (unique per merchant: credited once). */
+export const topupSettlementReference = (topupId: string, settlementId: string) =>
+  `topup:${topupId}:settlement:${settlementId}`;
 
-/** A credited top-up is credited whatever its session does later; otherwise the session's end decides. */
+/**
+ * An expired session shows as expired (whatever arrived before was credited, see creditedAmount);
+ * otherwise a credit makes it credited, and a failed or open session shows as such.
+ */
 function topupStatusOf(creditedAt: Date | null, sessionStatus: SessionStatus): TopupStatus {
-  if (creditedAt) return 'credited';
   if (sessionStatus === 'expired') return 'expired';
+  if (creditedAt) return 'credited';
   if (sessionStatus === 'failed') return 'failed';
   return 'pending';
 }
+
+const TOPUP_COLUMNS = [
+  'id',
+  'session_id',
+  'amount_usd',
+  'credited_amount_usd',
+  'credited_at',
+  'created_at',
+] as const;
 
 export async function insertTopup(
   db: Db,
@@ -36,7 +51,7 @@ export async function insertTopup(
   const row = await db
     .insertInto('topups')
     .values({ merchant_id: merchantId, session_id: sessionId, amount_usd: amountUsd })
-    .returning(['id', 'session_id', 'amount_usd', 'credited_at', 'created_at'])
+    .returning(TOPUP_COLUMNS)
     .executeTakeFirstOrThrow();
   return { ...row, status: 'pending' };
 }
@@ -47,11 +62,7 @@ export async function listTopups(db: Db, merchantId: string, limit = 100): Promi
     .selectFrom('topups')
     .innerJoin('sessions', 'sessions.id', 'topups.session_id')
     .select([
-      'topups.id',
-      'topups.session_id',
-      'topups.amount_usd',
-      'topups.credited_at',
-      'topups.created_at',
+      ...TOPUP_COLUMNS.map((column) => `topups.${column}` as const),
       'sessions.status as session_status',
     ])
     .where('topups.merchant_id', '=', merchantId)
@@ -65,42 +76,48 @@ export async function listTopups(db: Db, merchantId: string, limit = 100): Promi
 }
 
 /**
- * Credits the top-up linked to a completed session, if any and not yet credited. Run it inside a
- * transaction: the row lock plus `credited_at` make a replay or a concurrent call credit once, and the
- * unique ledger reference backs that up. Returns whether a credit was written.
+ * Credits the top-up of `sessionId`, if it is one, with what one settlement delivered to the treasury.
+ * Run it in the transaction that records the delivery: the locked top-up row and the unique ledger
+ * reference make a replay or a concurrent call credit once. Returns the micro-dollars credited (0 when
+ * the session is no top-up, the settlement was credited before, or it is worth less than a micro-dollar).
  */
-export async function creditTopupOfSession(trx: Db, sessionId: string): Promise<boolean> {
+export async function creditTopupForSettlement(
+  trx: Db,
+  {
+    sessionId,
+    settlementId,
+    deliveredMicroUsd,
+  }: { sessionId: string; settlementId: string; deliveredMicroUsd: bigint },
+): Promise<bigint> {
   const topup = await trx
     .selectFrom('topups')
-    .innerJoin('sessions', 'sessions.id', 'topups.session_id')
-    .select(['topups.id', 'topups.merchant_id', 'topups.amount_usd', 'topups.credited_at', 'sessions.status'])
-    .where('topups.session_id', '=', sessionId)
-    .forUpdate('topups')
+    .select(['id', 'merchant_id'])
+    .where('session_id', '=', sessionId)
+    .forUpdate()
     .executeTakeFirst();
-  if (!topup || topup.credited_at !== null || topup.status !== 'completed') return false;
+  if (!topup || deliveredMicroUsd <= 0n) return 0n;
+  const reference = topupSettlementReference(topup.id, settlementId);
+  const earlier = await trx
+    .selectFrom('prepaid_ledger_entries')
+    .select('id')
+    .where('merchant_id', '=', topup.merchant_id)
+    .where('reference', '=', reference)
+    .executeTakeFirst();
+  if (earlier) return 0n;
+  const amountUsd = microUsdToFixed6(deliveredMicroUsd);
   await creditPrepaidBalance(trx, {
     merchantId: topup.merchant_id,
-    amountUsd: topup.amount_usd,
+    amountUsd,
     description: 'Prepaid gas top-up',
-    reference: topupReference(topup.id),
+    reference,
   });
-  await trx.updateTable('topups').set({ credited_at: new Date() }).where('id', '=', topup.id).execute();
-  return true;
-}
-
-/**
- * The workflow's completion step: confirming or bridging → completed and the linked top-up's credit in
- * one transaction, so the session never shows completed without its credit. A replay finds the session
- * completed and the top-up credited, and changes nothing. Returns whether the session moved.
- */
-export async function completeSessionAndCreditTopup(db: Db, sessionId: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const moved = await transitionSession(trx, {
-      id: sessionId,
-      from: ['confirming', 'bridging'],
-      to: 'completed',
-    });
-    await creditTopupOfSession(trx, sessionId);
-    return moved;
-  });
+  await trx
+    .updateTable('topups')
+    .set((eb) => ({
+      credited_amount_usd: eb('credited_amount_usd', '+', amountUsd),
+      credited_at: eb.fn.coalesce('credited_at', eb.val(new Date())),
+    }))
+    .where('id', '=', topup.id)
+    .execute();
+  return deliveredMicroUsd;
 }

@@ -22,6 +22,7 @@ import {
   type WebhookSecretBox,
 } from '../webhooks/webhookSecrets';
 import type { Db } from '../db/client';
+import { chainMonitorWorkflowId } from './chainMonitors';
 import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
 
 /**
@@ -53,6 +54,8 @@ export interface SettlementWorkerSettings {
   networks: NetworkRegistry;
   operator: OperatorChains;
   slippageBps: number;
+  /** Prefix of this deployment's deposit monitor workflow ids (TEMPORAL_TASK_QUEUE_PREFIX). */
+  monitorIdPrefix?: string;
 }
 
 export interface WebhookWorkerSettings {
@@ -71,7 +74,12 @@ type ActivityFactory = (
 /** The activities served on each task queue; a role without activities gets no worker yet. */
 const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
   sessions: ({ db, temporal, settlement }, taskQueues) => ({
-    ...createSessionActivities({ db }),
+    ...createSessionActivities({
+      db,
+      // Expiry waits for this deployment's deposit monitors (only a worker with settlement runs them).
+      chainMonitorIdOf:
+        settlement && ((chainId) => chainMonitorWorkflowId(chainId, settlement.monitorIdPrefix ?? '')),
+    }),
     ...createSessionEventActivities({ db, temporal, webhookTaskQueue: taskQueues.webhooks }),
     ...(settlement &&
       createSettlementActivities({ db, operator: settlement.operator, slippageBps: settlement.slippageBps })),

@@ -41,6 +41,7 @@ async function main(): Promise<void> {
               operatorPrivateKey: config.OPERATOR_PRIVATE_KEY as `0x${string}`,
             }),
             slippageBps: config.SETTLEMENT_SLIPPAGE_BPS,
+            monitorIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
           }
         : undefined;
       const workers = await createWorkers({

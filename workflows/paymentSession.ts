@@ -4,6 +4,7 @@ import {
   condition,
   defineQuery,
   defineSignal,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -19,7 +20,11 @@ import { ChainId, SessionStatus } from '../workers/searchAttributes';
  *   awaiting_payment ──confirmed deposit──▶ confirming ──deploy forwarder, swap──┬─ stake ─────────────▶ completed
  *          │                                   │                                  └─ bridge ─▶ bridging ─▶ completed
  *          │                                   └──revert (slippage…)──▶ failed ──retry-forwarder──▶ confirming
- *          └──expiresAt passes, no deposit──▶ expired   (a late deposit: retry-forwarder starts a settling run)
+ *          └──expiresAt passes (by chain time), no deposit──▶ expired
+ *
+ * retry-forwarder on an ended session holding funds starts a settling run: an option paid in full goes
+ * through confirming to completed again; an underpaid one is only swept to the payout address and the
+ * session keeps its status (never completed, no event).
  */
 const sessions = proxyActivities<SessionActivities>({
   // Single-row conditional UPDATEs; retried while the database is unreachable.
@@ -44,6 +49,13 @@ const chain = proxyActivities<SettlementActivities>({
     maximumInterval: '1 minute',
     maximumAttempts: 10,
   },
+});
+
+const { awaitDepositScansPast } = proxyActivities<SessionActivities>({
+  // Polls monitor checkpoints while heartbeating; gives up by itself after its configured wait.
+  startToCloseTimeout: '35 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
 const bridge = proxyActivities<SettlementActivities>({
@@ -96,18 +108,35 @@ export async function paymentSessionWorkflow({
 
   if (settleDeposit) {
     state.deposit = settleDeposit;
-    await sessions.markSessionSettlingAgain({
-      sessionId,
-      deposit: settleDeposit,
-      paidAt: new Date(Date.now()).toISOString(),
-    });
+    const paidAt = new Date(Date.now()).toISOString();
+    if (patched('underpaid-late-settlement-sweeps-only')) {
+      const reopened = await sessions.beginLateSettlement({ sessionId, deposit: settleDeposit, paidAt });
+      if (!reopened) {
+        // Underpaid: what arrived goes to the payout address; the session keeps its status, no event.
+        try {
+          await settle(sessionId, settleDeposit, state, { sweepOnly: true });
+        } catch (error) {
+          if (!(error instanceof ActivityFailure)) throw error;
+          state.failureReason = failureReasonOf(error);
+          await sessions.recordSweepFailure({ sessionId, reason: state.failureReason });
+        }
+        return state;
+      }
+    } else {
+      await sessions.markSessionSettlingAgain({ sessionId, deposit: settleDeposit, paidAt });
+    }
   } else {
     // Workflow time is deterministic (Date.now() replays the same), so the timer is exact on replay.
     const remainingMs = Date.parse(expiresAt) - Date.now();
-    const paid =
+    let paid =
       remainingMs > 0
         ? await condition(() => state.deposit !== undefined, remainingMs)
         : state.deposit !== undefined;
+    if (!paid && patched('expiry-by-chain-time')) {
+      // On time means mined before expiresAt: let lagging deposit monitors scan that far first.
+      await awaitDepositScansPast({ sessionId, expiresAt });
+      paid = state.deposit !== undefined;
+    }
     if (!paid) {
       await sessions.markSessionExpired(sessionId);
       enter('expired');
@@ -128,7 +157,7 @@ export async function paymentSessionWorkflow({
 
   for (;;) {
     try {
-      await settle(sessionId, deposit, state, enter);
+      await settle(sessionId, deposit, state, { enter });
       return state;
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
@@ -149,21 +178,30 @@ export async function paymentSessionWorkflow({
   }
 }
 
-/** confirming → (forwarder, swap, stake) → completed, or → (bridge) → bridging → completed. */
+/**
+ * confirming → (forwarder, swap, stake) → completed, or → (bridge) → bridging → completed. A sweep of an
+ * underpaid session runs the same chain steps and changes no status.
+ */
 async function settle(
   sessionId: string,
   deposit: DepositDetected,
   state: PaymentSessionState,
-  enter: (status: PaymentSessionState['status']) => void,
+  {
+    enter,
+    sweepOnly = false,
+  }: { enter?: (status: PaymentSessionState['status']) => void; sweepOnly?: boolean },
 ): Promise<void> {
   const token = deposit.token as `0x${string}`;
   const depositAddress = deposit.depositAddress as `0x${string}`;
-  // Reorg safety: act only on funds that are still there at the chain's head.
+  // Reorg safety: act only on funds that are still there at the chain's head (or already flushed by us).
   await chain.verifyDepositBalance({
+    sessionId,
     chainId: deposit.chainId,
     token,
     depositAddress,
     minimum: deposit.amount,
+    txHash: deposit.txHash,
+    logIndex: deposit.logIndex,
   });
   state.forwarder = await chain.deployForwarder({ sessionId, chainId: deposit.chainId });
   const flush = await chain.flushForwarder({
@@ -175,8 +213,10 @@ async function settle(
   });
   state.flushTxHash = flush.txHash;
   if (flush.bridged) {
-    await sessions.markSessionBridging(sessionId);
-    enter('bridging');
+    if (!sweepOnly) {
+      await sessions.markSessionBridging(sessionId);
+      enter?.('bridging');
+    }
     await bridge.awaitBridgeDelivery({
       sessionId,
       sourceChainId: deposit.chainId,
@@ -184,8 +224,9 @@ async function settle(
       settlementChainId: flush.settlementChainId,
     });
   }
+  if (sweepOnly) return;
   await sessions.markSessionCompleted(sessionId);
-  enter('completed');
+  enter?.('completed');
 }
 
 function failureReasonOf(error: ActivityFailure): string {

@@ -1,24 +1,30 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Address } from 'viem';
-import { createSessionActivities } from '../../activities/sessions';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { Db } from '../../db/client';
 import { expireSession, transitionSession } from '../../db/sessions';
-import { completeSessionAndCreditTopup, topupReference } from '../../db/topups';
+import { creditTopupForSettlement, topupSettlementReference } from '../../db/topups';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { payDeposit, startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
 
 /**
- * Self-serve top-ups: POST creates a payment session the merchant pays to itself; when the session
- * completes (real workflow, deposit monitor and settlement on local chains), the prepaid ledger is
- * credited with the amount exactly once.
+ * Self-serve top-ups: POST creates a live payment session that settles to the platform treasury; each
+ * settlement the treasury receives (real workflow, deposit monitor and settlement on a local mainnet
+ * stand-in) credits the prepaid ledger with what arrived, exactly once.
  */
-const ETHEREUM_SEPOLIA = 11155111;
-const CONFIRMATIONS = 3;
+const ETHEREUM = 1;
+const CONFIRMATIONS = 12;
 const TOPUPS = '/v1/merchants/me/balance/topups';
+const TREASURY = privateKeyToAccount(generatePrivateKey()).address;
 
 describe('prepaid gas top-ups', () => {
   let stack: SettlementStack;
   beforeAll(async () => {
-    stack = await startSettlementStack();
+    stack = await startSettlementStack({
+      chainIds: [ETHEREUM],
+      env: { PLATFORM_TREASURY_ADDRESS: TREASURY },
+    });
   }, 120_000);
   afterAll(() => stack?.stop());
 
@@ -48,15 +54,16 @@ describe('prepaid gas top-ups', () => {
     throw new Error(`session ${sessionId} is ${last}, not ${wanted} after ${timeoutMs} ms`);
   }
 
-  it('creates a pending top-up backed by a payable payment session for the merchant itself', async () => {
+  it('creates a pending top-up backed by a payable live payment session that settles to the treasury', async () => {
     const merchant = await signInNewMerchant(stack.app);
-    const created = await createTopup(merchant, { amount: '25.5', sandboxMode: true });
+    const created = await createTopup(merchant, { amount: '25.5', sandboxMode: false });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       sessionId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       paymentUrl: `${stack.app.config.PUBLIC_BASE_URL}/pay/${created.body.sessionId}`,
       amount: '25.500000',
+      creditedAmount: '0.000000',
       status: 'pending',
       createdAt: expect.any(String),
     });
@@ -69,7 +76,13 @@ describe('prepaid gas top-ups', () => {
       .select(['merchant_id', 'sandbox_mode'])
       .where('id', '=', created.body.sessionId)
       .executeTakeFirstOrThrow();
-    expect(row).toEqual({ merchant_id: merchant.merchantId, sandbox_mode: true });
+    expect(row).toEqual({ merchant_id: merchant.merchantId, sandbox_mode: false });
+    const payouts = await stack.db
+      .selectFrom('payment_options')
+      .select('payout_address')
+      .where('session_id', '=', created.body.sessionId)
+      .execute();
+    expect(new Set(payouts.map((option) => option.payout_address))).toEqual(new Set([TREASURY]));
     expect(await listTopups(merchant)).toEqual([created.body]);
     expect(await ledgerOf(merchant.merchantId)).toEqual([]);
   });
@@ -86,7 +99,7 @@ describe('prepaid gas top-ups', () => {
       )
       .execute(stack.db);
     try {
-      const failed = await createTopup(merchant, { amount: '12', sandboxMode: true });
+      const failed = await createTopup(merchant, { amount: '12' });
       expect(failed.status).toBe(500);
     } finally {
       await sql.raw(`DROP TRIGGER ${trigger} ON topups; DROP FUNCTION ${trigger}();`).execute(stack.db);
@@ -94,12 +107,18 @@ describe('prepaid gas top-ups', () => {
     expect(await sessionsOf(merchant.merchantId)).toEqual([]);
     expect(await listTopups(merchant)).toEqual([]);
     // With the failure gone, the same request succeeds.
-    expect((await createTopup(merchant, { amount: '12', sandboxMode: true })).status).toBe(201);
+    expect((await createTopup(merchant, { amount: '12' })).status).toBe(201);
   });
 
-  it('credits the ledger exactly once when the top-up session is paid and completes; a replayed completion changes nothing', async () => {
+  /** Credits `topupSessionId` with one settlement's delivery, as the settlement recording does. */
+  const creditSettlement = (db: Db, sessionId: string, settlementId: string, micro: bigint) =>
+    db
+      .transaction()
+      .execute((trx) => creditTopupForSettlement(trx, { sessionId, settlementId, deliveredMicroUsd: micro }));
+
+  it('credits the ledger exactly once with what the treasury received when the top-up session is paid; a replayed credit changes nothing', async () => {
     const merchant = await signInNewMerchant(stack.app);
-    const created = await createTopup(merchant, { amount: '12.345678', sandboxMode: true });
+    const created = await createTopup(merchant, { amount: '12.345678' });
     expect(created.status).toBe(201);
     const session = (await stack.app.request(`/v1/sessions/${created.body.sessionId}`)).body as {
       paymentOptions: Array<{
@@ -111,59 +130,67 @@ describe('prepaid gas top-ups', () => {
       }>;
     };
     const option = session.paymentOptions.find(
-      (candidate) => candidate.chainId === ETHEREUM_SEPOLIA && candidate.symbol === 'USDC',
+      (candidate) => candidate.chainId === ETHEREUM && candidate.symbol === 'USDC',
     )!;
-    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+    await payDeposit(stack.chain(ETHEREUM), {
       token: option.tokenAddress,
       to: option.depositAddress,
       amount: BigInt(option.amount),
     });
-    await stack.chain(ETHEREUM_SEPOLIA).mine({ blocks: CONFIRMATIONS + 1 });
+    await stack.chain(ETHEREUM).mine({ blocks: CONFIRMATIONS + 1 });
     await waitForStatus(created.body.sessionId, 'completed');
 
+    const [settlement] = await stack.db
+      .selectFrom('settlements')
+      .selectAll()
+      .where('session_id', '=', created.body.sessionId)
+      .execute();
     const ledger = await ledgerOf(merchant.merchantId);
     expect(ledger).toEqual([
       expect.objectContaining({
         direction: 'credit',
         amount_usd: '12.345678',
-        reference: topupReference(created.body.id),
+        reference: topupSettlementReference(created.body.id, settlement!.id),
       }),
     ]);
     expect(await balanceOf(merchant)).toBe('12.345678');
-    expect((await listTopups(merchant))[0]).toMatchObject({ id: created.body.id, status: 'credited' });
+    expect((await listTopups(merchant))[0]).toMatchObject({
+      id: created.body.id,
+      status: 'credited',
+      creditedAmount: '12.345678',
+    });
 
-    // A replayed activity (and the db step itself) finds the session completed and the top-up credited.
-    const activities = createSessionActivities({ db: stack.db });
-    expect(await activities.markSessionCompleted(created.body.sessionId)).toBe(false);
-    expect(await completeSessionAndCreditTopup(stack.db, created.body.sessionId)).toBe(false);
+    // A replayed credit of the same settlement finds it written and changes nothing.
+    expect(await creditSettlement(stack.db, created.body.sessionId, settlement!.id, 12_345_678n)).toBe(0n);
     expect(await ledgerOf(merchant.merchantId)).toHaveLength(1);
     expect(await balanceOf(merchant)).toBe('12.345678');
   }, 120_000);
 
-  it('concurrent and repeated completion of the same top-up session credit once', async () => {
+  it('concurrent and repeated credits of the same settlement credit once', async () => {
     const merchant = await signInNewMerchant(stack.app);
-    const created = await createTopup(merchant, { amount: '3', sandboxMode: true });
+    const created = await createTopup(merchant, { amount: '3' });
     const sessionId = created.body.sessionId as string;
-    expect(
-      await transitionSession(stack.db, { id: sessionId, from: ['awaiting_payment'], to: 'confirming' }),
-    ).toBe(true);
+    const settlementId = randomUUID();
     const results = await Promise.all([
-      completeSessionAndCreditTopup(stack.db, sessionId),
-      completeSessionAndCreditTopup(stack.db, sessionId),
-      completeSessionAndCreditTopup(stack.db, sessionId),
+      creditSettlement(stack.db, sessionId, settlementId, 3_000_000n),
+      creditSettlement(stack.db, sessionId, settlementId, 3_000_000n),
+      creditSettlement(stack.db, sessionId, settlementId, 3_000_000n),
     ]);
-    expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await completeSessionAndCreditTopup(stack.db, sessionId)).toBe(false);
+    expect(results.filter((credited) => credited > 0n)).toHaveLength(1);
+    expect(await creditSettlement(stack.db, sessionId, settlementId, 3_000_000n)).toBe(0n);
     expect(await ledgerOf(merchant.merchantId)).toEqual([
-      expect.objectContaining({ amount_usd: '3.000000', reference: topupReference(created.body.id) }),
+      expect.objectContaining({
+        amount_usd: '3.000000',
+        reference: topupSettlementReference(created.body.id, settlementId),
+      }),
     ]);
     expect(await balanceOf(merchant)).toBe('3.000000');
   });
 
   it('an expired or failed session leaves its top-up expired or failed, never credited', async () => {
     const merchant = await signInNewMerchant(stack.app);
-    const expiring = await createTopup(merchant, { amount: '1', sandboxMode: true });
-    const failing = await createTopup(merchant, { amount: '2', sandboxMode: true });
+    const expiring = await createTopup(merchant, { amount: '1' });
+    const failing = await createTopup(merchant, { amount: '2' });
     expect(await expireSession(stack.db, expiring.body.sessionId)).toBe(true);
     const failingId = failing.body.sessionId as string;
     expect(
@@ -177,9 +204,6 @@ describe('prepaid gas top-ups', () => {
         failureReason: 'revert',
       }),
     ).toBe(true);
-    // Completion only moves confirming/bridging sessions, so neither can be credited.
-    expect(await completeSessionAndCreditTopup(stack.db, expiring.body.sessionId)).toBe(false);
-    expect(await completeSessionAndCreditTopup(stack.db, failingId)).toBe(false);
     expect((await listTopups(merchant)).map(({ id, status }) => ({ id, status }))).toEqual([
       { id: failing.body.id, status: 'failed' },
       { id: expiring.body.id, status: 'expired' },
@@ -189,16 +213,14 @@ describe('prepaid gas top-ups', () => {
 
   it.each([
     [{}, 'Validation failed: amount'],
-    [{ amount: '0', sandboxMode: true }, 'Validation failed: amount: must be greater than 0'],
-    [{ amount: '-5', sandboxMode: true }, 'Validation failed: amount'],
-    [{ amount: '1.1234567', sandboxMode: true }, 'Validation failed: amount'],
-    [{ amount: 10, sandboxMode: true }, 'Validation failed: amount'],
-    [
-      { amount: '1000000000.000001', sandboxMode: true },
-      'Validation failed: amount: must be at most 1000000000',
-    ],
+    [{ amount: '0' }, 'Validation failed: amount: must be greater than 0'],
+    [{ amount: '-5' }, 'Validation failed: amount'],
+    [{ amount: '1.1234567' }, 'Validation failed: amount'],
+    [{ amount: 10 }, 'Validation failed: amount'],
+    [{ amount: '1000000000.000001' }, 'Validation failed: amount: must be at most 1000000000'],
     [{ amount: '10', sandboxMode: 'yes' }, 'Validation failed: sandboxMode'],
-    [{ amount: '10', sandboxMode: true, merchantName: 'x' }, 'Validation failed'],
+    [{ amount: '10', sandboxMode: true }, 'Validation failed: sandboxMode: top-ups are live only'],
+    [{ amount: '10', merchantName: 'x' }, 'Validation failed'],
   ])('answers 400 for %j and writes nothing', async (json, message) => {
     const merchant = await signInNewMerchant(stack.app);
     const created = await createTopup(merchant, json);
@@ -219,20 +241,18 @@ describe('prepaid gas top-ups', () => {
     const other = await signInNewMerchant(stack.app);
     const ids: string[] = [];
     for (const amount of ['1', '2', '3']) {
-      const created = await createTopup(merchant, { amount, sandboxMode: true });
+      const created = await createTopup(merchant, { amount });
       expect(created.status).toBe(201);
       ids.push(created.body.id);
     }
-    const foreign = await createTopup(other, { amount: '9', sandboxMode: true });
+    const foreign = await createTopup(other, { amount: '9' });
     const listed = await listTopups(merchant);
     expect(listed.map((topup) => topup.id)).toEqual([...ids].reverse());
     expect(listed.map((topup) => topup.amount)).toEqual(['3.000000', '2.000000', '1.000000']);
     expect((await listTopups(other)).map((topup) => topup.id)).toEqual([foreign.body.id]);
 
-    // Completing the other merchant's top-up credits the other merchant only.
-    const foreignSession = foreign.body.sessionId as string;
-    await transitionSession(stack.db, { id: foreignSession, from: ['awaiting_payment'], to: 'confirming' });
-    await completeSessionAndCreditTopup(stack.db, foreignSession);
+    // A settlement of the other merchant's top-up credits the other merchant only.
+    await creditSettlement(stack.db, foreign.body.sessionId, randomUUID(), 9_000_000n);
     expect(await balanceOf(other)).toBe('9.000000');
     expect(await balanceOf(merchant)).toBe('0.000000');
   });

@@ -16,7 +16,7 @@ import { createLogger } from '../../api/logger';
 import { loadConfig } from '../../config';
 import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../chain/localSettlement';
 import { createNetworkRegistry, type NetworkRegistry } from '../../chain/networkRegistry';
-import { createOperatorChains } from '../../chain/operatorChains';
+import { createOperatorChains, type OperatorChains } from '../../chain/operatorChains';
 import { createDb, type Db } from '../../db/client';
 import { startRelayer } from '../../dev/relayer';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
@@ -46,12 +46,16 @@ export interface SettlementStack {
   prefix: string;
   taskQueues: Record<TaskQueueRole, string>;
   networks: NetworkRegistry;
+  /** The worker's operator key on these chains (for calling settlement activities directly). */
+  operator: OperatorChains;
   deploymentsFile: string;
   rpcUrls: Record<number, string>;
   chain(chainId: number): ReturnType<typeof testChainClient>;
   contracts(chainId: number): Record<string, Address>;
   /** Environment for a separate worker process speaking to this stack. */
   workerEnv: Record<string, string>;
+  /** Another API instance on this world (e.g. with a shifted clock); the stack closes it. */
+  startApp(options?: { env?: Record<string, string>; now?: () => Date }): Promise<TestApp>;
   startWorkers(): Promise<TemporalWorkers>;
   stopWorkers(): Promise<void>;
   stop(): Promise<void>;
@@ -80,7 +84,12 @@ export function testChainClient(
 
 export async function startSettlementStack({
   chainIds = LOCAL_TESTNET_CHAIN_IDS,
-}: { chainIds?: readonly LocalChainId[] } = {}): Promise<SettlementStack> {
+  env: extraEnv = {},
+}: {
+  chainIds?: readonly LocalChainId[];
+  /** Extra API and worker configuration (e.g. treasury addresses). */
+  env?: Record<string, string>;
+} = {}): Promise<SettlementStack> {
   quietTemporalRuntime();
   const anvil = await startLocalChains({ chainIds });
   const { chains } = anvil;
@@ -92,6 +101,7 @@ export async function startSettlementStack({
     DEPLOYMENTS_FILE: deploymentsFile,
     TEMPORAL_TASK_QUEUE_PREFIX: prefix,
     ...Object.fromEntries(chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
+    ...extraEnv,
   };
   const stack = testStack();
   const config = loadConfig({
@@ -114,7 +124,11 @@ export async function startSettlementStack({
     const handle = await createWorkers({
       connection,
       namespace: stack.temporalNamespace,
-      dependencies: { db, temporal, settlement: { networks, operator, slippageBps: 50 } },
+      dependencies: {
+        db,
+        temporal,
+        settlement: { networks, operator, slippageBps: 50, monitorIdPrefix: prefix },
+      },
       taskQueues,
     });
     workers = { handle, running: handle.run(), connection };
@@ -146,6 +160,7 @@ export async function startSettlementStack({
     logger: createLogger({ level: 'warn', name: 'relayer' }),
   });
   const app = await startTestApp(env);
+  const extraApps: TestApp[] = [];
   const merchant = await signInNewMerchant(app);
   const sk = { authorization: `Bearer ${await createApiKey(app, merchant)}` };
 
@@ -158,6 +173,7 @@ export async function startSettlementStack({
     prefix,
     taskQueues,
     networks,
+    operator,
     deploymentsFile,
     rpcUrls,
     chain: (chainId) => testChainClient(rpcUrls[chainId]!, chainId),
@@ -172,10 +188,16 @@ export async function startSettlementStack({
       CHAIN_MONITOR_POLL_MS: '200',
       LOG_LEVEL: 'warn',
     },
+    async startApp({ env: appEnv = {}, now } = {}) {
+      const extra = await startTestApp({ ...env, ...appEnv }, { now });
+      extraApps.push(extra);
+      return extra;
+    },
     startWorkers,
     stopWorkers,
     async stop() {
       await app.close();
+      for (const extra of extraApps) await extra.close();
       await relayer.stop();
       for (const chain of chains) {
         await temporal.workflow

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { platformTreasuryFor } from '../../../billing/platformTreasury';
 import { insertTopup, listTopups, type TopupRow } from '../../../db/topups';
 import type { AppContext } from '../../appContext';
+import { badRequest } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { createPaymentSession } from '../sessions/createSession';
 import { createSessionBody, paymentUrlOf } from '../sessions/sessionModels';
@@ -9,8 +11,10 @@ import { createSessionBody, paymentUrlOf } from '../sessions/sessionModels';
  * | GET | /v1/merchants/me/balance/topups | | 200 top-ups, newest first |
  * | POST | /v1/merchants/me/balance/topups | | 201 self-serve top-up payment session |
  *
- * Merchant-scoped (JWT). A top-up is a payment session the merchant pays to itself; when that session
- * completes, the prepaid ledger is credited with the amount once (reference `topup:<id>`).
+ * Merchant-scoped (JWT). A top-up is a live payment session whose forwarders settle to the platform
+ * treasury (billing/platformTreasury.ts), never to the merchant; the prepaid ledger is credited with what
+ * the treasury received, once per settlement. Top-ups are live only: testnet tokens have an open mint and
+ * testnet sponsorship needs no prepaid balance, so `sandboxMode: true` is refused.
  */
 
 const TOPUP_MERCHANT_NAME = 'Prepaid gas top-up';
@@ -19,7 +23,9 @@ const createTopupBody = z
   .object({
     // Same rules as a session amount: decimal USD, at most 6 decimals, > 0, ≤ 1000000000.
     amount: createSessionBody.shape.amount,
-    sandboxMode: createSessionBody.shape.sandboxMode,
+    sandboxMode: createSessionBody.shape.sandboxMode.describe(
+      'Only false: top-ups buy mainnet sponsorship and are paid on mainnets',
+    ),
   })
   .strict()
   .meta({ id: 'TopupCreate' });
@@ -29,10 +35,13 @@ const topupItem = z
     id: z.string(),
     sessionId: z.string().describe('The payment session to pay'),
     paymentUrl: z.string(),
-    amount: z.string().describe('USD, decimal string with 6 fractional digits'),
+    amount: z.string().describe('USD asked for, decimal string with 6 fractional digits'),
+    creditedAmount: z
+      .string()
+      .describe('USD credited to the prepaid balance: what the treasury received (6 fractional digits)'),
     status: z
       .enum(['pending', 'credited', 'expired', 'failed'])
-      .describe('credited once the session completed; expired/failed follow the session'),
+      .describe('credited once the treasury received funds; expired/failed follow the session'),
     createdAt: z.string(),
   })
   .meta({ id: 'Topup' });
@@ -43,6 +52,7 @@ export function billingTopupRoutes(app: AppContext): AnyRoute[] {
     sessionId: row.session_id,
     paymentUrl: paymentUrlOf(app.config.PUBLIC_BASE_URL, row.session_id),
     amount: row.amount_usd,
+    creditedAmount: row.credited_amount_usd,
     status: row.status,
     createdAt: row.created_at.toISOString(),
   });
@@ -74,14 +84,19 @@ export function billingTopupRoutes(app: AppContext): AnyRoute[] {
       body: createTopupBody,
       responses: {
         201: { description: 'Created', schema: topupItem },
-        400: { description: 'Invalid body' },
+        400: { description: 'Invalid body, or sandboxMode true (top-ups are live only)' },
       },
       async handler({ merchantId, body }) {
+        if (body.sandboxMode)
+          throw badRequest(
+            'Validation failed: sandboxMode: top-ups are live only (testnet sponsorship needs no prepaid balance)',
+          );
         let topup: TopupRow | undefined;
         // The session and its top-up row commit together: never a payable top-up session that cannot credit.
         await createPaymentSession(app, {
           merchantId,
-          body: { amount: body.amount, sandboxMode: body.sandboxMode, merchantName: TOPUP_MERCHANT_NAME },
+          body: { amount: body.amount, sandboxMode: false, merchantName: TOPUP_MERCHANT_NAME },
+          payoutAddressOf: (chainId) => platformTreasuryFor(app.config, chainId),
           alsoWrite: async (trx, sessionId) => {
             topup = await insertTopup(trx, { merchantId, sessionId, amountUsd: body.amount });
           },

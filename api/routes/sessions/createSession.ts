@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { getAddress } from 'viem';
+import { getAddress, type Address } from 'viem';
 import { buildPaymentOptions } from '../../../chain/paymentOptions';
 import { findIdempotentResponse, storeIdempotentResponse } from '../../../db/idempotencyKeys';
 import type { Db } from '../../../db/client';
@@ -51,11 +51,14 @@ export async function createPaymentSession(
     merchantId,
     body,
     idempotencyKey,
+    payoutAddressOf,
     alsoWrite,
   }: {
     merchantId: string;
     body: CreateSessionBody;
     idempotencyKey?: string;
+    /** Where each chain's forwarder settles; the merchant's payout address unless given (top-ups: the treasury). */
+    payoutAddressOf?: (chainId: number) => Address;
     /** Rows that belong with the session (a top-up's link), written in its transaction: both or neither. */
     alsoWrite?: (trx: Db, sessionId: string) => Promise<void>;
   },
@@ -86,7 +89,7 @@ export async function createPaymentSession(
     amountUsd: body.amount,
     symbols: body.paymentOptionSymbols ?? PAYMENT_SYMBOLS,
     networks: app.networks.paymentNetworks(sandboxMode),
-    payoutAddress,
+    payoutAddressOf: payoutAddressOf ?? (() => payoutAddress),
   });
   if (options.length === 0) {
     throw badRequest(
@@ -121,6 +124,7 @@ export async function createPaymentSession(
           decimals: option.decimals,
           amount: option.amount,
           deposit_address: option.depositAddress,
+          payout_address: option.payoutAddress,
         })),
       );
       await alsoWrite?.(trx, row.id);

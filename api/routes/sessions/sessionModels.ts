@@ -121,6 +121,11 @@ const sessionFields = {
   paymentUrl: z.string().url(),
   status: z.enum(SESSION_STATUSES),
   amount: z.string(),
+  settledAmount: z
+    .string()
+    .describe(
+      'USD swept to the payout address so far (decimal string; "0" before settlement). Below `amount` on an underpaid session, which is never completed',
+    ),
   merchantName: z.string().nullable(),
   sandboxMode: z.boolean(),
   expiresAt: z.string(),
@@ -154,6 +159,7 @@ function commonFields(row: SessionRow, publicBaseUrl: string, now: Date) {
     paymentUrl: paymentUrlOf(publicBaseUrl, row.id),
     status: effectiveStatus(row, now) as SessionStatus,
     amount: normaliseDecimal(row.amount),
+    settledAmount: normaliseDecimal(row.settled_amount),
     merchantName: row.merchant_name,
     sandboxMode: row.sandbox_mode,
     expiresAt: row.expires_at.toISOString(),

@@ -1,0 +1,79 @@
+import { heartbeat, sleep } from '@temporalio/activity';
+import { keccak256, type Hex, type TransactionReceipt } from 'viem';
+import type { OperatorClient } from '../chain/operatorChains';
+import type { Db } from '../db/client';
+import { discardFlush, recordFlushSigned, type SettlementRow } from '../db/settlements';
+
+/**
+ * A flush is a transaction that moves a customer's money, so it is never sent twice and never lost:
+ * it is signed with the operator's next nonce and recorded (raw transaction, hash, nonce) before it is
+ * broadcast. Whoever retries the step finds the record and brings that same transaction to a receipt —
+ * re-broadcasting it if the node has forgotten it — instead of making another.
+ */
+
+/** How long one attempt waits for a flush's receipt before the activity retry takes over. */
+const RECEIPT_WAIT_MS = 120_000;
+const POLL_MS = 500;
+
+/** Signs `data` to `to` with the operator's next nonce and records it on `row`; nothing is broadcast yet. */
+export async function signAndRecordFlush(
+  db: Db,
+  client: OperatorClient,
+  { row, to, data }: { row: SettlementRow; to: Hex; data: Hex },
+): Promise<SettlementRow> {
+  const account = client.account;
+  const prepared = await client.prepareTransactionRequest({ account, chain: client.chain, to, data });
+  try {
+    const rawTransaction = await client.signTransaction({ ...prepared, account, chain: client.chain });
+    const txHash = keccak256(rawTransaction);
+    await recordFlushSigned(db, row.id, { rawTransaction, txHash, nonce: prepared.nonce });
+    return {
+      ...row,
+      flush_raw_tx: rawTransaction,
+      flush_tx_hash: txHash,
+      flush_nonce: String(prepared.nonce),
+    };
+  } catch (error) {
+    // Nothing went out with this nonce: let the next transaction take it rather than leave a gap.
+    account.nonceManager?.reset({ address: account.address, chainId: client.chain.id });
+    throw error;
+  }
+}
+
+/**
+ * Brings the recorded flush of `row` to its receipt: broadcasts it (again) whenever the node does not know
+ * it, and waits. `dropped` when the operator's nonce was used by another transaction while ours was never
+ * mined — the flush never happened, so the record is discarded and the funds are still in the forwarder.
+ */
+export async function awaitRecordedFlush(
+  db: Db,
+  client: OperatorClient,
+  row: SettlementRow,
+): Promise<TransactionReceipt | 'dropped'> {
+  const hash = row.flush_tx_hash as Hex;
+  const deadline = Date.now() + RECEIPT_WAIT_MS;
+  for (;;) {
+    const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
+    if (receipt) return receipt;
+    const known = await client.getTransaction({ hash }).catch(() => null);
+    if (!known) {
+      const mined = await client.getTransactionCount({ address: client.account.address, blockTag: 'latest' });
+      if (row.flush_nonce !== null && mined > Number(row.flush_nonce)) {
+        // Its nonce is spent; unless ours was mined in the meantime, another transaction took it.
+        const late = await client.getTransactionReceipt({ hash }).catch(() => null);
+        if (late) return late;
+        await discardFlush(db, row.id);
+        return 'dropped';
+      }
+      // Recorded but never broadcast (a crash in between), or forgotten by the node: send it again.
+      if (row.flush_raw_tx)
+        await client
+          .sendRawTransaction({ serializedTransaction: row.flush_raw_tx as Hex })
+          .catch(() => undefined);
+    }
+    if (Date.now() > deadline)
+      throw new Error(`flush transaction ${hash} has no receipt after ${RECEIPT_WAIT_MS} ms; retrying`);
+    heartbeat();
+    await sleep(POLL_MS);
+  }
+}
