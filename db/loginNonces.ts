@@ -40,6 +40,27 @@ export async function consumeLoginNonce(
   return result.numUpdatedRows === 1n;
 }
 
+/**
+ * Whether the nonce was issued for this address and chain and is still unused and unexpired: a cheap
+ * read made before the (possibly remote) signature check, which only a usable nonce deserves. The
+ * nonce is consumed afterwards by `consumeLoginNonce`, atomically.
+ */
+export async function isLoginNonceUsable(
+  db: Db,
+  { nonce, address, chainId, now }: { nonce: string; address: string; chainId: number; now: Date },
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('login_nonces')
+    .select('nonce')
+    .where('nonce', '=', nonce)
+    .where('address', '=', address.toLowerCase())
+    .where('chain_id', '=', chainId)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Deletes nonces that expired before `cutoff`; returns how many went (a deleted nonce was unusable already). */
 export async function deleteLoginNoncesExpiredBefore(db: Db, cutoff: Date): Promise<number> {
   const { numDeletedRows } = await db

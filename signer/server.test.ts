@@ -218,7 +218,7 @@ describe('signer_signPaymasterData', () => {
   });
 
   it.each([
-    ['a chain without a paymaster deployment', { chainId: 1 }],
+    ['a chain without a paymaster deployment', { chainId: 8453 }],
     ['a chain without an RPC URL', { chainId: stack.chains[2]!.chainId }],
     ['an unknown chain', { chainId: 999_999 }],
   ])('%s answers -32602 unsupported chain', async (_, overrides) => {

@@ -25,6 +25,12 @@ export const loginPayloadSchema = z
 
 export type LoginPayload = z.infer<typeof loginPayloadSchema>;
 
+/**
+ * What verify accepts (DESIGN §7.2): the object login-payload answered, as it is — its `message`
+ * included, which must then be exactly the text rebuilt from the fields — or the same without `message`.
+ */
+const signedLoginPayloadSchema = loginPayloadSchema.extend({ message: z.string().optional() }).strict();
+
 /** Builds the payload and the exact text to sign for `address` on `chainId`. */
 export function createLoginPayload({
   address,
@@ -56,12 +62,15 @@ export function loginMessage(payload: LoginPayload): string {
   return new SiweMessage({ ...payload }).prepareMessage();
 }
 
-export type LoginCheckFailure = 'malformed_payload' | 'wrong_domain' | 'expired' | 'bad_signature';
+export type LoginCheckFailure =
+  'malformed_payload' | 'message_mismatch' | 'wrong_domain' | 'expired' | 'unusable_nonce' | 'bad_signature';
 
 /**
- * Checks everything about a signed payload except the nonce (which the caller consumes atomically):
- * fields, domain and URI, expiry, and the signature — ECDSA for wallets, ERC-1271 for deployed
- * contract wallets and ERC-6492 for counterfactual ones, through the chain's RPC when configured.
+ * Checks everything about a signed payload except consuming the nonce (which the caller does
+ * atomically): fields (and `message` against the rebuilt text), domain and URI, expiry, that the nonce
+ * is still usable — before the signature, whose check may cost an RPC call — and the signature: ECDSA
+ * for wallets, ERC-1271 for deployed contract wallets and ERC-6492 for counterfactual ones, through the
+ * chain's RPC when configured.
  */
 export async function checkSignedLoginPayload({
   payload,
@@ -69,17 +78,19 @@ export async function checkSignedLoginPayload({
   publicBaseUrl,
   now,
   publicClients,
+  nonceUsable,
 }: {
   payload: unknown;
   signature: string;
   publicBaseUrl: string;
   now: Date;
   publicClients: PublicClients;
+  nonceUsable: (payload: LoginPayload) => Promise<boolean>;
 }): Promise<{ ok: true; payload: LoginPayload } | { ok: false; failure: LoginCheckFailure }> {
-  const parsed = loginPayloadSchema.safeParse(payload);
+  const parsed = signedLoginPayloadSchema.safeParse(payload);
   if (!parsed.success || !/^0x[0-9a-fA-F]+$/.test(signature))
     return { ok: false, failure: 'malformed_payload' };
-  const fields = parsed.data;
+  const { message: sentMessage, ...fields } = parsed.data;
   let message: string;
   let address: Hex;
   try {
@@ -88,11 +99,13 @@ export async function checkSignedLoginPayload({
   } catch {
     return { ok: false, failure: 'malformed_payload' };
   }
+  if (sentMessage !== undefined && sentMessage !== message) return { ok: false, failure: 'message_mismatch' };
   if (fields.domain !== new URL(publicBaseUrl).host || fields.uri !== publicBaseUrl) {
     return { ok: false, failure: 'wrong_domain' };
   }
   const expiresAt = Date.parse(fields.expirationTime);
   if (!Number.isFinite(expiresAt) || expiresAt <= now.getTime()) return { ok: false, failure: 'expired' };
+  if (!(await nonceUsable({ ...fields, address }))) return { ok: false, failure: 'unusable_nonce' };
 
   const client = publicClients.forChain(fields.chainId);
   let valid: boolean;

@@ -1,6 +1,6 @@
 import { isAddress } from 'viem';
 import { z } from 'zod';
-import { consumeLoginNonce, insertLoginNonce } from '../../db/loginNonces';
+import { consumeLoginNonce, insertLoginNonce, isLoginNonceUsable } from '../../db/loginNonces';
 import { upsertMerchantByWallet } from '../../db/merchants';
 import type { AppContext } from '../appContext';
 import { checkSignedLoginPayload, createLoginPayload, loginPayloadSchema } from '../auth/siweLogin';
@@ -26,7 +26,9 @@ const loginPayloadQuery = z.object({
 const loginPayloadResponse = loginPayloadSchema.extend({ message: z.string() }).meta({ id: 'LoginPayload' });
 
 const verifyBody = z.object({
-  payload: z.record(z.string(), z.unknown(), { error: 'is required (the object from login-payload)' }),
+  payload: z
+    .record(z.string(), z.unknown(), { error: 'is required (the object from login-payload)' })
+    .describe('The object login-payload answered, as it is (`message` included or left out)'),
   signature: z.string({ error: 'is required' }).min(1, 'is required'),
 });
 
@@ -36,6 +38,8 @@ const verifyResponse = z
 
 const failureMessages = {
   malformed_payload: 'Login payload is not one this service issued',
+  message_mismatch: 'Login payload message does not match its fields',
+  unusable_nonce: 'Login nonce is unknown, expired or already used',
   wrong_domain: 'Login payload was issued for another domain',
   expired: 'Login payload has expired',
   bad_signature: 'Signature does not match the login payload',
@@ -93,6 +97,13 @@ export function authRoutes(app: AppContext): AnyRoute[] {
           publicBaseUrl: app.config.PUBLIC_BASE_URL,
           now,
           publicClients: app.publicClients,
+          nonceUsable: (payload) =>
+            isLoginNonceUsable(app.db, {
+              nonce: payload.nonce,
+              address: payload.address,
+              chainId: payload.chainId,
+              now,
+            }),
         });
         if (!checked.ok) throw unauthorized(failureMessages[checked.failure]);
         const { payload } = checked;

@@ -8,12 +8,12 @@ import { contractWalletChain, type ContractWalletChain } from './contractWallets
 /**
  * Issue 3: "signatures of smart-contract wallets are accepted too (ERC-1271 and ERC-6492, through viem
  * against the configured chain)". The wallet (not its owner) is the merchant; the server verifies on the
- * chain the payload names, through RPC_URL_<chainId> (the local anvil chains here; chain 1 has none).
+ * chain the payload names, through RPC_URL_<chainId> (the local anvil chains here; the Base mainnet id 8453 has none).
  */
 
 const WALLET_CHAIN_ID = 84532;
 const OTHER_LOCAL_CHAIN_ID = 421614;
-const CHAIN_WITHOUT_RPC = 1;
+const CHAIN_WITHOUT_RPC = 8453;
 const BAD_SIGNATURE_BODY = {
   statusCode: 401,
   message: 'Signature does not match the login payload',
@@ -172,7 +172,7 @@ describe('wallet login with smart-contract wallets (ERC-1271, ERC-6492)', () => 
     });
   });
 
-  describe('a payload naming a chain without an RPC (chain 1 in tests): ECDSA only', () => {
+  describe('a payload naming a chain without an RPC (8453 in tests): ECDSA only', () => {
     beforeAll(() => {
       expect(app.config[`RPC_URL_${CHAIN_WITHOUT_RPC}`]).toBeUndefined();
     });

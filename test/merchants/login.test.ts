@@ -221,6 +221,59 @@ describe('wallet login (SIWE)', () => {
       expect(response.body.message).toMatch(/^Validation failed: /);
     });
 
+    it('accepts the object login-payload answered exactly as it is, message included (DESIGN §7.2)', async () => {
+      const account = freshAccount();
+      const issued = await app.request(`/v1/auth/login-payload?address=${account.address}`);
+      const response = await app.request('/v1/auth/verify', {
+        method: 'POST',
+        json: {
+          payload: issued.body,
+          signature: await account.signMessage({ message: issued.body.message }),
+        },
+      });
+      expect(response.status).toBe(200);
+      expect(response.body.merchant.walletAddress).toBe(account.address);
+    });
+
+    it('a message that is not the text of the fields answers 401, and the nonce survives for the honest payload', async () => {
+      const account = freshAccount();
+      const issued = await app.request(`/v1/auth/login-payload?address=${account.address}`);
+      const forgedMessage = issued.body.message.replace('Sign in', 'Sign everything');
+      const response = await app.request('/v1/auth/verify', {
+        method: 'POST',
+        json: {
+          payload: { ...issued.body, message: forgedMessage },
+          signature: await account.signMessage({ message: forgedMessage }),
+        },
+      });
+      expect(response.status).toBe(401);
+      expect(response.body.message).toBe('Login payload message does not match its fields');
+      const honest = await app.request('/v1/auth/verify', {
+        method: 'POST',
+        json: {
+          payload: issued.body,
+          signature: await account.signMessage({ message: issued.body.message }),
+        },
+      });
+      expect(honest.status).toBe(200);
+    });
+
+    it('a used nonce is refused before its signature is looked at', async () => {
+      const account = freshAccount();
+      const { message, payload } = await getPayload(account.address);
+      const signature = await account.signMessage({ message });
+      expect(
+        (await app.request('/v1/auth/verify', { method: 'POST', json: { payload, signature } })).status,
+      ).toBe(200);
+      // A garbage signature for the spent nonce: the nonce answer, not the signature one.
+      const replay = await app.request('/v1/auth/verify', {
+        method: 'POST',
+        json: { payload, signature: '0xdeadbeef' },
+      });
+      expect(replay.status).toBe(401);
+      expect(replay.body.message).toBe('Login nonce is unknown, expired or already used');
+    });
+
     it('a payload this service never issued answers 401', async () => {
       const response = await app.request('/v1/auth/verify', {
         method: 'POST',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { chainIdQuery } from '../../routing/chainIdQuery';
 import { csvLine } from '../../../billing/chargesCsv';
 import { hasMonthClosed, parseStatementMonth } from '../../../billing/statementMonth';
 import { findBillingStatementPdf } from '../../../db/billingStatements';
@@ -27,13 +28,6 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
  */
 
 const chargesCursor = sequenceCursor('charges', { listName: 'list' });
-
-const chainIdQuery = z.coerce
-  .number()
-  .int()
-  .positive()
-  .max(2 ** 31 - 1)
-  .optional();
 
 const chargesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),

@@ -1,5 +1,6 @@
 import { getAddress } from 'viem';
 import { z } from 'zod';
+import { chainIdQuery } from '../../routing/chainIdQuery';
 import {
   listRecentOperations,
   listUsageRecords,
@@ -42,12 +43,7 @@ const activityQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: activityCursor.query,
   mode: z.enum(['sponsored', 'user_paid']).optional(),
-  chainId: z.coerce
-    .number()
-    .int()
-    .positive()
-    .max(2 ** 31 - 1)
-    .optional(),
+  chainId: chainIdQuery,
   status: z.enum(PAYMASTER_USAGE_STATUSES).optional(),
 });
 

@@ -26,11 +26,16 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
 const MAX_USD_MICRO = 1_000_000_000n * 1_000_000n;
 
 /** Positive decimal USD, at most 6 fractional digits, at most 1,000,000,000 (DESIGN §5 amounts). */
+const USD_PATTERN = /^(?:0|[1-9]\d{0,9})(?:\.\d{1,6})?$/;
 const usdLimit = z
   .string()
-  .regex(/^(?:0|[1-9]\d{0,9})(?:\.\d{1,6})?$/, 'must be a decimal USD string with at most 6 decimals')
-  .refine((text) => !/^0(?:\.0+)?$/.test(text), 'must be positive')
-  .refine((text) => usdToMicro(text) <= MAX_USD_MICRO, 'must be at most 1000000000');
+  .regex(USD_PATTERN, 'must be a decimal USD string with at most 6 decimals')
+  // The later checks only read well-formed amounts: the pattern's message already covers the rest.
+  .refine((text) => !USD_PATTERN.test(text) || !/^0(?:\.0+)?$/.test(text), 'must be positive')
+  .refine(
+    (text) => !USD_PATTERN.test(text) || usdToMicro(text) <= MAX_USD_MICRO,
+    'must be at most 1000000000',
+  );
 
 const limitsPatch = z
   .object({

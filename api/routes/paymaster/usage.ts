@@ -1,5 +1,6 @@
 import { getAddress } from 'viem';
 import { z } from 'zod';
+import { chainIdQuery } from '../../routing/chainIdQuery';
 import { listUsageRecords, type UsageRecordRow } from '../../../db/paymasterUsage';
 import { PAYMASTER_USAGE_STATUSES } from '../../../paymaster/usageRecords';
 import type { AppContext } from '../../appContext';
@@ -19,7 +20,7 @@ const usageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: usageCursor.query,
   clientId: z.string().min(1).max(100).optional(),
-  chainId: z.coerce.number().int().positive().optional(),
+  chainId: chainIdQuery,
   mode: z.enum(['sponsored', 'user_paid']).optional(),
   status: z.enum(PAYMASTER_USAGE_STATUSES).optional(),
 });

@@ -20,10 +20,12 @@ export const pageQuery = {
     .min(1)
     .max(100)
     .default(20),
+  // Bounded so the row offset stays a sane query (a page past the end is simply empty).
   page: z.coerce
-    .number({ error: 'must be an integer of at least 1' })
-    .int('must be an integer of at least 1')
+    .number({ error: 'must be an integer from 1 to 1000000' })
+    .int('must be an integer from 1 to 1000000')
     .min(1)
+    .max(1_000_000)
     .default(1),
 };
 
