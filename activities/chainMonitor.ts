@@ -1,10 +1,12 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { createPublicClient, http, parseAbiItem, type Address, type PublicClient } from 'viem';
+import { createPublicClient, getAddress, http, type Address, type PublicClient } from 'viem';
+import { fetchDepositTransfers } from '../chain/depositTransfers';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { Db } from '../db/client';
 import {
   acceptedTotal,
   findDepositTargets,
+  findWatchedDepositAddresses,
   readCheckpoint,
   recordDeposit,
   writeCheckpoint,
@@ -18,14 +20,20 @@ export interface ChainMonitorDependencies {
   networks: NetworkRegistry;
   temporal: Client;
   logger?: { warn(object: object, message: string): void };
+  /** Most deposit addresses in one eth_getLogs `to` topic list (CHAIN_MONITOR_ADDRESSES_PER_REQUEST). */
+  addressesPerRequest?: number;
+  /** How long after a session's expiry its deposit addresses are still watched for late payments. */
+  lateWatchSec?: number;
 }
 
 export interface ScanInput {
   chainId: number;
   /** Checkpoint key (the monitor's workflow id). */
   monitorId: string;
-  /** Most blocks one eth_getLogs call covers. */
+  /** Most blocks one scan covers (CHAIN_MONITOR_MAX_BLOCK_RANGE). */
   maxBlockRange: number;
+  /** The range this scan tries, as the previous scan advised (adaptive); maxBlockRange when absent. */
+  blockRange?: number;
 }
 
 export interface ScanResult {
@@ -33,10 +41,23 @@ export interface ScanResult {
   toBlock: string;
   /** True when the scan reached the safe head (the monitor may sleep). */
   caughtUp: boolean;
+  /** Transfer logs fetched (all of them into watched deposit addresses). */
   logs: number;
   accepted: number;
   late: number;
+  /** Deposit addresses watched, eth_getLogs requests made and size refusals met. */
+  watched: number;
+  requests: number;
+  refusals: number;
+  /** The range the next scan should try: narrowed after a refusal, grown back while scans stay small. */
+  nextBlockRange: number;
 }
+
+/** Defaults: 500 addresses per `to` list, and late payments watched for 7 days after expiry. */
+export const DEFAULT_ADDRESSES_PER_REQUEST = 500;
+export const DEFAULT_LATE_WATCH_SEC = 7 * 24 * 3600;
+/** A scan that fetched fewer logs than this lets the next one try twice the range (up to the maximum). */
+const SMALL_SCAN_LOGS = 1_000;
 
 /** The timestamps of these blocks, fetched together. */
 async function blockTimestamps(client: PublicClient, blockNumbers: bigint[]): Promise<Map<bigint, Date>> {
@@ -44,16 +65,23 @@ async function blockTimestamps(client: PublicClient, blockNumbers: bigint[]): Pr
   return new Map(blocks.map((block) => [block.number!, new Date(Number(block.timestamp) * 1000)]));
 }
 
-const transferEvent = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
-
 /**
- * One bounded step of a chain's deposit monitor: scans Transfer logs of the supported tokens up to the
- * chain's safe head (head − confirmations, so a reorg shallower than that never reaches us), records
- * every transfer into a deposit address once, and signals the session when the accepted total covers
- * the option. Signals are repeated on a rescan (the workflow ignores repeats), so a crash between
- * recording and signalling loses nothing. RPC errors throw: the activity retry policy is the backoff.
+ * One bounded step of a chain's deposit monitor: asks the chain for the Transfers of the supported tokens
+ * **into the deposit addresses it watches** (the `to` topic; chain/depositTransfers.ts), so its cost
+ * follows our sessions and not the chain's traffic, up to the chain's safe head (head − confirmations,
+ * so a reorg shallower than that never reaches us); records every such transfer once, and signals the
+ * session when the accepted total covers the option. Signals are repeated on a rescan (the workflow
+ * ignores repeats), so a crash between recording and signalling loses nothing. A provider refusing the
+ * size of a request gets smaller ones; other RPC errors throw: the activity retry policy is the backoff.
  */
-export function createChainMonitorActivities({ db, networks, temporal, logger }: ChainMonitorDependencies) {
+export function createChainMonitorActivities({
+  db,
+  networks,
+  temporal,
+  logger,
+  addressesPerRequest = DEFAULT_ADDRESSES_PER_REQUEST,
+  lateWatchSec = DEFAULT_LATE_WATCH_SEC,
+}: ChainMonitorDependencies) {
   const clients = new Map<number, PublicClient>();
   const clientFor = (chainId: number): PublicClient => {
     const network = networks.byChainId(chainId);
@@ -69,17 +97,17 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
   };
 
   return {
-    async scanDeposits({ chainId, monitorId, maxBlockRange }: ScanInput): Promise<ScanResult> {
+    async scanDeposits({ chainId, monitorId, maxBlockRange, blockRange }: ScanInput): Promise<ScanResult> {
       const network = networks.byChainId(chainId);
       if (!network) throw new Error(`unknown chain ${chainId}`);
       const client = clientFor(chainId);
+      const range = BigInt(Math.max(1, Math.min(blockRange ?? maxBlockRange, maxBlockRange)));
       // No cache: viem keeps a block number for 4 s by default, which would delay detection by blocks.
       const head = await client.getBlockNumber({ cacheTime: 0 });
       const safeHead = head - BigInt(network.confirmations);
-      const checkpoint = (await readCheckpoint(db, monitorId)) ?? safeHead - BigInt(maxBlockRange);
+      const checkpoint = (await readCheckpoint(db, monitorId)) ?? safeHead - range;
       const fromBlock = checkpoint + 1n < 0n ? 0n : checkpoint + 1n;
-      const toBlock =
-        fromBlock + BigInt(maxBlockRange) - 1n < safeHead ? fromBlock + BigInt(maxBlockRange) - 1n : safeHead;
+      const toBlock = fromBlock + range - 1n < safeHead ? fromBlock + range - 1n : safeHead;
       if (toBlock < fromBlock) {
         return {
           fromBlock: fromBlock.toString(),
@@ -88,23 +116,37 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
           logs: 0,
           accepted: 0,
           late: 0,
+          watched: 0,
+          requests: 0,
+          refusals: 0,
+          nextBlockRange: Number(range),
         };
       }
 
       const tokens = new Map(network.tokens.map((token) => [token.address.toLowerCase(), token]));
-      const logs = tokens.size
-        ? await client.getLogs({
-            address: [...tokens.values()].map((token) => token.address as Address),
-            event: transferEvent,
-            fromBlock,
-            toBlock,
-          })
-        : [];
-      const recipients = [...new Set(logs.map((log) => log.args.to!.toLowerCase()))];
+      const watched = await findWatchedDepositAddresses(db, {
+        chainId,
+        expiringAfter: new Date(Date.now() - lateWatchSec * 1000),
+      });
+      const fetched = await fetchDepositTransfers(client, {
+        tokens: [...tokens.values()].map((token) => token.address as Address),
+        recipients: watched.map((address) => getAddress(address)),
+        fromBlock,
+        toBlock,
+        recipientsPerRequest: addressesPerRequest,
+      });
+      const logs = fetched.logs;
+      const nextBlockRange =
+        fetched.acceptedSpan !== undefined
+          ? Number(fetched.acceptedSpan)
+          : logs.length < SMALL_SCAN_LOGS
+            ? Math.min(Number(range) * 2, maxBlockRange)
+            : Number(range);
+      const recipients = [...new Set(logs.map((log) => log.args.to.toLowerCase()))];
       const targets = await findDepositTargets(db, chainId, recipients);
       // A flush swaps into the forwarder itself (the router pays USDe to it): those transfers are not payments.
       const matched = logs.filter((log) =>
-        targets.some((target) => target.depositAddress.toLowerCase() === log.args.to!.toLowerCase()),
+        targets.some((target) => target.depositAddress.toLowerCase() === log.args.to.toLowerCase()),
       );
       const flushes = await findFlushTransactions(db, [
         ...new Set(matched.map((log) => log.transactionHash!)),
@@ -121,7 +163,7 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
         const tokenAddress = log.address.toLowerCase();
         const target = targets.find(
           (entry) =>
-            entry.depositAddress.toLowerCase() === log.args.to!.toLowerCase() &&
+            entry.depositAddress.toLowerCase() === log.args.to.toLowerCase() &&
             entry.tokenAddress === tokenAddress,
         );
         if (!target || flushes.has(log.transactionHash!)) continue;
@@ -134,7 +176,7 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
           chain_id: chainId,
           token_address: tokenAddress,
           deposit_address: target.depositAddress,
-          amount: log.args.value!.toString(),
+          amount: log.args.value.toString(),
           tx_hash: log.transactionHash!,
           log_index: log.logIndex!,
           block_number: log.blockNumber!,
@@ -181,6 +223,10 @@ export function createChainMonitorActivities({ db, networks, temporal, logger }:
         logs: logs.length,
         accepted,
         late,
+        watched: watched.length,
+        requests: fetched.requests,
+        refusals: fetched.refusals,
+        nextBlockRange,
       };
     },
   };

@@ -158,6 +158,15 @@ export const configSchema = z.object({
   SETTLEMENT_SLIPPAGE_BPS: z.coerce.number().int().min(0).max(1000).default(50),
   CHAIN_MONITOR_POLL_MS: z.coerce.number().int().min(100).default(2000),
   CHAIN_MONITOR_MAX_BLOCK_RANGE: z.coerce.number().int().min(1).max(100_000).default(2000),
+  /** Most deposit addresses in one eth_getLogs `to` topic list; more are split over several requests. */
+  CHAIN_MONITOR_ADDRESSES_PER_REQUEST: z.coerce.number().int().min(1).max(10_000).default(500),
+  /** How long after expiry a session's deposit addresses are still watched, so late payments are recorded. */
+  CHAIN_MONITOR_LATE_WATCH_SEC: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(365 * 24 * 3600)
+    .default(7 * 24 * 3600),
   /** Webhook targets on private, loopback and link-local addresses are refused unless this is set. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
   /**

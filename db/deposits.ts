@@ -16,8 +16,29 @@ export interface DepositTarget {
 }
 
 /**
+ * The deposit addresses on `chainId` a transfer may still be expected at: those of sessions whose expiry
+ * is after `expiringAfter` (open ones, and ended ones within the late-payment watch). Distinct and
+ * lower-case; through the expiry index, so it costs what the recent sessions cost, not the table.
+ */
+export async function findWatchedDepositAddresses(
+  db: Db,
+  { chainId, expiringAfter }: { chainId: number; expiringAfter: Date },
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('sessions as session')
+    .innerJoin('payment_options as option', 'option.session_id', 'session.id')
+    .select(sql<string>`lower(option.deposit_address)`.as('address'))
+    .distinct()
+    .where('session.expires_at', '>', expiringAfter)
+    .where('option.chain_id', '=', chainId)
+    .execute();
+  return rows.map((row) => row.address);
+}
+
+/**
  * The payment options on `chainId` whose deposit address is one of `recipients` (lower-case), with
- * their session's state. Uses the (chain_id, lower(deposit_address)) index: one query per scanned range.
+ * their session's state. One array parameter (never one bind parameter per address) through the
+ * (chain_id, lower(deposit_address)) index: one query per scanned range.
  */
 export async function findDepositTargets(
   db: Db,
@@ -37,7 +58,7 @@ export async function findDepositTargets(
       'session.expires_at',
     ])
     .where('option.chain_id', '=', chainId)
-    .where(sql<string>`lower(option.deposit_address)`, 'in', recipients)
+    .where(sql<string>`lower(option.deposit_address)`, '=', sql<string>`any(${recipients}::text[])`)
     .execute();
   return rows.map((row) => ({
     sessionId: row.session_id,

@@ -56,6 +56,9 @@ export interface SettlementWorkerSettings {
   slippageBps: number;
   /** Prefix of this deployment's deposit monitor workflow ids (TEMPORAL_TASK_QUEUE_PREFIX). */
   monitorIdPrefix?: string;
+  /** CHAIN_MONITOR_ADDRESSES_PER_REQUEST and CHAIN_MONITOR_LATE_WATCH_SEC (defaults otherwise). */
+  addressesPerRequest?: number;
+  lateWatchSec?: number;
 }
 
 export interface WebhookWorkerSettings {
@@ -85,7 +88,14 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
       createSettlementActivities({ db, operator: settlement.operator, slippageBps: settlement.slippageBps })),
   }),
   chains: ({ db, temporal, settlement, paymasterReceipts }) => ({
-    ...(settlement && createChainMonitorActivities({ db, temporal, networks: settlement.networks })),
+    ...(settlement &&
+      createChainMonitorActivities({
+        db,
+        temporal,
+        networks: settlement.networks,
+        addressesPerRequest: settlement.addressesPerRequest,
+        lateWatchSec: settlement.lateWatchSec,
+      })),
     ...(paymasterReceipts && createPaymasterReceiptActivities({ db, ...paymasterReceipts })),
   }),
   webhooks: (dependencies) =>

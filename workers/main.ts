@@ -42,6 +42,8 @@ async function main(): Promise<void> {
             }),
             slippageBps: config.SETTLEMENT_SLIPPAGE_BPS,
             monitorIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
+            addressesPerRequest: config.CHAIN_MONITOR_ADDRESSES_PER_REQUEST,
+            lateWatchSec: config.CHAIN_MONITOR_LATE_WATCH_SEC,
           }
         : undefined;
       const workers = await createWorkers({

@@ -13,23 +13,29 @@ export interface ChainMonitorInput {
   monitorId: string;
   pollIntervalMs: number;
   maxBlockRange: number;
+  /** The range the next scan tries (carried across continue-as-new); maxBlockRange at first. */
+  blockRange?: number;
 }
 
 /** Scans per run before continuing as new, keeping the history small however long the monitor lives. */
 const SCANS_PER_RUN = 200;
 
 /**
- * `chain-monitor-<chainId>`: the deposit monitor of one chain. Scans in bounded ranges until it has
- * caught up with the safe head, then polls; continues as new to keep its history bounded.
+ * `chain-monitor-<chainId>`: the deposit monitor of one chain. Scans in bounded, adaptive ranges until
+ * it has caught up with the safe head, then polls; continues as new to keep its history bounded.
  */
 export async function chainMonitorWorkflow(input: ChainMonitorInput): Promise<never> {
+  // Adaptive: a provider's size refusal narrows the range, small scans grow it back (the activity advises).
+  let blockRange = input.blockRange ?? input.maxBlockRange;
   for (let scan = 0; scan < SCANS_PER_RUN; scan += 1) {
     const result = await scanDeposits({
       chainId: input.chainId,
       monitorId: input.monitorId,
       maxBlockRange: input.maxBlockRange,
+      blockRange,
     });
+    blockRange = result.nextBlockRange ?? blockRange;
     if (result.caughtUp) await sleep(input.pollIntervalMs);
   }
-  return continueAsNew<typeof chainMonitorWorkflow>(input);
+  return continueAsNew<typeof chainMonitorWorkflow>({ ...input, blockRange });
 }

@@ -1,0 +1,89 @@
+import { parseAbiItem, type Address, type Log, type PublicClient } from 'viem';
+import { isLogRangeRefusal } from './logRangeRefusal';
+
+export const transferEvent = parseAbiItem(
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+);
+
+export type TransferLog = Log<bigint, number, false, typeof transferEvent, true>;
+
+export interface FetchDepositTransfersParameters {
+  /** The supported stablecoins of the chain (the logs' emitters). */
+  tokens: Address[];
+  /** The deposit addresses that can receive a payment now (the `to` topic filter). */
+  recipients: Address[];
+  fromBlock: bigint;
+  toBlock: bigint;
+  /** Most recipients in one request's `to` topic list. */
+  recipientsPerRequest: number;
+}
+
+export interface DepositTransfers {
+  /** Every Transfer of those tokens to those recipients in the range, by block and log index. */
+  logs: TransferLog[];
+  /** eth_getLogs calls made. */
+  requests: number;
+  /** Size refusals met (each answered by splitting the range, or the recipients, in two). */
+  refusals: number;
+  /** The widest block span that succeeded once a refusal was met; undefined without refusals. */
+  acceptedSpan?: bigint;
+}
+
+/**
+ * The Transfers of the supported tokens **into our deposit addresses** over a block range: the `to`
+ * topic carries the recipients (an OR list, chunked), so the cost follows our active sessions, never the
+ * chain's traffic. A provider that refuses the size of a request (too many blocks or results, see
+ * logRangeRefusal.ts) gets the range split in halves, down to one block, then the recipient list split;
+ * any other error is thrown for the caller's retry.
+ */
+export async function fetchDepositTransfers(
+  client: PublicClient,
+  { tokens, recipients, fromBlock, toBlock, recipientsPerRequest }: FetchDepositTransfersParameters,
+): Promise<DepositTransfers> {
+  const result: DepositTransfers = { logs: [], requests: 0, refusals: 0 };
+  if (tokens.length === 0 || recipients.length === 0 || toBlock < fromBlock) return result;
+
+  const fetchSpan = async (from: bigint, to: bigint, chunk: Address[]): Promise<TransferLog[]> => {
+    try {
+      result.requests += 1;
+      const logs = (await client.getLogs({
+        address: tokens,
+        event: transferEvent,
+        args: { to: chunk },
+        fromBlock: from,
+        toBlock: to,
+        strict: true,
+      })) as TransferLog[];
+      if (result.refusals > 0) {
+        const span = to - from + 1n;
+        if (result.acceptedSpan === undefined || span > result.acceptedSpan) result.acceptedSpan = span;
+      }
+      return logs;
+    } catch (error) {
+      if (!isLogRangeRefusal(error)) throw error;
+      result.refusals += 1;
+      if (to > from) {
+        const middle = from + (to - from) / 2n;
+        return [...(await fetchSpan(from, middle, chunk)), ...(await fetchSpan(middle + 1n, to, chunk))];
+      }
+      if (chunk.length > 1) {
+        const half = Math.ceil(chunk.length / 2);
+        return [
+          ...(await fetchSpan(from, to, chunk.slice(0, half))),
+          ...(await fetchSpan(from, to, chunk.slice(half))),
+        ];
+      }
+      throw error;
+    }
+  };
+
+  for (let start = 0; start < recipients.length; start += recipientsPerRequest) {
+    result.logs.push(
+      ...(await fetchSpan(fromBlock, toBlock, recipients.slice(start, start + recipientsPerRequest))),
+    );
+  }
+  result.logs.sort((a, b) =>
+    a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1,
+  );
+  return result;
+}

@@ -1,0 +1,97 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A JSON-RPC proxy in front of a node that enforces what hosted providers enforce on `eth_getLogs`
+ * (Alchemy: at most 2,000 blocks per request; Infura: at most 10,000 results), answering with the
+ * providers' own error texts and codes, and counts what it served. Everything else passes through.
+ */
+export interface CappedRpcProxy {
+  url: string;
+  /** eth_getLogs requests received, refused, and logs returned. */
+  stats: { getLogsRequests: number; refusals: number; logsReturned: number };
+  setCaps(caps: { maxBlocks: number; maxLogs: number }): void;
+  close(): Promise<void>;
+}
+
+interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id: number | string | null;
+  method: string;
+  params?: unknown[];
+}
+
+export async function startCappedRpcProxy(
+  upstream: string,
+  initial: { maxBlocks: number; maxLogs: number },
+): Promise<CappedRpcProxy> {
+  let caps = { ...initial };
+  const stats = { getLogsRequests: 0, refusals: 0, logsReturned: 0 };
+
+  const forward = async (request: JsonRpcRequest) => {
+    const response = await fetch(upstream, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(request),
+    });
+    return (await response.json()) as { result?: unknown; error?: unknown };
+  };
+
+  const handle = async (request: JsonRpcRequest) => {
+    if (request.method !== 'eth_getLogs') return forward(request);
+    stats.getLogsRequests += 1;
+    const filter = (request.params?.[0] ?? {}) as { fromBlock?: string; toBlock?: string };
+    const from = BigInt(filter.fromBlock ?? '0x0');
+    const to = BigInt(filter.toBlock ?? filter.fromBlock ?? '0x0');
+    if (to - from + 1n > BigInt(caps.maxBlocks)) {
+      stats.refusals += 1;
+      const suggestion = `[0x${from.toString(16)}, 0x${(from + BigInt(caps.maxBlocks) - 1n).toString(16)}]`;
+      return {
+        jsonrpc: '2.0',
+        id: request.id,
+        error: {
+          code: -32602,
+          message: `Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: ${suggestion}`,
+        },
+      };
+    }
+    const answer = await forward(request);
+    if (Array.isArray(answer.result) && answer.result.length > caps.maxLogs) {
+      stats.refusals += 1;
+      return {
+        jsonrpc: '2.0',
+        id: request.id,
+        error: { code: -32005, message: `query returned more than ${caps.maxLogs} results` },
+      };
+    }
+    if (Array.isArray(answer.result)) stats.logsReturned += answer.result.length;
+    return answer;
+  };
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', async () => {
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as JsonRpcRequest | JsonRpcRequest[];
+        const answer = Array.isArray(body) ? await Promise.all(body.map(handle)) : await handle(body);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+      } catch (error) {
+        res.writeHead(502).end(String(error));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stats,
+    setCaps(next) {
+      caps = { ...next };
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
