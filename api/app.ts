@@ -41,6 +41,7 @@ import { openApiRoutes } from './routes/openapi';
 import { webhookRoutes } from './routes/webhooks';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { assertTreasuryConfigured } from '../billing/platformTreasury';
+import { checkReadiness, postgresCheck, signerCheck, temporalCheck } from '../health/readiness';
 
 /** What the HTTP app needs from the outside world; tests hand in real instances. */
 export interface AppDependencies {
@@ -106,7 +107,21 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   const metrics = createHttpMetrics();
 
   const routes: AnyRoute[] = [
-    ...healthRoutes({ revision, registry: metrics.registry }),
+    ...healthRoutes({
+      revision,
+      registry: metrics.registry,
+      readiness: () => {
+        const timeoutMs = deps.config.READY_CHECK_TIMEOUT_MS;
+        return checkReadiness(
+          [
+            postgresCheck(deps.db),
+            temporalCheck(context.temporal, timeoutMs),
+            ...(deps.config.SIGNER_URL ? [signerCheck(deps.config.SIGNER_URL, timeoutMs)] : []),
+          ],
+          timeoutMs,
+        );
+      },
+    }),
     ...authRoutes(context),
     ...profileRoutes(context),
     ...apiKeyRoutes(context),

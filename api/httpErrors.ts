@@ -37,3 +37,6 @@ export const notFound = (message = 'Not Found') => new HttpError(404, message);
 export const conflict = (message: string) => new HttpError(409, message);
 export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, `Request body larger than ${limitBytes} bytes`);
+/** A dependency did not answer in time; nothing was applied, so the client may retry after `retryAfterSec`. */
+export const serviceUnavailable = (message: string, retryAfterSec = 2) =>
+  new HttpError(503, message, { 'retry-after': String(retryAfterSec) });

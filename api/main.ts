@@ -1,5 +1,5 @@
 import { loadConfigOrExit, requireSetting } from '../config';
-import { createDb } from '../db/client';
+import { boundedWaitsFrom, createDb } from '../db/client';
 import { createApp } from './app';
 import { createLogger } from './logger';
 
@@ -7,7 +7,12 @@ import { createLogger } from './logger';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
-  const db = createDb({ connectionString: requireSetting(config, 'DATABASE_URL') });
+  const db = createDb({
+    connectionString: requireSetting(config, 'DATABASE_URL'),
+    ...boundedWaitsFrom(config),
+    onIdleError: (error) =>
+      logger.warn({ errorName: error.name, message: error.message }, 'idle database connection lost'),
+  });
   const { koa, close } = await createApp({ config, db, logger });
   const server = koa.listen(config.PORT, () => logger.info({ port: config.PORT }, 'api listening'));
 

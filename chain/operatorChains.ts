@@ -70,7 +70,7 @@ export function createOperatorChains({
       const client = createWalletClient({
         account,
         chain,
-        transport: http(rpcUrl, { retryCount: 2 }),
+        transport: http(rpcUrl, { retryCount: 2, timeout: 10_000 }),
         pollingInterval: 250,
       }).extend(publicActions) as OperatorClient;
       clients.set(chainId, client);

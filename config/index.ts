@@ -107,11 +107,26 @@ export const configSchema = z.object({
     .regex(/^[^\s:]+:\d+$/, 'must be host:port')
     .default('localhost:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /**
+   * How long a request waits for Temporal to accept a workflow start or signal. Past it, a session is
+   * still stored (201; the reconciler starts its workflow) and a retry answers 503 with Retry-After.
+   */
+  TEMPORAL_START_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
   /** Prepended to every task queue name, so several deployments (or test runs) can share a namespace. */
   TEMPORAL_TASK_QUEUE_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.-]*$/, 'must be letters, digits, ".", "_" or "-"')
     .default(''),
+  /** How long a query waits for a free pooled connection (or a new one) before the request answers 503. */
+  DATABASE_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
+  /** Server-side `statement_timeout` (and a client-side deadline 1 s later, for a server that stopped answering). */
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /** Server-side `idle_in_transaction_session_timeout`: a transaction left open is rolled back after this. */
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  /** Deadline of each dependency check of `GET /ready` (Postgres, Temporal, the signer). */
+  READY_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
+  /** Worker only: port of its readiness endpoint (`GET /ready`); unset, the worker opens none. */
+  WORKER_READY_PORT: port.optional(),
   /** Deployment addresses per chain (the dev stack writes .dev/stack.json; production ships its own file). */
   DEPLOYMENTS_FILE: z.string().min(1).optional(),
   SIGNER_URL: url.optional(),

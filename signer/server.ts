@@ -72,6 +72,8 @@ export async function startSignerServer({
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? '/', 'http://signer').pathname;
+    // Liveness for the api's readiness check and orchestrators: no secret needed, nothing revealed.
+    if (path === '/health' && request.method === 'GET') return send(response, 200, { status: 'ok' });
     if (path !== '/rpc') return send(response, 404, { error: 'not found' });
     if (request.method !== 'POST')
       return send(response, 405, { error: 'method not allowed' }, { allow: 'POST' });

@@ -1,7 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { ConfigError, loadConfigOrExit, requireSetting } from '../config';
-import { createDb } from '../db/client';
+import { boundedWaitsFrom, createDb } from '../db/client';
+import { checkReadiness, postgresCheck, startReadinessServer, temporalCheck } from '../health/readiness';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { createNetworkRegistry } from '../chain/networkRegistry';
 import { createOperatorChains } from '../chain/operatorChains';
@@ -23,7 +24,11 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => setTimeout(() => process.exit(1), 20_000).unref());
   }
-  const db = createDb({ connectionString: requireSetting(config, 'DATABASE_URL') });
+  const db = createDb({
+    connectionString: requireSetting(config, 'DATABASE_URL'),
+    ...boundedWaitsFrom(config),
+    onIdleError: (error) => process.stderr.write(`idle database connection lost: ${error.message}\n`),
+  });
   try {
     const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
     try {
@@ -93,8 +98,36 @@ async function main(): Promise<void> {
         `worker polling ${[...workers.byTaskQueue.keys()].join(', ')} on ${config.TEMPORAL_ADDRESS} ` +
           `(namespace ${config.TEMPORAL_NAMESPACE})\n`,
       );
+      // Readiness for an orchestrator: Postgres, the Temporal frontend, and every worker still running.
+      const readiness = config.WORKER_READY_PORT
+        ? await startReadinessServer({
+            port: config.WORKER_READY_PORT,
+            readiness: () =>
+              checkReadiness(
+                [
+                  postgresCheck(db),
+                  temporalCheck(temporal, config.READY_CHECK_TIMEOUT_MS),
+                  {
+                    name: 'workers',
+                    check: async () => {
+                      const stopped = [...workers.byTaskQueue].filter(
+                        ([, worker]) => worker.getState() !== 'RUNNING',
+                      );
+                      if (stopped.length)
+                        throw Object.assign(new Error('stopped'), {
+                          name: `not running: ${stopped.map(([queue]) => queue).join(', ')}`,
+                        });
+                    },
+                  },
+                ],
+                config.READY_CHECK_TIMEOUT_MS,
+              ),
+          })
+        : undefined;
+      if (readiness) process.stdout.write(`worker readiness on ${readiness.url}/ready\n`);
       // The worker runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves after it.
       await workers.run();
+      await readiness?.close();
       await clientConnection.close();
       process.stdout.write('worker stopped\n');
     } finally {

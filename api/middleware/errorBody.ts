@@ -1,9 +1,12 @@
 import type { Middleware } from 'koa';
-import { HttpError, notFound } from '../httpErrors';
+import { isDatabaseUnavailable } from '../../db/databaseUnavailable';
+import { TemporalUnavailableError } from '../../workers/temporalClient';
+import { HttpError, notFound, serviceUnavailable } from '../httpErrors';
 
 /**
  * Turns every failure into the framework-style body `{ statusCode, message, error }`.
- * Unknown errors become a 500 whose message reveals nothing; the log keeps the details.
+ * A database that did not answer in time is a 503 with Retry-After (the request was not applied);
+ * unknown errors become a 500 whose message reveals nothing; the log keeps the details.
  * Routes that answer JSON-RPC set their own body and never throw past this point.
  */
 export function errorBody(): Middleware {
@@ -13,7 +16,8 @@ export function errorBody(): Middleware {
       if (ctx.status === 404 && ctx.body === undefined) throw notFound(`Cannot ${ctx.method} ${ctx.path}`);
     } catch (caught) {
       const error = asHttpError(caught);
-      if (error.statusCode >= 500) ctx.state.log?.error({ err: caught }, 'unhandled error');
+      if (error.statusCode === 503) ctx.state.log?.warn({ err: caught }, 'dependency unavailable');
+      else if (error.statusCode >= 500) ctx.state.log?.error({ err: caught }, 'unhandled error');
       ctx.status = error.statusCode;
       ctx.set(error.headers);
       ctx.body = error.toBody();
@@ -25,6 +29,14 @@ function asHttpError(caught: unknown): HttpError {
   if (caught instanceof HttpError) return caught;
   // koa's ctx.throw and body parsers raise http-errors style objects with an expose flag.
   if (isExposableError(caught)) return new HttpError(caught.status, caught.message);
+  if (caught instanceof TemporalUnavailableError)
+    return serviceUnavailable(
+      'Service temporarily unavailable: the workflow engine did not answer in time; retry shortly',
+    );
+  if (isDatabaseUnavailable(caught))
+    return serviceUnavailable(
+      'Service temporarily unavailable: the database did not answer in time; retry shortly',
+    );
   return new HttpError(500, 'Internal Server Error');
 }
 

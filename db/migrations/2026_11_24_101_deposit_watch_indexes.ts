@@ -7,7 +7,9 @@ import { sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE INDEX sessions_expires_at_idx ON sessions (expires_at)`.execute(db);
-  await sql`CREATE INDEX payment_options_session_chain_idx ON payment_options (session_id, chain_id)`.execute(db);
+  await sql`CREATE INDEX payment_options_session_chain_idx ON payment_options (session_id, chain_id)`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -27,6 +27,9 @@ export interface StartTemporalDevServerOptions {
   namespace?: string;
   /** How long to wait for the frontend, the Web UI and the search attributes; 30 s by default. */
   readyTimeoutMs?: number;
+  /** Fixed frontend and UI ports (to restart a server where its clients expect it); free ports otherwise. */
+  port?: number;
+  uiPort?: number;
 }
 
 export interface TemporalDevServer {
@@ -56,14 +59,16 @@ export async function startTemporalDevServer({
   silent = false,
   namespace = 'default',
   readyTimeoutMs = 30_000,
+  port: fixedPort,
+  uiPort: fixedUiPort,
 }: StartTemporalDevServerOptions = {}): Promise<TemporalDevServer> {
   const { cli } = await ensureTemporalInstalled();
   const dbPath = dbFile === undefined ? undefined : resolve(dbFile);
   if (dbPath !== undefined) await mkdir(dirname(dbPath), { recursive: true });
 
   for (let attempt = 1; ; attempt++) {
-    const port = await findFreePort();
-    let uiPort = await findFreePort();
+    const port = fixedPort ?? (await findFreePort());
+    let uiPort = fixedUiPort ?? (await findFreePort());
     while (uiPort === port) uiPort = await findFreePort();
     const args = [
       'server',
@@ -91,7 +96,7 @@ export async function startTemporalDevServer({
     } catch (error) {
       await server.stop();
       const portTaken = /address already in use/i.test(server.output());
-      if (portTaken && attempt < portCollisionAttempts) continue;
+      if (portTaken && attempt < portCollisionAttempts && fixedPort === undefined) continue;
       throw error;
     }
   }

@@ -6,6 +6,7 @@ import type { Db } from '../../../db/client';
 import { findMerchantById } from '../../../db/merchants';
 import { insertSessionWithOptions, markWorkflowStarted } from '../../../db/sessions';
 import { startSessionWorkflow } from '../../../workers/sessionWorkflows';
+import { withTemporalDeadline } from '../../../workers/temporalClient';
 import type { AppContext } from '../../appContext';
 import { badRequest, conflict, unauthorized } from '../../httpErrors';
 import { defineRoute } from '../../routing/route';
@@ -156,13 +157,16 @@ export async function createPaymentSession(
   }
 
   try {
-    await startSessionWorkflow(app.temporal, {
-      sessionId,
-      merchantId,
-      sandboxMode,
-      expiresAt,
-      taskQueue: app.taskQueues.sessions,
-    });
+    // Bounded: past TEMPORAL_START_TIMEOUT_MS the session is stored and payable, and the answer is still 201.
+    await withTemporalDeadline(app.temporal, app.config.TEMPORAL_START_TIMEOUT_MS, () =>
+      startSessionWorkflow(app.temporal, {
+        sessionId,
+        merchantId,
+        sandboxMode,
+        expiresAt,
+        taskQueue: app.taskQueues.sessions,
+      }),
+    );
     await markWorkflowStarted(app.db, sessionId);
   } catch (error) {
     // The session exists and is payable; the reconciler starts its workflow once Temporal answers.

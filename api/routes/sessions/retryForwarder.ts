@@ -3,6 +3,7 @@ import type { DepositDetected } from '../../../activities/sessions';
 import { findUnsettledDeposits } from '../../../db/deposits';
 import { effectiveStatus, findMerchantSession, listPaymentOptions } from '../../../db/sessions';
 import { retryForwarder } from '../../../workers/sessionWorkflows';
+import { withTemporalDeadline } from '../../../workers/temporalClient';
 import type { AppContext } from '../../appContext';
 import { conflict } from '../../httpErrors';
 import { sessionNotFound } from './sessions';
@@ -27,15 +28,17 @@ export async function retrySessionForwarder(
       `Session is not in a retryable state (status ${status}${status === 'expired' || status === 'completed' ? ', no unsettled deposit' : ''})`,
     );
   }
-  const outcome = await retryForwarder(app.temporal, {
-    sessionId: session.id,
-    merchantId,
-    sandboxMode: session.sandbox_mode,
-    expiresAt: session.expires_at,
-    taskQueue: app.taskQueues.sessions,
-    failed,
-    deposit,
-  });
+  const outcome = await withTemporalDeadline(app.temporal, app.config.TEMPORAL_START_TIMEOUT_MS, () =>
+    retryForwarder(app.temporal, {
+      sessionId: session.id,
+      merchantId,
+      sandboxMode: session.sandbox_mode,
+      expiresAt: session.expires_at,
+      taskQueue: app.taskQueues.sessions,
+      failed,
+      deposit,
+    }),
+  );
   if (outcome === 'busy')
     throw conflict('Session workflow is still running; retry once it has settled or failed');
   return {

@@ -3,6 +3,7 @@ import { findLatestSessionEvent } from '../../../db/events';
 import { findMerchantSession } from '../../../db/sessions';
 import { listSubscribedEndpoints } from '../../../db/webhooks';
 import { redispatchWebhookDelivery } from '../../../webhooks/deliveryWorkflows';
+import { withTemporalDeadline } from '../../../workers/temporalClient';
 import type { AppContext } from '../../appContext';
 import { conflict, HttpError, notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
@@ -33,11 +34,13 @@ export function webhookRedispatchRoutes(app: AppContext): AnyRoute[] {
     const endpoints = await listSubscribedEndpoints(app.db, merchantId, event.type);
     try {
       for (const endpoint of endpoints) {
-        await redispatchWebhookDelivery(app.temporal, {
-          eventId: event.id,
-          endpointId: endpoint.id,
-          taskQueue: app.taskQueues.webhooks,
-        });
+        await withTemporalDeadline(app.temporal, app.config.TEMPORAL_START_TIMEOUT_MS, () =>
+          redispatchWebhookDelivery(app.temporal, {
+            eventId: event.id,
+            endpointId: endpoint.id,
+            taskQueue: app.taskQueues.webhooks,
+          }),
+        );
       }
     } catch (error) {
       app.logger.error(
