@@ -232,6 +232,8 @@ async function seedSessions(
           expires_at: new Date(now.getTime() + 3_600_000),
           created_at: now,
           updated_at: now,
+          // Seeded rows, not sessions the API created: no reconciler may start workflows for them.
+          workflow_started_at: now,
         })),
       )
       .execute();

@@ -41,7 +41,9 @@ export async function startBenchServices({
   const [postgres, temporal, local] = await Promise.all([
     startEmbeddedPostgres({ dataDir: join(workDir, 'postgres'), persistent: false }),
     startTemporalDevServer({ silent: true }),
-    chains ? startLocalChains({ bundlers, blockTime, chainIds: LOCAL_TESTNET_CHAIN_IDS }) : Promise.resolve(undefined),
+    chains
+      ? startLocalChains({ bundlers, blockTime, chainIds: LOCAL_TESTNET_CHAIN_IDS })
+      : Promise.resolve(undefined),
   ]);
   const databaseUrl = await ensureDatabase(postgres.adminUrl, 'stablepay_bench');
   const db = createDb({ connectionString: databaseUrl, maxConnections: 1 });

@@ -69,6 +69,8 @@ describe('deposit monitor at mainnet volume', () => {
       expires_at: new Date(now.getTime() + 3_600_000),
       created_at: now,
       updated_at: now,
+      // Seeded rows, not sessions the API created: no reconciler may start workflows for them.
+      workflow_started_at: now,
     }));
     sessionIds.push(...sessions.map((session) => session.id));
     await db.insertInto('sessions').values(sessions).execute();
