@@ -17,10 +17,8 @@ const booleanFlag = z
 /** Any-case 0x address, kept as written (consumers compare case-insensitively or checksum it). */
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x address');
 
-/** MetaMask's DelegationManager (ERC-7710/7715), the same address on every supported network. */
 /** Platform markup on sponsored gas (10 %); the receipt tracker's fallback when not wired from config. */
 export const DEFAULT_PAYMASTER_MARKUP_BPS = 1000;
-export const DEFAULT_DELEGATION_MANAGER = '0xdb9B1e94B5b69Df7e401DDbedE43491141047dB3';
 
 /** `PAYMASTER_DELEGATION_MANAGER_<chainId>` overrides the default for one chain. */
 const delegationManagerVariables = Object.fromEntries(
@@ -163,8 +161,11 @@ export const configSchema = z.object({
       'must be 32 bytes written as 64 hex characters or base64',
     )
     .optional(),
-  /** The delegation manager whose calls the paymaster treats as delegated transfers (per-chain overrides below). */
-  PAYMASTER_DELEGATION_MANAGER: evmAddress.default(DEFAULT_DELEGATION_MANAGER),
+  /**
+   * The delegation manager whose calls the paymaster treats as delegated transfers (per-chain overrides
+   * below); unset, the deployments file's, else MetaMask's published one (@metamask/delegation-deployments).
+   */
+  PAYMASTER_DELEGATION_MANAGER: evmAddress.optional(),
   /** Platform per-sender limits (a merchant may only tighten them): operations per UTC hour, USD per UTC day. */
   PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: z.coerce.number().int().min(1).max(1_000_000).default(500),
   PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: usdLimit.default('500'),
