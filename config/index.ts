@@ -162,6 +162,32 @@ export const configSchema = z.object({
     )
     .optional(),
   /**
+   * SMTP server that e-mail codes (login, e-mail verification) are sent through: `smtp://` or `smtps://`,
+   * credentials in the URL. Unset: no codes are mailed and e-mail login answers 503.
+   */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/\S+$/, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  /** Sender of those e-mails; defaults to `StablePay <no-reply@<PUBLIC_BASE_URL host>>`. */
+  MAIL_FROM: z.string().min(3).max(320).optional(),
+  /**
+   * 32-byte key, hex or base64, of the HMAC that e-mail codes are stored under (a six-digit code's plain
+   * hash would fall to a brute force). Required in production when SMTP_URL is set; elsewhere a fixed
+   * development key is derived.
+   */
+  EMAIL_CODE_HASH_KEY: z
+    .string()
+    .refine(
+      (text) => decodeEncryptionKey(text) !== undefined,
+      'must be 32 bytes written as 64 hex characters or base64',
+    )
+    .optional(),
+  /** Codes mailed to one address per UTC hour (login and verification together): nobody can mail-bomb it. */
+  EMAIL_CODES_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1).max(1000).default(5),
+  /** Codes requested from one client IP per UTC hour, whatever the addresses. */
+  EMAIL_CODES_PER_IP_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(30),
+  /**
    * The delegation manager whose calls the paymaster treats as delegated transfers (per-chain overrides
    * below); unset, the deployments file's, else MetaMask's published one (@metamask/delegation-deployments).
    */
