@@ -26,6 +26,7 @@ export const hybridDeleGatorAbi = parseAbi([
   'function initialize(address owner, string[] keyIds, uint256[] xValues, uint256[] yValues)',
   'function execute(bytes32 mode, bytes executionCalldata) payable',
   'function owner() view returns (address)',
+  'function delegationManager() view returns (address)',
   'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)',
 ]);
 

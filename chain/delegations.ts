@@ -1,13 +1,11 @@
 import {
   type Address,
   type Hex,
-  concat,
   encodeAbiParameters,
   encodeFunctionData,
   encodePacked,
   hashTypedData,
   numberToHex,
-  pad,
   parseAbiParameters,
 } from 'viem';
 import { DelegationManager } from '@metamask/delegation-abis';
@@ -115,18 +113,21 @@ export function encodeSingleExecution({
   return encodePacked(['address', 'uint256', 'bytes'], [target, value, data]);
 }
 
-/** Call data of `redeemDelegations` for one delegated call (SingleDefault) under `delegations`. */
+/**
+ * Call data of `redeemDelegations` for one delegated call (SingleDefault) under a permission context
+ * (an ERC-7715 grant's `context`, or `encodePermissionContext` of the delegation chain).
+ */
 export function encodeRedeemDelegation({
-  delegations,
+  permissionContext,
   execution,
 }: {
-  delegations: Delegation[];
+  permissionContext: Hex;
   execution: { target: Address; value: bigint; data: Hex };
 }): Hex {
   return encodeFunctionData({
     abi: DelegationManager,
     functionName: 'redeemDelegations',
-    args: [[encodePermissionContext(delegations)], [SINGLE_DEFAULT_MODE], [encodeSingleExecution(execution)]],
+    args: [[permissionContext], [SINGLE_DEFAULT_MODE], [encodeSingleExecution(execution)]],
   });
 }
 
@@ -146,7 +147,7 @@ export interface Erc20TransferPermissionTerms {
 }
 
 /** Byte offset of the recipient in `transfer(address to, uint256 amount)` call data: after the 4-byte selector. */
-const TRANSFER_RECIPIENT_OFFSET = 4;
+const TRANSFER_RECIPIENT_OFFSET = 4n;
 
 /**
  * The caveats of a root delegation that allows ERC-20 `transfer(payee, amount)` calls on `token`, up to
@@ -170,9 +171,10 @@ export function erc20TransferPermissionCaveats(
     caveat(framework.erc20TransferAmountEnforcer, encodePacked(['address', 'uint256'], [token, allowance])),
     caveat(framework.timestampEnforcer, encodePacked(['uint128', 'uint128'], [0n, validUntil])),
     caveat(framework.redeemerEnforcer, encodePacked(['address'], [redeemer])),
+    // offset (uint256) ‖ the recipient word as it appears in the call data (abi-encoded address).
     caveat(
       framework.allowedCalldataEnforcer,
-      concat([numberToHex(TRANSFER_RECIPIENT_OFFSET, { size: 32 }), pad(payee, { size: 32 })]),
+      encodeAbiParameters([{ type: 'uint256' }, { type: 'address' }], [TRANSFER_RECIPIENT_OFFSET, payee]),
     ),
     caveat(framework.valueLteEnforcer, numberToHex(0n, { size: 32 })),
     caveat(framework.nonceEnforcer, numberToHex(nonce, { size: 32 })),

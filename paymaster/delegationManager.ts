@@ -17,9 +17,8 @@ export function delegationManagerFor(
   ];
   const configured = override ?? config.PAYMASTER_DELEGATION_MANAGER;
   if (configured) return configured as Address;
-  return (
-    resolveDelegationFramework(chainId, contracts) ?? publishedDelegationFramework(MAINNET_CHAIN_ID)!
-  ).delegationManager;
+  return (resolveDelegationFramework(chainId, contracts) ?? publishedDelegationFramework(MAINNET_CHAIN_ID)!)
+    .delegationManager;
 }
 
 const MAINNET_CHAIN_ID = 1;

@@ -42,8 +42,9 @@ describe('secrets never reach the logs', () => {
     const logs = app.logLines.join('\n');
     expect(logs).toContain('/v1/auth/email/verify');
     expect(logs).toContain('e-mail sent');
-    for (const secret of [verificationCode, loginCode, login.body.token, merchant.token, email]) {
-      expect(logs).not.toContain(secret);
+    for (const code of [verificationCode, loginCode]) {
+      expect(logs).not.toMatch(new RegExp(`(?<![0-9])${code}(?![0-9])`));
     }
+    for (const secret of [login.body.token, merchant.token, email]) expect(logs).not.toContain(secret);
   });
 });
