@@ -9,6 +9,11 @@ import { HttpError } from '../httpErrors';
 
 export const OTP_FAILURE_CODES = ['otp_invalid', 'otp_expired'] as const;
 
+/** The `code` field of a request that carries an e-mailed code. */
+export const emailCodeField = z
+  .string({ error: 'is required' })
+  .regex(/^\d{6}$/, 'must be the 6-digit code from the e-mail');
+
 export const otpErrorSchema = z
   .object({
     statusCode: z.number().int(),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { findMerchantById, findMerchantByVerifiedEmail } from '../../db/merchants';
 import type { AppContext } from '../appContext';
 import { normaliseEmail } from '../auth/emailCodes';
-import { otpError, otpErrorSchema } from '../auth/otpErrors';
+import { emailCodeField, otpError, otpErrorSchema } from '../auth/otpErrors';
 import { loginCodeMail } from '../email/codeMails';
 import { takeCodeSendAllowance } from '../email/codeSendLimits';
 import { serviceUnavailable } from '../httpErrors';
@@ -21,7 +21,7 @@ const startResponse = z.object({ sent: z.literal(true) }).meta({ id: 'EmailLogin
 const verifyBody = z
   .object({
     email,
-    code: z.string({ error: 'is required' }).regex(/^\d{6}$/, 'must be the 6-digit code from the e-mail'),
+    code: emailCodeField,
   })
   .strict()
   .meta({ id: 'EmailLoginVerify' });

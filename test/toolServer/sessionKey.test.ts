@@ -61,18 +61,24 @@ describe('create_session_key', () => {
     });
   }
 
+  /** create_session_key's first call for the merchant's account and local USDC, with `fields` on top. */
+  const requestSessionKey = (fields: Record<string, unknown>) =>
+    server.call('create_session_key', {
+      smartAccount,
+      chainId: chain.chainId,
+      token: chain.contracts.usdc,
+      ...fields,
+    });
+
+  /** The session key as the credentials file holds it. */
+  const storedSessionKey = async (id: string) =>
+    JSON.parse(await readFile(server.credentialsFile, 'utf8')).sessionKeys.find(
+      (key: { id: string }) => key.id === id,
+    );
+
   it('grants a permission the session key redeems by itself: transfers within the allowance, refused above it', async () => {
     const payee = getAddress(privateKeyToAccount(generatePrivateKey()).address);
-    const pending = resultBody(
-      await server.call('create_session_key', {
-        smartAccount,
-        chainId: chain.chainId,
-        token: chain.contracts.usdc,
-        allowance: '10',
-        payee,
-        validForSec: 3600,
-      }),
-    );
+    const pending = resultBody(await requestSessionKey({ allowance: '10', payee, validForSec: 3600 }));
     expect(pending).toMatchObject({
       status: 'awaiting_owner_signature',
       chainId: '0x14a34',
@@ -107,9 +113,7 @@ describe('create_session_key', () => {
     expect(grant.expiry).toBeGreaterThan(Date.now() / 1000 + 3500);
 
     // The key lives in the credentials file only: never in an answer, never in the API's logs.
-    const stored = JSON.parse(await readFile(server.credentialsFile, 'utf8')).sessionKeys.find(
-      (key: { id: string }) => key.id === pending.id,
-    );
+    const stored = await storedSessionKey(pending.id);
     expect(privateKeyToAccount(stored.privateKey).address).toBe(grant.sessionKey.address);
     expect(server.transcript.join('\n')).not.toContain(stored.privateKey.slice(2));
     expect([...app.logLines, ...server.stderrLines].join('\n')).not.toContain(stored.privateKey.slice(2));
@@ -132,15 +136,7 @@ describe('create_session_key', () => {
   });
 
   it('refuses a signature that is not the smart account owner’s, and keeps the key pending', async () => {
-    const pending = resultBody(
-      await server.call('create_session_key', {
-        smartAccount,
-        chainId: chain.chainId,
-        token: chain.contracts.usdc,
-        allowance: '1',
-        payee: merchant.account.address,
-      }),
-    );
+    const pending = resultBody(await requestSessionKey({ allowance: '1', payee: merchant.account.address }));
     const stranger = privateKeyToAccount(generatePrivateKey());
     const refused = await server.call('create_session_key', {
       smartAccount,
@@ -149,10 +145,7 @@ describe('create_session_key', () => {
     });
     expect(refused.isError).toBe(true);
     expect(resultText(refused)).toMatch(/not the smart account owner's signature/);
-    const stored = JSON.parse(await readFile(server.credentialsFile, 'utf8')).sessionKeys.find(
-      (key: { id: string }) => key.id === pending.id,
-    );
-    expect(stored.status).toBe('awaiting_owner_signature');
+    expect((await storedSessionKey(pending.id)).status).toBe('awaiting_owner_signature');
   });
 
   it('refuses a smart account another merchant registered (409), and an amount finer than the token', async () => {

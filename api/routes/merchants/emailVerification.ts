@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { VerifiedEmailTakenError, markEmailVerified } from '../../../db/merchants';
 import type { AppContext } from '../../appContext';
-import { otpError } from '../../auth/otpErrors';
+import { emailCodeField, otpError } from '../../auth/otpErrors';
 import { conflict } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { merchantProfileSchema, toMerchantProfile } from './profileModel';
@@ -11,7 +11,7 @@ import { merchantProfileSchema, toMerchantProfile } from './profileModel';
  */
 const verifyEmailBody = z
   .object({
-    code: z.string({ error: 'is required' }).regex(/^\d{6}$/, 'must be the 6-digit code from the e-mail'),
+    code: emailCodeField,
   })
   .strict()
   .meta({ id: 'EmailVerification' });
