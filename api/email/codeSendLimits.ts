@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Config } from '../../config';
 import type { Db } from '../../db/client';
 import { consumeEmailCodeCounters } from '../../db/emailCodeCounters';
+import { normaliseEmail } from '../auth/emailCodes';
 import { HttpError } from '../httpErrors';
 
 const HOUR_MS = 3600 * 1000;
@@ -10,7 +11,8 @@ const HOUR_MS = 3600 * 1000;
  * Takes one code from the hourly allowances of the address and of the client IP (EMAIL_CODES_PER_
  * ADDRESS_PER_HOUR, EMAIL_CODES_PER_IP_PER_HOUR; fixed UTC-hour windows), inside the caller's
  * transaction. Throws 429 with Retry-After when either is used up, and the caller's transaction must
- * roll back. The address is keyed by a hash, so unknown addresses leave no readable trace.
+ * roll back. The address is keyed by a hash of its normalised form (so no spelling in another case
+ * escapes the limit), and unknown addresses leave no readable trace.
  */
 export async function takeCodeSendAllowance(
   db: Db,
@@ -31,7 +33,7 @@ export async function takeCodeSendAllowance(
     windowStart,
     counters: [
       {
-        key: `address:${createHash('sha256').update(email).digest('hex')}`,
+        key: `address:${createHash('sha256').update(normaliseEmail(email)).digest('hex')}`,
         limit: config.EMAIL_CODES_PER_ADDRESS_PER_HOUR,
       },
       { key: `ip:${ip}`, limit: config.EMAIL_CODES_PER_IP_PER_HOUR },

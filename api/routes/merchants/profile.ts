@@ -118,8 +118,7 @@ export function profileRoutes(app: AppContext): AnyRoute[] {
           }
           const updated = await updateMerchantProfile(trx, merchantId, {
             ...body,
-            ...(change === 'unverified' && { emailVerifiedAt: null }),
-            ...(change === 'cleared' && { emailVerifiedAt: null }),
+            ...(change !== 'unchanged' && { emailVerifiedAt: null }),
           });
           return { merchant: updated!, mailCode: code };
         });
