@@ -12,6 +12,7 @@ import {
   type SignedInMerchant,
 } from '../harness/merchants';
 import { testStack } from '../harness/stack';
+import { deployFundedDeleGator } from '../delegation/delegatorAccounts';
 import { resultBody, resultText, startToolServer, type ToolServerUnderTest } from './toolServerProcess';
 
 /**
@@ -140,7 +141,7 @@ describe('the MCP tool server over stdio', () => {
 
   it('calls every tool once with a valid input', async () => {
     const server = await toolServer();
-    const { email } = await signedIn(server);
+    const { merchant, email } = await signedIn(server);
     const chainId = testStack().chains.find((chain) => chain.chainId === 84532)!.chainId;
     const called = new Set<string>(['login_start', 'login_verify']);
     const ok = async (name: string, args: Record<string, unknown> = {}) => {
@@ -209,15 +210,30 @@ describe('the MCP tool server over stdio', () => {
     expect(await ok('remove_allowlist_entry', { id: entry.id })).toEqual({ id: entry.id, removed: true });
 
     expect(await ok('revoke_api_key', { id: key.id })).toMatchObject({ id: key.id, revoked: true });
-    // create_session_key has its own end-to-end test (sessionKey.test.ts); its first step needs a DeleGator
-    // account, so here it is called with one that is not, and answers what is missing.
-    called.add('create_session_key');
+    // The merchant's DeleGator account (owned by its wallet); sessionKey.test.ts redeems such a grant on chain.
+    const local = testStack().chains.find((chain) => chain.chainId === chainId)!;
+    const { account } = await deployFundedDeleGator(local, merchant.account.address, 0n);
+    const request = { smartAccount: account.address, chainId, token: local.contracts.usdc, allowance: '1' };
+    const pending = await ok('create_session_key', { ...request, payee: merchant.account.address });
+    expect(pending).toMatchObject({ status: 'awaiting_owner_signature', typedData: expect.any(Object) });
+    const { domain, types, primaryType, message } = pending.typedData;
+    const ownerSignature = await merchant.account.signTypedData({
+      domain,
+      types,
+      primaryType,
+      message: { ...message, salt: BigInt(message.salt) },
+    });
+    expect(
+      await ok('create_session_key', {
+        smartAccount: account.address,
+        sessionKeyId: pending.id,
+        ownerSignature,
+      }),
+    ).toMatchObject({ status: 'active', context: expect.stringMatching(/^0x/) });
     const notDeleGator = await server.call('create_session_key', {
+      ...request,
       smartAccount: '0x2000000000000000000000000000000000000002',
-      chainId,
-      token: testStack().chains.find((chain) => chain.chainId === chainId)!.contracts.usdc,
-      allowance: '1',
-      payee: '0x3000000000000000000000000000000000000003',
+      payee: merchant.account.address,
     });
     expect(resultText(notDeleGator)).toMatch(/has no code on chain 84532/);
     expect(await ok('logout')).toEqual({ signedOut: true });
