@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type AnyToolDefinition, defineTool } from '../toolDefinition';
+import { type AnyToolDefinition, defineTool, routeTool } from '../toolDefinition';
 
 /**
  * | login_start  | POST /v1/auth/email/start  | mails a code to the merchant's verified e-mail |
@@ -9,22 +9,15 @@ import { type AnyToolDefinition, defineTool } from '../toolDefinition';
 const email = z.string().describe('The merchant’s verified profile e-mail');
 
 export const loginTools: AnyToolDefinition[] = [
-  defineTool({
+  routeTool({
     name: 'login_start',
     description:
       'Start signing in: mails a 6-digit code to the merchant’s verified e-mail (the answer is the same for an unknown address). Then call login_verify with the code.',
     inputSchema: { email },
-    annotations: { openWorldHint: false },
-    async run({ email: address }, { api }) {
-      return (
-        await api.call({
-          method: 'POST',
-          path: '/v1/auth/email/start',
-          auth: 'none',
-          body: { email: address },
-        })
-      ).body;
-    },
+    auth: 'none',
+    method: 'POST',
+    path: '/v1/auth/email/start',
+    body: (input) => input,
   }),
 
   defineTool({
