@@ -19,7 +19,9 @@ async function main(): Promise<void> {
   );
   const server = createToolServer({ config, logger });
   const transport = new StdioServerTransport();
+  // The client closing our stdin (or the transport) ends the server.
   transport.onclose = () => process.exit(0);
+  process.stdin.once('end', () => process.exit(0));
   await server.connect(transport);
   logger.info(
     { apiUrl: config.apiUrl, credentialsFile: config.credentialsFile },
