@@ -1,4 +1,6 @@
 import type { Db } from '../db/client';
+import { deleteEmailCodeCountersBefore } from '../db/emailCodeCounters';
+import { deleteEmailCodesExpiredBefore } from '../db/emailCodes';
 import { deleteLoginNoncesExpiredBefore } from '../db/loginNonces';
 
 export interface LoginNonceActivityDependencies {
@@ -10,7 +12,7 @@ export interface DeleteExpiredLoginNoncesInput {
   olderThan: string;
 }
 
-/** Activities over the login nonces that `GET /v1/auth/login-payload` issues (DESIGN §5). */
+/** Activities over what logins leave behind: SIWE nonces (DESIGN §5) and e-mail codes (§7.2). */
 export function createLoginNonceActivities({ db }: LoginNonceActivityDependencies) {
   return {
     /**
@@ -22,6 +24,22 @@ export function createLoginNonceActivities({ db }: LoginNonceActivityDependencie
       if (Number.isNaN(cutoff.getTime()))
         throw new TypeError(`olderThan is not an ISO 8601 instant: ${olderThan}`);
       return deleteLoginNoncesExpiredBefore(db, cutoff);
+    },
+
+    /**
+     * Deletes e-mail codes that expired before `olderThan` and the hourly code counters of windows that
+     * ended before it; returns how many rows went. Neither can refuse or admit anything any more.
+     */
+    async deleteExpiredEmailCodes({ olderThan }: DeleteExpiredLoginNoncesInput): Promise<number> {
+      const cutoff = new Date(olderThan);
+      if (Number.isNaN(cutoff.getTime()))
+        throw new TypeError(`olderThan is not an ISO 8601 instant: ${olderThan}`);
+      const windowsEndedBefore = new Date(cutoff.getTime() - 3600 * 1000);
+      const [codes, counters] = await Promise.all([
+        deleteEmailCodesExpiredBefore(db, cutoff),
+        deleteEmailCodeCountersBefore(db, windowsEndedBefore),
+      ]);
+      return codes + counters;
     },
   };
 }

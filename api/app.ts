@@ -10,6 +10,8 @@ import { createEthUsdPrices } from '../paymaster/prices';
 import { createSignerClient } from '../paymaster/signerClient';
 import type { AppContext } from './appContext';
 import { requireApiKey, requireMerchantToken } from './auth/authenticate';
+import { createEmailCodes, emailCodeHashKeyFromConfig } from './auth/emailCodes';
+import { createMailer } from './email/mailer';
 import { requirePaymasterClient } from './auth/paymasterClient';
 import { createMerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from './logger';
@@ -21,6 +23,8 @@ import { resolveRevision } from './revision';
 import { mountRoutes, type Authenticators } from './routing/mountRoutes';
 import type { AnyRoute } from './routing/route';
 import { authRoutes } from './routes/auth';
+import { emailLoginRoutes } from './routes/emailLogin';
+import { emailVerificationRoutes } from './routes/merchants/emailVerification';
 import { checkoutRoutes } from './routes/checkout';
 import { healthRoutes } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
@@ -67,7 +71,10 @@ export interface App {
   koa: Koa;
   /** Every route definition, as mounted (the OpenAPI documents and the auth-matrix test walk this). */
   routes: AnyRoute[];
-  /** Closes what the app opened lazily (the Temporal connection); the database belongs to the caller. */
+  /**
+   * Waits for e-mails still being sent, then closes what the app opened lazily (the Temporal connection,
+   * the SMTP transport); the database belongs to the caller.
+   */
   close(): Promise<void>;
 }
 
@@ -101,6 +108,8 @@ export async function createApp(deps: AppDependencies): Promise<App> {
         now,
       }),
     webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
+    emailCodes: createEmailCodes({ db: deps.db, hashKey: emailCodeHashKeyFromConfig(deps.config) }),
+    mailer: createMailer({ config: deps.config, logger: deps.logger }),
     now,
   };
   const revision = resolveRevision(deps.config.REVISION);
@@ -123,7 +132,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
       },
     }),
     ...authRoutes(context),
+    ...emailLoginRoutes(context),
     ...profileRoutes(context),
+    ...emailVerificationRoutes(context),
     ...apiKeyRoutes(context),
     ...sessionRoutes(context),
     ...dashboardSessionRoutes(context),
@@ -156,5 +167,12 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   koa.use(errorBody());
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
   koa.use(router.routes()).use(router.allowedMethods({ throw: true }));
-  return { koa, routes, close: () => temporalConnection.close() };
+  return {
+    koa,
+    routes,
+    close: async () => {
+      await context.mailer.drain();
+      await temporalConnection.close();
+    },
+  };
 }

@@ -6,7 +6,9 @@ import type { TaskQueueRole } from '../workers/taskQueues';
 import type { Db } from '../db/client';
 import type { SponsorshipLimits } from '../paymaster/limits';
 import type { SignerClient } from '../paymaster/signerClient';
+import type { EmailCodes } from './auth/emailCodes';
 import type { MerchantTokenService } from './auth/merchantTokens';
+import type { Mailer } from './email/mailer';
 import type { Logger } from './logger';
 import type { WebhookSecretBox } from '../webhooks/webhookSecrets';
 
@@ -25,6 +27,10 @@ export interface AppContext {
   paymasterSigner: SignerClient;
   /** Sponsorship limits of the paymaster RPC, priced from the chains' ETH/USD feeds. */
   sponsorshipLimits: SponsorshipLimits;
+  /** One-time e-mail codes (login, e-mail verification), stored as an HMAC. */
+  emailCodes: EmailCodes;
+  /** Sends e-mail through SMTP_URL after the request; `configured` is false without one. */
+  mailer: Mailer;
   /** Encrypts webhook signing secrets for storage (WEBHOOK_SECRET_ENCRYPTION_KEY). */
   webhookSecrets: WebhookSecretBox;
   /** The current time; tests inject a fixed or moving clock instead of sleeping. */

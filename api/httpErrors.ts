@@ -10,6 +10,8 @@ export class HttpError extends Error {
     readonly statusCode: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** A machine-readable reason added to the body (e.g. `otp_invalid`), for clients that branch on it. */
+    readonly code?: string,
   ) {
     super(message);
   }
@@ -20,7 +22,12 @@ export class HttpError extends Error {
   }
 
   toBody(): HttpErrorBody {
-    return { statusCode: this.statusCode, message: this.message, error: this.error };
+    return {
+      statusCode: this.statusCode,
+      message: this.message,
+      error: this.error,
+      ...(this.code !== undefined && { code: this.code }),
+    };
   }
 }
 
@@ -28,6 +35,7 @@ export interface HttpErrorBody {
   statusCode: number;
   message: string;
   error?: string;
+  code?: string;
 }
 
 export const badRequest = (message: string) => new HttpError(400, message);
@@ -35,6 +43,7 @@ export const unauthorized = (message = 'Unauthorized') => new HttpError(401, mes
 export const forbidden = (message = 'Forbidden') => new HttpError(403, message);
 export const notFound = (message = 'Not Found') => new HttpError(404, message);
 export const conflict = (message: string) => new HttpError(409, message);
+export const serviceUnavailable = (message: string) => new HttpError(503, message);
 export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, `Request body larger than ${limitBytes} bytes`);
 /** A dependency did not answer in time; nothing was applied, so the client may retry after `retryAfterSec`. */

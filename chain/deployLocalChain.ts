@@ -29,6 +29,8 @@ import { STABLECOINS, deployLocalStablecoins } from './localStablecoins';
 import { LOCAL_PAYMASTER_FUNDING, deployPaymaster, fundPaymaster } from './paymasters';
 import { networkByChainId } from './networks';
 import { deployLocalPriceFeed } from './priceFeeds';
+import type { DelegationFrameworkContracts } from './delegationFramework';
+import { deployDelegationFramework } from './deployDelegationFramework';
 import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
 
 /** The signing service's key on local chains (dev stack and tests): anvil's public dev account 9. */
@@ -63,7 +65,9 @@ export type LocalChainDeployment = {
   paymasterV08: Address;
   /** ETH/USD aggregator stand-in (8 decimals), owned by the deployer. */
   priceFeed: Address;
-} & LocalSettlementAddresses;
+} & LocalSettlementAddresses &
+  /** MetaMask's Delegation Framework (ERC-7710/7715), its manager owned by the deployer. */
+  DelegationFrameworkContracts;
 
 export type DeployLocalChainReturnType = LocalChainDeployment;
 
@@ -134,10 +138,12 @@ export async function deployLocalChain({
     ]);
     return settlement;
   };
-  const [paymasterV07, paymasterV08, settlement] = await Promise.all([
+  // DeleGator accounts take user operations from EntryPoint v0.7: second wave as well.
+  const [paymasterV07, paymasterV08, settlement, delegationFramework] = await Promise.all([
     deployFundedPaymaster('0.7'),
     deployFundedPaymaster('0.8'),
     deployConfiguredSettlement(),
+    deployDelegationFramework(client, { owner: client.account.address, entryPoint: entryPointV07 }),
   ]);
 
   return {
@@ -149,6 +155,7 @@ export async function deployLocalChain({
     paymasterV08,
     ...settlement,
     ...priceFeed,
+    ...delegationFramework,
   };
 }
 

@@ -17,10 +17,8 @@ const booleanFlag = z
 /** Any-case 0x address, kept as written (consumers compare case-insensitively or checksum it). */
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x address');
 
-/** MetaMask's DelegationManager (ERC-7710/7715), the same address on every supported network. */
 /** Platform markup on sponsored gas (10 %); the receipt tracker's fallback when not wired from config. */
 export const DEFAULT_PAYMASTER_MARKUP_BPS = 1000;
-export const DEFAULT_DELEGATION_MANAGER = '0xdb9B1e94B5b69Df7e401DDbedE43491141047dB3';
 
 /** `PAYMASTER_DELEGATION_MANAGER_<chainId>` overrides the default for one chain. */
 const delegationManagerVariables = Object.fromEntries(
@@ -195,8 +193,37 @@ export const configSchema = z.object({
       'must be 32 bytes written as 64 hex characters or base64',
     )
     .optional(),
-  /** The delegation manager whose calls the paymaster treats as delegated transfers (per-chain overrides below). */
-  PAYMASTER_DELEGATION_MANAGER: evmAddress.default(DEFAULT_DELEGATION_MANAGER),
+  /**
+   * SMTP server that e-mail codes (login, e-mail verification) are sent through: `smtp://` or `smtps://`,
+   * credentials in the URL. Unset: no codes are mailed and e-mail login answers 503.
+   */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/\S+$/, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  /** Sender of those e-mails; defaults to `StablePay <no-reply@<PUBLIC_BASE_URL host>>`. */
+  MAIL_FROM: z.string().min(3).max(320).optional(),
+  /**
+   * 32-byte key, hex or base64, of the HMAC that e-mail codes are stored under (a six-digit code's plain
+   * hash would fall to a brute force). Required in production when SMTP_URL is set; elsewhere a fixed
+   * development key is derived.
+   */
+  EMAIL_CODE_HASH_KEY: z
+    .string()
+    .refine(
+      (text) => decodeEncryptionKey(text) !== undefined,
+      'must be 32 bytes written as 64 hex characters or base64',
+    )
+    .optional(),
+  /** Codes mailed to one address per UTC hour (login and verification together): nobody can mail-bomb it. */
+  EMAIL_CODES_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1).max(1000).default(5),
+  /** Codes requested from one client IP per UTC hour, whatever the addresses. */
+  EMAIL_CODES_PER_IP_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(30),
+  /**
+   * The delegation manager whose calls the paymaster treats as delegated transfers (per-chain overrides
+   * below); unset, the deployments file's, else MetaMask's published one (@metamask/delegation-deployments).
+   */
+  PAYMASTER_DELEGATION_MANAGER: evmAddress.optional(),
   /** Platform per-sender limits (a merchant may only tighten them): operations per UTC hour, USD per UTC day. */
   PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: z.coerce.number().int().min(1).max(1_000_000).default(500),
   PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: usdLimit.default('500'),

@@ -22,8 +22,35 @@ export interface MerchantsTable {
   email: string | null;
   /** Checksummed address that receives settlement; defaults to the login wallet. */
   payout_address: string;
+  /** Set when the merchant proved the current `email` by a mailed code; null again when it changes. */
+  email_verified_at: NullableTimestamp;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export type EmailCodePurpose = 'login' | 'verify_email';
+
+export interface EmailCodesTable {
+  purpose: EmailCodePurpose;
+  /** Lower-case e-mail (login) or merchant id (verify_email): one live code each. */
+  subject: string;
+  /** Lower-case address the code was (or, for an unknown login address, was not) mailed to. */
+  email: string;
+  /** Null for a login code of an address no merchant has verified: it is never mailed and never accepted. */
+  merchant_id: string | null;
+  /** HMAC-SHA256 (EMAIL_CODE_HASH_KEY) of purpose, subject and code; the code itself is never stored. */
+  code_hash: string;
+  attempts: ColumnType<number, number | undefined, number>;
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface EmailCodeCountersTable {
+  /** `address:<sha256 of the lower-case e-mail>` or `ip:<client ip>`. */
+  counter_key: string;
+  window_start: Date;
+  used: number;
 }
 
 export interface LoginNoncesTable {
@@ -407,6 +434,8 @@ export interface SettlementsTable {
 export interface Database {
   merchants: MerchantsTable;
   login_nonces: LoginNoncesTable;
+  email_codes: EmailCodesTable;
+  email_code_counters: EmailCodeCountersTable;
   api_keys: ApiKeysTable;
   smart_accounts: SmartAccountsTable;
   sessions: SessionsTable;

@@ -17,5 +17,7 @@ export interface StackDescription {
   signerUrl?: string;
   databaseUrl: string;
   chains: ChainDeployment[];
+  /** MailDev: the SMTP server the API mails codes through, and its web UI (REST API under /api). */
+  mail: { smtpUrl: string; webUrl: string };
   devAccount: { address: Address; privateKey: Hex };
 }

@@ -14,6 +14,7 @@ import { ensureMaintenanceSchedules } from '../workers/schedules';
 import { createTemporalClient } from '../workers/temporalClient';
 import { ANVIL_DEV_ACCOUNTS } from './services/anvil';
 import { startLocalChains } from './services/localChains';
+import { startMailDev } from './services/mailDev';
 import { ensureDatabase, startEmbeddedPostgres } from './services/postgres';
 import { startTemporalDevServer } from './services/temporal';
 import type { StackDescription } from './stackDescription';
@@ -21,7 +22,8 @@ import type { StackDescription } from './stackDescription';
 /**
  * `npm start`: the whole stack on this machine with zero configuration. PostgreSQL (embedded unless
  * DATABASE_URL), Temporal dev server with its UI (unless TEMPORAL_ADDRESS), three anvil chains with
- * our contracts, then the worker and api processes. Data lives in .dev/ and is reused on the next
+ * our contracts, MailDev (login codes; its mail is kept for this run only), then the worker and api
+ * processes. Data lives in .dev/ and is reused on the next
  * start. Ctrl-C stops everything, in reverse order.
  */
 const root = resolve(__dirname, '..');
@@ -34,10 +36,11 @@ async function main(): Promise<void> {
   // PostgreSQL runs as the `postgres` user when we are root: it must be able to enter .dev/.
   await chmod(devDir, 0o755);
 
-  const [databaseUrl, temporal, chains] = await Promise.all([
+  const [databaseUrl, temporal, chains, mail] = await Promise.all([
     startDatabase(),
     startTemporal(),
     startChains(),
+    startMail(),
   ]);
   const port = Number(process.env.PORT ?? 3000);
   const apiUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
@@ -50,6 +53,7 @@ async function main(): Promise<void> {
     signerUrl,
     databaseUrl,
     chains,
+    mail,
     devAccount: { address: devAccount.address, privateKey: devAccount.privateKey },
   };
   const stackFile = join(devDir, 'stack.json');
@@ -66,6 +70,7 @@ async function main(): Promise<void> {
     DEPLOYMENTS_FILE: stackFile,
     JWT_PRIVATE_JWK: await persistentJwtKey(),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    SMTP_URL: mail.smtpUrl,
     ...Object.fromEntries(chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
     // The paymaster: each chain's Alto bundler, and the signing service (a fresh shared secret per start).
     ...Object.fromEntries(chains.map((chain) => [`BUNDLER_URL_${chain.chainId}`, chain.bundlerUrl])),
@@ -106,6 +111,7 @@ async function main(): Promise<void> {
           `  ${chain.network.padEnd(13)} ${chain.rpcUrl}  (chain id ${chain.chainId}, bundler ${chain.bundlerUrl})`,
       ),
       `  Signer        ${signerUrl}`,
+      `  Mail (MailDev) ${mail.webUrl}  (SMTP ${mail.smtpUrl}: login and verification codes land here)`,
       `  Dev account   ${devAccount.address} (funded on every local chain; tokens have an open mint)`,
       `  Stack file    ${stackFile}`,
       '',
@@ -145,6 +151,13 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string; namesp
   stops.push({ name: 'temporal', stop: server.stop });
   log(`temporal dev server at ${server.address}, UI ${server.uiUrl}`);
   return server;
+}
+
+async function startMail(): Promise<StackDescription['mail']> {
+  const server = await startMailDev();
+  stops.push({ name: 'maildev', stop: server.stop });
+  log(`MailDev at ${server.webUrl} (SMTP ${server.smtpUrl})`);
+  return { smtpUrl: server.smtpUrl, webUrl: server.webUrl };
 }
 
 async function startChains(): Promise<StackDescription['chains']> {

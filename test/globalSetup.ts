@@ -9,6 +9,7 @@ import { createDb } from '../db/client';
 import { migrateToLatest } from '../db/migrate';
 import { TEST_RUN_CHAIN_IDS } from '../dev/localChains';
 import { startLocalChains } from '../dev/services/localChains';
+import { startMailDev } from '../dev/services/mailDev';
 import { ensureDatabase, startEmbeddedPostgres } from '../dev/services/postgres';
 import { startTemporalDevServer } from '../dev/services/temporal';
 import { startSignerServer } from '../signer/server';
@@ -18,8 +19,9 @@ import { registerTeardown } from './harness/teardown';
 /**
  * Starts every shared service once per `jest` run: PostgreSQL (DATABASE_URL's server, else
  * embedded), Temporal (TEMPORAL_ADDRESS, else the CLI dev server), the local anvil chains with
- * their contracts and an Alto bundler each, and the paymaster signing service. Tests read the
- * description through `testStack()` and isolate by data.
+ * their contracts and an Alto bundler each, MailDev (the SMTP server e-mail codes go to; its mail is
+ * deleted at teardown) and the paymaster signing service. Tests read the description through
+ * `testStack()` and isolate by data.
  */
 export default async function globalSetup(): Promise<void> {
   const started = Date.now();
@@ -27,10 +29,11 @@ export default async function globalSetup(): Promise<void> {
   // PostgreSQL runs as the `postgres` user when we are root: it must be able to enter this folder.
   await chmod(workDir, 0o755);
 
-  const [database, temporal, chains] = await Promise.all([
+  const [database, temporal, chains, mail] = await Promise.all([
     startDatabase(workDir),
     startTemporal(),
     startChains(),
+    startMail(),
   ]);
 
   const stackFile = join(workDir, 'stack.json');
@@ -40,6 +43,7 @@ export default async function globalSetup(): Promise<void> {
     temporalAddress: temporal.address,
     temporalNamespace: temporal.namespace,
     chains,
+    mail,
   };
   // The stack file is also the deployments file (its `chains` carry the contracts) the signer reads.
   await writeFile(stackFile, JSON.stringify(stack, null, 2));
@@ -78,6 +82,12 @@ async function startTemporal(): Promise<{ address: string; namespace: string }> 
   const server = await startTemporalDevServer({ silent: true });
   registerTeardown(() => server.stop());
   return { address: server.address, namespace: server.namespace };
+}
+
+async function startMail(): Promise<TestStack['mail']> {
+  const server = await startMailDev();
+  registerTeardown(() => server.stop());
+  return { smtpUrl: server.smtpUrl, webUrl: server.webUrl };
 }
 
 async function startChains(): Promise<TestStack['chains']> {

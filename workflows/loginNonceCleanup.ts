@@ -1,7 +1,7 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { LoginNonceActivities } from '../activities/loginNonces';
 
-const { deleteExpiredLoginNonces } = proxyActivities<LoginNonceActivities>({
+const { deleteExpiredLoginNonces, deleteExpiredEmailCodes } = proxyActivities<LoginNonceActivities>({
   // One DELETE on an indexed column; retried with backoff while the database is unreachable.
   startToCloseTimeout: '1 minute',
   retry: {
@@ -20,12 +20,16 @@ export interface LoginNonceCleanupInput {
 export interface LoginNonceCleanupResult {
   /** The cutoff used, ISO 8601. */
   olderThan: string;
+  /** Login nonces deleted. */
   deleted: number;
+  /** E-mail codes and ended code-counter windows deleted. */
+  emailCodesDeleted: number;
 }
 
 /**
- * Housekeeping run hourly by the `login-nonce-cleanup` schedule: deletes login nonces that
- * expired more than `olderThanSec` ago, so the table holds only nonces that can still be used.
+ * Housekeeping run hourly by the `login-nonce-cleanup` schedule: deletes login nonces and e-mail codes
+ * that expired more than `olderThanSec` ago (and e-mail code counters of windows that ended before
+ * that), so the tables hold only what can still be used.
  */
 export async function loginNonceCleanupWorkflow({
   olderThanSec,
@@ -39,5 +43,6 @@ export async function loginNonceCleanupWorkflow({
   // Date.now() in a workflow is the time of the current workflow task: deterministic on replay.
   const olderThan = new Date(Date.now() - olderThanSec * 1000).toISOString();
   const deleted = await deleteExpiredLoginNonces({ olderThan });
-  return { olderThan, deleted };
+  const emailCodesDeleted = await deleteExpiredEmailCodes({ olderThan });
+  return { olderThan, deleted, emailCodesDeleted };
 }

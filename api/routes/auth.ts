@@ -6,7 +6,8 @@ import type { AppContext } from '../appContext';
 import { checkSignedLoginPayload, createLoginPayload, loginPayloadSchema } from '../auth/siweLogin';
 import { unauthorized } from '../httpErrors';
 import { defineRoute, type AnyRoute } from '../routing/route';
-import { merchantProfileSchema, toMerchantProfile } from './merchants/profileModel';
+import { loginResultSchema } from './loginResult';
+import { toMerchantProfile } from './merchants/profileModel';
 
 /**
  * | GET  | /v1/auth/login-payload | none | 200 SIWE payload + message; 400 bad address/chainId |
@@ -32,9 +33,7 @@ const verifyBody = z.object({
   signature: z.string({ error: 'is required' }).min(1, 'is required'),
 });
 
-const verifyResponse = z
-  .object({ token: z.string(), expiresAt: z.string(), merchant: merchantProfileSchema })
-  .meta({ id: 'LoginResult' });
+const verifyResponse = loginResultSchema;
 
 const failureMessages = {
   malformed_payload: 'Login payload is not one this service issued',

@@ -12,6 +12,7 @@ import * as billingStatements from './2026_11_22_080_billing_statements';
 import * as limitCountersFunction from './2026_11_22_090_limit_counters_function';
 import * as settlementMoneySafety from './2026_11_24_100_settlement_money_safety';
 import * as depositWatchIndexes from './2026_11_24_101_deposit_watch_indexes';
+import * as emailLogin from './2026_11_24_300_email_login';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_090_limit_counters_function': limitCountersFunction,
   '2026_11_24_100_settlement_money_safety': settlementMoneySafety,
   '2026_11_24_101_deposit_watch_indexes': depositWatchIndexes,
+  '2026_11_24_300_email_login': emailLogin,
 };

@@ -46,6 +46,9 @@ export async function startTestApp(
     TEMPORAL_ADDRESS: stack.temporalAddress,
     TEMPORAL_NAMESPACE: stack.temporalNamespace,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    SMTP_URL: stack.mail.smtpUrl,
+    // Every test request comes from 127.0.0.1: the per-IP allowance of e-mail codes is the one test's business.
+    EMAIL_CODES_PER_IP_PER_HOUR: '100000',
     DEPLOYMENTS_FILE: process.env[TEST_STACK_FILE_VARIABLE]!,
     // Smart-contract-wallet logins verify through the local chains.
     ...Object.fromEntries(stack.chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),

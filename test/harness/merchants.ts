@@ -1,5 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { TestApp } from './app';
+import { mailsTo, waitForCode } from './mailbox';
 
 export interface SignedInMerchant {
   account: PrivateKeyAccount;
@@ -44,4 +45,26 @@ export async function createApiKey(
   });
   if (created.status !== 201) throw new Error(`api key create answered ${created.status}: ${created.text}`);
   return created.body.rawKey;
+}
+
+/** Sets the merchant's profile e-mail and confirms it with the code MailDev received: it can sign in by e-mail. */
+export async function verifyMerchantEmail(
+  app: TestApp,
+  merchant: SignedInMerchant,
+  email: string,
+): Promise<void> {
+  const before = (await mailsTo(email)).length;
+  const patched = await app.request('/v1/merchants/me', {
+    method: 'PATCH',
+    headers: merchant.auth,
+    json: { email },
+  });
+  if (patched.status !== 200) throw new Error(`PATCH email answered ${patched.status}: ${patched.text}`);
+  const code = await waitForCode(email, { count: before + 1 });
+  const verified = await app.request('/v1/merchants/me/email/verify', {
+    method: 'POST',
+    headers: merchant.auth,
+    json: { code },
+  });
+  if (verified.status !== 200) throw new Error(`email verify answered ${verified.status}: ${verified.text}`);
 }

@@ -12,6 +12,8 @@ export interface TestStack {
   temporalNamespace: string;
   /** Local chains with their contracts (paymasterV07/V08 included) and an Alto bundler each (`bundlerUrl`). */
   chains: (ChainDeployment & { bundlerUrl: string })[];
+  /** MailDev: apps send e-mail to `smtpUrl` (SMTP_URL); tests read it at `<webUrl>/api/email`. */
+  mail: { smtpUrl: string; webUrl: string };
   /** The paymaster signing service (signer/), running for the whole run; apps get it as SIGNER_URL. */
   signer: {
     url: string;

@@ -122,6 +122,7 @@ describe('merchant account', () => {
         walletAddress: merchant.account.address,
         name: null,
         email: null,
+        emailVerified: false,
         payoutAddress: merchant.account.address,
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updatedAt: expect.any(String),

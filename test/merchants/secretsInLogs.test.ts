@@ -1,5 +1,6 @@
 import { startTestApp, type TestApp } from '../harness/app';
-import { createApiKey, signInNewMerchant } from '../harness/merchants';
+import { freshEmail, waitForCode } from '../harness/mailbox';
+import { createApiKey, signInNewMerchant, verifyMerchantEmail } from '../harness/merchants';
 import { generateSigningJwk } from '../../api/auth/merchantTokens';
 
 describe('secrets never reach the logs', () => {
@@ -23,5 +24,27 @@ describe('secrets never reach the logs', () => {
     for (const secret of [merchant.token, rawKey, rawKey.slice(8), signingKey.d!]) {
       expect(logs).not.toContain(secret);
     }
+  });
+
+  it('e-mail verification and login log requests but no code, token or address', async () => {
+    const merchant = await signInNewMerchant(app);
+    const email = freshEmail('logged');
+    await verifyMerchantEmail(app, merchant, email);
+    const verificationCode = await waitForCode(email);
+    await app.request('/v1/auth/email/start', { method: 'POST', json: { email } });
+    const loginCode = await waitForCode(email, { count: 2 });
+    const login = await app.request('/v1/auth/email/verify', {
+      method: 'POST',
+      json: { email, code: loginCode },
+    });
+    expect(login.status).toBe(200);
+
+    const logs = app.logLines.join('\n');
+    expect(logs).toContain('/v1/auth/email/verify');
+    expect(logs).toContain('e-mail sent');
+    for (const code of [verificationCode, loginCode]) {
+      expect(logs).not.toMatch(new RegExp(`(?<![0-9])${code}(?![0-9])`));
+    }
+    for (const secret of [login.body.token, merchant.token, email]) expect(logs).not.toContain(secret);
   });
 });

@@ -15,6 +15,7 @@ import {
 import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import { startTestApp, type TestApp } from '../harness/app';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import { testStack } from '../harness/stack';
 import { addDenyRule, allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
 
 /**
@@ -42,7 +43,9 @@ const ALLOWED: Address[] = [
 ];
 const DENIED_TARGET = getAddress('0xd000000000000000000000000000000000000001'); // allowlisted and blocked
 const UNLISTED = getAddress('0xb000000000000000000000000000000000000001');
-const DELEGATION_MANAGER: Address = '0xdb9B1e94B5b69Df7e401DDbedE43491141047dB3'; // allowlisted, still refused
+/** The local chain's delegation manager (from the deployments file): allowlisted, still refused. */
+const DELEGATION_MANAGER: Address = testStack().chains.find((chain) => chain.chainId === CHAIN_ID)!.contracts
+  .delegationManager!;
 const SENDER: Address = '0x5000000000000000000000000000000000000001';
 const DENIED_SENDER: Address = '0x5000000000000000000000000000000000000002';
 

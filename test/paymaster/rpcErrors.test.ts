@@ -44,7 +44,9 @@ const DENIED_TARGET: Address = '0x3000000000000000000000000000000000000003';
 const SENDER: Address = '0x4000000000000000000000000000000000000004';
 const DENIED_SENDER: Address = '0x5000000000000000000000000000000000000005';
 const TOKEN: Address = '0x6000000000000000000000000000000000000006';
-const DELEGATION_MANAGER: Address = '0xdb9B1e94B5b69Df7e401DDbedE43491141047dB3';
+/** The delegation manager deployed on the local Base Sepolia (the deployments file names it). */
+const DELEGATION_MANAGER: Address = testStack().chains.find((chain) => chain.chainId === 84532)!.contracts
+  .delegationManager!;
 
 const execute = (target: Address, value = 0n): Hex =>
   encodeFunctionData({ abi: accountAbi, functionName: 'execute', args: [target, value, '0x'] });

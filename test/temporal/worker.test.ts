@@ -137,6 +137,49 @@ describe('Temporal dev server with the project worker', () => {
     expect(await remainingNonces(database.db)).toEqual(['expired-10min-ago', 'valid-for-5min']);
   });
 
+  test('the cleanup also deletes expired e-mail codes and the counters of ended windows', async () => {
+    const now = Date.now();
+    const code = (subject: string, expiresAt: Date) => ({
+      purpose: 'login' as const,
+      subject,
+      email: subject,
+      merchant_id: null,
+      code_hash: 'f'.repeat(64),
+      expires_at: expiresAt,
+      created_at: new Date(expiresAt.getTime() - 10 * 60 * 1000),
+    });
+    await database.db
+      .insertInto('email_codes')
+      .values([
+        code('expired-2h-ago@example.com', new Date(now - 2 * HOUR_MS)),
+        code('live@example.com', new Date(now + 5 * 60 * 1000)),
+      ])
+      .execute();
+    const hourStart = Math.floor(now / HOUR_MS) * HOUR_MS;
+    await database.db
+      .insertInto('email_code_counters')
+      .values([
+        { counter_key: 'ip:192.0.2.1', window_start: new Date(hourStart - 3 * HOUR_MS), used: 5 },
+        { counter_key: 'ip:192.0.2.1', window_start: new Date(hourStart), used: 1 },
+      ])
+      .execute();
+
+    const result = await temporal.client.workflow.execute<typeof loginNonceCleanupWorkflow>(
+      'loginNonceCleanupWorkflow',
+      {
+        taskQueue: maintenanceQueue,
+        workflowId: unique('login-nonce-cleanup-test'),
+        args: [{ olderThanSec: 3600 }],
+      },
+    );
+
+    expect(result.emailCodesDeleted).toBe(2);
+    const codes = await database.db.selectFrom('email_codes').select('subject').execute();
+    expect(codes.map((row) => row.subject)).toEqual(['live@example.com']);
+    const counters = await database.db.selectFrom('email_code_counters').select('window_start').execute();
+    expect(counters.map((row) => row.window_start.getTime())).toEqual([hourStart]);
+  });
+
   test('a negative grace period fails the workflow without touching the table', async () => {
     await insertNonce(database.db, 'expired-2h-ago', new Date(Date.now() - 2 * HOUR_MS));
     await expect(

@@ -1,7 +1,16 @@
 import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
 import { claimSmartAccount } from '../../../db/smartAccounts';
-import { findMerchantById, updateMerchantProfile } from '../../../db/merchants';
+import { deleteEmailCode } from '../../../db/emailCodes';
+import {
+  findMerchantById,
+  lockMerchant,
+  updateMerchantProfile,
+  type MerchantRow,
+} from '../../../db/merchants';
+import { normaliseEmail } from '../../auth/emailCodes';
+import { verificationCodeMail } from '../../email/codeMails';
+import { takeCodeSendAllowance } from '../../email/codeSendLimits';
 import type { AppContext } from '../../appContext';
 import { conflict, unauthorized } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
@@ -9,7 +18,7 @@ import { merchantProfileSchema, toMerchantProfile } from './profileModel';
 
 /**
  * | GET   | /v1/merchants/me                | 200 profile |
- * | PATCH | /v1/merchants/me                | 200 profile |
+ * | PATCH | /v1/merchants/me                | 200 profile; a new e-mail is unverified and gets a mailed code |
  * | POST  | /v1/merchants/me/smart-accounts | 204, idempotent; 409 when claimed by another merchant |
  */
 const address = z
@@ -30,6 +39,20 @@ const profileUpdate = z
   })
   .strict()
   .meta({ id: 'MerchantProfileUpdate' });
+
+/**
+ * What a PATCH does to the e-mail: `unchanged` (absent, or the verified address again, case aside),
+ * `cleared` (null), or `unverified` (a new address, or the current one still unverified: a code is mailed).
+ */
+function emailChange(
+  current: MerchantRow,
+  email: string | null | undefined,
+): 'unchanged' | 'cleared' | 'unverified' {
+  if (email === undefined) return 'unchanged';
+  if (email === null) return 'cleared';
+  const same = current.email !== null && normaliseEmail(current.email) === normaliseEmail(email);
+  return same && current.email_verified_at !== null ? 'unchanged' : 'unverified';
+}
 
 const smartAccountBody = z.object({ address }).strict().meta({ id: 'SmartAccountRegistration' });
 
@@ -64,13 +87,48 @@ export function profileRoutes(app: AppContext): AnyRoute[] {
       summary: 'Update name, e-mail or payout address',
       body: profileUpdate,
       responses: {
-        200: { description: 'Updated profile', schema: merchantProfileSchema },
+        200: {
+          description:
+            'Updated profile. A new or unverified e-mail is stored unverified and gets a 6-digit code by mail ' +
+            '(confirm it with POST /v1/merchants/me/email/verify); null clears it.',
+          schema: merchantProfileSchema,
+        },
         400: { description: 'Validation failed' },
+        429: { description: 'Too many e-mail codes for this address or client IP this hour (Retry-After)' },
       },
-      async handler({ merchantId, body }) {
-        const updated = await updateMerchantProfile(app.db, merchantId, body);
-        if (!updated) throw unauthorized('Unknown merchant');
-        return { status: 200, body: toMerchantProfile(updated) };
+      async handler({ merchantId, body, ctx }) {
+        const now = app.now();
+        const { merchant, mailCode } = await app.db.transaction().execute(async (trx) => {
+          const current = await lockMerchant(trx, merchantId);
+          if (!current) throw unauthorized('Unknown merchant');
+          const change = emailChange(current, body.email);
+          let code: string | undefined;
+          if (change === 'unverified' && app.mailer.configured) {
+            // Counted and stored with the update: a refusal (429) leaves the profile as it was.
+            await takeCodeSendAllowance(trx, { email: body.email!, ip: ctx.ip, now, config: app.config });
+            code = await app.emailCodes.issue(trx, {
+              purpose: 'verify_email',
+              subject: merchantId,
+              email: body.email!,
+              merchantId,
+              now,
+            });
+          } else if (change !== 'unchanged') {
+            await deleteEmailCode(trx, { purpose: 'verify_email', subject: merchantId });
+          }
+          const updated = await updateMerchantProfile(trx, merchantId, {
+            ...body,
+            ...(change !== 'unchanged' && { emailVerifiedAt: null }),
+          });
+          return { merchant: updated!, mailCode: code };
+        });
+        if (mailCode !== undefined) {
+          const to = body.email!;
+          app.mailer.dispatch(async () => verificationCodeMail({ to, code: mailCode }));
+        } else if (body.email && !merchant.email_verified_at) {
+          app.logger.warn('no SMTP_URL: the e-mail is stored unverified and no code was mailed');
+        }
+        return { status: 200, body: toMerchantProfile(merchant) };
       },
     }),
 

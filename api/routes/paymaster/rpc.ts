@@ -51,7 +51,8 @@ export function paymasterRpcRoutes(app: AppContext): AnyRoute[] {
     signer: app.paymasterSigner,
     paymasterFor: (chainId, version) =>
       paymasterFromContracts(app.networks.byChainId(chainId)?.contracts, version),
-    delegationManagerFor: (chainId) => delegationManagerFor(app.config, chainId),
+    delegationManagerFor: (chainId) =>
+      delegationManagerFor(app.config, chainId, app.networks.byChainId(chainId)?.contracts),
     now: app.now,
     logger: app.logger,
     limits: app.sponsorshipLimits,

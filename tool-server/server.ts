@@ -1,0 +1,82 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Logger } from 'pino';
+import { createApiClient } from './apiClient';
+import { createCredentialsStore } from './credentials';
+import { createSessionKeyChains } from './sessionKeys/sessionKeyChains';
+import type { AnyToolDefinition, ToolContext } from './toolDefinition';
+import { ToolFailure, toolError, toolSuccess } from './toolResults';
+import type { ToolServerConfig } from './toolServerConfig';
+import { accountTools } from './tools/account';
+import { loginTools } from './tools/login';
+import { paymasterTools } from './tools/paymaster';
+import { sessionKeyTools } from './tools/sessionKeys';
+import { sessionTools } from './tools/sessions';
+import { webhookTools } from './tools/webhooks';
+
+/** Every tool of DESIGN §7.3, in the order the SPEC lists the merchant account. No yield-deployment tools. */
+export const TOOLS: AnyToolDefinition[] = [
+  ...loginTools,
+  ...accountTools,
+  ...sessionKeyTools,
+  ...sessionTools,
+  ...paymasterTools,
+  ...webhookTools,
+];
+
+export const TOOL_SERVER_NAME = 'stablepay';
+export const TOOL_SERVER_VERSION = '0.1.0';
+
+/** The MCP server with every tool registered; connect it to a transport (stdio in main.ts). */
+export function createToolServer({
+  config,
+  logger,
+  now = () => new Date(),
+}: {
+  config: ToolServerConfig;
+  logger: Logger;
+  now?: () => Date;
+}): McpServer {
+  const credentials = createCredentialsStore(config.credentialsFile);
+  const context: ToolContext = {
+    api: createApiClient({
+      apiUrl: config.apiUrl,
+      credentials,
+      apiKeyFromEnvironment: config.apiKey,
+      logger,
+      now,
+    }),
+    credentials,
+    chains: createSessionKeyChains({ deploymentsFile: config.deploymentsFile, rpcUrls: config.rpcUrls }),
+    logger,
+    now,
+  };
+  const server = new McpServer(
+    { name: TOOL_SERVER_NAME, version: TOOL_SERVER_VERSION },
+    {
+      instructions:
+        'StablePay merchant account tools. Sign in with login_start then login_verify. Failures start with LOGIN_REQUIRED, RE_AUTH_REQUIRED, OTP_INVALID, OTP_EXPIRED or API_KEY_REQUIRED when you can act on them.',
+    },
+  );
+  for (const tool of TOOLS) {
+    server.registerTool(
+      tool.name,
+      { description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations },
+      async (input: Record<string, unknown>) => {
+        try {
+          return toolSuccess(await tool.run(input, context));
+        } catch (error) {
+          if (error instanceof ToolFailure) {
+            logger.info({ tool: tool.name, prefix: error.prefix }, 'tool refused');
+            return toolError(error);
+          }
+          logger.error(
+            { tool: tool.name, err: { name: (error as Error).name, message: (error as Error).message } },
+            'tool failed',
+          );
+          return toolError(new ToolFailure(`internal error in ${tool.name}: ${(error as Error).message}`));
+        }
+      },
+    );
+  }
+  return server;
+}

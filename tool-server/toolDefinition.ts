@@ -1,0 +1,93 @@
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { ApiAuth, ApiClient, ApiRequest } from './apiClient';
+import type { CredentialsStore } from './credentials';
+import type { SessionKeyChains } from './sessionKeys/sessionKeyChains';
+
+/** What every tool may use. */
+export interface ToolContext {
+  api: ApiClient;
+  credentials: CredentialsStore;
+  /** RPC clients and framework addresses of the chains session keys are made on. */
+  chains: SessionKeyChains;
+  logger: Logger;
+  now: () => Date;
+}
+
+/** A tool: its fixed name, the zod shape the SDK publishes as JSON Schema, and what it does. */
+export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
+  name: string;
+  description: string;
+  inputSchema: Shape;
+  annotations?: ToolAnnotations;
+  /** Answers the body the tool returns; throws ToolFailure for what the caller must act on. */
+  run(input: z.infer<z.ZodObject<Shape>>, context: ToolContext): Promise<unknown>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyToolDefinition = ToolDefinition<any>;
+
+export function defineTool<Shape extends z.ZodRawShape>(tool: ToolDefinition<Shape>): AnyToolDefinition {
+  return tool;
+}
+
+type Input<Shape extends z.ZodRawShape> = z.infer<z.ZodObject<Shape>>;
+
+/**
+ * A tool that is one route: the request is built from the input, the answer is the route's body (an
+ * empty answer becomes `emptyResult`, e.g. `{ id, deleted: true }` for a 204).
+ */
+export function routeTool<Shape extends z.ZodRawShape>({
+  name,
+  description,
+  inputSchema,
+  auth,
+  method,
+  path,
+  query,
+  body,
+  emptyResult,
+  annotations,
+}: {
+  name: string;
+  description: string;
+  inputSchema: Shape;
+  auth: ApiAuth;
+  method: ApiRequest['method'];
+  path: string | ((input: Input<Shape>) => string);
+  query?: (input: Input<Shape>) => ApiRequest['query'];
+  body?: (input: Input<Shape>) => unknown;
+  emptyResult?: (input: Input<Shape>) => unknown;
+  annotations?: ToolAnnotations;
+}): AnyToolDefinition {
+  return defineTool({
+    name,
+    description,
+    inputSchema,
+    annotations: { readOnlyHint: method === 'GET', openWorldHint: false, ...annotations },
+    async run(input, { api }) {
+      const response = await api.call({
+        method,
+        auth,
+        path: typeof path === 'string' ? path : path(input),
+        query: query?.(input),
+        body: body?.(input),
+      });
+      return response.body === undefined && emptyResult ? emptyResult(input) : response.body;
+    },
+  });
+}
+
+/** A path segment from a tool input (ids are sent as given, but never able to change the path). */
+export const segment = (value: string) => encodeURIComponent(value);
+
+/** Drops `keys` from `input`: the rest is a route's body. */
+export function without<T extends Record<string, unknown>, K extends keyof T>(
+  input: T,
+  ...keys: K[]
+): Omit<T, K> {
+  const copy = { ...input };
+  for (const key of keys) delete copy[key];
+  return copy;
+}

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { DELIVERY_STATUSES } from '../../api/routes/webhooks/webhookModels';
+import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefinition';
+
+/**
+ * Endpoints are managed with the sk_ key (SPEC: webhooks with the API key), deliveries read with the
+ * session token.
+ * | list_webhooks           | GET    /v1/webhooks                                    | SK  |
+ * | create_webhook          | POST   /v1/webhooks                                    | SK  |
+ * | get_webhook             | GET    /v1/webhooks/{id}                               | SK  |
+ * | update_webhook          | PATCH  /v1/webhooks/{id}                               | SK  |
+ * | delete_webhook          | DELETE /v1/webhooks/{id}                               | SK  |
+ * | rotate_webhook_secret   | POST   /v1/webhooks/{id}/rotate-secret                 | SK  |
+ * | list_webhook_deliveries | GET    /v1/merchants/me/webhooks/{webhookId}/deliveries | JWT |
+ */
+const events = z.array(z.string()).describe('event types; only "session.confirming" exists today');
+const endpointPath = ({ id }: { id: string }) => `/v1/webhooks/${segment(id)}`;
+
+export const webhookTools: AnyToolDefinition[] = [
+  routeTool({
+    name: 'list_webhooks',
+    description: 'List the webhook endpoints (needs the sk_ API key).',
+    inputSchema: {},
+    auth: 'sk',
+    method: 'GET',
+    path: '/v1/webhooks',
+  }),
+
+  routeTool({
+    name: 'create_webhook',
+    description: 'Add a webhook endpoint (at most 5). The whsec_ signing secret is returned this once.',
+    inputSchema: {
+      url: z.string().describe('absolute https URL'),
+      events: events.optional(),
+      enabled: z.boolean().optional(),
+      description: z.string().optional(),
+    },
+    auth: 'sk',
+    method: 'POST',
+    path: '/v1/webhooks',
+    body: (input) => input,
+  }),
+
+  routeTool({
+    name: 'get_webhook',
+    description: 'Read one webhook endpoint.',
+    inputSchema: { id: z.string() },
+    auth: 'sk',
+    method: 'GET',
+    path: endpointPath,
+  }),
+
+  routeTool({
+    name: 'update_webhook',
+    description: 'Change a webhook endpoint’s url, events, enabled flag or description.',
+    inputSchema: {
+      id: z.string(),
+      url: z.string().optional(),
+      events: events.optional(),
+      enabled: z.boolean().optional(),
+      description: z.string().nullable().optional(),
+    },
+    auth: 'sk',
+    method: 'PATCH',
+    path: endpointPath,
+    body: (input) => without(input, 'id'),
+  }),
+
+  routeTool({
+    name: 'delete_webhook',
+    description: 'Delete a webhook endpoint and its delivery history.',
+    inputSchema: { id: z.string() },
+    auth: 'sk',
+    method: 'DELETE',
+    path: endpointPath,
+    emptyResult: ({ id }) => ({ id, deleted: true }),
+    annotations: { destructiveHint: true },
+  }),
+
+  routeTool({
+    name: 'rotate_webhook_secret',
+    description:
+      'Issue a new whsec_ signing secret for an endpoint (returned this once; the old one stops at once).',
+    inputSchema: { id: z.string() },
+    auth: 'sk',
+    method: 'POST',
+    path: ({ id }) => `${endpointPath({ id })}/rotate-secret`,
+  }),
+
+  routeTool({
+    name: 'list_webhook_deliveries',
+    description: 'List an endpoint’s deliveries, newest first, each with its attempts.',
+    inputSchema: {
+      webhookId: z.string(),
+      limit: z.number().int().optional().describe('1 to 100, default 20'),
+      page: z.number().int().optional(),
+      status: z.enum(DELIVERY_STATUSES).optional(),
+    },
+    auth: 'jwt',
+    method: 'GET',
+    path: ({ webhookId }) => `/v1/merchants/me/webhooks/${segment(webhookId)}/deliveries`,
+    query: (input) => without(input, 'webhookId'),
+  }),
+];
