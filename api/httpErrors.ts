@@ -43,7 +43,6 @@ export const unauthorized = (message = 'Unauthorized') => new HttpError(401, mes
 export const forbidden = (message = 'Forbidden') => new HttpError(403, message);
 export const notFound = (message = 'Not Found') => new HttpError(404, message);
 export const conflict = (message: string) => new HttpError(409, message);
-export const serviceUnavailable = (message: string) => new HttpError(503, message);
 export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, `Request body larger than ${limitBytes} bytes`);
 /** A dependency did not answer in time; nothing was applied, so the client may retry after `retryAfterSec`. */
