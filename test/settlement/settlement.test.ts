@@ -484,7 +484,8 @@ describe('settlement pipeline', () => {
         await chain.setAutomine(false);
         try {
           let flushTx: string | null = null;
-          const deadline = Date.now() + 60_000;
+          // Generous: on a loaded machine the worker process needs a while to detect, deploy and sign.
+          const deadline = Date.now() + 120_000;
           while (!flushTx && Date.now() < deadline) {
             if (!(await hasCode(depositAddress))) await chain.mine({ blocks: 1 });
             const row = await stack.db
@@ -507,7 +508,7 @@ describe('settlement pipeline', () => {
       // retried only after its 5-minute start-to-close timeout.
       completeWithinMs: 60_000,
     });
-  }, 180_000);
+  }, 300_000);
 
   async function waitForDeposits(sessionId: string, count: number) {
     const deadline = Date.now() + 30_000;
