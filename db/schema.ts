@@ -239,6 +239,14 @@ export interface PrepaidLedgerEntriesTable {
   created_at: CreatedAt;
 }
 
+/** The running balance of the prepaid ledger, one row per merchant with entries (kept by a trigger). */
+export interface PrepaidBalancesTable {
+  merchant_id: string;
+  /** numeric(20,6), may be negative: decimal USD string. */
+  balance_usd: string;
+  updated_at: ColumnType<Date, never, never>;
+}
+
 export interface GasChargesTable {
   id: Generated<string>;
   /** Insertion order, the cursor of the charges list (INT8: read as a string). */
@@ -409,6 +417,7 @@ export interface Database {
   paymaster_merchant_limits: PaymasterMerchantLimitsTable;
   paymaster_limit_counters: PaymasterLimitCountersTable;
   prepaid_ledger_entries: PrepaidLedgerEntriesTable;
+  prepaid_balances: PrepaidBalancesTable;
   gas_charges: GasChargesTable;
   topups: TopupsTable;
   billing_statements: BillingStatementsTable;
