@@ -1,14 +1,20 @@
 import { sql, type Selectable } from 'kysely';
 import { ethUsdDecimalToAnswer, gasChargeMicroUsd, microUsdToFixed6 } from '../billing/gasChargeAmount';
+import { networkByChainId } from '../chain/networks';
 import type { Db } from './client';
 import { recordUserOperationReceipt, type UserOperationReceipt } from './paymasterUsage';
 import { debitPrepaidBalance } from './prepaidLedger';
 import type { GasChargesTable } from './schema';
 
 /**
- * Gas charges: what an included sponsored operation cost the merchant, debited from the prepaid ledger.
- * One charge per usage row (unique usage_id), whatever the receipt tracker rescans.
+ * Gas charges: what an included sponsored operation on a mainnet cost the merchant, debited from the
+ * prepaid ledger. One charge per usage row (unique usage_id), whatever the receipt tracker rescans.
+ * Testnet operations are never charged: testnet gas is not the merchant's money (a `pmc_test_` client
+ * must not be able to spend the real balance).
  */
+
+/** Whether included operations on this chain are charged to the prepaid ledger: mainnets only. */
+export const chargedChain = (chainId: number): boolean => networkByChainId(chainId)?.testnet === false;
 export type GasChargeRow = Selectable<GasChargesTable> & { client_label: string | null };
 
 /** The ledger reference of a usage row's debit (unique per merchant, like the charge itself). */
@@ -32,7 +38,7 @@ export async function recordReceiptAndCharge(
 
 /**
  * Charges the included sponsored operation(s) of (chain, entry point, userOpHash) that have no charge
- * yet. Run it inside a transaction (`trx`): the charge row and its ledger debit are written together or
+ * yet; nothing on a testnet. Run it inside a transaction (`trx`): the charge row and its ledger debit are written together or
  * not at all, and the usage row lock plus the unique usage id make concurrent calls charge once.
  * A row without an ETH/USD snapshot gets an unpriced charge (figures kept, nothing debited).
  * Returns how many charges were written.
@@ -46,6 +52,7 @@ export async function chargeIncludedOperation(
     markupBps,
   }: { chainId: number; entryPoint: string; userOpHash: string; markupBps: number },
 ): Promise<number> {
+  if (!chargedChain(chainId)) return 0;
   const uncharged = await trx
     .selectFrom('paymaster_usage')
     .select('id')
@@ -82,9 +89,10 @@ async function chargeUsageRow(trx: Db, usageId: string, markupBps: number): Prom
       .executeTakeFirstOrThrow();
     if (
       usage.mode !== 'sponsored' ||
+      usage.chain_id === null ||
+      !chargedChain(usage.chain_id) ||
       (usage.status !== 'onchain_success' && usage.status !== 'onchain_reverted') ||
       usage.actual_gas_cost === null ||
-      usage.chain_id === null ||
       usage.user_op_hash === null ||
       usage.tx_hash === null
     )
