@@ -209,6 +209,18 @@ export interface PaymasterUsageTable {
   eth_usd_price: ColumnType<string | null, string | null | undefined, string | null>;
   estimated_gas_cost_wei: ColumnType<string | null, string | null | undefined, string | null>;
   estimated_cost_usd: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Signed rows: the hash of what was asked of the signer, to find a repeat before any limit is consumed. */
+  request_fingerprint: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Signed rows: the paymaster fields answered (jsonb), answered again to a repeat. */
+  signed_result: ColumnType<StoredPaymasterResult | null, string | null | undefined, string | null>;
+}
+
+/** The ERC-7677 result a signed usage row answered. */
+export interface StoredPaymasterResult {
+  paymaster: `0x${string}`;
+  paymasterData: `0x${string}`;
+  paymasterVerificationGasLimit: `0x${string}`;
+  paymasterPostOpGasLimit: `0x${string}`;
 }
 
 /** The merchant's own sponsorship limits; null columns fall back to the platform's. */

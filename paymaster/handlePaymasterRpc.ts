@@ -2,7 +2,7 @@ import { getAddress, isAddress, zeroAddress, type Address, type Hex } from 'viem
 import type { Logger } from '../api/logger';
 import type { EntryPointVersion } from '../chain/entryPoints';
 import type { Db } from '../db/client';
-import { insertUsageRecord } from '../db/paymasterUsage';
+import { findSignedResult, insertSignedUsageRecord } from '../db/paymasterUsage';
 import type { PaymasterUsageStatus, SponsorshipMode } from '../db/schema';
 import {
   checkChainAllowed,
@@ -35,6 +35,7 @@ import {
   peekRequestedChainId,
   type PaymasterMethod,
 } from './sponsorshipParams';
+import { signingRequestFingerprint } from './signingFingerprint';
 import { sponsorshipWindow } from './sponsorshipWindow';
 import { buildStubPaymasterResult } from './stubPaymasterData';
 import { NO_USAGE_FACTS, recordPaymasterDenial, type UsageFacts } from './usageRecords';
@@ -285,6 +286,26 @@ async function decideSponsorship(
   const balance = await checkPrepaidBalance(db, { merchantId, chainId, mode });
   if (!balance.ok) return rejectFromDenial(balance.denial);
 
+  // A repeat of an operation already signed (identical request in the same second, from any client)
+  // answers what was signed then and consumes nothing: one operation, one usage row, one charge.
+  const window = sponsorshipWindow(deps.now());
+  const requestFingerprint = signingRequestFingerprint({
+    chainId,
+    entryPoint: entryPoint.address,
+    mode,
+    ...(token && { token }),
+    ...window,
+    userOp,
+  });
+  if (signs) {
+    const stored = await findSignedResult(db, {
+      chainId,
+      entryPoint: entryPoint.address,
+      requestFingerprint,
+    });
+    if (stored) return { ok: true, result: stored };
+  }
+
   // Sponsorship limits: merchant per-transaction cap (priced) → global daily budget → per-sender daily
   // USD cap → per-sender hourly op limit. Stub data only reads them; signed data consumes them.
   if (!deps.limits) throw new Error('sponsorship limits are not wired into the paymaster RPC');
@@ -314,7 +335,6 @@ async function decideSponsorship(
   if (limits.snapshot) facts.usdSnapshot = limits.snapshot;
   if (!limits.ok) return rejectFromDenial(limits.denial);
 
-  const window = sponsorshipWindow(deps.now());
   if (!signs) {
     const paymaster = deps.paymasterFor(chainId, entryPoint.version);
     if (!paymaster) {
@@ -381,7 +401,7 @@ async function decideSponsorship(
     paymaster: signed.result,
   });
   // Recorded before the signature leaves: an operation we cannot account for is not released.
-  await insertUsageRecord(db, {
+  const recorded = await insertSignedUsageRecord(db, {
     merchantId: client.merchantId,
     clientId: client.clientId,
     ...facts,
@@ -390,6 +410,14 @@ async function decideSponsorship(
     reason: null,
     userOpHash,
     validUntil: new Date(window.validUntil * 1000),
+    requestFingerprint,
+    signedResult: signed.result,
   });
-  return { ok: true, result: signed.result };
+  if (recorded) return { ok: true, result: signed.result };
+  // A concurrent identical request recorded this operation first: its row owns it, ours gives back
+  // what it consumed and answers the same stored data.
+  await limits.release();
+  const stored = await findSignedResult(db, { chainId, entryPoint: entryPoint.address, userOpHash });
+  if (!stored) throw new Error(`user operation ${userOpHash} conflicts with a row that has no signed result`);
+  return { ok: true, result: stored };
 }

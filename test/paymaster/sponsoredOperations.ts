@@ -58,6 +58,8 @@ export interface SponsorOperationOptions {
   gasMargin?: boolean;
   /** The paymaster context of both pm_ calls (ERC-20 mode: the token that pays the gas). */
   context?: { token: Address };
+  /** The account's nonce; 0 (its first operation, which creates it) by default. */
+  nonce?: bigint;
 }
 
 export interface SponsoredOperation {
@@ -65,6 +67,8 @@ export interface SponsoredOperation {
   operation: UserOperation<'0.7'>;
   /** What pm_getPaymasterStubData answered. */
   stub: Record<string, Hex>;
+  /** The params pm_getPaymasterData was called with (to repeat the request). */
+  signParams: unknown[];
 }
 
 const withMargin = (value: Hex) => (hexToBigInt(value) * 12n) / 10n;
@@ -78,7 +82,7 @@ export async function sponsorOperation(
   chain: LocalChain,
   account: SimpleAccount,
   callData: Hex,
-  { estimateWith = callData, gasMargin = false, context }: SponsorOperationOptions = {},
+  { estimateWith = callData, gasMargin = false, context, nonce = 0n }: SponsorOperationOptions = {},
 ): Promise<SponsoredOperation> {
   const entryPoint = ENTRY_POINTS[account.version];
   const prices = await bundlerProxyResult<{ fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex } }>(
@@ -90,9 +94,9 @@ export async function sponsorOperation(
   );
   const draft: Partial<UserOperation<'0.7'>> = {
     sender: account.address,
-    nonce: 0n,
-    factory: account.factory,
-    factoryData: account.factoryData,
+    nonce,
+    // Only the first operation creates the account.
+    ...(nonce === 0n && { factory: account.factory, factoryData: account.factoryData }),
     callData: estimateWith,
     maxFeePerGas: hexToBigInt(prices.fast.maxFeePerGas),
     maxPriorityFeePerGas: hexToBigInt(prices.fast.maxPriorityFeePerGas),
@@ -138,7 +142,8 @@ export async function sponsorOperation(
     paymasterVerificationGasLimit: hexToBigInt(estimate.paymasterVerificationGasLimit!),
     paymasterPostOpGasLimit: hexToBigInt(estimate.paymasterPostOpGasLimit ?? '0x0'),
   };
-  const signed = await paymasterRpcResult(app, clientId, 'pm_getPaymasterData', rpcParams(estimated));
+  const signParams = rpcParams(estimated);
+  const signed = await paymasterRpcResult(app, clientId, 'pm_getPaymasterData', signParams);
   const operation = {
     ...estimated,
     paymaster: signed.paymaster as Address,
@@ -148,7 +153,7 @@ export async function sponsorOperation(
     signature: '0x',
   } as UserOperation<'0.7'>;
   operation.signature = await account.sign(operation, chain.chainId);
-  return { operation, stub };
+  return { operation, stub, signParams };
 }
 
 export interface Inclusion {
