@@ -6,6 +6,7 @@ import { createPublicClients } from '../chain/publicClients';
 import { taskQueueNames } from '../workers/taskQueues';
 import type { Db } from '../db/client';
 import { createSponsorshipLimits, type SponsorshipLimits } from '../paymaster/limits';
+import { createChainFees } from '../paymaster/chainFees';
 import { createEthUsdPrices } from '../paymaster/prices';
 import { createSignerClient } from '../paymaster/signerClient';
 import type { AppContext } from './appContext';
@@ -97,6 +98,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
         prices: createEthUsdPrices({ config: deps.config, publicClients, networks, logger: deps.logger }),
         now,
       }),
+    chainFees: createChainFees({ publicClients, logger: deps.logger }),
     webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
     now,
   };

@@ -168,8 +168,24 @@ export const configSchema = z.object({
   /** Platform per-sender limits (a merchant may only tighten them): operations per UTC hour, USD per UTC day. */
   PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: z.coerce.number().int().min(1).max(1_000_000).default(500),
   PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: usdLimit.default('500'),
-  /** Platform-wide USD of sponsored gas per UTC day, across all merchants; resets at 00:00 UTC. */
+  /**
+   * Platform-wide USD of sponsored gas per UTC day on mainnets, across all merchants; resets at 00:00 UTC.
+   * Signing holds an operation's maximum cost until its validUntil; the receipt replaces it with the actual cost.
+   */
   PAYMASTER_PLATFORM_DAILY_BUDGET_USD: usdLimit.default('100000'),
+  /** The same budget for testnets, kept apart so testnet traffic never blocks mainnet sponsorship. */
+  PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: usdLimit.default('1000'),
+  /** The share of each daily budget one merchant may hold or spend, in basis points (10000 = all of it). */
+  PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: z.coerce.number().int().min(1).max(10_000).default(2000),
+  /** Sponsored USD (markup included) per merchant per UTC day and network class; a merchant may only tighten it. */
+  PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: usdLimit.default('10000'),
+  /**
+   * Fee bound of signed operations, in basis points of the chain's current fees: maxFeePerGas at most this
+   * share of (2 × base fee + priority fee), maxPriorityFeePerGas at most this share of (base fee + priority fee).
+   */
+  PAYMASTER_FEE_BOUND_BPS: z.coerce.number().int().min(10_000).max(1_000_000).default(30_000),
+  /** Most gas one signed operation may reserve: every gas limit plus preVerificationGas. */
+  PAYMASTER_MAX_OPERATION_GAS: z.coerce.number().int().min(100_000).max(1_000_000_000).default(15_000_000),
   /** Markup on sponsored gas cost, in basis points (merchant per-transaction and per-sender USD caps count it). */
   PAYMASTER_MARKUP_BPS: z.coerce.number().int().min(0).max(10_000).default(DEFAULT_PAYMASTER_MARKUP_BPS),
   /** An ETH/USD answer older than this (against the chain's latest block) is not a price. */

@@ -1,7 +1,9 @@
 import { sql, type Selectable } from 'kysely';
 import { ethUsdDecimalToAnswer, gasChargeMicroUsd, microUsdToFixed6 } from '../billing/gasChargeAmount';
+import { weiToMicroUsd } from '../paymaster/pricesConversion';
 import { networkByChainId } from '../chain/networks';
 import type { Db } from './client';
+import { releaseLimitHolds, settleLimitHold } from './paymasterLimits';
 import { recordUserOperationReceipt, type UserOperationReceipt } from './paymasterUsage';
 import { debitPrepaidBalance } from './prepaidLedger';
 import type { GasChargesTable } from './schema';
@@ -21,8 +23,9 @@ export type GasChargeRow = Selectable<GasChargesTable> & { client_label: string 
 export const gasChargeReference = (usageId: string) => `gas-charge:${usageId}`;
 
 /**
- * The receipt tracker's step per UserOperationEvent, in one transaction: the usage row gets its receipt
- * and, when sponsored, its charge, so the status change and the debit become visible together.
+ * The receipt tracker's step per UserOperationEvent, in one transaction: the usage row gets its receipt,
+ * its sponsorship holds become the actual cost, and, when sponsored on a mainnet, its charge is debited —
+ * so the status change, the limits and the debit become visible together.
  */
 export async function recordReceiptAndCharge(
   db: Db,
@@ -31,9 +34,51 @@ export async function recordReceiptAndCharge(
 ): Promise<{ recorded: number; charged: number }> {
   return db.transaction().execute(async (trx) => {
     const recorded = await recordUserOperationReceipt(trx, receipt);
+    // Holds first: the counters (the prepaid reservation's included) are locked before the ledger's
+    // balance row, in the order signing takes them.
+    await settleIncludedOperationHolds(trx, { ...receipt, markupBps });
     const charged = await chargeIncludedOperation(trx, { ...receipt, markupBps });
     return { recorded, charged };
   });
+}
+
+/**
+ * Replaces the sponsorship holds of the included operation with what it actually cost: the platform
+ * budget and the merchant's share count the cost, the merchant, client and sender caps the cost plus
+ * markup (as the charge computes it), and the prepaid reservation simply ends (the charge debits the
+ * ledger). Settling deletes the holds, so a rescan settles nothing twice. Without a price snapshot the
+ * holds are released. Run it inside the receipt's transaction.
+ */
+async function settleIncludedOperationHolds(
+  trx: Db,
+  {
+    chainId,
+    entryPoint,
+    userOpHash,
+    actualGasCost,
+    markupBps,
+  }: { chainId: number; entryPoint: string; userOpHash: string; actualGasCost: bigint; markupBps: number },
+): Promise<void> {
+  const rows = await trx
+    .selectFrom('paymaster_usage')
+    .select(['hold_id', 'eth_usd_price'])
+    .where('chain_id', '=', chainId)
+    .where('entry_point', '=', entryPoint.toLowerCase())
+    .where('user_op_hash', '=', userOpHash.toLowerCase())
+    .where('status', 'in', ['onchain_success', 'onchain_reverted'])
+    .where('hold_id', 'is not', null)
+    .execute();
+  for (const { hold_id: holdId, eth_usd_price: price } of rows) {
+    if (price === null) {
+      await releaseLimitHolds(trx, [holdId!]);
+      continue;
+    }
+    const ethUsdAnswer = ethUsdDecimalToAnswer(price);
+    await settleLimitHold(trx, holdId!, {
+      costMicro: weiToMicroUsd(actualGasCost, ethUsdAnswer),
+      chargedMicro: gasChargeMicroUsd({ actualGasCostWei: actualGasCost, ethUsdAnswer, markupBps }),
+    });
+  }
 }
 
 /**

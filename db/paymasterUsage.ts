@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from './client';
+import { releaseLimitHolds } from './paymasterLimits';
 import type {
   PaymasterUsageStatus,
   PaymasterUsageTable,
@@ -26,6 +27,8 @@ export interface NewUsageRecord {
   validUntil?: Date | null;
   /** The ETH/USD snapshot when the operation was priced (decimal strings). */
   usdSnapshot?: { ethUsdPrice: string; estimatedGasCostWei: string; estimatedCostUsd: string };
+  /** The sponsorship holds the operation's dollars are counted under (settled on receipt). */
+  holdId?: string | null;
 }
 
 /** A signed operation's row: its hash, what was answered, and the fingerprint of the signing request. */
@@ -122,6 +125,7 @@ function usageRowValues(record: NewUsageRecord) {
     eth_usd_price: record.usdSnapshot?.ethUsdPrice ?? null,
     estimated_gas_cost_wei: record.usdSnapshot?.estimatedGasCostWei ?? null,
     estimated_cost_usd: record.usdSnapshot?.estimatedCostUsd ?? null,
+    hold_id: record.holdId ?? null,
   };
 }
 
@@ -190,19 +194,29 @@ export async function recordUserOperationReceipt(db: Db, receipt: UserOperationR
   return Number(result.numUpdatedRows);
 }
 
-/** `submitted` rows of the chain whose paymaster data expired before `validBefore` become `dropped`. */
+/**
+ * `submitted` rows of the chain whose paymaster data expired before `validBefore` become `dropped`, and
+ * their sponsorship holds are deleted (they stopped counting at validUntil already), in one transaction.
+ */
 export async function markDroppedOperations(
   db: Db,
   { chainId, validBefore }: { chainId: number; validBefore: Date },
 ): Promise<number> {
-  const result = await db
-    .updateTable('paymaster_usage')
-    .set({ status: 'dropped' })
-    .where('chain_id', '=', chainId)
-    .where('status', '=', 'submitted')
-    .where('valid_until', '<', validBefore)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  return db.transaction().execute(async (trx) => {
+    const dropped = await trx
+      .updateTable('paymaster_usage')
+      .set({ status: 'dropped' })
+      .where('chain_id', '=', chainId)
+      .where('status', '=', 'submitted')
+      .where('valid_until', '<', validBefore)
+      .returning('hold_id as held')
+      .execute();
+    await releaseLimitHolds(
+      trx,
+      dropped.flatMap(({ held }) => (held === null ? [] : [held])),
+    );
+    return dropped.length;
+  });
 }
 
 /** The merchant's signed operations (rows with a userOpHash), newest first. */

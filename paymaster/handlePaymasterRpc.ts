@@ -24,6 +24,8 @@ import {
   type JsonRpcResponse,
 } from './jsonRpc';
 import { MINIMUM_PAYMASTER_GAS } from '../signer/signPaymasterData';
+import type { ChainFees } from './chainFees';
+import { checkFees, checkGasLimit } from './operationBounds';
 import type { SponsorshipLimits } from './limits';
 import { checkAllowlist, checkDenyRules } from './merchantPolicies';
 import type { PaymasterResult, SignerClient } from './signerClient';
@@ -61,6 +63,8 @@ export interface PaymasterRpcDependencies {
   logger: Logger;
   /** Sponsorship limits and prices; a request that reaches the limits step without them answers -32603. */
   limits?: SponsorshipLimits;
+  /** Bounds on a signed operation's gas and fees (against the chain's current fees); needed to sign. */
+  bounds?: { chainFees: ChainFees; feeBoundBps: number; maxOperationGas: number };
 }
 
 const maxBigInt = (a: bigint, b: bigint): bigint => (a > b ? a : b);
@@ -306,31 +310,55 @@ async function decideSponsorship(
     if (stored) return { ok: true, result: stored };
   }
 
-  // Sponsorship limits: merchant per-transaction cap (priced) → global daily budget → per-sender daily
-  // USD cap → per-sender hourly op limit. Stub data only reads them; signed data consumes them.
-  if (!deps.limits) throw new Error('sponsorship limits are not wired into the paymaster RPC');
+  // Bounds of a signed operation: its gas (the paymaster limits as the signer will sign them) and fees.
   const paymasterGasFloors = MINIMUM_PAYMASTER_GAS[token ? 'erc20' : 'sponsored'];
   const { gas } = userOp;
-  const limits = await deps.limits.check({
-    merchantId,
-    chainId,
-    sender: userOp.sender.toLowerCase(),
-    mode,
-    consume: signs,
-    ...(signs && {
-      gas: {
+  const signedGas = signs
+    ? {
         callGasLimit: gas.callGasLimit!,
         verificationGasLimit: gas.verificationGasLimit!,
         preVerificationGas: gas.preVerificationGas!,
         maxFeePerGas: gas.maxFeePerGas!,
-        // The paymaster limits the signer will sign: the operation's own, raised to its floors.
         paymasterVerificationGasLimit: maxBigInt(
           gas.paymasterVerificationGasLimit ?? 0n,
           paymasterGasFloors.verification,
         ),
         paymasterPostOpGasLimit: maxBigInt(gas.paymasterPostOpGasLimit ?? 0n, paymasterGasFloors.postOp),
-      },
-    }),
+      }
+    : undefined;
+  if (signedGas) {
+    if (!deps.bounds) throw new Error('operation bounds are not wired into the paymaster RPC');
+    const gasLimit = checkGasLimit(signedGas, deps.bounds.maxOperationGas);
+    if (!gasLimit.ok) return rejectFromDenial(gasLimit.denial);
+    const level = await deps.bounds.chainFees.current(chainId);
+    if (!level) {
+      return rejectFromDenial(
+        denial(
+          'paymaster_price_unavailable',
+          `no current gas fees on chain ${chainId} to bound the operation's fees; retry`,
+        ),
+      );
+    }
+    const fees = checkFees(
+      { maxFeePerGas: signedGas.maxFeePerGas, maxPriorityFeePerGas: gas.maxPriorityFeePerGas ?? 0n },
+      level,
+      deps.bounds.feeBoundBps,
+    );
+    if (!fees.ok) return rejectFromDenial(fees.denial);
+  }
+
+  // Sponsorship limits: prepaid balance reservation (mainnets) → merchant per-transaction cap (priced) →
+  // platform budget → the merchant's share of it → merchant and client daily caps → per-sender daily USD
+  // cap → per-sender hourly op limit. Stub data only reads them; signed data holds and consumes them.
+  if (!deps.limits) throw new Error('sponsorship limits are not wired into the paymaster RPC');
+  const limits = await deps.limits.check({
+    merchantId,
+    clientId: client.clientId,
+    chainId,
+    sender: userOp.sender.toLowerCase(),
+    mode,
+    consume: signs,
+    ...(signedGas && { gas: signedGas, holdUntil: new Date(window.validUntil * 1000) }),
   });
   if (limits.snapshot) facts.usdSnapshot = limits.snapshot;
   if (!limits.ok) return rejectFromDenial(limits.denial);
@@ -412,6 +440,7 @@ async function decideSponsorship(
     validUntil: new Date(window.validUntil * 1000),
     requestFingerprint,
     signedResult: signed.result,
+    holdId: limits.holdId ?? null,
   });
   if (recorded) return { ok: true, result: signed.result };
   // A concurrent identical request recorded this operation first: its row owns it, ours gives back

@@ -12,6 +12,7 @@ import * as billingStatements from './2026_11_22_080_billing_statements';
 import * as limitCountersFunction from './2026_11_22_090_limit_counters_function';
 import * as prepaidBalances from './2026_11_24_200_prepaid_balances';
 import * as uniqueSignedOperations from './2026_11_24_201_unique_signed_operations';
+import * as sponsorshipHolds from './2026_11_24_202_sponsorship_holds';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_090_limit_counters_function': limitCountersFunction,
   '2026_11_24_200_prepaid_balances': prepaidBalances,
   '2026_11_24_201_unique_signed_operations': uniqueSignedOperations,
+  '2026_11_24_202_sponsorship_holds': sponsorshipHolds,
 };

@@ -2,6 +2,8 @@ import { encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
 import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import { startTestApp, type TestApp } from '../harness/app';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import { creditPrepaidBalance } from '../../db/prepaidLedger';
+import { MAINNET_CHAIN_ID, startMainnetStandIn } from './mainnetStandIn';
 import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
 
 /**
@@ -30,7 +32,7 @@ const callData: Hex = encodeFunctionData({
   args: [TARGET, 0n, '0x'],
 });
 
-const signedDataRequest = (sender: Address, id: number) => ({
+const signedDataRequest = (sender: Address, id: number, chainId = CHAIN_ID) => ({
   jsonrpc: '2.0',
   id,
   method: 'pm_getPaymasterData',
@@ -47,7 +49,7 @@ const signedDataRequest = (sender: Address, id: number) => ({
       signature: '0x',
     },
     ENTRY_POINT_V07_ADDRESS,
-    CHAIN_ID,
+    chainId,
   ],
 });
 
@@ -57,19 +59,22 @@ interface Setup {
   clientId: string;
 }
 
-async function setUp(env: Record<string, string>, day: string): Promise<Setup> {
+async function setUp(env: Record<string, string>, day: string, chainId = CHAIN_ID): Promise<Setup> {
   const clock = new Date(`${day}T12:00:00.000Z`);
   const app = await startTestApp({ LOG_LEVEL: 'warn', ...env }, { now: () => clock });
   const merchant = await signInNewMerchant(app);
-  const { clientId } = await createPaymasterClient(app, merchant, { allowedChainIds: [CHAIN_ID] });
-  await allowContract(app, merchant, CHAIN_ID, TARGET);
+  const { clientId } = await createPaymasterClient(app, merchant, {
+    environment: chainId === MAINNET_CHAIN_ID ? 'live' : 'test',
+    allowedChainIds: [chainId],
+  });
+  await allowContract(app, merchant, chainId, TARGET);
   return { app, merchant, clientId };
 }
 
-async function fireSimultaneously({ app, clientId }: Setup, sender: Address) {
+async function fireSimultaneously({ app, clientId }: Setup, sender: Address, chainId = CHAIN_ID) {
   const responses = await Promise.all(
     Array.from({ length: REQUESTS }, (_, index) =>
-      paymasterRpc(app, clientId, signedDataRequest(sender, index)),
+      paymasterRpc(app, clientId, signedDataRequest(sender, index, chainId)),
     ),
   );
   expect(responses.every((response) => response.status === 200)).toBe(true);
@@ -154,8 +159,12 @@ describe('sponsorship limits under 200 simultaneous requests', () => {
 
   it('platform daily budget worth 10 operations: exactly 10 signed, 190 denied_global_cap', async () => {
     // The budget counts gas cost without markup, across all merchants of the day.
+    // 84532 is a testnet: its own budget, all of which one merchant may hold here.
     const setup = await setUp(
-      { PAYMASTER_PLATFORM_DAILY_BUDGET_USD: usd(10n * COST_USD_MICRO) },
+      {
+        PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: usd(10n * COST_USD_MICRO),
+        PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
+      },
       '2031-02-03',
     );
     opened.push(setup.app);
@@ -167,9 +176,61 @@ describe('sponsorship limits under 200 simultaneous requests', () => {
       expect(response.body.error).toEqual({
         code: -32600,
         message:
-          'Policy denied: paymaster_global_cap_exceeded: the platform daily sponsorship budget is reached; it resets at 00:00 UTC',
+          'Policy denied: paymaster_global_cap_exceeded: the platform daily sponsorship budget for testnets is reached; it resets at 00:00 UTC, and what unsent operations hold frees up at their validUntil',
       });
     }
     expect(await usageStatusCounts(setup)).toEqual({ submitted: 10, denied_global_cap: REQUESTS - 10 });
+  });
+
+  it.each([
+    ['per-client daily USD cap', 'perClientDailyUsd', '2031-02-04'],
+    ['per-merchant daily USD cap', 'perMerchantDailyUsd', '2031-02-05'],
+  ])('%s worth 10 operations: exactly 10 signed, 190 denied_spend_cap', async (_name, key, day) => {
+    const setup = await setUp({}, day);
+    opened.push(setup.app);
+    const patch = await setup.app.request('/v1/paymaster/limits', {
+      method: 'PATCH',
+      headers: setup.merchant.auth,
+      json: { [key]: usd(10n * CHARGED_USD_MICRO) },
+    });
+    expect(patch.status).toBe(200);
+
+    const { signed, refused } = await fireSimultaneously(setup, '0x5000000000000000000000000000000000000004');
+    expect(signed).toHaveLength(10);
+    for (const response of refused) {
+      expect(response.body.error.message).toMatch(
+        /^Policy denied: paymaster_spend_cap_exceeded: .* \(merchant-configured cap\)$/,
+      );
+    }
+    expect(await usageStatusCounts(setup)).toEqual({ submitted: 10, denied_spend_cap: REQUESTS - 10 });
+  });
+
+  it('prepaid balance worth 10 operations on a mainnet: exactly 10 reserved and signed, 190 denied_billing_balance', async () => {
+    const mainnet = await startMainnetStandIn();
+    try {
+      const setup = await setUp(mainnet.appEnv, '2031-02-06', MAINNET_CHAIN_ID);
+      opened.push(setup.app);
+      await creditPrepaidBalance(setup.app.db, {
+        merchantId: setup.merchant.merchantId,
+        amountUsd: usd(10n * CHARGED_USD_MICRO + 1n),
+        description: 'top-up',
+      });
+
+      const { signed, refused } = await fireSimultaneously(
+        setup,
+        '0x5000000000000000000000000000000000000005',
+        MAINNET_CHAIN_ID,
+      );
+      expect(signed).toHaveLength(10);
+      for (const response of refused) {
+        expect(response.body.error.message).toMatch(/^Policy denied: paymaster_billing_balance_exhausted: /);
+      }
+      expect(await usageStatusCounts(setup)).toEqual({
+        submitted: 10,
+        denied_billing_balance: REQUESTS - 10,
+      });
+    } finally {
+      await mainnet.stop();
+    }
   });
 });

@@ -1,49 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import { type Address, type Hex, encodeFunctionData, parseAbi } from 'viem';
+import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
+import { paymasterRpc, paymasterRpcResult } from './paymasterApi';
 import { receiptWorld } from './receiptWorld';
-import { newAccountOn } from './smartAccounts';
-import { paymasterRpcResult } from './paymasterApi';
-import { sponsorOperation, usdcCall } from './sponsoredOperations';
+import { newAccountOn, rpc } from './smartAccounts';
+import {
+  signInSponsoringMerchant,
+  sponsorOperation,
+  usdcCall,
+  userOperationEvent,
+} from './sponsoredOperations';
 
 /**
  * Issue 13's attacks that need a chain, as real user operations through our API, our bundler proxy and
  * Alto on a local chain, with this file's receipt tracker recording what was included. The API's clock
- * can be frozen (identical requests in one second) or moved on (past a validUntil).
+ * runs on days of its own (so no other test's holds share a budget window) and can be frozen (identical
+ * requests in one second) or moved on (past a validUntil); signed data valid in those days is valid on
+ * the chain too.
  */
 
 const TRACKED_CHAIN = 11155111;
-let frozenAt: Date | undefined;
+/** (0x30000 + 0x30000 + 0x10000 + 50,000) gas × 2 gwei at 3,000 USD: one attacker request's maximum cost. */
+const ATTACK_COST_USD_MICRO = 3_052_512n;
+const ATTACKS = 300n;
+const usd = (micro: bigint) => `${micro / 1_000_000n}.${(micro % 1_000_000n).toString().padStart(6, '0')}`;
+
+let clock = new Date('2031-08-01T12:00:00.000Z');
 const world = receiptWorld('m');
 const { db, chainById, sendAndWait, waitForStatusChange } = world;
 
 let sponsor: Awaited<ReturnType<typeof world.start>>;
 beforeAll(async () => {
-  sponsor = await world.start({ trackedChainIds: [TRACKED_CHAIN], now: () => frozenAt ?? new Date() });
+  sponsor = await world.start({
+    trackedChainIds: [TRACKED_CHAIN],
+    now: () => clock,
+    appEnv: {
+      // The testnet budget is worth exactly the attacker's 300 requests, all of which one merchant may hold.
+      PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: usd(ATTACKS * ATTACK_COST_USD_MICRO),
+      PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
+      LOG_LEVEL: 'warn',
+    },
+  });
 }, 120_000);
 afterAll(() => world.stop());
 
+const mintCall = (account: {
+  address: Address;
+  execute: (target: Address, value: bigint, data: Hex) => Hex;
+}) => account.execute(chainById(TRACKED_CHAIN).contracts.usdc!, 0n, usdcCall('mint', account.address, 7n));
+
 describe('issue 13 finding 4: the same operation signed twice is charged twice', () => {
   it('a duplicate request is one usage row: included once, recorded once', async () => {
+    clock = new Date('2031-08-01T12:00:00.000Z');
     const chain = chainById(TRACKED_CHAIN);
     const account = await newAccountOn(chain, '0.7');
-    frozenAt = new Date(Math.floor(Date.now() / 1000) * 1000);
-    let repeated: Record<string, string>;
-    let sponsored: Awaited<ReturnType<typeof sponsorOperation>>;
-    try {
-      sponsored = await sponsorOperation(
-        sponsor,
-        chain,
-        account,
-        account.execute(chain.contracts.usdc!, 0n, usdcCall('mint', account.address, 7n)),
-        { gasMargin: true },
-      );
-      repeated = await paymasterRpcResult(
-        sponsor.app,
-        sponsor.clientId,
-        'pm_getPaymasterData',
-        sponsored.signParams,
-      );
-    } finally {
-      frozenAt = undefined;
-    }
+    const sponsored = await sponsorOperation(sponsor, chain, account, mintCall(account), { gasMargin: true });
+    const repeated = await paymasterRpcResult(
+      sponsor.app,
+      sponsor.clientId,
+      'pm_getPaymasterData',
+      sponsored.signParams,
+    );
     expect(repeated.paymasterData).toBe(sponsored.operation.paymasterData);
 
     const inclusion = await sendAndWait(chain, '0.7', sponsored.operation);
@@ -56,5 +73,95 @@ describe('issue 13 finding 4: the same operation signed twice is charged twice',
       .where('user_op_hash', '=', inclusion.userOpHash.toLowerCase())
       .execute();
     expect(rows).toEqual([{ id: row.id, status: 'onchain_success' }]);
+  });
+});
+
+describe('issue 13 finding 3: the global daily budget can be exhausted by anyone', () => {
+  it('300 unsent signed operations do not block another merchant once their validUntil passes', async () => {
+    clock = new Date('2031-08-02T12:00:00.000Z');
+    const chain = chainById(TRACKED_CHAIN);
+    const callData = encodeFunctionData({
+      abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
+      functionName: 'execute',
+      args: [chain.contracts.usdc!, 0n, '0x'],
+    });
+    // The attacker: the sponsor's publishable client id, a fresh sender per request, nothing ever sent.
+    const attacks = await Promise.all(
+      Array.from({ length: Number(ATTACKS) }, () =>
+        paymasterRpc(sponsor.app, sponsor.clientId, {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'pm_getPaymasterData',
+          params: [
+            {
+              sender: `0x${randomBytes(20).toString('hex')}`,
+              nonce: '0x0',
+              callData,
+              callGasLimit: '0x30000',
+              verificationGasLimit: '0x30000',
+              preVerificationGas: '0x10000',
+              maxFeePerGas: '0x77359400',
+              maxPriorityFeePerGas: '0x3b9aca00',
+              signature: '0x',
+            },
+            ENTRY_POINT_V07_ADDRESS,
+            TRACKED_CHAIN,
+          ],
+        }),
+      ),
+    );
+    expect(attacks.filter((response) => response.body.result !== undefined)).toHaveLength(Number(ATTACKS));
+
+    // Another merchant's wallet, meanwhile: refused while the holds last.
+    const other = await signInSponsoringMerchant(sponsor.app);
+    const account = await newAccountOn(chain, '0.8');
+    await expect(
+      sponsorOperation(other, chain, account, mintCall(account), { gasMargin: true }),
+    ).rejects.toThrow(/paymaster_global_cap_exceeded/);
+
+    // Ten minutes and a second later none of the 300 was sent: the other merchant's operation goes through.
+    clock = new Date(clock.getTime() + 601_000);
+    const { operation } = await sponsorOperation(other, chain, account, mintCall(account), {
+      gasMargin: true,
+    });
+    const inclusion = await sendAndWait(chain, '0.8', operation);
+    expect(inclusion.success).toBe(true);
+    expect((await waitForStatusChange(inclusion.userOpHash, chain)).status).toBe('onchain_success');
+  });
+});
+
+describe('issue 13 finding 2: a publishable client id can extract the prepaid balance', () => {
+  it('the inflated-fee extraction is refused; an operation at the fee bound is included and costs no more than it held', async () => {
+    clock = new Date('2031-08-03T12:00:00.000Z');
+    const chain = chainById(TRACKED_CHAIN);
+    const account = await newAccountOn(chain, '0.7');
+    const tip = BigInt(await rpc<Hex>(chain.rpcUrl, 'eth_maxPriorityFeePerGas', []));
+    // A tip fifty times the chain's, paid out of the merchant's money to whoever bundles it: refused.
+    await expect(
+      sponsorOperation(sponsor, chain, account, mintCall(account), {
+        gasMargin: true,
+        fees: { maxFeePerGas: tip * 50n, maxPriorityFeePerGas: tip * 50n },
+      }),
+    ).rejects.toThrow(/Policy denied: paymaster_gas_price_too_high: maxFeePerGas/);
+    expect(
+      await db
+        .selectFrom('paymaster_usage')
+        .select(['status', 'reason'])
+        .where('merchant_id', '=', sponsor.merchant.merchantId)
+        .where('sender', '=', account.address.toLowerCase())
+        .execute(),
+    ).toEqual([{ status: 'denied_malformed', reason: 'gas_price_too_high' }]);
+
+    // Twice the chain's tip is within the bound: signed, sent, included, and its actual cost stays under
+    // the maximum the limits held for it.
+    const { operation } = await sponsorOperation(sponsor, chain, account, mintCall(account), {
+      gasMargin: true,
+      fees: { maxFeePerGas: tip * 2n, maxPriorityFeePerGas: tip * 2n },
+    });
+    const inclusion = await sendAndWait(chain, '0.7', operation);
+    const row = await waitForStatusChange(inclusion.userOpHash, chain);
+    const event = await userOperationEvent(chain, '0.7', inclusion);
+    expect(row.status).toBe('onchain_success');
+    expect(event.args.actualGasCost).toBeLessThanOrEqual(BigInt(row.estimated_gas_cost_wei!));
   });
 });

@@ -42,6 +42,8 @@ export interface ReceiptWorldOptions {
   clientFields?: Record<string, unknown>;
   /** The API's clock (its own by default). */
   now?: () => Date;
+  /** Configuration of the API on top of the test defaults. */
+  appEnv?: Record<string, string>;
 }
 
 export interface StartedReceiptWorld extends SponsoringMerchant {
@@ -80,7 +82,7 @@ export function receiptWorld(prefixLetter: string) {
 
   async function start(options: ReceiptWorldOptions): Promise<StartedReceiptWorld> {
     quietTemporalRuntime();
-    app = await startTestApp({}, { now: options.now });
+    app = await startTestApp(options.appEnv ?? {}, { now: options.now });
     sponsor = await signInSponsoringMerchant(app, options.clientFields);
 
     clientConnection = await Connection.connect({ address: stack.temporalAddress });

@@ -60,6 +60,8 @@ export interface SponsorOperationOptions {
   context?: { token: Address };
   /** The account's nonce; 0 (its first operation, which creates it) by default. */
   nonce?: bigint;
+  /** Fees instead of the bundler's `fast` gas price. */
+  fees?: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
 }
 
 export interface SponsoredOperation {
@@ -82,7 +84,7 @@ export async function sponsorOperation(
   chain: LocalChain,
   account: SimpleAccount,
   callData: Hex,
-  { estimateWith = callData, gasMargin = false, context, nonce = 0n }: SponsorOperationOptions = {},
+  { estimateWith = callData, gasMargin = false, context, nonce = 0n, fees }: SponsorOperationOptions = {},
 ): Promise<SponsoredOperation> {
   const entryPoint = ENTRY_POINTS[account.version];
   const prices = await bundlerProxyResult<{ fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex } }>(
@@ -98,8 +100,8 @@ export async function sponsorOperation(
     // Only the first operation creates the account.
     ...(nonce === 0n && { factory: account.factory, factoryData: account.factoryData }),
     callData: estimateWith,
-    maxFeePerGas: hexToBigInt(prices.fast.maxFeePerGas),
-    maxPriorityFeePerGas: hexToBigInt(prices.fast.maxPriorityFeePerGas),
+    maxFeePerGas: fees?.maxFeePerGas ?? hexToBigInt(prices.fast.maxFeePerGas),
+    maxPriorityFeePerGas: fees?.maxPriorityFeePerGas ?? hexToBigInt(prices.fast.maxPriorityFeePerGas),
   };
   const rpcParams = (op: Partial<UserOperation<'0.7'>>) => [
     toRpcUserOperation(op),

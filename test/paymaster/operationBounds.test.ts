@@ -1,0 +1,91 @@
+import { type Address, type Hex, encodeFunctionData, parseAbi } from 'viem';
+import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
+import { type TestApp, startTestApp } from '../harness/app';
+import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
+import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
+
+/**
+ * Issue 13, finding 7 (API side): an operation's gas limits and fees are bounded before it is priced, so
+ * a cost beyond what the limit counters (bigint) can hold is a policy refusal with a usage row, never an
+ * "Internal error" without one.
+ */
+
+const CHAIN_ID = 84532;
+const TARGET: Address = '0x1000000000000000000000000000000000000001';
+const UINT128_MAX = `0x${'f'.repeat(32)}`;
+
+const callData: Hex = encodeFunctionData({
+  abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
+  functionName: 'execute',
+  args: [TARGET, 0n, '0x'],
+});
+
+const request = (sender: Address, fields: Record<string, string>) => ({
+  jsonrpc: '2.0',
+  id: 3,
+  method: 'pm_getPaymasterData',
+  params: [
+    {
+      sender,
+      nonce: '0x0',
+      callData,
+      callGasLimit: '0x30000',
+      verificationGasLimit: '0x30000',
+      preVerificationGas: '0x10000',
+      maxFeePerGas: '0x77359400',
+      maxPriorityFeePerGas: '0x3b9aca00',
+      signature: '0x',
+      ...fields,
+    },
+    ENTRY_POINT_V07_ADDRESS,
+    CHAIN_ID,
+  ],
+});
+
+let app: TestApp;
+let merchant: SignedInMerchant;
+let clientId: string;
+beforeAll(async () => {
+  app = await startTestApp({ LOG_LEVEL: 'warn' });
+  merchant = await signInNewMerchant(app);
+  ({ clientId } = await createPaymasterClient(app, merchant, { allowedChainIds: [CHAIN_ID] }));
+  await allowContract(app, merchant, CHAIN_ID, TARGET);
+});
+afterAll(() => app.close());
+
+const rowsOf = (sender: Address) =>
+  app.db
+    .selectFrom('paymaster_usage')
+    .select(['status', 'reason'])
+    .where('merchant_id', '=', merchant.merchantId)
+    .where('sender', '=', sender.toLowerCase())
+    .execute();
+
+describe('issue 13 finding 7: overflow edge cases', () => {
+  it('gas limits whose cost leaves the int8 range answer a policy refusal and record it, not "Internal error"', async () => {
+    const sender: Address = '0x7000000000000000000000000000000000000001';
+    const response = await paymasterRpc(
+      app,
+      clientId,
+      request(sender, { callGasLimit: UINT128_MAX, verificationGasLimit: UINT128_MAX }),
+    );
+    expect(response.body.error).toEqual({
+      code: -32602,
+      message: expect.stringMatching(
+        /^Policy denied: paymaster_gas_limit_too_high: the operation's gas limits add up to \d+, above the limit of 15000000$/,
+      ),
+    });
+    expect(await rowsOf(sender)).toEqual([{ status: 'denied_malformed', reason: 'gas_limit_too_high' }]);
+  });
+
+  it('a fee at the top of uint128 is refused the same way', async () => {
+    const sender: Address = '0x7000000000000000000000000000000000000002';
+    const response = await paymasterRpc(
+      app,
+      clientId,
+      request(sender, { maxFeePerGas: UINT128_MAX, maxPriorityFeePerGas: UINT128_MAX }),
+    );
+    expect(response.body.error.message).toMatch(/^Policy denied: paymaster_gas_price_too_high: /);
+    expect(await rowsOf(sender)).toEqual([{ status: 'denied_malformed', reason: 'gas_price_too_high' }]);
+  });
+});
