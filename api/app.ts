@@ -6,7 +6,7 @@ import { createPublicClients } from '../chain/publicClients';
 import { taskQueueNames } from '../workers/taskQueues';
 import type { Db } from '../db/client';
 import { createSponsorshipLimits, type SponsorshipLimits } from '../paymaster/limits';
-import { createChainFees } from '../paymaster/chainFees';
+import { createChainFeeLevels } from '../chain/operationBounds';
 import { createEthUsdPrices } from '../paymaster/prices';
 import { createSignerClient } from '../paymaster/signerClient';
 import type { AppContext } from './appContext';
@@ -98,7 +98,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
         prices: createEthUsdPrices({ config: deps.config, publicClients, networks, logger: deps.logger }),
         now,
       }),
-    chainFees: createChainFees({ publicClients, logger: deps.logger }),
+    chainFees: createChainFeeLevels({ publicClients, logger: deps.logger }),
     webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
     now,
   };

@@ -4,7 +4,7 @@ import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { PublicClients } from '../chain/publicClients';
 import type { TaskQueueRole } from '../workers/taskQueues';
 import type { Db } from '../db/client';
-import type { ChainFees } from '../paymaster/chainFees';
+import type { ChainFeeLevels } from '../chain/operationBounds';
 import type { SponsorshipLimits } from '../paymaster/limits';
 import type { SignerClient } from '../paymaster/signerClient';
 import type { MerchantTokenService } from './auth/merchantTokens';
@@ -27,7 +27,7 @@ export interface AppContext {
   /** Sponsorship limits of the paymaster RPC, priced from the chains' ETH/USD feeds. */
   sponsorshipLimits: SponsorshipLimits;
   /** The chains' current gas fees, which the fees of signed operations are bounded by. */
-  chainFees: ChainFees;
+  chainFees: ChainFeeLevels;
   /** Encrypts webhook signing secrets for storage (WEBHOOK_SECRET_ENCRYPTION_KEY). */
   webhookSecrets: WebhookSecretBox;
   /** The current time; tests inject a fixed or moving clock instead of sleeping. */

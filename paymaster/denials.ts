@@ -85,7 +85,7 @@ export const PAYMASTER_DENIALS: Record<PaymasterDenialCode, PaymasterDenialKind>
   paymaster_spend_cap_exceeded: { usageStatus: 'denied_spend_cap', jsonRpcCode: -32600, policy: true },
   paymaster_rate_limit_exceeded: { usageStatus: 'denied_rate_limit', jsonRpcCode: -32600, policy: true },
   paymaster_price_unavailable: { usageStatus: 'denied_price_unavailable', jsonRpcCode: -32600, policy: true },
-  // Bounds on the operation's own fields (paymaster/operationBounds.ts): not an operation we sign.
+  // Bounds on the operation's own fields (chain/operationBounds.ts): not an operation we sign.
   paymaster_gas_limit_too_high: { usageStatus: 'denied_malformed', jsonRpcCode: -32602, policy: true },
   paymaster_gas_price_too_high: { usageStatus: 'denied_malformed', jsonRpcCode: -32602, policy: true },
 };

@@ -24,8 +24,7 @@ import {
   type JsonRpcResponse,
 } from './jsonRpc';
 import { MINIMUM_PAYMASTER_GAS } from '../signer/signPaymasterData';
-import type { ChainFees } from './chainFees';
-import { checkFees, checkGasLimit } from './operationBounds';
+import { type ChainFeeLevels, feeViolation, gasLimitViolation } from '../chain/operationBounds';
 import type { SponsorshipLimits } from './limits';
 import { checkAllowlist, checkDenyRules } from './merchantPolicies';
 import type { PaymasterResult, SignerClient } from './signerClient';
@@ -64,7 +63,7 @@ export interface PaymasterRpcDependencies {
   /** Sponsorship limits and prices; a request that reaches the limits step without them answers -32603. */
   limits?: SponsorshipLimits;
   /** Bounds on a signed operation's gas and fees (against the chain's current fees); needed to sign. */
-  bounds?: { chainFees: ChainFees; feeBoundBps: number; maxOperationGas: number };
+  bounds?: { chainFees: ChainFeeLevels; feeBoundBps: number; maxOperationGas: number };
 }
 
 const maxBigInt = (a: bigint, b: bigint): bigint => (a > b ? a : b);
@@ -328,8 +327,9 @@ async function decideSponsorship(
     : undefined;
   if (signedGas) {
     if (!deps.bounds) throw new Error('operation bounds are not wired into the paymaster RPC');
-    const gasLimit = checkGasLimit(signedGas, deps.bounds.maxOperationGas);
-    if (!gasLimit.ok) return rejectFromDenial(gasLimit.denial);
+    const gasLimit = gasLimitViolation(signedGas, deps.bounds.maxOperationGas);
+    if (gasLimit)
+      return rejectFromDenial(denial('paymaster_gas_limit_too_high', gasLimit, 'gas_limit_too_high'));
     const level = await deps.bounds.chainFees.current(chainId);
     if (!level) {
       return rejectFromDenial(
@@ -339,12 +339,12 @@ async function decideSponsorship(
         ),
       );
     }
-    const fees = checkFees(
+    const fees = feeViolation(
       { maxFeePerGas: signedGas.maxFeePerGas, maxPriorityFeePerGas: gas.maxPriorityFeePerGas ?? 0n },
       level,
       deps.bounds.feeBoundBps,
     );
-    if (!fees.ok) return rejectFromDenial(fees.denial);
+    if (fees) return rejectFromDenial(denial('paymaster_gas_price_too_high', fees, 'gas_price_too_high'));
   }
 
   // Sponsorship limits: prepaid balance reservation (mainnets) → merchant per-transaction cap (priced) →

@@ -11,9 +11,11 @@ import {
   sponsorshipHash,
 } from '../chain/paymasterData';
 import { PAYMASTER_RELEASES, paymasterFromContracts } from '../chain/paymasters';
+import { type ChainFeeLevels, feeViolation, gasLimitViolation, totalGas } from '../chain/operationBounds';
 import {
   depositTooLow,
   invalidParams,
+  operationOutOfBounds,
   SIGNER_RPC_ERROR_CODES,
   SignerRpcError,
   tokenNotWhitelisted,
@@ -113,6 +115,20 @@ export interface PaymasterDataSignerDependencies {
   now(): Date;
   /** Told (without secrets) why a deposit could not be read. */
   onDepositReadFailure?(chainId: number, error: unknown): void;
+  /** The chains' current fees, which an operation's fees are bounded by. */
+  feeLevels: ChainFeeLevels;
+  /** This signer's own bounds, whatever the API decided (SIGNER_MAX_* / SIGNER_FEE_BOUND_BPS). */
+  bounds: SignerBounds;
+}
+
+export interface SignerBounds {
+  /** The latest validUntil signed, in seconds from the signer's clock. */
+  maxValiditySec: number;
+  /** maxFeePerGas / maxPriorityFeePerGas against the chain's current fees, in basis points. */
+  feeBoundBps: number;
+  maxOperationGas: number;
+  /** The share of the EntryPoint deposit one operation's maximum cost may take, in basis points. */
+  maxDepositShareBps: number;
 }
 
 export type SignPaymasterData = (params: unknown) => Promise<SignPaymasterDataResult>;
@@ -129,8 +145,10 @@ export function createPaymasterDataSigner(deps: PaymasterDataSignerDependencies)
     const publicClient = deps.publicClientFor(request.chainId);
     if (!paymaster || !publicClient) throw unsupportedChain();
     if (request.entryPoint !== PAYMASTER_RELEASES[version].entryPoint) throw unsupportedEntryPoint();
-    if (request.validUntil <= Math.floor(deps.now().getTime() / 1000))
-      throw invalidParams('validUntil is in the past');
+    const nowSec = Math.floor(deps.now().getTime() / 1000);
+    if (request.validUntil <= nowSec) throw invalidParams('validUntil is in the past');
+    if (request.validUntil > nowSec + deps.bounds.maxValiditySec)
+      throw invalidParams(`validUntil is more than ${deps.bounds.maxValiditySec} s ahead`);
 
     let terms: SponsorshipTerms;
     if (request.mode === 'erc20') {
@@ -169,20 +187,25 @@ export function createPaymasterDataSigner(deps: PaymasterDataSignerDependencies)
       paymasterPostOpGasLimit,
     };
 
-    const maxCost =
-      (userOp.verificationGasLimit +
-        userOp.callGasLimit +
-        paymasterVerificationGasLimit +
-        paymasterPostOpGasLimit +
-        userOp.preVerificationGas) *
-      userOp.maxFeePerGas;
-    const deposit = await readDeposit(
-      publicClient,
-      PAYMASTER_RELEASES[version].entryPoint,
-      paymaster,
-      (error) => deps.onDepositReadFailure?.(request.chainId, error),
-    );
-    if (deposit < maxCost) throw depositTooLow();
+    const signedGas = { ...userOp, paymasterVerificationGasLimit, paymasterPostOpGasLimit };
+    const outOfGas = gasLimitViolation(signedGas, deps.bounds.maxOperationGas);
+    if (outOfGas) throw operationOutOfBounds(outOfGas);
+    const maxCost = totalGas(signedGas) * userOp.maxFeePerGas;
+    const [level, deposit] = await Promise.all([
+      deps.feeLevels.current(request.chainId),
+      readDeposit(publicClient, PAYMASTER_RELEASES[version].entryPoint, paymaster, (error) =>
+        deps.onDepositReadFailure?.(request.chainId, error),
+      ),
+    ]);
+    if (!level)
+      throw new SignerRpcError(
+        SIGNER_RPC_ERROR_CODES.internalError,
+        'Internal error: chain fees unavailable',
+      );
+    const outOfFees = feeViolation(userOp, level, deps.bounds.feeBoundBps);
+    if (outOfFees) throw operationOutOfBounds(outOfFees);
+    // One operation may take only a share of the deposit, so no single signature can drain it.
+    if (maxCost * 10_000n > deposit * BigInt(deps.bounds.maxDepositShareBps)) throw depositTooLow();
 
     const hash = sponsorshipHash({ userOperation, chainId: request.chainId, paymaster, terms });
     const signature = await deps.account.signMessage({ message: { raw: hash } });
