@@ -32,7 +32,8 @@ import {
 /** Floors for the paymaster gas limits the signer signs; an operation may ask for more, never less. */
 export const MINIMUM_PAYMASTER_GAS: Record<PaymasterMode, { verification: bigint; postOp: bigint }> = {
   sponsored: { verification: 50_000n, postOp: 0n },
-  erc20: { verification: 60_000n, postOp: 70_000n },
+  // ERC-20 validation pre-charges the tokens (a transferFrom that may create the paymaster's balance slot).
+  erc20: { verification: 120_000n, postOp: 70_000n },
 };
 
 const MAX_UINT48 = 2 ** 48 - 1;

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { type Address, type Hex, encodeFunctionData, parseAbi } from 'viem';
-import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
+import { type Address, type Hex, encodeFunctionData, hexToBigInt, parseAbi, parseEventLogs } from 'viem';
+import type { UserOperation } from 'viem/account-abstraction';
+import { ENTRY_POINT_V07_ADDRESS, entryPointAbi } from '../../chain/entryPoints';
 import { paymasterRpc, paymasterRpcResult } from './paymasterApi';
 import { receiptWorld } from './receiptWorld';
-import { newAccountOn, rpc } from './smartAccounts';
+import { ENTRY_POINTS, newAccountOn, publicClientFor, rpc, toRpcUserOperation } from './smartAccounts';
 import {
   signInSponsoringMerchant,
   sponsorOperation,
@@ -163,5 +164,72 @@ describe('issue 13 finding 2: a publishable client id can extract the prepaid ba
     const event = await userOperationEvent(chain, '0.7', inclusion);
     expect(row.status).toBe('onchain_success');
     expect(event.args.actualGasCost).toBeLessThanOrEqual(BigInt(row.estimated_gas_cost_wei!));
+  });
+});
+
+describe('issue 13 finding 1: the ERC-20 (user_paid) mode drains the deposit', () => {
+  it('the user_paid drain attempt, for a token the sender never approved, leaves the deposit untouched', async () => {
+    clock = new Date('2031-08-04T12:00:00.000Z');
+    const chain = chainById(TRACKED_CHAIN);
+    const usdc = chain.contracts.usdc!;
+    const account = await newAccountOn(chain, '0.8');
+    const fromBlock = await publicClientFor(chain.rpcUrl).getBlockNumber();
+    // The attacker skips estimation and names its own gas; its fees are the bundler's (inflated ones are
+    // refused by the API, see finding 2). The sender holds no allowance for the paymaster.
+    const prices = await rpc<{ fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex } }>(
+      chain.bundlerUrl,
+      'pimlico_getUserOperationGasPrice',
+      [],
+    );
+    const draft: Partial<UserOperation<'0.7'>> = {
+      sender: account.address,
+      nonce: 0n,
+      factory: account.factory,
+      factoryData: account.factoryData,
+      callData: account.execute(usdc, 0n, usdcCall('mint', account.address, 7n)),
+      callGasLimit: 200_000n,
+      verificationGasLimit: 500_000n,
+      preVerificationGas: 100_000n,
+      maxFeePerGas: hexToBigInt(prices.fast.maxFeePerGas),
+      maxPriorityFeePerGas: hexToBigInt(prices.fast.maxPriorityFeePerGas),
+    };
+    const signed = await paymasterRpcResult(sponsor.app, sponsor.clientId, 'pm_getPaymasterData', [
+      toRpcUserOperation(draft),
+      ENTRY_POINTS['0.8'],
+      TRACKED_CHAIN,
+      { token: usdc },
+    ]);
+    const operation = {
+      ...draft,
+      paymaster: signed.paymaster as Address,
+      paymasterData: signed.paymasterData!,
+      paymasterVerificationGasLimit: hexToBigInt(signed.paymasterVerificationGasLimit!),
+      paymasterPostOpGasLimit: hexToBigInt(signed.paymasterPostOpGasLimit!),
+      signature: '0x',
+    } as UserOperation<'0.7'>;
+    operation.signature = await account.sign(operation, TRACKED_CHAIN);
+
+    const sent = await sponsor.app.request(`/v1/paymaster/bundler/${TRACKED_CHAIN}`, {
+      method: 'POST',
+      headers: { 'x-client-id': sponsor.clientId },
+      json: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'eth_sendUserOperation',
+        params: [toRpcUserOperation(operation), ENTRY_POINTS['0.8']],
+      },
+    });
+    // The bundler refuses it: the paymaster's validation cannot take the tokens it would be owed.
+    expect(sent.status).toBe(200);
+    expect(sent.body.error?.message).toMatch(/AA33/);
+
+    // Nothing of it ever reaches the chain, so the deposit pays nothing for it.
+    await world.mineConfirmations(chain);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const logs = await publicClientFor(chain.rpcUrl).getLogs({ address: ENTRY_POINTS['0.8'], fromBlock });
+    const ours = parseEventLogs({ abi: entryPointAbi, logs, eventName: 'UserOperationEvent' }).filter(
+      (event) => event.args.sender === account.address,
+    );
+    expect(ours).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import { type Address, type Hex, encodeFunctionData, parseAbi } from 'viem';
 import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import { type TestApp, startTestApp } from '../harness/app';
 import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
+import { testStack } from '../harness/stack';
 import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
 
 /**
@@ -20,7 +21,7 @@ const callData: Hex = encodeFunctionData({
   args: [TARGET, 0n, '0x'],
 });
 
-const request = (sender: Address, fields: Record<string, string>) => ({
+const request = (sender: Address, fields: Record<string, string>, context?: { token: string }) => ({
   jsonrpc: '2.0',
   id: 3,
   method: 'pm_getPaymasterData',
@@ -39,6 +40,7 @@ const request = (sender: Address, fields: Record<string, string>) => ({
     },
     ENTRY_POINT_V07_ADDRESS,
     CHAIN_ID,
+    ...(context ? [context] : []),
   ],
 });
 
@@ -48,7 +50,10 @@ let clientId: string;
 beforeAll(async () => {
   app = await startTestApp({ LOG_LEVEL: 'warn' });
   merchant = await signInNewMerchant(app);
-  ({ clientId } = await createPaymasterClient(app, merchant, { allowedChainIds: [CHAIN_ID] }));
+  ({ clientId } = await createPaymasterClient(app, merchant, {
+    allowedChainIds: [CHAIN_ID],
+    gasMode: 'both',
+  }));
   await allowContract(app, merchant, CHAIN_ID, TARGET);
 });
 afterAll(() => app.close());
@@ -87,5 +92,27 @@ describe('issue 13 finding 7: overflow edge cases', () => {
     );
     expect(response.body.error.message).toMatch(/^Policy denied: paymaster_gas_price_too_high: /);
     expect(await rowsOf(sender)).toEqual([{ status: 'denied_malformed', reason: 'gas_price_too_high' }]);
+  });
+});
+
+describe('issue 13 finding 1: the ERC-20 (user_paid) mode drains the deposit (the API bounds its cost)', () => {
+  it('user_paid operations get the same gas and fee bounds: the deposit pays their gas before the token does', async () => {
+    const token = Object.keys(testStack().signer.erc20Tokens[String(CHAIN_ID)]!)[0]!;
+    const gasHeavy: Address = '0x7000000000000000000000000000000000000003';
+    const tooMuchGas = await paymasterRpc(
+      app,
+      clientId,
+      request(gasHeavy, { callGasLimit: '0x1000000' }, { token }),
+    );
+    expect(tooMuchGas.body.error.message).toMatch(/^Policy denied: paymaster_gas_limit_too_high: /);
+    const feeHeavy: Address = '0x7000000000000000000000000000000000000004';
+    const tooMuchFee = await paymasterRpc(
+      app,
+      clientId,
+      request(feeHeavy, { maxFeePerGas: '0x174876e800', maxPriorityFeePerGas: '0x174876e800' }, { token }),
+    );
+    expect(tooMuchFee.body.error.message).toMatch(/^Policy denied: paymaster_gas_price_too_high: /);
+    expect(await rowsOf(gasHeavy)).toEqual([{ status: 'denied_malformed', reason: 'gas_limit_too_high' }]);
+    expect(await rowsOf(feeHeavy)).toEqual([{ status: 'denied_malformed', reason: 'gas_price_too_high' }]);
   });
 });
