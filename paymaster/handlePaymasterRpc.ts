@@ -1,6 +1,7 @@
 import { getAddress, isAddress, zeroAddress, type Address, type Hex } from 'viem';
 import type { Logger } from '../api/logger';
 import type { EntryPointVersion } from '../chain/entryPoints';
+import { EIP7702_INITCODE_MARKER } from '../chain/paymasterData';
 import type { Db } from '../db/client';
 import { findSignedResult, insertSignedUsageRecord } from '../db/paymasterUsage';
 import type { PaymasterUsageStatus, SponsorshipMode } from '../db/schema';
@@ -67,6 +68,10 @@ export interface PaymasterRpcDependencies {
 }
 
 const maxBigInt = (a: bigint, b: bigint): bigint => (a > b ? a : b);
+
+/** `0x7702` or the 20-byte marker: the factory field of an EIP-7702 operation. */
+const isEip7702Factory = (factory: Hex | undefined): boolean =>
+  factory !== undefined && (factory === '0x7702' || factory.toLowerCase() === EIP7702_INITCODE_MARKER);
 
 export type PaymasterRpcOutcome =
   /** Refused before the JSON-RPC request was read: the route answers with the denial's HTTP status. */
@@ -222,6 +227,24 @@ async function decideSponsorship(
         `${parsed.params.entryPoint} is neither EntryPoint v0.8 nor v0.7`,
       ),
     );
+  }
+
+  // EIP-7702 operations exist on EntryPoint v0.8 only, and their signed hash covers the delegate.
+  if (isEip7702Factory(userOp.factory)) {
+    if (entryPoint.version !== '0.8') {
+      return malformed(
+        JSON_RPC_ERRORS.invalidParams,
+        'Invalid params: EIP-7702 operations (factory 0x7702) need EntryPoint v0.8',
+        'eip7702_needs_entrypoint_v08',
+      );
+    }
+    if (signs && !userOp.eip7702Delegate) {
+      return malformed(
+        JSON_RPC_ERRORS.invalidParams,
+        'Invalid params: userOp.eip7702Auth.address (the delegate) is required when factory is the EIP-7702 marker',
+        'eip7702_delegate_missing',
+      );
+    }
   }
 
   // Gas fields.

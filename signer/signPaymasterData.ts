@@ -7,6 +7,7 @@ import {
   type PaymasterMode,
   type SponsoredUserOperation,
   type SponsorshipTerms,
+  EIP7702_INITCODE_MARKER,
   encodePaymasterData,
   sponsorshipHash,
 } from '../chain/paymasterData';
@@ -54,8 +55,7 @@ const quantity = (bits: number) =>
 const gas = quantity(128);
 const timestamp = z.number().int().min(0).max(MAX_UINT48);
 /** EntryPoint v0.8 reads an initCode starting with this 20-byte marker as an EIP-7702 account (wallets send `0x7702`). */
-const EIP7702_FACTORY_MARKER: Address = '0x7702000000000000000000000000000000000000';
-const factory = z.union([z.literal('0x7702').transform((): Address => EIP7702_FACTORY_MARKER), address]);
+const factory = z.union([z.literal('0x7702').transform((): Address => EIP7702_INITCODE_MARKER), address]);
 
 const userOperationSchema = z.object({
   sender: address,
@@ -70,6 +70,8 @@ const userOperationSchema = z.object({
   maxPriorityFeePerGas: gas,
   paymasterVerificationGasLimit: gas.nullish(),
   paymasterPostOpGasLimit: gas.nullish(),
+  /** An EIP-7702 operation's authorization; its `address` (the delegate) is part of the signed hash. */
+  eip7702Auth: z.object({ address }).passthrough().nullish(),
 });
 
 export const signPaymasterDataParamsSchema = z.tuple([
@@ -151,6 +153,16 @@ export function createPaymasterDataSigner(deps: PaymasterDataSignerDependencies)
     if (request.validUntil > nowSec + deps.bounds.maxValiditySec)
       throw invalidParams(`validUntil is more than ${deps.bounds.maxValiditySec} s ahead`);
 
+    // An EIP-7702 operation is signed over its delegate (the v0.8 paymaster hashes the sender's real one).
+    const eip7702 = request.userOp.factory === EIP7702_INITCODE_MARKER;
+    if (eip7702 && version !== '0.8')
+      throw invalidParams('EIP-7702 operations (factory 0x7702) need EntryPoint v0.8');
+    const eip7702Delegate = eip7702 ? request.userOp.eip7702Auth?.address : undefined;
+    if (eip7702 && !eip7702Delegate)
+      throw invalidParams(
+        'userOp.eip7702Auth.address (the delegate) is required when factory is the EIP-7702 marker',
+      );
+
     let terms: SponsorshipTerms;
     if (request.mode === 'erc20') {
       const exchangeRate = rates.get(request.chainId)?.get(request.token!.toLowerCase());
@@ -208,7 +220,13 @@ export function createPaymasterDataSigner(deps: PaymasterDataSignerDependencies)
     // One operation may take only a share of the deposit, so no single signature can drain it.
     if (maxCost * 10_000n > deposit * BigInt(deps.bounds.maxDepositShareBps)) throw depositTooLow();
 
-    const hash = sponsorshipHash({ userOperation, chainId: request.chainId, paymaster, terms });
+    const hash = sponsorshipHash({
+      userOperation,
+      chainId: request.chainId,
+      paymaster,
+      terms,
+      ...(eip7702Delegate && { eip7702Delegate }),
+    });
     const signature = await deps.account.signMessage({ message: { raw: hash } });
     return {
       paymaster,

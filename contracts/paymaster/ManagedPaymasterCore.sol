@@ -146,11 +146,15 @@ abstract contract ManagedPaymasterCore {
         );
     }
 
-    /// @dev `paymasterGasLimits` is paymasterAndData[20:52] (verification and postOp gas limits) as a uint256.
+    /**
+     * @dev `paymasterGasLimits` is paymasterAndData[20:52] (verification and postOp gas limits) as a uint256.
+     *      `initCodeHash` is keccak256(initCode), except for an EIP-7702 operation on EntryPoint v0.8, where
+     *      it is the EntryPoint's own override over the account's delegate (see {ManagedPaymasterV08}).
+     */
     function _hashUserOpFields(
         address sender,
         uint256 nonce,
-        bytes calldata initCode,
+        bytes32 initCodeHash,
         bytes calldata callData,
         bytes32 accountGasLimits,
         uint256 paymasterGasLimits,
@@ -161,7 +165,7 @@ abstract contract ManagedPaymasterCore {
             abi.encode(
                 sender,
                 nonce,
-                keccak256(initCode),
+                initCodeHash,
                 keccak256(callData),
                 accountGasLimits,
                 paymasterGasLimits,

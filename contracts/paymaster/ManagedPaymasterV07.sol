@@ -67,7 +67,7 @@ contract ManagedPaymasterV07 is BasePaymaster, ManagedPaymasterCore {
         return _hashUserOpFields(
             userOp.sender,
             userOp.nonce,
-            userOp.initCode,
+            keccak256(userOp.initCode),
             userOp.callData,
             userOp.accountGasLimits,
             uint256(bytes32(userOp.paymasterAndData[PAYMASTER_GAS_LIMITS_OFFSET:PAYMASTER_DATA_START])),

@@ -696,6 +696,45 @@ describe.each(['0.7', '0.8'] as const)('ManagedPaymaster for EntryPoint v%s', (v
   });
 });
 
+describe('issue 13 finding 5: EIP-7702 operations on EntryPoint v0.8 can be made unbillable', () => {
+  it("the v0.8 paymaster's hash of an EIP-7702 operation covers the delegate read from the sender's code", async () => {
+    const sender = privateKeyToAccount(generatePrivateKey()).address;
+    const delegate = privateKeyToAccount(generatePrivateKey()).address;
+    await rpc(rpcUrl, 'anvil_setCode', [sender, concat(['0xef0100', delegate])]);
+    const { op } = await draftOperation('0.8');
+    const eip7702Op: UserOperation<'0.7'> = {
+      ...op,
+      sender,
+      factory: '0x7702000000000000000000000000000000000000',
+      factoryData: '0x',
+    };
+    const terms: SponsorshipTerms = { mode: 'sponsored', validUntil: 2_000_000_000, validAfter: 0 };
+    const onChain = await readContract(publicClient, {
+      address: paymasterOf('0.8'),
+      abi: ManagedPaymasterV08.abi,
+      functionName: 'getHash',
+      args: [
+        packed({ ...eip7702Op, paymaster: paymasterOf('0.8'), paymasterData: '0x' }),
+        2_000_000_000,
+        0,
+        0,
+        zeroAddress,
+        0n,
+      ],
+    });
+    const offChain = (eip7702Delegate: Address) =>
+      sponsorshipHash({
+        userOperation: eip7702Op,
+        chainId: CHAIN_ID,
+        paymaster: paymasterOf('0.8'),
+        terms,
+        eip7702Delegate,
+      });
+    expect(onChain).toBe(offChain(delegate));
+    expect(onChain).not.toBe(offChain(stranger.address));
+  });
+});
+
 async function mint(to: Address, amount: bigint): Promise<void> {
   const hash = await writeContract(wallet, {
     address: contracts.usdc,
