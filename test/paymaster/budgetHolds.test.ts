@@ -1,11 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import { type Address, type Hex, encodeFunctionData, parseAbi } from 'viem';
-import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
-import { recordReceiptAndCharge } from '../../db/gasCharges';
-import { type TestApp, startTestApp } from '../harness/app';
-import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
-import { MAINNET_CHAIN_ID, type MainnetStandIn, startMainnetStandIn } from './mainnetStandIn';
-import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
+import type { TestApp } from '../harness/app';
+import { MAINNET_CHAIN_ID, appsOnMainnetStandIn } from './mainnetStandIn';
+import { paymasterRpc } from './paymasterApi';
+import {
+  OP_COST_USD_MICRO,
+  manualClock,
+  merchantSponsoringTarget,
+  signedDataRequest,
+  usd,
+  recordInclusion,
+} from './signedDataRequests';
 
 /**
  * Issue 13, finding 3: the platform daily budget was consumed at the maximum cost when signing and never
@@ -13,83 +16,19 @@ import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterA
  * now holds the maximum cost until the paymaster data's validUntil; the receipt replaces the hold with
  * the actual cost; mainnets and testnets have separate budgets; one merchant may hold only its share.
  *
- * Every request below costs at most (0x30000 + 0x30000 + 0x10000 + 50,000) gas × 2 gwei
- * = 0.001017504 ETH = 3.052512 USD at the local feed's 3,000 USD (the budget counts cost without
- * markup). Each case has its own UTC day on an injected clock, so no other test's holds share its window.
+ * Every request below costs at most 3.052512 USD (signedDataRequests.ts; the budget counts cost without
+ * markup), each from a fresh sender. Each case has its own UTC day on an injected clock, so no other
+ * test's holds share its window.
  */
 
 const TESTNET = 84532;
-const TARGET: Address = '0x1000000000000000000000000000000000000001';
-const OP_COST_USD_MICRO = 3_052_512n;
-const usd = (micro: bigint) => `${micro / 1_000_000n}.${(micro % 1_000_000n).toString().padStart(6, '0')}`;
 
-const callData: Hex = encodeFunctionData({
-  abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
-  functionName: 'execute',
-  args: [TARGET, 0n, '0x'],
-});
+const startApp = appsOnMainnetStandIn();
 
-/** A fresh sender for every request, as an attacker would use. */
-const signedDataRequest = (chainId: number) => ({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'pm_getPaymasterData',
-  params: [
-    {
-      sender: `0x${randomBytes(20).toString('hex')}`,
-      nonce: '0x0',
-      callData,
-      callGasLimit: '0x30000',
-      verificationGasLimit: '0x30000',
-      preVerificationGas: '0x10000',
-      maxFeePerGas: '0x77359400',
-      maxPriorityFeePerGas: '0x3b9aca00',
-      signature: '0x',
-    },
-    ENTRY_POINT_V07_ADDRESS,
-    chainId,
-  ],
-});
-
-function manualClock(iso: string) {
-  let current = new Date(iso);
-  return {
-    now: () => current,
-    advance: (seconds: number) => (current = new Date(current.getTime() + seconds * 1000)),
-  };
-}
-
-let mainnet: MainnetStandIn;
-const opened: TestApp[] = [];
-beforeAll(async () => {
-  mainnet = await startMainnetStandIn();
-});
-afterAll(async () => {
-  await Promise.all(opened.map((app) => app.close()));
-  await mainnet?.stop();
-});
-
-async function startApp(env: Record<string, string>, now: () => Date): Promise<TestApp> {
-  const app = await startTestApp({ LOG_LEVEL: 'warn', ...mainnet.appEnv, ...env }, { now });
-  opened.push(app);
-  return app;
-}
-
-async function sponsoringMerchant(
-  app: TestApp,
-  chainId = TESTNET,
-): Promise<{ merchant: SignedInMerchant; clientId: string }> {
-  const merchant = await signInNewMerchant(app);
-  const { clientId } = await createPaymasterClient(app, merchant, {
-    environment: chainId === MAINNET_CHAIN_ID ? 'live' : 'test',
-    allowedChainIds: [chainId],
-  });
-  await allowContract(app, merchant, chainId, TARGET);
-  return { merchant, clientId };
-}
+const sponsoringMerchant = (app: TestApp, chainId = TESTNET) => merchantSponsoringTarget(app, chainId);
 
 const sign = async (app: TestApp, clientId: string, chainId = TESTNET) =>
-  (await paymasterRpc(app, clientId, signedDataRequest(chainId))).body;
+  (await paymasterRpc(app, clientId, signedDataRequest({ chainId }))).body;
 
 const GLOBAL_CAP = /^Policy denied: paymaster_global_cap_exceeded: /;
 
@@ -99,7 +38,6 @@ describe('issue 13 finding 3: the global daily budget can be exhausted by anyone
     const budget = usd(5n * OP_COST_USD_MICRO);
     const app = await startApp(
       {
-        PAYMASTER_PLATFORM_DAILY_BUDGET_USD: budget,
         PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: budget,
         PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
       },
@@ -122,7 +60,6 @@ describe('issue 13 finding 3: the global daily budget can be exhausted by anyone
     const budget = usd(2n * OP_COST_USD_MICRO + 305_252n);
     const app = await startApp(
       {
-        PAYMASTER_PLATFORM_DAILY_BUDGET_USD: budget,
         PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: budget,
         PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
       },
@@ -140,18 +77,9 @@ describe('issue 13 finding 3: the global daily budget can be exhausted by anyone
       .where('status', '=', 'submitted')
       .orderBy('seq')
       .execute();
-    await recordReceiptAndCharge(
+    await recordInclusion(
       app.db,
-      {
-        chainId: TESTNET,
-        entryPoint: ENTRY_POINT_V07_ADDRESS,
-        userOpHash: first!.user_op_hash!,
-        success: true,
-        actualGasCost: 101_750_400_000_000n,
-        actualGasUsed: 100_000n,
-        txHash: `0x${randomBytes(32).toString('hex')}`,
-        blockNumber: 1n,
-      },
+      { chainId: TESTNET, userOpHash: first!.user_op_hash! },
       app.config.PAYMASTER_MARKUP_BPS,
     );
     // 0.305252 counted + 3.052512 still held: exactly one more operation fits.
@@ -197,7 +125,6 @@ describe('issue 13 finding 3: the global daily budget can be exhausted by anyone
     const budget = usd(4n * OP_COST_USD_MICRO);
     const app = await startApp(
       {
-        PAYMASTER_PLATFORM_DAILY_BUDGET_USD: budget,
         PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: budget,
         PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '5000',
       },

@@ -143,6 +143,15 @@ async function withPaymasterData(
   return { ...op, paymaster, paymasterData: encodePaymasterData(terms, signature) };
 }
 
+/** ERC-20 terms in the local USDC at 3,000 per ether, valid until 2033. */
+const farErc20Terms = (): SponsorshipTerms => ({
+  mode: 'erc20',
+  validUntil: 2_000_000_000,
+  validAfter: 0,
+  token: contracts.usdc,
+  exchangeRate: RATE,
+});
+
 function packed(op: UserOperation<'0.7'>) {
   return toPackedUserOperation(op);
 }
@@ -370,13 +379,7 @@ describe.each(['0.7', '0.8'] as const)('ManagedPaymaster for EntryPoint v%s', (v
     // 0.001 ETH of required prefund at 3,000 tokens per ether: 3,000,000 base units.
     const validation = await validateAsEntryPoint(
       version,
-      await withPaymasterData(version, op, {
-        mode: 'erc20',
-        validUntil: 2_000_000_000,
-        validAfter: 0,
-        token: contracts.usdc,
-        exchangeRate: RATE,
-      }),
+      await withPaymasterData(version, op, farErc20Terms()),
       10n ** 15n,
     );
     expect(validation.signatureFailed).toBe(false);
@@ -402,17 +405,7 @@ describe.each(['0.7', '0.8'] as const)('ManagedPaymaster for EntryPoint v%s', (v
     const { op } = await draftOperation(version);
     await mint(op.sender, 10_000_000n);
     await expect(
-      validateAsEntryPoint(
-        version,
-        await withPaymasterData(version, op, {
-          mode: 'erc20',
-          validUntil: 2_000_000_000,
-          validAfter: 0,
-          token: contracts.usdc,
-          exchangeRate: RATE,
-        }),
-        10n ** 15n,
-      ),
+      validateAsEntryPoint(version, await withPaymasterData(version, op, farErc20Terms()), 10n ** 15n),
     ).rejects.toThrow(/ERC20InsufficientAllowance/);
   });
 

@@ -1,12 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { type Address, type Hex, encodeFunctionData, parseAbi } from 'viem';
-import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
-import { recordReceiptAndCharge } from '../../db/gasCharges';
 import { creditPrepaidBalance } from '../../db/prepaidLedger';
 import { type TestApp, startTestApp } from '../harness/app';
-import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
 import { MAINNET_CHAIN_ID, type MainnetStandIn, startMainnetStandIn } from './mainnetStandIn';
-import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
+import { paymasterRpc } from './paymasterApi';
+import {
+  freshSender,
+  merchantSponsoringTarget,
+  signedDataRequest,
+  recordInclusion,
+} from './signedDataRequests';
 
 /**
  * Issue 13, finding 4: signatures are deterministic and validUntil has one-second resolution, so two
@@ -16,37 +17,7 @@ import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterA
  */
 
 const TESTNET = 84532;
-const TARGET: Address = '0x1000000000000000000000000000000000000001';
 const clock = new Date(Math.floor(Date.now() / 1000) * 1000);
-
-const callData: Hex = encodeFunctionData({
-  abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
-  functionName: 'execute',
-  args: [TARGET, 0n, '0x'],
-});
-
-const freshSender = (): Address => `0x${randomBytes(20).toString('hex')}` as Address;
-
-const signedDataRequest = (sender: Address, chainId: number, nonce = 0) => ({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'pm_getPaymasterData',
-  params: [
-    {
-      sender,
-      nonce: `0x${nonce.toString(16)}`,
-      callData,
-      callGasLimit: '0x30000',
-      verificationGasLimit: '0x30000',
-      preVerificationGas: '0x10000',
-      maxFeePerGas: '0x77359400',
-      maxPriorityFeePerGas: '0x3b9aca00',
-      signature: '0x',
-    },
-    ENTRY_POINT_V07_ADDRESS,
-    chainId,
-  ],
-});
 
 let app: TestApp;
 let mainnet: MainnetStandIn;
@@ -60,17 +31,7 @@ afterAll(async () => {
   await mainnet?.stop();
 });
 
-async function sponsoringMerchant(
-  chainId: number,
-): Promise<{ merchant: SignedInMerchant; clientId: string }> {
-  const merchant = await signInNewMerchant(app);
-  const { clientId } = await createPaymasterClient(app, merchant, {
-    environment: chainId === MAINNET_CHAIN_ID ? 'live' : 'test',
-    allowedChainIds: [chainId],
-  });
-  await allowContract(app, merchant, chainId, TARGET);
-  return { merchant, clientId };
-}
+const sponsoringMerchant = (chainId: number) => merchantSponsoringTarget(app, chainId);
 
 const signedRowsOf = (merchantId: string) =>
   app.db
@@ -90,8 +51,8 @@ describe('issue 13 finding 4: the same operation signed twice is charged twice',
     expect(limits.status).toBe(200);
     const sender = freshSender();
 
-    const first = await paymasterRpc(app, clientId, signedDataRequest(sender, TESTNET));
-    const repeat = await paymasterRpc(app, clientId, signedDataRequest(sender, TESTNET));
+    const first = await paymasterRpc(app, clientId, signedDataRequest({ sender, chainId: TESTNET }));
+    const repeat = await paymasterRpc(app, clientId, signedDataRequest({ sender, chainId: TESTNET }));
     expect(first.body.result).toBeDefined();
     expect(repeat.body).toEqual(first.body);
     expect(await signedRowsOf(merchant.merchantId)).toEqual([
@@ -99,9 +60,17 @@ describe('issue 13 finding 4: the same operation signed twice is charged twice',
     ]);
 
     // The repeat took nothing: a second operation of the sender still fits its limit of 2, a third does not.
-    const second = await paymasterRpc(app, clientId, signedDataRequest(sender, TESTNET, 1));
+    const second = await paymasterRpc(
+      app,
+      clientId,
+      signedDataRequest({ sender, chainId: TESTNET, nonce: 1 }),
+    );
     expect(second.body.result).toBeDefined();
-    const third = await paymasterRpc(app, clientId, signedDataRequest(sender, TESTNET, 2));
+    const third = await paymasterRpc(
+      app,
+      clientId,
+      signedDataRequest({ sender, chainId: TESTNET, nonce: 2 }),
+    );
     expect(third.body.error.message).toMatch(/^Policy denied: paymaster_rate_limit_exceeded/);
   });
 
@@ -109,7 +78,9 @@ describe('issue 13 finding 4: the same operation signed twice is charged twice',
     const { merchant, clientId } = await sponsoringMerchant(TESTNET);
     const sender = freshSender();
     const responses = await Promise.all(
-      Array.from({ length: 10 }, () => paymasterRpc(app, clientId, signedDataRequest(sender, TESTNET))),
+      Array.from({ length: 10 }, () =>
+        paymasterRpc(app, clientId, signedDataRequest({ sender, chainId: TESTNET })),
+      ),
     );
     const results = responses.map((response) => JSON.stringify(response.body.result));
     expect(responses[0]!.body.result).toBeDefined();
@@ -121,8 +92,8 @@ describe('issue 13 finding 4: the same operation signed twice is charged twice',
     const a = await sponsoringMerchant(TESTNET);
     const b = await sponsoringMerchant(TESTNET);
     const sender = freshSender();
-    const first = await paymasterRpc(app, a.clientId, signedDataRequest(sender, TESTNET));
-    const second = await paymasterRpc(app, b.clientId, signedDataRequest(sender, TESTNET));
+    const first = await paymasterRpc(app, a.clientId, signedDataRequest({ sender, chainId: TESTNET }));
+    const second = await paymasterRpc(app, b.clientId, signedDataRequest({ sender, chainId: TESTNET }));
     expect(first.body.result).toBeDefined();
     expect(second.body.result).toEqual(first.body.result);
     expect(await signedRowsOf(a.merchant.merchantId)).toHaveLength(1);
@@ -137,24 +108,19 @@ describe('issue 13 finding 4: the same operation signed twice is charged twice',
       description: 'top-up',
     });
     const sender = freshSender();
-    const first = await paymasterRpc(app, clientId, signedDataRequest(sender, MAINNET_CHAIN_ID));
-    const repeat = await paymasterRpc(app, clientId, signedDataRequest(sender, MAINNET_CHAIN_ID));
+    const first = await paymasterRpc(app, clientId, signedDataRequest({ sender, chainId: MAINNET_CHAIN_ID }));
+    const repeat = await paymasterRpc(
+      app,
+      clientId,
+      signedDataRequest({ sender, chainId: MAINNET_CHAIN_ID }),
+    );
     expect(repeat.body.result).toEqual(first.body.result);
     const rows = await signedRowsOf(merchant.merchantId);
     expect(rows).toHaveLength(1);
 
-    const outcome = await recordReceiptAndCharge(
+    const outcome = await recordInclusion(
       app.db,
-      {
-        chainId: MAINNET_CHAIN_ID,
-        entryPoint: ENTRY_POINT_V07_ADDRESS,
-        userOpHash: rows[0]!.user_op_hash!,
-        success: true,
-        actualGasCost: 200_000_000_000_000n,
-        actualGasUsed: 100_000n,
-        txHash: `0x${randomBytes(32).toString('hex')}`,
-        blockNumber: 1n,
-      },
+      { chainId: MAINNET_CHAIN_ID, userOpHash: rows[0]!.user_op_hash!, actualGasCost: 200_000_000_000_000n },
       app.config.PAYMASTER_MARKUP_BPS,
     );
     expect(outcome).toEqual({ recorded: 1, charged: 1 });

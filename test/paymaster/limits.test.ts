@@ -1,22 +1,13 @@
-import {
-  createWalletClient,
-  defineChain,
-  encodeFunctionData,
-  http,
-  parseAbi,
-  publicActions,
-  type Address,
-  type Hex,
-} from 'viem';
+import { createWalletClient, defineChain, http, publicActions, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import { LocalPriceFeed } from '../../contracts/artifacts';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { startTestApp, type TestApp } from '../harness/app';
-import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import type { SignedInMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
 import { startFakeSigner } from './fakeSigner';
-import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
+import { paymasterRpc } from './paymasterApi';
+import { manualClock, merchantSponsoringTarget, signedDataRequest } from './signedDataRequests';
 
 /**
  * Sponsorship limits and prices: the three views and the PATCH rules of `/v1/paymaster/limits`, the
@@ -26,43 +17,12 @@ import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterA
  */
 
 const CHAIN_ID = 84532;
-const TARGET: Address = '0x1000000000000000000000000000000000000001';
 /** Deploys this file's own price feeds (no other test file sends from this account). */
 const FEED_OWNER = ANVIL_DEV_ACCOUNTS[6]!;
 
-const callData: Hex = encodeFunctionData({
-  abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
-  functionName: 'execute',
-  args: [TARGET, 0n, '0x'],
-});
-
 let nonce = 0;
-const rpcRequest = (method: string, sender: Address) => ({
-  jsonrpc: '2.0',
-  id: ++nonce,
-  method,
-  params: [
-    {
-      sender,
-      nonce: `0x${nonce.toString(16)}`,
-      callData,
-      callGasLimit: '0x30000',
-      verificationGasLimit: '0x30000',
-      preVerificationGas: '0x10000',
-      maxFeePerGas: '0x77359400',
-      maxPriorityFeePerGas: '0x3b9aca00',
-      signature: '0x',
-    },
-    ENTRY_POINT_V07_ADDRESS,
-    CHAIN_ID,
-  ],
-});
-
-/** A clock the test moves by hand. */
-function manualClock(iso: string) {
-  let current = new Date(iso);
-  return { now: () => current, set: (next: string) => (current = new Date(next)) };
-}
+const rpcRequest = (method: string, sender: Address) =>
+  signedDataRequest({ method, id: ++nonce, sender, nonce, chainId: CHAIN_ID });
 
 interface Setup {
   app: TestApp;
@@ -76,10 +36,7 @@ afterAll(() => Promise.all(opened.map((app) => app.close())));
 async function setUp(env: Record<string, string>, now: () => Date): Promise<Setup> {
   const app = await startTestApp({ LOG_LEVEL: 'warn', ...env }, { now });
   opened.push(app);
-  const merchant = await signInNewMerchant(app);
-  const { clientId } = await createPaymasterClient(app, merchant, { allowedChainIds: [CHAIN_ID] });
-  await allowContract(app, merchant, CHAIN_ID, TARGET);
-  return { app, merchant, clientId };
+  return { app, ...(await merchantSponsoringTarget(app, CHAIN_ID)) };
 }
 
 const patchLimits = (setup: Setup, json: Record<string, unknown>) =>

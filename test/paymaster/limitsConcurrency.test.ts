@@ -1,57 +1,27 @@
-import { encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
-import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
+import type { Address } from 'viem';
 import { startTestApp, type TestApp } from '../harness/app';
-import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import type { SignedInMerchant } from '../harness/merchants';
 import { creditPrepaidBalance } from '../../db/prepaidLedger';
 import { MAINNET_CHAIN_ID, startMainnetStandIn } from './mainnetStandIn';
-import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
+import { paymasterRpc } from './paymasterApi';
+import {
+  OP_CHARGED_USD_MICRO as CHARGED_USD_MICRO,
+  OP_COST_USD_MICRO as COST_USD_MICRO,
+  merchantSponsoringTarget,
+  signedDataRequest,
+  usd,
+} from './signedDataRequests';
 
 /**
  * Limits hold under concurrency: 200 simultaneous pm_getPaymasterData for one sender against a
  * limit that admits 10 → exactly 10 signed (real signer) and 190 refused, in the JSON-RPC answers
  * and in the usage rows. Each case runs on its own UTC day (injected clock) so the platform-wide
- * budget counter of one case never meets another's.
+ * budget counter of one case never meets another's. Each request's maximum is 3.052512 USD of gas,
+ * 3.357764 USD with markup (signedDataRequests.ts).
  */
 
 const CHAIN_ID = 84532;
-const TARGET: Address = '0x1000000000000000000000000000000000000001';
 const REQUESTS = 200;
-
-/**
- * At the local feed's 3,000 USD/ETH: (0x30000 + 0x30000 + 0x10000 + 50,000 paymaster verification
- * floor + 0 postOp) gas × 2 gwei = 1,017,504,000,000,000 wei = 3.052512 USD; with the default 10 %
- * markup 3.3577632 → 3.357764 USD (rounded up to the micro-dollar).
- */
-const COST_USD_MICRO = 3_052_512n;
-const CHARGED_USD_MICRO = 3_357_764n;
-const usd = (micro: bigint) => `${micro / 1_000_000n}.${(micro % 1_000_000n).toString().padStart(6, '0')}`;
-
-const callData: Hex = encodeFunctionData({
-  abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
-  functionName: 'execute',
-  args: [TARGET, 0n, '0x'],
-});
-
-const signedDataRequest = (sender: Address, id: number, chainId = CHAIN_ID) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'pm_getPaymasterData',
-  params: [
-    {
-      sender,
-      nonce: `0x${id.toString(16)}`,
-      callData,
-      callGasLimit: '0x30000',
-      verificationGasLimit: '0x30000',
-      preVerificationGas: '0x10000',
-      maxFeePerGas: '0x77359400',
-      maxPriorityFeePerGas: '0x3b9aca00',
-      signature: '0x',
-    },
-    ENTRY_POINT_V07_ADDRESS,
-    chainId,
-  ],
-});
 
 interface Setup {
   app: TestApp;
@@ -62,19 +32,13 @@ interface Setup {
 async function setUp(env: Record<string, string>, day: string, chainId = CHAIN_ID): Promise<Setup> {
   const clock = new Date(`${day}T12:00:00.000Z`);
   const app = await startTestApp({ LOG_LEVEL: 'warn', ...env }, { now: () => clock });
-  const merchant = await signInNewMerchant(app);
-  const { clientId } = await createPaymasterClient(app, merchant, {
-    environment: chainId === MAINNET_CHAIN_ID ? 'live' : 'test',
-    allowedChainIds: [chainId],
-  });
-  await allowContract(app, merchant, chainId, TARGET);
-  return { app, merchant, clientId };
+  return { app, ...(await merchantSponsoringTarget(app, chainId)) };
 }
 
 async function fireSimultaneously({ app, clientId }: Setup, sender: Address, chainId = CHAIN_ID) {
   const responses = await Promise.all(
     Array.from({ length: REQUESTS }, (_, index) =>
-      paymasterRpc(app, clientId, signedDataRequest(sender, index, chainId)),
+      paymasterRpc(app, clientId, signedDataRequest({ id: index, sender, nonce: index, chainId })),
     ),
   );
   expect(responses.every((response) => response.status === 200)).toBe(true);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { LOCAL_PAYMASTER_SIGNER } from '../../chain/deployLocalChain';
 import { loadConfig } from '../../config';
 import { type SignerServer, startSignerServer } from '../../signer/server';
+import { type TestApp, startTestApp } from '../harness/app';
 import { localContractsAs, writeDeploymentsFile } from '../harness/deployments';
 import { testStack } from '../harness/stack';
 
@@ -50,5 +51,27 @@ export async function startMainnetStandIn(): Promise<MainnetStandIn> {
       SIGNER_SHARED_SECRET: sharedSecret,
     },
     stop: () => signer.stop(),
+  };
+}
+
+/**
+ * For a test file: runs the stand-in around the file's tests and answers how to start an app on it (the
+ * local chains and 8453, this signer) with more configuration and a clock; the apps close with it.
+ */
+export function appsOnMainnetStandIn(): (env: Record<string, string>, now: () => Date) => Promise<TestApp> {
+  let standIn: MainnetStandIn | undefined;
+  const opened: TestApp[] = [];
+  beforeAll(async () => {
+    standIn = await startMainnetStandIn();
+  });
+  afterAll(async () => {
+    await Promise.all(opened.map((app) => app.close()));
+    await standIn?.stop();
+  });
+  return async (env, now) => {
+    if (!standIn) throw new Error('the mainnet stand-in starts in beforeAll');
+    const app = await startTestApp({ LOG_LEVEL: 'warn', ...standIn.appEnv, ...env }, { now });
+    opened.push(app);
+    return app;
   };
 }

@@ -1,12 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { type Address, type Hex, encodeFunctionData, hexToBigInt, parseAbi, parseEventLogs } from 'viem';
+import { type Address, type Hex, hexToBigInt, parseEventLogs } from 'viem';
 import type { UserOperation } from 'viem/account-abstraction';
-import { ENTRY_POINT_V07_ADDRESS, entryPointAbi } from '../../chain/entryPoints';
-import { paymasterRpc, paymasterRpcResult } from './paymasterApi';
+import { entryPointAbi } from '../../chain/entryPoints';
+import { allowContract, paymasterRpc, paymasterRpcResult } from './paymasterApi';
+import { OP_COST_USD_MICRO, TARGET, signedDataRequest, usd } from './signedDataRequests';
 import { receiptWorld } from './receiptWorld';
 import { ENTRY_POINTS, newAccountOn, publicClientFor, rpc, toRpcUserOperation } from './smartAccounts';
 import {
   signInSponsoringMerchant,
+  signedWithPaymasterResult,
   sponsorOperation,
   usdcCall,
   userOperationEvent,
@@ -21,10 +22,7 @@ import {
  */
 
 const TRACKED_CHAIN = 11155111;
-/** (0x30000 + 0x30000 + 0x10000 + 50,000) gas × 2 gwei at 3,000 USD: one attacker request's maximum cost. */
-const ATTACK_COST_USD_MICRO = 3_052_512n;
 const ATTACKS = 300n;
-const usd = (micro: bigint) => `${micro / 1_000_000n}.${(micro % 1_000_000n).toString().padStart(6, '0')}`;
 
 let clock = new Date('2031-08-01T12:00:00.000Z');
 const world = receiptWorld('m');
@@ -37,7 +35,7 @@ beforeAll(async () => {
     now: () => clock,
     appEnv: {
       // The testnet budget is worth exactly the attacker's 300 requests, all of which one merchant may hold.
-      PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: usd(ATTACKS * ATTACK_COST_USD_MICRO),
+      PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: usd(ATTACKS * OP_COST_USD_MICRO),
       PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
       LOG_LEVEL: 'warn',
     },
@@ -81,34 +79,11 @@ describe('issue 13 finding 3: the global daily budget can be exhausted by anyone
   it('300 unsent signed operations do not block another merchant once their validUntil passes', async () => {
     clock = new Date('2031-08-02T12:00:00.000Z');
     const chain = chainById(TRACKED_CHAIN);
-    const callData = encodeFunctionData({
-      abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
-      functionName: 'execute',
-      args: [chain.contracts.usdc!, 0n, '0x'],
-    });
     // The attacker: the sponsor's publishable client id, a fresh sender per request, nothing ever sent.
+    await allowContract(sponsor.app, sponsor.merchant, TRACKED_CHAIN, TARGET);
     const attacks = await Promise.all(
       Array.from({ length: Number(ATTACKS) }, () =>
-        paymasterRpc(sponsor.app, sponsor.clientId, {
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'pm_getPaymasterData',
-          params: [
-            {
-              sender: `0x${randomBytes(20).toString('hex')}`,
-              nonce: '0x0',
-              callData,
-              callGasLimit: '0x30000',
-              verificationGasLimit: '0x30000',
-              preVerificationGas: '0x10000',
-              maxFeePerGas: '0x77359400',
-              maxPriorityFeePerGas: '0x3b9aca00',
-              signature: '0x',
-            },
-            ENTRY_POINT_V07_ADDRESS,
-            TRACKED_CHAIN,
-          ],
-        }),
+        paymasterRpc(sponsor.app, sponsor.clientId, signedDataRequest({ chainId: TRACKED_CHAIN })),
       ),
     );
     expect(attacks.filter((response) => response.body.result !== undefined)).toHaveLength(Number(ATTACKS));
@@ -199,15 +174,7 @@ describe('issue 13 finding 1: the ERC-20 (user_paid) mode drains the deposit', (
       TRACKED_CHAIN,
       { token: usdc },
     ]);
-    const operation = {
-      ...draft,
-      paymaster: signed.paymaster as Address,
-      paymasterData: signed.paymasterData!,
-      paymasterVerificationGasLimit: hexToBigInt(signed.paymasterVerificationGasLimit!),
-      paymasterPostOpGasLimit: hexToBigInt(signed.paymasterPostOpGasLimit!),
-      signature: '0x',
-    } as UserOperation<'0.7'>;
-    operation.signature = await account.sign(operation, TRACKED_CHAIN);
+    const operation = await signedWithPaymasterResult(account, TRACKED_CHAIN, draft, signed);
 
     const sent = await sponsor.app.request(`/v1/paymaster/bundler/${TRACKED_CHAIN}`, {
       method: 'POST',

@@ -1,9 +1,9 @@
-import { type Address, type Hex, encodeFunctionData, parseAbi } from 'viem';
-import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
+import type { Address } from 'viem';
 import { type TestApp, startTestApp } from '../harness/app';
-import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
+import type { SignedInMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
-import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
+import { paymasterRpc } from './paymasterApi';
+import { merchantSponsoringTarget, signedDataRequest } from './signedDataRequests';
 
 /**
  * Issue 13, finding 7 (API side): an operation's gas limits and fees are bounded before it is priced, so
@@ -12,49 +12,17 @@ import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterA
  */
 
 const CHAIN_ID = 84532;
-const TARGET: Address = '0x1000000000000000000000000000000000000001';
 const UINT128_MAX = `0x${'f'.repeat(32)}`;
 
-const callData: Hex = encodeFunctionData({
-  abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
-  functionName: 'execute',
-  args: [TARGET, 0n, '0x'],
-});
-
-const request = (sender: Address, fields: Record<string, string>, context?: { token: string }) => ({
-  jsonrpc: '2.0',
-  id: 3,
-  method: 'pm_getPaymasterData',
-  params: [
-    {
-      sender,
-      nonce: '0x0',
-      callData,
-      callGasLimit: '0x30000',
-      verificationGasLimit: '0x30000',
-      preVerificationGas: '0x10000',
-      maxFeePerGas: '0x77359400',
-      maxPriorityFeePerGas: '0x3b9aca00',
-      signature: '0x',
-      ...fields,
-    },
-    ENTRY_POINT_V07_ADDRESS,
-    CHAIN_ID,
-    ...(context ? [context] : []),
-  ],
-});
+const request = (sender: Address, fields: Record<string, string>, context?: { token: string }) =>
+  signedDataRequest({ sender, chainId: CHAIN_ID, fields, ...(context && { context }) });
 
 let app: TestApp;
 let merchant: SignedInMerchant;
 let clientId: string;
 beforeAll(async () => {
   app = await startTestApp({ LOG_LEVEL: 'warn' });
-  merchant = await signInNewMerchant(app);
-  ({ clientId } = await createPaymasterClient(app, merchant, {
-    allowedChainIds: [CHAIN_ID],
-    gasMode: 'both',
-  }));
-  await allowContract(app, merchant, CHAIN_ID, TARGET);
+  ({ merchant, clientId } = await merchantSponsoringTarget(app, CHAIN_ID, { gasMode: 'both' }));
 });
 afterAll(() => app.close());
 

@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
-import { encodeFunctionData, parseAbi } from 'viem';
-import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
+import type { Address } from 'viem';
 import { createPrepaidBalanceActivities } from '../../activities/prepaidBalances';
 import { creditPrepaidBalance, debitPrepaidBalance, findPrepaidBalanceDrift } from '../../db/prepaidLedger';
 import { type TestApp, startTestApp } from '../harness/app';
@@ -8,14 +7,13 @@ import { localContractsAs, writeDeploymentsFile } from '../harness/deployments';
 import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
 import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
+import { TARGET, signedDataRequest } from './signedDataRequests';
 
 /**
  * Issue 12, finding 7: the prepaid balance was a SUM over the merchant's whole ledger, computed on every
  * sponsored call. It is now a running balance kept in the same transaction as each ledger entry; the
  * ledger stays the source of truth, and a check recomputes every balance from it.
  */
-
-const TARGET = '0x1000000000000000000000000000000000000001' as const;
 
 let app: TestApp;
 beforeAll(async () => {
@@ -38,24 +36,8 @@ const runningBalance = async (merchantId: string) =>
 const balanceRoute = async (merchant: SignedInMerchant) =>
   (await app.request('/v1/merchants/me/balance', { headers: merchant.auth })).body.prepaidBalanceUsd;
 
-const stubOnBase = (sender: string) => ({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'pm_getPaymasterStubData',
-  params: [
-    {
-      sender,
-      nonce: '0x0',
-      callData: encodeFunctionData({
-        abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
-        functionName: 'execute',
-        args: [TARGET, 0n, '0x'],
-      }),
-    },
-    ENTRY_POINT_V07_ADDRESS,
-    8453,
-  ],
-});
+const stubOnBase = (sender: Address) =>
+  signedDataRequest({ method: 'pm_getPaymasterStubData', sender, chainId: 8453 });
 
 describe('issue 12 finding 7: the balance is a SUM over the whole ledger on every sponsored call', () => {
   it('keeps a running balance in the same transaction as each entry: equal to the ledger under concurrent writes, untouched by a rollback', async () => {
@@ -119,7 +101,7 @@ describe('issue 12 finding 7: the balance is a SUM over the whole ledger on ever
       allowedChainIds: [8453],
     });
     await allowContract(app, merchant, 8453, TARGET);
-    const sender = '0x5000000000000000000000000000000000000071';
+    const sender: Address = '0x5000000000000000000000000000000000000071';
     await creditPrepaidBalance(app.db, {
       merchantId: merchant.merchantId,
       amountUsd: '5',

@@ -1,13 +1,19 @@
-import { randomBytes } from 'node:crypto';
-import { type Address, type Hex, encodeFunctionData, parseAbi } from 'viem';
-import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
-import { recordReceiptAndCharge } from '../../db/gasCharges';
+import type { Hex } from 'viem';
+
 import { creditPrepaidBalance } from '../../db/prepaidLedger';
-import { type TestApp, startTestApp } from '../harness/app';
-import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
+import type { TestApp } from '../harness/app';
+import type { SignedInMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
-import { MAINNET_CHAIN_ID, type MainnetStandIn, startMainnetStandIn } from './mainnetStandIn';
-import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
+import { MAINNET_CHAIN_ID, appsOnMainnetStandIn } from './mainnetStandIn';
+import { createPaymasterClient, paymasterRpc } from './paymasterApi';
+import {
+  OP_CHARGED_USD_MICRO,
+  manualClock,
+  merchantSponsoringTarget,
+  signedDataRequest,
+  usd,
+  recordInclusion,
+} from './signedDataRequests';
 import { rpc } from './smartAccounts';
 
 /**
@@ -17,75 +23,23 @@ import { rpc } from './smartAccounts';
  * (the receipt replaces it with the actual charge), a per-merchant daily cap and a merchant-set
  * per-client cap apply, and fees far above the chain's current fees are refused.
  *
- * At 2 gwei each request's maximum is 0.001017504 ETH = 3.052512 USD, 3.357764 USD with the 10 % markup.
+ * Each request's maximum is 3.357764 USD with the 10 % markup (signedDataRequests.ts), from a fresh sender.
  */
 
-const TARGET: Address = '0x1000000000000000000000000000000000000001';
-const MAX_CHARGED_USD_MICRO = 3_357_764n;
-const usd = (micro: bigint) => `${micro / 1_000_000n}.${(micro % 1_000_000n).toString().padStart(6, '0')}`;
-
-const callData: Hex = encodeFunctionData({
-  abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
-  functionName: 'execute',
-  args: [TARGET, 0n, '0x'],
-});
-
-const signedDataRequest = (
-  chainId: number,
-  fees: { maxFeePerGas?: Hex; maxPriorityFeePerGas?: Hex } = {},
-) => ({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'pm_getPaymasterData',
-  params: [
-    {
-      sender: `0x${randomBytes(20).toString('hex')}`,
-      nonce: '0x0',
-      callData,
-      callGasLimit: '0x30000',
-      verificationGasLimit: '0x30000',
-      preVerificationGas: '0x10000',
-      maxFeePerGas: fees.maxFeePerGas ?? '0x77359400',
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas ?? '0x3b9aca00',
-      signature: '0x',
-    },
-    ENTRY_POINT_V07_ADDRESS,
-    chainId,
-  ],
-});
-
-function manualClock(iso: string) {
-  let current = new Date(iso);
-  return {
-    now: () => current,
-    advance: (seconds: number) => (current = new Date(current.getTime() + seconds * 1000)),
-  };
-}
-
-let mainnet: MainnetStandIn;
-const opened: TestApp[] = [];
-beforeAll(async () => {
-  mainnet = await startMainnetStandIn();
-});
-afterAll(async () => {
-  await Promise.all(opened.map((app) => app.close()));
-  await mainnet?.stop();
-});
+const startApp = appsOnMainnetStandIn();
 
 async function setUp(now: () => Date, env: Record<string, string> = {}) {
-  const app = await startTestApp({ LOG_LEVEL: 'warn', ...mainnet.appEnv, ...env }, { now });
-  opened.push(app);
-  const merchant = await signInNewMerchant(app);
-  const { clientId } = await createPaymasterClient(app, merchant, {
-    environment: 'live',
-    allowedChainIds: [MAINNET_CHAIN_ID],
-  });
-  await allowContract(app, merchant, MAINNET_CHAIN_ID, TARGET);
-  return { app, merchant, clientId };
+  const app = await startApp(env, now);
+  return { app, ...(await merchantSponsoringTarget(app, MAINNET_CHAIN_ID)) };
 }
 
-const sign = async (app: TestApp, clientId: string, fees?: Parameters<typeof signedDataRequest>[1]) =>
-  (await paymasterRpc(app, clientId, signedDataRequest(MAINNET_CHAIN_ID, fees))).body;
+const sign = async (
+  app: TestApp,
+  clientId: string,
+  fees?: { maxFeePerGas?: Hex; maxPriorityFeePerGas?: Hex },
+) =>
+  (await paymasterRpc(app, clientId, signedDataRequest({ chainId: MAINNET_CHAIN_ID, fields: { ...fees } })))
+    .body;
 
 const balanceOf = async (app: TestApp, merchant: SignedInMerchant) =>
   (await app.request('/v1/merchants/me/balance', { headers: merchant.auth })).body.prepaidBalanceUsd;
@@ -97,7 +51,7 @@ describe('issue 13 finding 2: a publishable client id can extract the prepaid ba
     // Room for two maximum charges and a little: the third is refused although the balance is positive.
     await creditPrepaidBalance(app.db, {
       merchantId: merchant.merchantId,
-      amountUsd: usd(2n * MAX_CHARGED_USD_MICRO + 1_000_000n),
+      amountUsd: usd(2n * OP_CHARGED_USD_MICRO + 1_000_000n),
       description: 'top-up',
     });
     expect((await sign(app, clientId)).result).toBeDefined();
@@ -108,7 +62,7 @@ describe('issue 13 finding 2: a publishable client id can extract the prepaid ba
       message: expect.stringMatching(/^Policy denied: paymaster_billing_balance_exhausted: /),
     });
     // Reserving is not charging: the balance itself is untouched.
-    expect(await balanceOf(app, merchant)).toBe(usd(2n * MAX_CHARGED_USD_MICRO + 1_000_000n));
+    expect(await balanceOf(app, merchant)).toBe(usd(2n * OP_CHARGED_USD_MICRO + 1_000_000n));
 
     // Neither operation was sent: past their validUntil the reservations are gone.
     clock.advance(601);
@@ -122,7 +76,7 @@ describe('issue 13 finding 2: a publishable client id can extract the prepaid ba
     const { app, merchant, clientId } = await setUp(clock.now);
     await creditPrepaidBalance(app.db, {
       merchantId: merchant.merchantId,
-      amountUsd: usd(MAX_CHARGED_USD_MICRO),
+      amountUsd: usd(OP_CHARGED_USD_MICRO),
       description: 'top-up',
     });
     expect((await sign(app, clientId)).result).toBeDefined();
@@ -134,21 +88,12 @@ describe('issue 13 finding 2: a publishable client id can extract the prepaid ba
       .where('status', '=', 'submitted')
       .execute();
     // Included at a tenth of its maximum: 0.0001017504 ETH = 0.305252 USD, 0.335777 USD with markup.
-    await recordReceiptAndCharge(
+    await recordInclusion(
       app.db,
-      {
-        chainId: MAINNET_CHAIN_ID,
-        entryPoint: ENTRY_POINT_V07_ADDRESS,
-        userOpHash: row!.user_op_hash!,
-        success: true,
-        actualGasCost: 101_750_400_000_000n,
-        actualGasUsed: 100_000n,
-        txHash: `0x${randomBytes(32).toString('hex')}`,
-        blockNumber: 1n,
-      },
+      { chainId: MAINNET_CHAIN_ID, userOpHash: row!.user_op_hash! },
       app.config.PAYMASTER_MARKUP_BPS,
     );
-    expect(await balanceOf(app, merchant)).toBe(usd(MAX_CHARGED_USD_MICRO - 335_777n));
+    expect(await balanceOf(app, merchant)).toBe(usd(OP_CHARGED_USD_MICRO - 335_777n));
     // What is left is less than one maximum charge: still refused, now by the smaller balance.
     expect((await sign(app, clientId)).error.message).toMatch(/paymaster_billing_balance_exhausted/);
     await creditPrepaidBalance(app.db, {
@@ -175,14 +120,14 @@ describe('issue 13 finding 2: a publishable client id can extract the prepaid ba
       method: 'PATCH',
       headers: merchant.auth,
       json: {
-        perClientDailyUsd: usd(2n * MAX_CHARGED_USD_MICRO),
-        perMerchantDailyUsd: usd(3n * MAX_CHARGED_USD_MICRO),
+        perClientDailyUsd: usd(2n * OP_CHARGED_USD_MICRO),
+        perMerchantDailyUsd: usd(3n * OP_CHARGED_USD_MICRO),
       },
     });
     expect(patch.status).toBe(200);
     expect(patch.body.merchant).toMatchObject({
-      perClientDailyUsd: usd(2n * MAX_CHARGED_USD_MICRO).replace(/0+$/, ''),
-      perMerchantDailyUsd: usd(3n * MAX_CHARGED_USD_MICRO).replace(/0+$/, ''),
+      perClientDailyUsd: usd(2n * OP_CHARGED_USD_MICRO).replace(/0+$/, ''),
+      perMerchantDailyUsd: usd(3n * OP_CHARGED_USD_MICRO).replace(/0+$/, ''),
     });
     expect(patch.body.platform).toMatchObject({ perClientDailyUsd: null, perMerchantDailyUsd: '10000' });
 

@@ -146,16 +146,26 @@ export async function sponsorOperation(
   };
   const signParams = rpcParams(estimated);
   const signed = await paymasterRpcResult(app, clientId, 'pm_getPaymasterData', signParams);
-  const operation = {
-    ...estimated,
-    paymaster: signed.paymaster as Address,
-    paymasterData: signed.paymasterData!,
-    paymasterVerificationGasLimit: hexToBigInt(signed.paymasterVerificationGasLimit!),
-    paymasterPostOpGasLimit: hexToBigInt(signed.paymasterPostOpGasLimit!),
+  const operation = await signedWithPaymasterResult(account, chain.chainId, estimated, signed);
+  return { operation, stub, signParams };
+}
+
+/** The operation with our RPC's paymaster fields, signed by the account's owner: ready to send. */
+export async function signedWithPaymasterResult(
+  account: SimpleAccount,
+  chainId: number,
+  operation: Partial<UserOperation<'0.7'>>,
+  paymasterResult: Record<string, Hex>,
+): Promise<UserOperation<'0.7'>> {
+  const withPaymaster = {
+    ...operation,
+    paymaster: paymasterResult.paymaster as Address,
+    paymasterData: paymasterResult.paymasterData!,
+    paymasterVerificationGasLimit: hexToBigInt(paymasterResult.paymasterVerificationGasLimit!),
+    paymasterPostOpGasLimit: hexToBigInt(paymasterResult.paymasterPostOpGasLimit!),
     signature: '0x',
   } as UserOperation<'0.7'>;
-  operation.signature = await account.sign(operation, chain.chainId);
-  return { operation, stub, signParams };
+  return { ...withPaymaster, signature: await account.sign(withPaymaster, chainId) };
 }
 
 export interface Inclusion {
