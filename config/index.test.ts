@@ -56,15 +56,14 @@ describe('configuration', () => {
 });
 
 describe("issue 13 finding 7: the signer's shared secret travels over plain HTTP", () => {
-  it.each([
-    'http://signer.example.com:3100',
-    'http://203.0.113.7:3100',
-    'http://[2001:db8::7]:3100',
-  ])('in production, SIGNER_URL %s (plain HTTP to a public host) is refused', (url) => {
-    expect(() => loadConfig({ NODE_ENV: 'production', SIGNER_URL: url })).toThrow(
-      /^Invalid configuration:\n {2}SIGNER_URL: the shared secret would cross a public network in plain HTTP/,
-    );
-  });
+  it.each(['http://signer.example.com:3100', 'http://203.0.113.7:3100', 'http://[2001:db8::7]:3100'])(
+    'in production, SIGNER_URL %s (plain HTTP to a public host) is refused',
+    (url) => {
+      expect(() => loadConfig({ NODE_ENV: 'production', SIGNER_URL: url })).toThrow(
+        /^Invalid configuration:\n {2}SIGNER_URL: the shared secret would cross a public network in plain HTTP/,
+      );
+    },
+  );
 
   it.each([
     'https://signer.example.com',

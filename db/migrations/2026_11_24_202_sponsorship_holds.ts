@@ -45,7 +45,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('per_client_daily_usd', sql`numeric(20, 6)`, (col) => col.check(sql`per_client_daily_usd > 0`))
     .execute();
 
-  await sql`DROP FUNCTION consume_paymaster_limit_counters(text[], timestamptz[], bigint[], bigint[])`.execute(db);
+  await sql`DROP FUNCTION consume_paymaster_limit_counters(text[], timestamptz[], bigint[], bigint[])`.execute(
+    db,
+  );
 
   /*
    * Consumes an operation's limits all or nothing, in the caller's order (a fixed lock order). `bases`:
