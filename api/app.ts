@@ -6,6 +6,7 @@ import { createPublicClients } from '../chain/publicClients';
 import { taskQueueNames } from '../workers/taskQueues';
 import type { Db } from '../db/client';
 import { createSponsorshipLimits, type SponsorshipLimits } from '../paymaster/limits';
+import { createChainFeeLevels } from '../chain/operationBounds';
 import { createEthUsdPrices } from '../paymaster/prices';
 import { createSignerClient } from '../paymaster/signerClient';
 import type { AppContext } from './appContext';
@@ -107,6 +108,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
         prices: createEthUsdPrices({ config: deps.config, publicClients, networks, logger: deps.logger }),
         now,
       }),
+    chainFees: createChainFeeLevels({ publicClients, logger: deps.logger }),
     webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
     emailCodes: createEmailCodes({ db: deps.db, hashKey: emailCodeHashKeyFromConfig(deps.config) }),
     mailer: createMailer({ config: deps.config, logger: deps.logger }),

@@ -4,6 +4,7 @@ import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { PublicClients } from '../chain/publicClients';
 import type { TaskQueueRole } from '../workers/taskQueues';
 import type { Db } from '../db/client';
+import type { ChainFeeLevels } from '../chain/operationBounds';
 import type { SponsorshipLimits } from '../paymaster/limits';
 import type { SignerClient } from '../paymaster/signerClient';
 import type { EmailCodes } from './auth/emailCodes';
@@ -31,6 +32,8 @@ export interface AppContext {
   emailCodes: EmailCodes;
   /** Sends e-mail through SMTP_URL after the request; `configured` is false without one. */
   mailer: Mailer;
+  /** The chains' current gas fees, which the fees of signed operations are bounded by. */
+  chainFees: ChainFeeLevels;
   /** Encrypts webhook signing secrets for storage (WEBHOOK_SECRET_ENCRYPTION_KEY). */
   webhookSecrets: WebhookSecretBox;
   /** The current time; tests inject a fixed or moving clock instead of sleeping. */

@@ -44,6 +44,9 @@ const PLATFORM_LIMITS = {
   PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: '1000000',
   PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: '100000000',
   PAYMASTER_PLATFORM_DAILY_BUDGET_USD: '100000000',
+  PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: '100000000',
+  PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: '100000000',
+  PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
 };
 
 type Variant = 'withLimits' | 'withoutLimits';
@@ -85,14 +88,17 @@ function summarise(rounds: RpcLoadFigures[], settling: RpcLoadFigures): VariantF
   };
 }
 
-/** A counter's use over all its windows (a run may cross an hour or a day). */
+/** A counter's use over all its windows (a run may cross an hour or a day): consumed plus held (nothing is included). */
 async function counterTotal(db: Db, key: string): Promise<bigint> {
-  const { used } = await db
+  const { used, held } = await db
     .selectFrom('paymaster_limit_counters')
     .where('counter_key', '=', key)
-    .select((eb) => eb.fn.sum<string | null>('used').as('used'))
+    .select((eb) => [
+      eb.fn.sum<string | null>('used').as('used'),
+      eb.fn.sum<string | null>('held').as('held'),
+    ])
     .executeTakeFirstOrThrow();
-  return BigInt(used ?? 0);
+  return BigInt(used ?? 0) + BigInt(held ?? 0);
 }
 
 /** "3000.00000000" (the usage row's price) → the feed answer it was written from. */
@@ -156,7 +162,7 @@ async function checkAccounting(
   const counted = {
     ops: await counterTotal(db, `sender_ops:${merchantId}:${sender}`),
     senderUsd: await counterTotal(db, `sender_usd:${merchantId}:${sender}`),
-    budget: await counterTotal(db, 'platform_budget_usd'),
+    budget: await counterTotal(db, 'platform_budget_usd:testnet'),
   };
   if (counted.ops !== ops) problems.push(`sender op counter ${counted.ops} ≠ ${ops} signed operations`);
   if (counted.senderUsd !== senderUsd)

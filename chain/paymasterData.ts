@@ -122,6 +122,35 @@ export interface SponsorshipHashParameters {
   chainId: number;
   paymaster: Address;
   terms: SponsorshipTerms;
+  /**
+   * The account's EIP-7702 delegate, for an operation whose initCode starts with the 0x7702 marker
+   * (EntryPoint v0.8): the v0.8 paymaster signs over it as the EntryPoint hashes it.
+   */
+  eip7702Delegate?: Address;
+}
+
+/** EntryPoint v0.8 reads an initCode whose first 20 bytes are this marker as an EIP-7702 account. */
+export const EIP7702_INITCODE_MARKER: Address = '0x7702000000000000000000000000000000000000';
+
+/** Whether the initCode marks an EIP-7702 operation (its first 20 bytes, zero-padded, are the marker). */
+export function isEip7702InitCode(initCode: Hex): boolean {
+  if (size(initCode) < 2) return false;
+  const start =
+    size(initCode) >= 20
+      ? slice(initCode, 0, 20)
+      : concat([initCode, `0x${'00'.repeat(20 - size(initCode))}`]);
+  return start.toLowerCase() === EIP7702_INITCODE_MARKER;
+}
+
+/**
+ * keccak256(initCode), or for an EIP-7702 initCode the EntryPoint v0.8 override:
+ * keccak256(delegate ‖ initCode[20:]) (just the delegate when the initCode is the bare marker).
+ */
+export function initCodeHash(initCode: Hex, eip7702Delegate: Address | undefined): Hex {
+  if (!isEip7702InitCode(initCode)) return keccak256(initCode);
+  if (!eip7702Delegate)
+    throw new TypeError('an EIP-7702 initCode is hashed over its delegate: pass eip7702Delegate');
+  return keccak256(size(initCode) <= 20 ? eip7702Delegate : concat([eip7702Delegate, slice(initCode, 20)]));
 }
 
 /**
@@ -133,6 +162,7 @@ export function sponsorshipHash({
   chainId,
   paymaster,
   terms,
+  eip7702Delegate,
 }: SponsorshipHashParameters): Hex {
   // paymasterData is excluded from the hash (it carries the signature); the gas limits are not.
   const packed = toPackedUserOperation({ ...userOperation, paymaster, paymasterData: '0x', signature: '0x' });
@@ -152,7 +182,7 @@ export function sponsorshipHash({
       [
         packed.sender,
         packed.nonce,
-        keccak256(packed.initCode),
+        initCodeHash(packed.initCode, eip7702Delegate),
         keccak256(packed.callData),
         packed.accountGasLimits,
         paymasterGasLimits,

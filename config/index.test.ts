@@ -55,6 +55,30 @@ describe('configuration', () => {
   });
 });
 
+describe("issue 13 finding 7: the signer's shared secret travels over plain HTTP", () => {
+  it.each(['http://signer.example.com:3100', 'http://203.0.113.7:3100', 'http://[2001:db8::7]:3100'])(
+    'in production, SIGNER_URL %s (plain HTTP to a public host) is refused',
+    (url) => {
+      expect(() => loadConfig({ NODE_ENV: 'production', SIGNER_URL: url })).toThrow(
+        /^Invalid configuration:\n {2}SIGNER_URL: the shared secret would cross a public network in plain HTTP/,
+      );
+    },
+  );
+
+  it.each([
+    'https://signer.example.com',
+    'http://signer:3100',
+    'http://127.0.0.1:3100',
+    'http://localhost:3100',
+    'http://10.1.2.3:3100',
+    'http://172.20.0.5:3100',
+    'http://192.168.7.2:3100',
+    'http://[fd00::5]:3100',
+  ])('in production, SIGNER_URL %s (TLS, or a private network) is accepted', (url) => {
+    expect(loadConfig({ NODE_ENV: 'production', SIGNER_URL: url }).SIGNER_URL).toBe(url);
+  });
+});
+
 describe('process start-up with a bad configuration', () => {
   it('the api process stops with status 1 and a message naming the variable', () => {
     const result = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'api/main.ts'], {

@@ -138,6 +138,19 @@ export const configSchema = z.object({
     .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
     .optional(),
   SIGNER_ERC20_TOKENS: erc20TokenRates.optional(),
+  /** signer: the latest validUntil it signs, in seconds from its own clock. */
+  SIGNER_MAX_VALIDITY_SEC: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(10 * 365 * 24 * 3600)
+    .default(3600),
+  /** signer: its own fee bound, in basis points of the chain's current fees (as PAYMASTER_FEE_BOUND_BPS). */
+  SIGNER_FEE_BOUND_BPS: z.coerce.number().int().min(10_000).max(1_000_000).default(50_000),
+  /** signer: most gas (every limit plus preVerificationGas) one operation it signs may carry. */
+  SIGNER_MAX_OPERATION_GAS: z.coerce.number().int().min(100_000).max(1_000_000_000).default(30_000_000),
+  /** signer: the share of the paymaster's EntryPoint deposit one operation's maximum cost may take, in basis points. */
+  SIGNER_MAX_DEPOSIT_SHARE_BPS: z.coerce.number().int().min(1).max(10_000).default(1000),
   /** How long the API waits for the signing service before answering paymaster_upstream_error. */
   SIGNER_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
   BODY_LIMIT_BYTES: z.coerce
@@ -227,8 +240,24 @@ export const configSchema = z.object({
   /** Platform per-sender limits (a merchant may only tighten them): operations per UTC hour, USD per UTC day. */
   PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: z.coerce.number().int().min(1).max(1_000_000).default(500),
   PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: usdLimit.default('500'),
-  /** Platform-wide USD of sponsored gas per UTC day, across all merchants; resets at 00:00 UTC. */
+  /**
+   * Platform-wide USD of sponsored gas per UTC day on mainnets, across all merchants; resets at 00:00 UTC.
+   * Signing holds an operation's maximum cost until its validUntil; the receipt replaces it with the actual cost.
+   */
   PAYMASTER_PLATFORM_DAILY_BUDGET_USD: usdLimit.default('100000'),
+  /** The same budget for testnets, kept apart so testnet traffic never blocks mainnet sponsorship. */
+  PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: usdLimit.default('1000'),
+  /** The share of each daily budget one merchant may hold or spend, in basis points (10000 = all of it). */
+  PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: z.coerce.number().int().min(1).max(10_000).default(2000),
+  /** Sponsored USD (markup included) per merchant per UTC day and network class; a merchant may only tighten it. */
+  PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: usdLimit.default('10000'),
+  /**
+   * Fee bound of signed operations, in basis points of the chain's current fees: maxFeePerGas at most this
+   * share of (2 × base fee + priority fee), maxPriorityFeePerGas at most this share of (base fee + priority fee).
+   */
+  PAYMASTER_FEE_BOUND_BPS: z.coerce.number().int().min(10_000).max(1_000_000).default(30_000),
+  /** Most gas one signed operation may reserve: every gas limit plus preVerificationGas. */
+  PAYMASTER_MAX_OPERATION_GAS: z.coerce.number().int().min(100_000).max(1_000_000_000).default(15_000_000),
   /** Markup on sponsored gas cost, in basis points (merchant per-transaction and per-sender USD caps count it). */
   PAYMASTER_MARKUP_BPS: z.coerce.number().int().min(0).max(10_000).default(DEFAULT_PAYMASTER_MARKUP_BPS),
   /** An ETH/USD answer older than this (against the chain's latest block) is not a price. */
@@ -276,7 +305,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const config = parsed.data;
+  if (config.NODE_ENV === 'production' && config.SIGNER_URL && !reachesSignerPrivately(config.SIGNER_URL)) {
+    throw new ConfigError([
+      {
+        variable: 'SIGNER_URL',
+        problem:
+          'the shared secret would cross a public network in plain HTTP: use https, or run the signer on a private network (a loopback or private address, or a single-label service name)',
+      },
+    ]);
+  }
   return { ...config, PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` };
+}
+
+/**
+ * Whether the API can send SIGNER_SHARED_SECRET to this URL without it crossing a public network in
+ * clear text: TLS, or a plain-HTTP host on a private network — loopback, RFC 1918 / unique-local
+ * addresses, or a single-label name (a service name on a private network, as in docker-compose).
+ */
+export function reachesSignerPrivately(signerUrl: string): boolean {
+  const { protocol, hostname } = new URL(signerUrl);
+  if (protocol === 'https:') return true;
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || (!host.includes('.') && !host.includes(':'))) return true;
+  const ipv4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(host);
+  if (ipv4) {
+    const [a, b] = [Number(ipv4[1]), Number(ipv4[2])];
+    return a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);
+  }
+  // IPv6: loopback and unique-local (fc00::/7).
+  return host === '::1' || /^f[cd][0-9a-f]{0,2}:/.test(host);
 }
 
 /** For process entrypoints: prints the problem and exits with status 1 instead of throwing. */

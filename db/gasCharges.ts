@@ -1,22 +1,31 @@
 import { sql, type Selectable } from 'kysely';
 import { ethUsdDecimalToAnswer, gasChargeMicroUsd, microUsdToFixed6 } from '../billing/gasChargeAmount';
+import { weiToMicroUsd } from '../paymaster/pricesConversion';
+import { networkByChainId } from '../chain/networks';
 import type { Db } from './client';
+import { releaseLimitHolds, settleLimitHold } from './paymasterLimits';
 import { recordUserOperationReceipt, type UserOperationReceipt } from './paymasterUsage';
 import { debitPrepaidBalance } from './prepaidLedger';
 import type { GasChargesTable } from './schema';
 
 /**
- * Gas charges: what an included sponsored operation cost the merchant, debited from the prepaid ledger.
- * One charge per usage row (unique usage_id), whatever the receipt tracker rescans.
+ * Gas charges: what an included sponsored operation on a mainnet cost the merchant, debited from the
+ * prepaid ledger. One charge per usage row (unique usage_id), whatever the receipt tracker rescans.
+ * Testnet operations are never charged: testnet gas is not the merchant's money (a `pmc_test_` client
+ * must not be able to spend the real balance).
  */
+
+/** Whether included operations on this chain are charged to the prepaid ledger: mainnets only. */
+export const chargedChain = (chainId: number): boolean => networkByChainId(chainId)?.testnet === false;
 export type GasChargeRow = Selectable<GasChargesTable> & { client_label: string | null };
 
 /** The ledger reference of a usage row's debit (unique per merchant, like the charge itself). */
 export const gasChargeReference = (usageId: string) => `gas-charge:${usageId}`;
 
 /**
- * The receipt tracker's step per UserOperationEvent, in one transaction: the usage row gets its receipt
- * and, when sponsored, its charge, so the status change and the debit become visible together.
+ * The receipt tracker's step per UserOperationEvent, in one transaction: the usage row gets its receipt,
+ * its sponsorship holds become the actual cost, and, when sponsored on a mainnet, its charge is debited —
+ * so the status change, the limits and the debit become visible together.
  */
 export async function recordReceiptAndCharge(
   db: Db,
@@ -25,14 +34,56 @@ export async function recordReceiptAndCharge(
 ): Promise<{ recorded: number; charged: number }> {
   return db.transaction().execute(async (trx) => {
     const recorded = await recordUserOperationReceipt(trx, receipt);
+    // Holds first: the counters (the prepaid reservation's included) are locked before the ledger's
+    // balance row, in the order signing takes them.
+    await settleIncludedOperationHolds(trx, { ...receipt, markupBps });
     const charged = await chargeIncludedOperation(trx, { ...receipt, markupBps });
     return { recorded, charged };
   });
 }
 
 /**
+ * Replaces the sponsorship holds of the included operation with what it actually cost: the platform
+ * budget and the merchant's share count the cost, the merchant, client and sender caps the cost plus
+ * markup (as the charge computes it), and the prepaid reservation simply ends (the charge debits the
+ * ledger). Settling deletes the holds, so a rescan settles nothing twice. Without a price snapshot the
+ * holds are released. Run it inside the receipt's transaction.
+ */
+async function settleIncludedOperationHolds(
+  trx: Db,
+  {
+    chainId,
+    entryPoint,
+    userOpHash,
+    actualGasCost,
+    markupBps,
+  }: { chainId: number; entryPoint: string; userOpHash: string; actualGasCost: bigint; markupBps: number },
+): Promise<void> {
+  const rows = await trx
+    .selectFrom('paymaster_usage')
+    .select(['hold_id', 'eth_usd_price'])
+    .where('chain_id', '=', chainId)
+    .where('entry_point', '=', entryPoint.toLowerCase())
+    .where('user_op_hash', '=', userOpHash.toLowerCase())
+    .where('status', 'in', ['onchain_success', 'onchain_reverted'])
+    .where('hold_id', 'is not', null)
+    .execute();
+  for (const { hold_id: holdId, eth_usd_price: price } of rows) {
+    if (price === null) {
+      await releaseLimitHolds(trx, [holdId!]);
+      continue;
+    }
+    const ethUsdAnswer = ethUsdDecimalToAnswer(price);
+    await settleLimitHold(trx, holdId!, {
+      costMicro: weiToMicroUsd(actualGasCost, ethUsdAnswer),
+      chargedMicro: gasChargeMicroUsd({ actualGasCostWei: actualGasCost, ethUsdAnswer, markupBps }),
+    });
+  }
+}
+
+/**
  * Charges the included sponsored operation(s) of (chain, entry point, userOpHash) that have no charge
- * yet. Run it inside a transaction (`trx`): the charge row and its ledger debit are written together or
+ * yet; nothing on a testnet. Run it inside a transaction (`trx`): the charge row and its ledger debit are written together or
  * not at all, and the usage row lock plus the unique usage id make concurrent calls charge once.
  * A row without an ETH/USD snapshot gets an unpriced charge (figures kept, nothing debited).
  * Returns how many charges were written.
@@ -46,6 +97,7 @@ export async function chargeIncludedOperation(
     markupBps,
   }: { chainId: number; entryPoint: string; userOpHash: string; markupBps: number },
 ): Promise<number> {
+  if (!chargedChain(chainId)) return 0;
   const uncharged = await trx
     .selectFrom('paymaster_usage')
     .select('id')
@@ -82,9 +134,10 @@ async function chargeUsageRow(trx: Db, usageId: string, markupBps: number): Prom
       .executeTakeFirstOrThrow();
     if (
       usage.mode !== 'sponsored' ||
+      usage.chain_id === null ||
+      !chargedChain(usage.chain_id) ||
       (usage.status !== 'onchain_success' && usage.status !== 'onchain_reverted') ||
       usage.actual_gas_cost === null ||
-      usage.chain_id === null ||
       usage.user_op_hash === null ||
       usage.tx_hash === null
     )

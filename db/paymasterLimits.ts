@@ -4,8 +4,9 @@ import type { PaymasterMerchantLimitsTable } from './schema';
 
 /**
  * Sponsorship limits: the merchant's own values and the windowed counters they are consumed from.
- * A counter is consumed with a conditional upsert, so concurrent requests can never push it past its
- * limit: the row lock serialises them and the `WHERE` refuses the one that would overshoot.
+ * Operation counts are consumed at signing; dollar amounts are held until the paymaster data's
+ * validUntil and settled at their actual value on receipt (migration 202). Every change to a counter
+ * happens under its row lock, so concurrent requests can never push it past its limit.
  */
 export type MerchantLimitsRow = Selectable<PaymasterMerchantLimitsTable>;
 
@@ -14,6 +15,8 @@ export interface MerchantLimitsValues {
   /** Decimal USD strings. */
   perSenderDailyUsd: string | null;
   perTxUsd: string | null;
+  perMerchantDailyUsd: string | null;
+  perClientDailyUsd: string | null;
 }
 
 export async function findMerchantLimits(db: Db, merchantId: string): Promise<MerchantLimitsRow | undefined> {
@@ -34,6 +37,8 @@ export async function saveMerchantLimits(
     per_sender_hourly_ops: values.perSenderHourlyOps,
     per_sender_daily_usd: values.perSenderDailyUsd,
     per_tx_usd: values.perTxUsd,
+    per_merchant_daily_usd: values.perMerchantDailyUsd,
+    per_client_daily_usd: values.perClientDailyUsd,
   };
   return db
     .insertInto('paymaster_merchant_limits')
@@ -51,49 +56,104 @@ export interface LimitCounter {
   windowStart: Date;
 }
 
+/**
+ * How a consumption counts: `ops` is consumed at once; `cost` and `charged` (micro-dollars without and
+ * with markup) are held until the hold expires and settled at the actual value on receipt;
+ * `reservation` is held against the merchant's running prepaid balance instead of a limit.
+ */
+export type ConsumptionBasis = 'ops' | 'cost' | 'charged' | 'reservation';
+
 export interface CounterConsumption {
   counter: LimitCounter;
   amount: bigint;
+  /** Ignored for `reservation` (the balance is the limit). */
   limit: bigint;
+  basis: ConsumptionBasis;
+}
+
+export interface HoldTerms {
+  holdId: string;
+  /** The paymaster data's validUntil: the holds stop counting then. */
+  expiresAt: Date;
+  /** The caller's clock: holds that expired by then are released first. */
+  now: Date;
+  /** Whose prepaid balance a `reservation` is held against. */
+  merchantId: string;
 }
 
 /**
- * Adds each amount to its counter when every total stays within its limit, all or nothing, in one
- * statement (`consume_paymaster_limit_counters`, migration 090): under the row locks no concurrent
- * request can push a counter past its limit. Returns the index of the first refused consumption, or
- * undefined when all were consumed.
+ * Consumes and holds, all or nothing, in the given order (`consume_paymaster_limits`, one round trip):
+ * under the row locks no concurrent request can push a counter past its limit. Returns the index of the
+ * first refused consumption, or undefined when all were taken.
  */
-export async function consumeLimitCounters(
+export async function consumeSponsorshipLimits(
   db: Db,
   consumptions: readonly CounterConsumption[],
+  hold: HoldTerms,
 ): Promise<number | undefined> {
   if (consumptions.length === 0) return undefined;
   const { rows } = await sql<{ refused: number }>`
-    SELECT consume_paymaster_limit_counters(
+    SELECT consume_paymaster_limits(
       ${consumptions.map(({ counter }) => counter.key)}::text[],
       ${consumptions.map(({ counter }) => counter.windowStart.toISOString())}::timestamptz[],
       ${consumptions.map(({ amount }) => amount.toString())}::bigint[],
-      ${consumptions.map(({ limit }) => limit.toString())}::bigint[]
+      ${consumptions.map(({ limit }) => limit.toString())}::bigint[],
+      ${consumptions.map(({ basis }) => basis)}::text[],
+      ${hold.holdId}::uuid,
+      ${hold.expiresAt.toISOString()}::timestamptz,
+      ${hold.now.toISOString()}::timestamptz,
+      ${hold.merchantId}::uuid
     ) AS refused`.execute(db);
   const refused = rows[0]!.refused;
   return refused === 0 ? undefined : refused - 1;
 }
 
-/** Gives back what `consumeLimitCounters` took (the operation was not signed after all). */
+/** Gives back every hold of these operations (never signed, or never included): they stop counting. */
+export async function releaseLimitHolds(db: Db, holdIds: readonly string[]): Promise<void> {
+  if (holdIds.length === 0) return;
+  await sql`SELECT release_paymaster_limit_holds(${holdIds}::uuid[])`.execute(db);
+}
+
+/** The operation was included: its holds become its actual cost (micro-dollars, without and with markup). */
+export async function settleLimitHold(
+  db: Db,
+  holdId: string,
+  { costMicro, chargedMicro }: { costMicro: bigint; chargedMicro: bigint },
+): Promise<void> {
+  await sql`SELECT settle_paymaster_limit_hold(${holdId}::uuid, ${costMicro.toString()}::bigint, ${chargedMicro.toString()}::bigint)`.execute(
+    db,
+  );
+}
+
+/**
+ * What each counter has taken in its window as of `now`: consumed or settled amounts plus holds that
+ * have not expired (0 for a counter without a row). One round trip, in the given order.
+ */
+export async function limitCountersUsage(
+  db: Db,
+  counters: readonly LimitCounter[],
+  now: Date,
+): Promise<bigint[]> {
+  if (counters.length === 0) return [];
+  const { rows } = await sql<{ usage: string }>`
+    SELECT coalesce(counter.used + counter.held - coalesce((
+      SELECT sum(h.amount) FROM paymaster_limit_holds AS h
+      WHERE h.counter_key = wanted.counter_key AND h.window_start = wanted.window_start
+        AND NOT h.released AND h.expires_at <= ${now.toISOString()}::timestamptz
+    ), 0), 0)::text AS usage
+    FROM unnest(
+      ${counters.map((counter) => counter.key)}::text[],
+      ${counters.map((counter) => counter.windowStart.toISOString())}::timestamptz[]
+    ) WITH ORDINALITY AS wanted(counter_key, window_start, position)
+    LEFT JOIN paymaster_limit_counters AS counter USING (counter_key, window_start)
+    ORDER BY wanted.position`.execute(db);
+  return rows.map((row) => BigInt(row.usage));
+}
+
+/** Gives back consumed operations (`ops`; the operation was not signed after all). */
 export async function releaseLimitCounter(db: Db, counter: LimitCounter, amount: bigint): Promise<void> {
   await sql`
     UPDATE paymaster_limit_counters
     SET used = greatest(used - ${amount.toString()}::bigint, 0)
     WHERE counter_key = ${counter.key} AND window_start = ${counter.windowStart}`.execute(db);
-}
-
-/** What the counter has consumed in its window (0 when nothing yet). */
-export async function limitCounterUsage(db: Db, counter: LimitCounter): Promise<bigint> {
-  const row = await db
-    .selectFrom('paymaster_limit_counters')
-    .select('used')
-    .where('counter_key', '=', counter.key)
-    .where('window_start', '=', counter.windowStart)
-    .executeTakeFirst();
-  return row ? BigInt(row.used) : 0n;
 }

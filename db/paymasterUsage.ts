@@ -1,6 +1,12 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from './client';
-import type { PaymasterUsageStatus, PaymasterUsageTable, SponsorshipMode } from './schema';
+import { releaseLimitHolds } from './paymasterLimits';
+import type {
+  PaymasterUsageStatus,
+  PaymasterUsageTable,
+  SponsorshipMode,
+  StoredPaymasterResult,
+} from './schema';
 
 /** One row per paymaster decision: every denial with its `denied_*` status, every signed operation. */
 export type UsageRecordRow = Selectable<PaymasterUsageTable>;
@@ -21,30 +27,106 @@ export interface NewUsageRecord {
   validUntil?: Date | null;
   /** The ETH/USD snapshot when the operation was priced (decimal strings). */
   usdSnapshot?: { ethUsdPrice: string; estimatedGasCostWei: string; estimatedCostUsd: string };
+  /** The sponsorship holds the operation's dollars are counted under (settled on receipt). */
+  holdId?: string | null;
+}
+
+/** A signed operation's row: its hash, what was answered, and the fingerprint of the signing request. */
+export interface NewSignedUsageRecord extends NewUsageRecord {
+  userOpHash: string;
+  requestFingerprint: string;
+  signedResult: StoredPaymasterResult;
 }
 
 export async function insertUsageRecord(db: Db, record: NewUsageRecord): Promise<UsageRecordRow> {
   return db
     .insertInto('paymaster_usage')
-    .values({
-      merchant_id: record.merchantId,
-      client_id: record.clientId,
-      method: record.method,
-      chain_id: record.chainId,
-      mode: record.mode,
-      status: record.status,
-      reason: record.reason,
-      sender: record.sender,
-      entry_point: record.entryPoint,
-      user_op_hash: record.userOpHash,
-      targets: record.targets,
-      valid_until: record.validUntil ?? null,
-      eth_usd_price: record.usdSnapshot?.ethUsdPrice ?? null,
-      estimated_gas_cost_wei: record.usdSnapshot?.estimatedGasCostWei ?? null,
-      estimated_cost_usd: record.usdSnapshot?.estimatedCostUsd ?? null,
-    })
+    .values(usageRowValues(record))
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * Records a signed operation unless its (chain, entry point, userOpHash) already has a row; undefined
+ * then (a concurrent identical request won: the operation is recorded, limited and charged once).
+ */
+export async function insertSignedUsageRecord(
+  db: Db,
+  record: NewSignedUsageRecord,
+): Promise<UsageRecordRow | undefined> {
+  return db
+    .insertInto('paymaster_usage')
+    .values({
+      ...usageRowValues(record),
+      request_fingerprint: record.requestFingerprint,
+      signed_result: JSON.stringify(record.signedResult),
+    })
+    .onConflict((conflict) =>
+      conflict
+        .columns(['chain_id', 'entry_point', 'user_op_hash'])
+        .where('user_op_hash', 'is not', null)
+        .doNothing(),
+    )
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * What an operation already signed answered, found by its signing request's fingerprint (before
+ * signing) or its userOpHash (after), on the chain and entry point; undefined when there is none.
+ */
+export async function findSignedResult(
+  db: Db,
+  {
+    chainId,
+    entryPoint,
+    ...key
+  }: { chainId: number; entryPoint: string } & ({ requestFingerprint: string } | { userOpHash: string }),
+): Promise<StoredPaymasterResult | undefined> {
+  const row = await db
+    .selectFrom('paymaster_usage')
+    .select('signed_result')
+    .where('chain_id', '=', chainId)
+    .where('entry_point', '=', entryPoint.toLowerCase())
+    .where((eb) =>
+      'requestFingerprint' in key
+        ? eb('request_fingerprint', '=', key.requestFingerprint)
+        : eb('user_op_hash', '=', key.userOpHash.toLowerCase()),
+    )
+    .where('signed_result', 'is not', null)
+    .orderBy('seq')
+    .limit(1)
+    .executeTakeFirst();
+  const stored = row?.signed_result;
+  if (!stored) return undefined;
+  // jsonb keeps no key order: answer the fields in the order the signer's result has them.
+  return {
+    paymaster: stored.paymaster,
+    paymasterData: stored.paymasterData,
+    paymasterVerificationGasLimit: stored.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: stored.paymasterPostOpGasLimit,
+  };
+}
+
+function usageRowValues(record: NewUsageRecord) {
+  return {
+    merchant_id: record.merchantId,
+    client_id: record.clientId,
+    method: record.method,
+    chain_id: record.chainId,
+    mode: record.mode,
+    status: record.status,
+    reason: record.reason,
+    sender: record.sender,
+    entry_point: record.entryPoint,
+    user_op_hash: record.userOpHash,
+    targets: record.targets,
+    valid_until: record.validUntil ?? null,
+    eth_usd_price: record.usdSnapshot?.ethUsdPrice ?? null,
+    estimated_gas_cost_wei: record.usdSnapshot?.estimatedGasCostWei ?? null,
+    estimated_cost_usd: record.usdSnapshot?.estimatedCostUsd ?? null,
+    hold_id: record.holdId ?? null,
+  };
 }
 
 export interface UsageRecordFilter {
@@ -112,19 +194,29 @@ export async function recordUserOperationReceipt(db: Db, receipt: UserOperationR
   return Number(result.numUpdatedRows);
 }
 
-/** `submitted` rows of the chain whose paymaster data expired before `validBefore` become `dropped`. */
+/**
+ * `submitted` rows of the chain whose paymaster data expired before `validBefore` become `dropped`, and
+ * their sponsorship holds are deleted (they stopped counting at validUntil already), in one transaction.
+ */
 export async function markDroppedOperations(
   db: Db,
   { chainId, validBefore }: { chainId: number; validBefore: Date },
 ): Promise<number> {
-  const result = await db
-    .updateTable('paymaster_usage')
-    .set({ status: 'dropped' })
-    .where('chain_id', '=', chainId)
-    .where('status', '=', 'submitted')
-    .where('valid_until', '<', validBefore)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  return db.transaction().execute(async (trx) => {
+    const dropped = await trx
+      .updateTable('paymaster_usage')
+      .set({ status: 'dropped' })
+      .where('chain_id', '=', chainId)
+      .where('status', '=', 'submitted')
+      .where('valid_until', '<', validBefore)
+      .returning('hold_id as held')
+      .execute();
+    await releaseLimitHolds(
+      trx,
+      dropped.flatMap(({ held }) => (held === null ? [] : [held])),
+    );
+    return dropped.length;
+  });
 }
 
 /** The merchant's signed operations (rows with a userOpHash), newest first. */

@@ -4,7 +4,9 @@ import type { PrepaidLedgerEntriesTable } from './schema';
 
 /**
  * The merchant's prepaid gas balance as a ledger: credits (top-ups) and debits (gas charges).
- * The balance is always derived from the entries, never stored as a lone mutable number.
+ * The ledger is the source of truth and append-only; `prepaid_balances` holds its running sum, kept by a
+ * trigger in the same transaction as every entry (migration 200), so a balance read is one row rather
+ * than a sum over every entry. `findPrepaidBalanceDrift` recomputes balances from the ledger.
  */
 export type PrepaidLedgerEntryRow = Selectable<PrepaidLedgerEntriesTable>;
 
@@ -68,19 +70,56 @@ export function debitPrepaidBalance(db: Db, entry: LedgerEntryInput): Promise<Pr
 /** The merchant's prepaid balance in USD, a decimal string with 6 fractional digits (e.g. "12.500000"). */
 export async function prepaidBalanceUsd(db: Db, merchantId: string): Promise<string> {
   const row = await db
-    .selectFrom('prepaid_ledger_entries')
-    .select(sql<string>`coalesce(sum(${signedLedgerAmount}), 0)::numeric(20, 6)`.as('balance'))
+    .selectFrom('prepaid_balances')
+    .select(sql<string>`balance_usd::numeric(20, 6)::text`.as('balance'))
     .where('merchant_id', '=', merchantId)
-    .executeTakeFirstOrThrow();
-  return row.balance;
+    .executeTakeFirst();
+  return row?.balance ?? '0.000000';
 }
 
-/** True when credits exceed debits: the gate for sponsored operations on mainnets. */
+/** True when credits exceed debits: the gate for sponsored operations on mainnets (the running balance). */
 export async function hasPositivePrepaidBalance(db: Db, merchantId: string): Promise<boolean> {
   const row = await db
-    .selectFrom('prepaid_ledger_entries')
-    .select(sql<boolean>`coalesce(sum(${signedLedgerAmount}), 0) > 0`.as('positive'))
+    .selectFrom('prepaid_balances')
+    .select('merchant_id')
     .where('merchant_id', '=', merchantId)
-    .executeTakeFirstOrThrow();
-  return row.positive;
+    .where('balance_usd', '>', '0')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A merchant whose running balance is not the sum of its ledger entries (decimal USD strings). */
+export interface PrepaidBalanceDrift {
+  merchantId: string;
+  runningUsd: string;
+  ledgerUsd: string;
+}
+
+/**
+ * Recomputes balances from the ledger and lists every merchant whose running balance differs (an empty
+ * list when all agree). One statement, so ledger and running balances are read in one snapshot.
+ */
+export async function findPrepaidBalanceDrift(
+  db: Db,
+  { merchantIds }: { merchantIds?: string[] } = {},
+): Promise<PrepaidBalanceDrift[]> {
+  const only = merchantIds === undefined ? sql`true` : sql`merchant_id = ANY(${merchantIds}::uuid[])`;
+  const { rows } = await sql<{ merchant_id: string; running_usd: string; ledger_usd: string }>`
+    WITH ledger AS (
+      SELECT merchant_id, sum(${signedLedgerAmount}) AS balance
+      FROM prepaid_ledger_entries WHERE ${only} GROUP BY merchant_id
+    ), running AS (
+      SELECT merchant_id, balance_usd AS balance FROM prepaid_balances WHERE ${only}
+    )
+    SELECT merchant_id,
+      coalesce(running.balance, 0)::numeric(20, 6)::text AS running_usd,
+      coalesce(ledger.balance, 0)::numeric(20, 6)::text AS ledger_usd
+    FROM ledger FULL OUTER JOIN running USING (merchant_id)
+    WHERE coalesce(running.balance, 0) <> coalesce(ledger.balance, 0)
+    ORDER BY merchant_id`.execute(db);
+  return rows.map((row) => ({
+    merchantId: row.merchant_id,
+    runningUsd: row.running_usd,
+    ledgerUsd: row.ledger_usd,
+  }));
 }

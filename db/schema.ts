@@ -240,6 +240,20 @@ export interface PaymasterUsageTable {
   eth_usd_price: ColumnType<string | null, string | null | undefined, string | null>;
   estimated_gas_cost_wei: ColumnType<string | null, string | null | undefined, string | null>;
   estimated_cost_usd: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Signed rows: the hash of what was asked of the signer, to find a repeat before any limit is consumed. */
+  request_fingerprint: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Signed sponsored rows: the hold their sponsorship dollars are counted under (paymaster_limit_holds). */
+  hold_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Signed rows: the paymaster fields answered (jsonb), answered again to a repeat. */
+  signed_result: ColumnType<StoredPaymasterResult | null, string | null | undefined, string | null>;
+}
+
+/** The ERC-7677 result a signed usage row answered. */
+export interface StoredPaymasterResult {
+  paymaster: `0x${string}`;
+  paymasterData: `0x${string}`;
+  paymasterVerificationGasLimit: `0x${string}`;
+  paymasterPostOpGasLimit: `0x${string}`;
 }
 
 /** The merchant's own sponsorship limits; null columns fall back to the platform's. */
@@ -249,6 +263,8 @@ export interface PaymasterMerchantLimitsTable {
   /** numeric(20,6): decimal USD strings. */
   per_sender_daily_usd: string | null;
   per_tx_usd: string | null;
+  per_merchant_daily_usd: string | null;
+  per_client_daily_usd: string | null;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
@@ -257,6 +273,20 @@ export interface PaymasterLimitCountersTable {
   counter_key: string;
   window_start: Date;
   used: ColumnType<string, string | bigint, string | bigint>;
+  /** Unexpired and expired-but-unreleased holds (USD counters), micro-dollars. */
+  held: ColumnType<string, string | bigint | undefined, string | bigint>;
+}
+
+/** One counter's part of an operation's hold (migration 202). */
+export interface PaymasterLimitHoldsTable {
+  hold_id: string;
+  position: number;
+  counter_key: string;
+  window_start: Date;
+  amount: ColumnType<string, string | bigint, string | bigint>;
+  basis: 'cost' | 'charged' | 'reservation';
+  expires_at: Date;
+  released: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface PrepaidLedgerEntriesTable {
@@ -268,6 +298,14 @@ export interface PrepaidLedgerEntriesTable {
   description: string;
   reference: string | null;
   created_at: CreatedAt;
+}
+
+/** The running balance of the prepaid ledger, one row per merchant with entries (kept by a trigger). */
+export interface PrepaidBalancesTable {
+  merchant_id: string;
+  /** numeric(20,6), may be negative: decimal USD string. */
+  balance_usd: string;
+  updated_at: ColumnType<Date, never, never>;
 }
 
 export interface GasChargesTable {
@@ -450,7 +488,9 @@ export interface Database {
   paymaster_usage: PaymasterUsageTable;
   paymaster_merchant_limits: PaymasterMerchantLimitsTable;
   paymaster_limit_counters: PaymasterLimitCountersTable;
+  paymaster_limit_holds: PaymasterLimitHoldsTable;
   prepaid_ledger_entries: PrepaidLedgerEntriesTable;
+  prepaid_balances: PrepaidBalancesTable;
   gas_charges: GasChargesTable;
   topups: TopupsTable;
   billing_statements: BillingStatementsTable;

@@ -16,9 +16,10 @@ import { NO_USAGE_FACTS, type UsageFacts, recordPaymasterDenial } from './usageR
 
 /**
  * The bundler proxy (`POST /v1/paymaster/bundler/{chainId}`) after the client id and Origin were
- * accepted and the chain id was read: the client's chain and key-class checks, then the gas mode
- * and prepaid balance of every user operation that uses our paymaster, then the raw JSON-RPC
- * request relayed to the chain's bundler and its answer returned byte for byte.
+ * accepted and the chain id was read: the client's chain and key-class checks, the batch size, the
+ * method allowlist (DESIGN §7.6), then the gas mode of every user operation that uses our paymaster
+ * and the prepaid balance (once per request), then the raw JSON-RPC request relayed to the chain's
+ * bundler and its answer returned byte for byte.
  *
  * Gas mode comes from the relayed operation itself: an operation whose `paymaster` is one of our
  * paymasters on the chain is `sponsored` when its paymasterData mode byte is 0 and `user_paid`
@@ -28,6 +29,23 @@ import { NO_USAGE_FACTS, type UsageFacts, recordPaymasterDenial } from './usageR
 
 /** Bundler methods that carry a user operation as params[0]. */
 const USER_OPERATION_METHODS = new Set(['eth_sendUserOperation', 'eth_estimateUserOperationGas']);
+
+/**
+ * What the proxy relays (DESIGN §7.6): the ERC-4337 bundler methods and the gas-price method wallet SDKs
+ * call on the bundler URL. Anything else (debug_*, provider admin or paid methods) would spend our
+ * provider credential for the caller: it is answered -32601 and never reaches the provider.
+ */
+export const RELAYED_BUNDLER_METHODS: ReadonlySet<string> = new Set([
+  ...USER_OPERATION_METHODS,
+  'eth_getUserOperationByHash',
+  'eth_getUserOperationReceipt',
+  'eth_supportedEntryPoints',
+  'eth_chainId',
+  'pimlico_getUserOperationGasPrice',
+]);
+
+/** Most requests one JSON-RPC batch may hold. */
+export const MAX_BUNDLER_BATCH = 20;
 
 export interface BundlerProxyDependencies {
   db: Db;
@@ -49,6 +67,8 @@ export interface BundlerProxyRequest {
 export type BundlerProxyOutcome =
   /** HTTP 200 with the bundler's body, byte for byte. */
   | { kind: 'relayed'; body: Buffer }
+  /** HTTP 200 with our own JSON-RPC answer (a method the proxy does not relay); nothing reached the provider. */
+  | { kind: 'answered'; body: unknown }
   /** A client-policy or input refusal, or an upstream failure: HTTP `status` with `{ error: { message, type: 'error' } }`. */
   | { kind: 'refused'; status: number; message: string };
 
@@ -81,8 +101,32 @@ export async function proxyBundlerRequest(
     };
   }
 
+  const calls = Array.isArray(request) ? request : [request];
+  if (Array.isArray(request) && calls.length === 0)
+    return { kind: 'refused', status: 400, message: 'the batch is empty' };
+  if (calls.length > MAX_BUNDLER_BATCH) {
+    return {
+      kind: 'refused',
+      status: 400,
+      message: `the batch holds ${calls.length} requests; the bundler proxy relays at most ${MAX_BUNDLER_BATCH}`,
+    };
+  }
+  const notRelayed = answerUnrelayedMethods(calls);
+  if (notRelayed) {
+    await recordPaymasterDenial(
+      deps,
+      client,
+      { ...chainFacts, method: notRelayed.method },
+      'denied_malformed',
+      'method_not_relayed',
+    );
+    return { kind: 'answered', body: Array.isArray(request) ? notRelayed.answers : notRelayed.answers[0] };
+  }
+
   const paymasters = new Set(deps.paymastersOn(chainId).map((address) => address.toLowerCase()));
-  for (const operation of inspectOperations(request, paymasters)) {
+  // The prepaid balance is read once per request, for the first sponsored operation that needs it.
+  let balance: Promise<CheckOutcome> | undefined;
+  for (const operation of inspectOperations(calls, paymasters)) {
     if (operation.mode === null) continue;
     const facts: UsageFacts = {
       ...chainFacts,
@@ -93,12 +137,10 @@ export async function proxyBundlerRequest(
     };
     const gasMode = checkGasMode(client, operation.mode);
     if (!gasMode.ok) return refuse(deps, client, facts, gasMode.denial);
-    const balance: CheckOutcome = await checkPrepaidBalance(deps.db, {
-      merchantId: client.merchantId,
-      chainId,
-      mode: operation.mode,
-    });
-    if (!balance.ok) return refuse(deps, client, facts, balance.denial);
+    if (operation.mode !== 'sponsored') continue;
+    balance ??= checkPrepaidBalance(deps.db, { merchantId: client.merchantId, chainId, mode: 'sponsored' });
+    const outcome = await balance;
+    if (!outcome.ok) return refuse(deps, client, facts, outcome.denial);
   }
 
   const upstreamUrl = deps.bundlerUrlFor(chainId);
@@ -131,9 +173,48 @@ async function refuse(
   return { kind: 'refused', status: kind.httpStatus ?? 403, message: describeDenial(denial) };
 }
 
-/** Every user operation in a JSON-RPC request or batch, with the sponsorship mode it asks of our paymaster. */
-function inspectOperations(request: unknown, ourPaymasters: Set<string>): InspectedOperation[] {
-  const calls = Array.isArray(request) ? request : [request];
+/**
+ * JSON-RPC answers for a request (or batch) holding a method the proxy does not relay, or undefined when
+ * every call may be relayed: -32601 for such a method, -32600 for a call that is not a JSON-RPC request,
+ * and in a batch -32600 for the relayable rest (a batch is relayed whole or not at all).
+ */
+function answerUnrelayedMethods(calls: unknown[]):
+  | {
+      method: string | null;
+      answers: { jsonrpc: '2.0'; id: unknown; error: { code: number; message: string } }[];
+    }
+  | undefined {
+  const refusal = (call: unknown): { code: number; message: string } | undefined => {
+    if (!isObject(call) || typeof call.method !== 'string')
+      return { code: -32600, message: 'Invalid Request' };
+    if (!RELAYED_BUNDLER_METHODS.has(call.method))
+      return {
+        code: -32601,
+        message: `Method not found: the bundler proxy does not relay ${call.method.slice(0, 64)}`,
+      };
+    return undefined;
+  };
+  const refused = calls.map(refusal);
+  const first = refused.findIndex((error) => error !== undefined);
+  if (first === -1) return undefined;
+  const idOf = (call: unknown) => (isObject(call) && 'id' in call ? call.id : null);
+  const offending = calls[first];
+  return {
+    method:
+      isObject(offending) && typeof offending.method === 'string' ? offending.method.slice(0, 64) : null,
+    answers: calls.map((call, index) => ({
+      jsonrpc: '2.0' as const,
+      id: idOf(call),
+      error: refused[index] ?? {
+        code: -32600,
+        message: 'Invalid Request: not relayed, the batch holds a method the proxy does not relay',
+      },
+    })),
+  };
+}
+
+/** Every user operation in the JSON-RPC calls, with the sponsorship mode it asks of our paymaster. */
+function inspectOperations(calls: unknown[], ourPaymasters: Set<string>): InspectedOperation[] {
   return calls.flatMap((call): InspectedOperation[] => {
     if (!isObject(call) || typeof call.method !== 'string' || !USER_OPERATION_METHODS.has(call.method))
       return [];

@@ -21,7 +21,9 @@ export type PaymasterDenialCode =
   | 'paymaster_global_cap_exceeded'
   | 'paymaster_spend_cap_exceeded'
   | 'paymaster_rate_limit_exceeded'
-  | 'paymaster_price_unavailable';
+  | 'paymaster_price_unavailable'
+  | 'paymaster_gas_limit_too_high'
+  | 'paymaster_gas_price_too_high';
 
 export interface PaymasterDenialKind {
   /** Usage status of the row recorded for this denial; none when no merchant is known (unauthorized). */
@@ -83,6 +85,9 @@ export const PAYMASTER_DENIALS: Record<PaymasterDenialCode, PaymasterDenialKind>
   paymaster_spend_cap_exceeded: { usageStatus: 'denied_spend_cap', jsonRpcCode: -32600, policy: true },
   paymaster_rate_limit_exceeded: { usageStatus: 'denied_rate_limit', jsonRpcCode: -32600, policy: true },
   paymaster_price_unavailable: { usageStatus: 'denied_price_unavailable', jsonRpcCode: -32600, policy: true },
+  // Bounds on the operation's own fields (chain/operationBounds.ts): not an operation we sign.
+  paymaster_gas_limit_too_high: { usageStatus: 'denied_malformed', jsonRpcCode: -32602, policy: true },
+  paymaster_gas_price_too_high: { usageStatus: 'denied_malformed', jsonRpcCode: -32602, policy: true },
 };
 
 export const POLICY_DENIED_PREFIX = 'Policy denied: ';

@@ -1,8 +1,9 @@
 import { getAddress, isAddress, zeroAddress, type Address, type Hex } from 'viem';
 import type { Logger } from '../api/logger';
 import type { EntryPointVersion } from '../chain/entryPoints';
+import { EIP7702_INITCODE_MARKER } from '../chain/paymasterData';
 import type { Db } from '../db/client';
-import { insertUsageRecord } from '../db/paymasterUsage';
+import { findSignedResult, insertSignedUsageRecord } from '../db/paymasterUsage';
 import type { PaymasterUsageStatus, SponsorshipMode } from '../db/schema';
 import {
   checkChainAllowed,
@@ -24,6 +25,7 @@ import {
   type JsonRpcResponse,
 } from './jsonRpc';
 import { MINIMUM_PAYMASTER_GAS } from '../signer/signPaymasterData';
+import { type ChainFeeLevels, feeViolation, gasLimitViolation } from '../chain/operationBounds';
 import type { SponsorshipLimits } from './limits';
 import { checkAllowlist, checkDenyRules } from './merchantPolicies';
 import type { PaymasterResult, SignerClient } from './signerClient';
@@ -35,6 +37,7 @@ import {
   peekRequestedChainId,
   type PaymasterMethod,
 } from './sponsorshipParams';
+import { signingRequestFingerprint } from './signingFingerprint';
 import { sponsorshipWindow } from './sponsorshipWindow';
 import { buildStubPaymasterResult } from './stubPaymasterData';
 import { NO_USAGE_FACTS, recordPaymasterDenial, type UsageFacts } from './usageRecords';
@@ -60,9 +63,15 @@ export interface PaymasterRpcDependencies {
   logger: Logger;
   /** Sponsorship limits and prices; a request that reaches the limits step without them answers -32603. */
   limits?: SponsorshipLimits;
+  /** Bounds on a signed operation's gas and fees (against the chain's current fees); needed to sign. */
+  bounds?: { chainFees: ChainFeeLevels; feeBoundBps: number; maxOperationGas: number };
 }
 
 const maxBigInt = (a: bigint, b: bigint): bigint => (a > b ? a : b);
+
+/** `0x7702` or the 20-byte marker: the factory field of an EIP-7702 operation. */
+const isEip7702Factory = (factory: Hex | undefined): boolean =>
+  factory !== undefined && (factory === '0x7702' || factory.toLowerCase() === EIP7702_INITCODE_MARKER);
 
 export type PaymasterRpcOutcome =
   /** Refused before the JSON-RPC request was read: the route answers with the denial's HTTP status. */
@@ -220,6 +229,24 @@ async function decideSponsorship(
     );
   }
 
+  // EIP-7702 operations exist on EntryPoint v0.8 only, and their signed hash covers the delegate.
+  if (isEip7702Factory(userOp.factory)) {
+    if (entryPoint.version !== '0.8') {
+      return malformed(
+        JSON_RPC_ERRORS.invalidParams,
+        'Invalid params: EIP-7702 operations (factory 0x7702) need EntryPoint v0.8',
+        'eip7702_needs_entrypoint_v08',
+      );
+    }
+    if (signs && !userOp.eip7702Delegate) {
+      return malformed(
+        JSON_RPC_ERRORS.invalidParams,
+        'Invalid params: userOp.eip7702Auth.address (the delegate) is required when factory is the EIP-7702 marker',
+        'eip7702_delegate_missing',
+      );
+    }
+  }
+
   // Gas fields.
   if (signs) {
     const missing = GAS_FIELDS_REQUIRED_FOR_SIGNING.filter((field) => userOp.gas[field] === undefined);
@@ -285,36 +312,80 @@ async function decideSponsorship(
   const balance = await checkPrepaidBalance(db, { merchantId, chainId, mode });
   if (!balance.ok) return rejectFromDenial(balance.denial);
 
-  // Sponsorship limits: merchant per-transaction cap (priced) → global daily budget → per-sender daily
-  // USD cap → per-sender hourly op limit. Stub data only reads them; signed data consumes them.
-  if (!deps.limits) throw new Error('sponsorship limits are not wired into the paymaster RPC');
+  // A repeat of an operation already signed (identical request in the same second, from any client)
+  // answers what was signed then and consumes nothing: one operation, one usage row, one charge.
+  const window = sponsorshipWindow(deps.now());
+  const requestFingerprint = signingRequestFingerprint({
+    chainId,
+    entryPoint: entryPoint.address,
+    mode,
+    ...(token && { token }),
+    ...window,
+    userOp,
+  });
+  if (signs) {
+    const stored = await findSignedResult(db, {
+      chainId,
+      entryPoint: entryPoint.address,
+      requestFingerprint,
+    });
+    if (stored) return { ok: true, result: stored };
+  }
+
+  // Bounds of a signed operation: its gas (the paymaster limits as the signer will sign them) and fees.
   const paymasterGasFloors = MINIMUM_PAYMASTER_GAS[token ? 'erc20' : 'sponsored'];
   const { gas } = userOp;
-  const limits = await deps.limits.check({
-    merchantId,
-    chainId,
-    sender: userOp.sender.toLowerCase(),
-    mode,
-    consume: signs,
-    ...(signs && {
-      gas: {
+  const signedGas = signs
+    ? {
         callGasLimit: gas.callGasLimit!,
         verificationGasLimit: gas.verificationGasLimit!,
         preVerificationGas: gas.preVerificationGas!,
         maxFeePerGas: gas.maxFeePerGas!,
-        // The paymaster limits the signer will sign: the operation's own, raised to its floors.
         paymasterVerificationGasLimit: maxBigInt(
           gas.paymasterVerificationGasLimit ?? 0n,
           paymasterGasFloors.verification,
         ),
         paymasterPostOpGasLimit: maxBigInt(gas.paymasterPostOpGasLimit ?? 0n, paymasterGasFloors.postOp),
-      },
-    }),
+      }
+    : undefined;
+  if (signedGas) {
+    if (!deps.bounds) throw new Error('operation bounds are not wired into the paymaster RPC');
+    const gasLimit = gasLimitViolation(signedGas, deps.bounds.maxOperationGas);
+    if (gasLimit)
+      return rejectFromDenial(denial('paymaster_gas_limit_too_high', gasLimit, 'gas_limit_too_high'));
+    const level = await deps.bounds.chainFees.current(chainId);
+    if (!level) {
+      return rejectFromDenial(
+        denial(
+          'paymaster_price_unavailable',
+          `no current gas fees on chain ${chainId} to bound the operation's fees; retry`,
+        ),
+      );
+    }
+    const fees = feeViolation(
+      { maxFeePerGas: signedGas.maxFeePerGas, maxPriorityFeePerGas: gas.maxPriorityFeePerGas ?? 0n },
+      level,
+      deps.bounds.feeBoundBps,
+    );
+    if (fees) return rejectFromDenial(denial('paymaster_gas_price_too_high', fees, 'gas_price_too_high'));
+  }
+
+  // Sponsorship limits: prepaid balance reservation (mainnets) → merchant per-transaction cap (priced) →
+  // platform budget → the merchant's share of it → merchant and client daily caps → per-sender daily USD
+  // cap → per-sender hourly op limit. Stub data only reads them; signed data holds and consumes them.
+  if (!deps.limits) throw new Error('sponsorship limits are not wired into the paymaster RPC');
+  const limits = await deps.limits.check({
+    merchantId,
+    clientId: client.clientId,
+    chainId,
+    sender: userOp.sender.toLowerCase(),
+    mode,
+    consume: signs,
+    ...(signedGas && { gas: signedGas, holdUntil: new Date(window.validUntil * 1000) }),
   });
   if (limits.snapshot) facts.usdSnapshot = limits.snapshot;
   if (!limits.ok) return rejectFromDenial(limits.denial);
 
-  const window = sponsorshipWindow(deps.now());
   if (!signs) {
     const paymaster = deps.paymasterFor(chainId, entryPoint.version);
     if (!paymaster) {
@@ -381,7 +452,7 @@ async function decideSponsorship(
     paymaster: signed.result,
   });
   // Recorded before the signature leaves: an operation we cannot account for is not released.
-  await insertUsageRecord(db, {
+  const recorded = await insertSignedUsageRecord(db, {
     merchantId: client.merchantId,
     clientId: client.clientId,
     ...facts,
@@ -390,6 +461,15 @@ async function decideSponsorship(
     reason: null,
     userOpHash,
     validUntil: new Date(window.validUntil * 1000),
+    requestFingerprint,
+    signedResult: signed.result,
+    holdId: limits.holdId ?? null,
   });
-  return { ok: true, result: signed.result };
+  if (recorded) return { ok: true, result: signed.result };
+  // A concurrent identical request recorded this operation first: its row owns it, ours gives back
+  // what it consumed and answers the same stored data.
+  await limits.release();
+  const stored = await findSignedResult(db, { chainId, entryPoint: entryPoint.address, userOpHash });
+  if (!stored) throw new Error(`user operation ${userOpHash} conflicts with a row that has no signed result`);
+  return { ok: true, result: stored };
 }

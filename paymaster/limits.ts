@@ -1,10 +1,14 @@
 import type { Config } from '../config';
 import type { Db } from '../db/client';
+import { randomUUID } from 'node:crypto';
+import { networkByChainId } from '../chain/networks';
 import {
-  consumeLimitCounters,
+  type ConsumptionBasis,
+  consumeSponsorshipLimits,
   findMerchantLimits,
-  limitCounterUsage,
+  limitCountersUsage,
   releaseLimitCounter,
+  releaseLimitHolds,
   type LimitCounter,
   type MerchantLimitsRow,
 } from '../db/paymasterLimits';
@@ -21,22 +25,49 @@ import {
 } from './pricesConversion';
 
 /**
- * Sponsorship limits (SPEC "Sponsorship limits", DESIGN §4.3): three views of the per-sender limits
- * and the merchant per-transaction cap, and their enforcement in DESIGN's order — merchant
- * per-transaction cap (priced) → platform daily budget → per-sender daily USD cap → per-sender hourly
- * operation limit. Signed-data methods consume; stub data only reads. Each counter is consumed with
- * one conditional upsert; a later refusal (or a signer failure) gives back what was consumed.
+ * Sponsorship limits (SPEC "Sponsorship limits", DESIGN §4.3): the views of the limits and their
+ * enforcement in DESIGN's order — prepaid balance reservation (mainnets) → merchant per-transaction cap
+ * (priced) → platform daily budget of the network class → the merchant's share of it → the merchant's
+ * daily cap → the client's daily cap → per-sender daily USD cap → per-sender hourly operation limit.
+ * Signed-data methods consume: operations at once, dollars as holds on the operation's maximum cost
+ * that last until its validUntil and are settled at the actual cost on receipt (db/gasCharges.ts).
+ * Stub data only reads. One call of `consume_paymaster_limits` takes everything or nothing.
  */
 
-/** One view of the limits: operations per UTC hour, decimal USD strings; null = none. */
+/**
+ * One view of the limits: operations per UTC hour, decimal USD strings, basis points, gas; null = none.
+ * The first five a merchant may tighten; the last five are the platform's own (null in the merchant view).
+ */
 export interface LimitsView {
   perSenderHourlyOps: number | null;
   perSenderDailyUsd: string | null;
   perTxUsd: string | null;
+  /** Sponsored USD per merchant per UTC day, on each network class (mainnets, testnets). */
+  perMerchantDailyUsd: string | null;
+  /** Sponsored USD per paymaster client per UTC day (merchant-set; the platform has none). */
+  perClientDailyUsd: string | null;
+  /** Platform-wide sponsored gas cost per UTC day on mainnets (without markup). */
+  dailyBudgetUsd: string | null;
+  /** The same on testnets. */
+  testnetDailyBudgetUsd: string | null;
+  /** The share of each daily budget one merchant may hold or spend. */
+  merchantBudgetShareBps: number | null;
+  /** maxFeePerGas at most this share of the chain's 2 × base fee + priority fee (and the tip of its base + priority). */
+  feeBoundBps: number | null;
+  /** Most gas (every limit plus preVerificationGas) one signed operation may carry. */
+  maxOperationGas: number | null;
 }
 
-export const LIMIT_KEYS = ['perSenderHourlyOps', 'perSenderDailyUsd', 'perTxUsd'] as const;
+/** The limits a merchant may set (tighten) with PATCH. */
+export const LIMIT_KEYS = [
+  'perSenderHourlyOps',
+  'perSenderDailyUsd',
+  'perTxUsd',
+  'perMerchantDailyUsd',
+  'perClientDailyUsd',
+] as const;
 export type LimitKey = (typeof LIMIT_KEYS)[number];
+const USD_LIMIT_KEYS = ['perSenderDailyUsd', 'perTxUsd', 'perMerchantDailyUsd', 'perClientDailyUsd'] as const;
 
 export interface LimitsViews {
   platform: LimitsView;
@@ -48,12 +79,19 @@ export interface LimitsViews {
 const normalizedUsd = (usd: string | null): string | null =>
   usd === null ? null : microToUsd(usdToMicro(usd));
 
-/** The platform's limits from configuration. There is no platform per-transaction cap (merchant-set only). */
+/** The platform's limits from configuration. There is no platform per-transaction or per-client cap. */
 export function platformLimits(config: Config): LimitsView {
   return {
     perSenderHourlyOps: config.PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS,
     perSenderDailyUsd: normalizedUsd(config.PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD),
     perTxUsd: null,
+    perMerchantDailyUsd: normalizedUsd(config.PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD),
+    perClientDailyUsd: null,
+    dailyBudgetUsd: normalizedUsd(config.PAYMASTER_PLATFORM_DAILY_BUDGET_USD),
+    testnetDailyBudgetUsd: normalizedUsd(config.PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD),
+    merchantBudgetShareBps: config.PAYMASTER_MERCHANT_BUDGET_SHARE_BPS,
+    feeBoundBps: config.PAYMASTER_FEE_BOUND_BPS,
+    maxOperationGas: config.PAYMASTER_MAX_OPERATION_GAS,
   };
 }
 
@@ -62,6 +100,13 @@ export function merchantLimits(row: MerchantLimitsRow | undefined): LimitsView {
     perSenderHourlyOps: row?.per_sender_hourly_ops ?? null,
     perSenderDailyUsd: normalizedUsd(row?.per_sender_daily_usd ?? null),
     perTxUsd: normalizedUsd(row?.per_tx_usd ?? null),
+    perMerchantDailyUsd: normalizedUsd(row?.per_merchant_daily_usd ?? null),
+    perClientDailyUsd: normalizedUsd(row?.per_client_daily_usd ?? null),
+    dailyBudgetUsd: null,
+    testnetDailyBudgetUsd: null,
+    merchantBudgetShareBps: null,
+    feeBoundBps: null,
+    maxOperationGas: null,
   };
 }
 
@@ -70,12 +115,15 @@ const lowerOps = (a: number | null, b: number | null): number | null =>
 const lowerUsd = (a: string | null, b: string | null): string | null =>
   a === null ? b : b === null ? a : usdToMicro(a) <= usdToMicro(b) ? a : b;
 
-/** Each limit is the lower of the platform's and the merchant's (null counts as no limit). */
+/** Each limit a merchant may set is the lower of the platform's and the merchant's (null counts as no limit). */
 export function effectiveLimits(platform: LimitsView, merchant: LimitsView): LimitsView {
   return {
+    ...platform,
     perSenderHourlyOps: lowerOps(platform.perSenderHourlyOps, merchant.perSenderHourlyOps),
     perSenderDailyUsd: lowerUsd(platform.perSenderDailyUsd, merchant.perSenderDailyUsd),
     perTxUsd: lowerUsd(platform.perTxUsd, merchant.perTxUsd),
+    perMerchantDailyUsd: lowerUsd(platform.perMerchantDailyUsd, merchant.perMerchantDailyUsd),
+    perClientDailyUsd: lowerUsd(platform.perClientDailyUsd, merchant.perClientDailyUsd),
   };
 }
 
@@ -94,7 +142,7 @@ export function looserThanPlatform(platform: LimitsView, requested: Partial<Limi
   const ops = requested.perSenderHourlyOps;
   if (ops != null && platform.perSenderHourlyOps !== null && ops > platform.perSenderHourlyOps)
     looser.push('perSenderHourlyOps');
-  for (const key of ['perSenderDailyUsd', 'perTxUsd'] as const) {
+  for (const key of USD_LIMIT_KEYS) {
     const value = requested[key];
     const limit = platform[key];
     if (value != null && limit !== null && usdToMicro(value) > usdToMicro(limit)) looser.push(key);
@@ -126,6 +174,8 @@ export interface UsdSnapshot {
 
 export interface SponsorshipLimitRequest {
   merchantId: string;
+  /** The publishable id of the client asking (its daily cap). */
+  clientId: string;
   chainId: number;
   /** Lower-case address. */
   sender: string;
@@ -134,15 +184,28 @@ export interface SponsorshipLimitRequest {
   consume: boolean;
   /** The gas the operation may use at most (paymaster limits as they will be signed); needed only to consume. */
   gas?: Parameters<typeof maxGasCostWei>[0];
+  /** The paymaster data's validUntil: dollar holds count until then. Needed only to consume. */
+  holdUntil?: Date;
 }
 
 export type SponsorshipLimitOutcome =
-  | { ok: true; snapshot?: UsdSnapshot; release: () => Promise<void> }
+  | {
+      ok: true;
+      snapshot?: UsdSnapshot;
+      /** The operation's holds (recorded on its usage row, settled on receipt); none when nothing was held. */
+      holdId?: string;
+      release: () => Promise<void>;
+    }
   | { ok: false; denial: PaymasterDenial; snapshot?: UsdSnapshot };
 
 export interface SponsorshipLimits {
   check(request: SponsorshipLimitRequest): Promise<SponsorshipLimitOutcome>;
 }
+
+/** The window of counters that never reset (the prepaid balance reservation). */
+const NO_WINDOW = new Date(0);
+
+const sharePercent = (bps: number): string => `${bps / 100}%`;
 
 export function createSponsorshipLimits({
   db,
@@ -156,7 +219,11 @@ export function createSponsorshipLimits({
   now: () => Date;
 }): SponsorshipLimits {
   const platform = platformLimits(config);
-  const dailyBudgetMicro = usdToMicro(config.PAYMASTER_PLATFORM_DAILY_BUDGET_USD);
+  const budgetMicro = {
+    mainnet: usdToMicro(config.PAYMASTER_PLATFORM_DAILY_BUDGET_USD),
+    testnet: usdToMicro(config.PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD),
+  };
+  const shareBps = config.PAYMASTER_MERCHANT_BUDGET_SHARE_BPS;
 
   return {
     async check(request) {
@@ -165,45 +232,98 @@ export function createSponsorshipLimits({
       const at = now();
       const hour = startOfUtcHour(at);
       const day = startOfUtcDay(at);
-      const counters = {
-        budget: { key: 'platform_budget_usd', windowStart: day },
-        senderUsd: { key: `sender_usd:${request.merchantId}:${request.sender}`, windowStart: day },
-        senderOps: { key: `sender_ops:${request.merchantId}:${request.sender}`, windowStart: hour },
-      } satisfies Record<string, LimitCounter>;
+      const networkClass = networkByChainId(request.chainId)?.testnet === false ? 'mainnet' : 'testnet';
+      const { merchantId, clientId, sender } = request;
       const merchantBinds = (key: LimitKey): string =>
         merchant[key] !== null && effective[key] === merchant[key] && merchant[key] !== platform[key]
           ? MERCHANT_CAP_SUFFIX
           : '';
       // Dollar rules are about sponsored gas; a user-paid operation only counts as an operation.
       const sponsored = request.mode === 'sponsored';
-      const dailyUsdMicro =
-        sponsored && effective.perSenderDailyUsd !== null ? usdToMicro(effective.perSenderDailyUsd) : null;
-      const opsLimit = effective.perSenderHourlyOps;
+      const usdLimit = (usd: string | null): bigint | null =>
+        sponsored && usd !== null ? usdToMicro(usd) : null;
+      const classBudget = budgetMicro[networkClass];
 
-      const globalCapDenial = () =>
+      interface Rule {
+        counter: LimitCounter;
+        basis: ConsumptionBasis;
+        /** Null: the rule does not apply to this request. */
+        limit: bigint | null;
+        refusal: () => PaymasterDenial;
+      }
+      const budgetRule = (detail: string) => () =>
         denial(
           'paymaster_global_cap_exceeded',
-          'the platform daily sponsorship budget is reached; it resets at 00:00 UTC',
+          `${detail}; it resets at 00:00 UTC, and what unsent operations hold frees up at their validUntil`,
         );
-      const spendCapDenial = () =>
-        denial(
-          'paymaster_spend_cap_exceeded',
-          `sender ${request.sender} reached its daily sponsorship cap of ${effective.perSenderDailyUsd} USD${merchantBinds('perSenderDailyUsd')}`,
-        );
-      const rateLimitDenial = () =>
-        denial(
-          'paymaster_rate_limit_exceeded',
-          `sender ${request.sender} reached its limit of ${opsLimit} operations per hour${merchantBinds('perSenderHourlyOps')}`,
-        );
+      // In consumption (and lock) order; the reservation comes first and is only taken when signing.
+      const rules: Rule[] = [
+        {
+          counter: { key: `platform_budget_usd:${networkClass}`, windowStart: day },
+          basis: 'cost',
+          limit: sponsored ? classBudget : null,
+          refusal: budgetRule(`the platform daily sponsorship budget for ${networkClass}s is reached`),
+        },
+        {
+          counter: { key: `merchant_budget_usd:${networkClass}:${merchantId}`, windowStart: day },
+          basis: 'cost',
+          limit: sponsored ? (classBudget * BigInt(shareBps)) / 10_000n : null,
+          refusal: budgetRule(
+            `this merchant's share (${sharePercent(shareBps)}) of the platform daily sponsorship budget for ${networkClass}s is reached`,
+          ),
+        },
+        {
+          counter: { key: `merchant_usd:${networkClass}:${merchantId}`, windowStart: day },
+          basis: 'charged',
+          limit: usdLimit(effective.perMerchantDailyUsd),
+          refusal: () =>
+            denial(
+              'paymaster_spend_cap_exceeded',
+              `the merchant reached its daily sponsorship cap of ${effective.perMerchantDailyUsd} USD on ${networkClass}s${merchantBinds('perMerchantDailyUsd')}`,
+            ),
+        },
+        {
+          counter: { key: `client_usd:${clientId}`, windowStart: day },
+          basis: 'charged',
+          limit: usdLimit(effective.perClientDailyUsd),
+          refusal: () =>
+            denial(
+              'paymaster_spend_cap_exceeded',
+              `client ${clientId} reached its daily sponsorship cap of ${effective.perClientDailyUsd} USD${MERCHANT_CAP_SUFFIX}`,
+            ),
+        },
+        {
+          counter: { key: `sender_usd:${merchantId}:${sender}`, windowStart: day },
+          basis: 'charged',
+          limit: usdLimit(effective.perSenderDailyUsd),
+          refusal: () =>
+            denial(
+              'paymaster_spend_cap_exceeded',
+              `sender ${sender} reached its daily sponsorship cap of ${effective.perSenderDailyUsd} USD${merchantBinds('perSenderDailyUsd')}`,
+            ),
+        },
+        {
+          counter: { key: `sender_ops:${merchantId}:${sender}`, windowStart: hour },
+          basis: 'ops',
+          limit: effective.perSenderHourlyOps === null ? null : BigInt(effective.perSenderHourlyOps),
+          refusal: () =>
+            denial(
+              'paymaster_rate_limit_exceeded',
+              `sender ${sender} reached its limit of ${effective.perSenderHourlyOps} operations per hour${merchantBinds('perSenderHourlyOps')}`,
+            ),
+        },
+      ];
+      const applicable = rules.filter((rule) => rule.limit !== null);
 
       if (!request.consume) {
         // Stub data reads the counters: a window already used up refuses estimation too.
-        if (sponsored && (await limitCounterUsage(db, counters.budget)) >= dailyBudgetMicro)
-          return { ok: false, denial: globalCapDenial() };
-        if (dailyUsdMicro !== null && (await limitCounterUsage(db, counters.senderUsd)) >= dailyUsdMicro)
-          return { ok: false, denial: spendCapDenial() };
-        if (opsLimit !== null && (await limitCounterUsage(db, counters.senderOps)) >= BigInt(opsLimit))
-          return { ok: false, denial: rateLimitDenial() };
+        const usage = await limitCountersUsage(
+          db,
+          applicable.map((rule) => rule.counter),
+          at,
+        );
+        const usedUp = applicable.find((rule, index) => usage[index]! >= rule.limit!);
+        if (usedUp) return { ok: false, denial: usedUp.refusal() };
         return { ok: true, release: async () => {} };
       }
 
@@ -248,42 +368,51 @@ export function createSponsorshipLimits({
         }
       }
 
-      // Consume in DESIGN's order, all or nothing in one statement: a refusal rolls back what this
-      // request took before any other request could see it (no spurious refusals), and every request
-      // locks the counters in the same order (no deadlocks).
-      const steps: {
-        counter: LimitCounter;
-        amount: bigint;
-        limit: bigint | null;
-        refusal: () => PaymasterDenial;
-      }[] = [
-        // The platform budget is the platform's gas exposure: cost without markup.
-        {
-          counter: counters.budget,
-          amount: costMicro,
-          limit: sponsored ? dailyBudgetMicro : null,
-          refusal: globalCapDenial,
-        },
-        { counter: counters.senderUsd, amount: chargedMicro, limit: dailyUsdMicro, refusal: spendCapDenial },
-        {
-          counter: counters.senderOps,
-          amount: 1n,
-          limit: opsLimit === null ? null : BigInt(opsLimit),
-          refusal: rateLimitDenial,
-        },
+      // Sponsored operations on mainnets reserve their maximum charge against the prepaid balance.
+      const steps: Rule[] = [
+        ...(sponsored && networkClass === 'mainnet'
+          ? [
+              {
+                counter: { key: `prepaid_reserved:${merchantId}`, windowStart: NO_WINDOW },
+                basis: 'reservation' as const,
+                limit: 0n,
+                refusal: () =>
+                  denial(
+                    'paymaster_billing_balance_exhausted',
+                    `the prepaid balance not reserved by signed operations does not cover this operation's maximum cost of ${snapshot!.estimatedCostUsd} USD (markup included); top it up, or retry once signed operations are included or expire`,
+                  ),
+              },
+            ]
+          : []),
+        ...applicable,
       ];
-      const applicable = steps.filter((step) => step.limit !== null);
-      const refusedAt = await consumeLimitCounters(
+      const amountOf = (basis: ConsumptionBasis): bigint =>
+        basis === 'ops' ? 1n : basis === 'cost' ? costMicro : chargedMicro;
+      const holdId = randomUUID();
+      const holdUntil = request.holdUntil ?? at;
+      const refusedAt = await consumeSponsorshipLimits(
         db,
-        applicable.map((step) => ({ counter: step.counter, amount: step.amount, limit: step.limit! })),
+        steps.map((step) => ({
+          counter: step.counter,
+          amount: amountOf(step.basis),
+          limit: step.limit!,
+          basis: step.basis,
+        })),
+        { holdId, expiresAt: holdUntil, now: at, merchantId },
       );
-      const refused = refusedAt === undefined ? undefined : applicable[refusedAt]!.refusal();
-      if (refused) return { ok: false, denial: refused, ...(snapshot && { snapshot }) };
-      // A later failure (the signer) gives the units back.
+      if (refusedAt !== undefined)
+        return { ok: false, denial: steps[refusedAt]!.refusal(), ...(snapshot && { snapshot }) };
+      const holds = steps.some((step) => step.basis !== 'ops');
+      const opsCounters = steps.filter((step) => step.basis === 'ops').map((step) => step.counter);
+      // A later failure (the signer, or a concurrent identical request recorded first) gives everything back.
+      let released = false;
       const release = async () => {
-        for (const step of applicable.splice(0)) await releaseLimitCounter(db, step.counter, step.amount);
+        if (released) return;
+        released = true;
+        if (holds) await releaseLimitHolds(db, [holdId]);
+        for (const counter of opsCounters) await releaseLimitCounter(db, counter, 1n);
       };
-      return { ok: true, ...(snapshot && { snapshot }), release };
+      return { ok: true, ...(snapshot && { snapshot }), ...(holds && { holdId }), release };
     },
   };
 }

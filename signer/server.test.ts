@@ -33,6 +33,8 @@ beforeAll(async () => {
     [`RPC_URL_${otherChain.chainId}`]: otherChain.rpcUrl,
     // Mainnet has an RPC but no paymaster in the deployments file.
     RPC_URL_1: chain.rpcUrl,
+    // One operation may take at most 0.01 % of the 100 ETH deposit: 0.01 ETH.
+    SIGNER_MAX_DEPOSIT_SHARE_BPS: '1',
   });
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -241,12 +243,6 @@ describe('signer_signPaymasterData', () => {
     expect(body.error).toEqual({ code: -32602, message: 'token not whitelisted' });
   });
 
-  it('an operation whose maximum cost exceeds the paymaster deposit answers -32000 paymaster deposit too low', async () => {
-    // 1e6 gwei per gas × ~420k gas ≈ 420 ETH, above the 100 ETH deposit.
-    const { body } = await post(signRequest({ userOp: userOp({ maxFeePerGas: '0x38d7ea4c68000' }) }));
-    expect(body.error).toEqual({ code: -32000, message: 'paymaster deposit too low' });
-  });
-
   it.each([
     ['params not an array of one object', { params: {} }],
     ['a missing gas field', { userOp: { ...userOp(), callGasLimit: undefined } }],
@@ -306,6 +302,59 @@ describe('signer_signPaymasterData', () => {
     expect(logLines.length).toBeGreaterThan(5);
     expect(log).not.toContain(LOCAL_PAYMASTER_SIGNER.privateKey.slice(2));
     expect(log).not.toContain(SECRET);
+  });
+});
+
+describe('issue 13 finding 1: the ERC-20 (user_paid) mode drains the deposit (the signer bounds the cost)', () => {
+  it.each(['sponsored', 'erc20'] as const)(
+    'a %s operation whose maximum cost is above its share of the paymaster deposit answers -32000 paymaster deposit too low',
+    async (mode) => {
+      // 12,000,000 gas × 1 gwei = 0.012 ETH: far below the whole deposit, above the 0.01 ETH one operation may take.
+      const { body } = await post(
+        signRequest({
+          userOp: userOp({ callGasLimit: '0xb71b00' }),
+          ...(mode === 'erc20' && { mode, token: chain.contracts.usdc }),
+        }),
+      );
+      expect(body.error).toEqual({ code: -32000, message: 'paymaster deposit too low' });
+    },
+  );
+});
+
+describe('issue 13 finding 7: overflow edge cases (the signer enforces its own bounds)', () => {
+  it('a validUntil more than SIGNER_MAX_VALIDITY_SEC ahead answers -32602 Invalid params', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const { body } = await post(signRequest({ validUntil: now + 86_400, validAfter: 0 }));
+    expect(body.error).toEqual({
+      code: -32602,
+      message: 'Invalid params: validUntil is more than 3600 s ahead',
+    });
+  });
+
+  it.each([
+    ['maxFeePerGas', { maxFeePerGas: '0x174876e800' }],
+    ['maxPriorityFeePerGas', { maxFeePerGas: '0x3b9aca00', maxPriorityFeePerGas: '0x174876e800' }],
+  ])(
+    "a %s far above the chain's current fees answers -32602 operation out of bounds",
+    async (field, fees) => {
+      const { body } = await post(signRequest({ userOp: userOp(fees) }));
+      expect(body.error).toEqual({
+        code: -32602,
+        message: expect.stringMatching(
+          new RegExp(`^operation out of bounds: ${field} 100000000000 wei is above `),
+        ),
+      });
+    },
+  );
+
+  it('gas limits above SIGNER_MAX_OPERATION_GAS answer -32602 operation out of bounds', async () => {
+    const { body } = await post(signRequest({ userOp: userOp({ callGasLimit: '0x2000000' }) }));
+    expect(body.error).toEqual({
+      code: -32602,
+      message: expect.stringMatching(
+        /^operation out of bounds: the operation's gas limits add up to \d+, above the limit of 30000000$/,
+      ),
+    });
   });
 });
 

@@ -6,6 +6,7 @@ import { type Config, requireSetting } from '../config';
 import { loadDeployments } from '../chain/deployments';
 import { createPublicClients } from '../chain/publicClients';
 import { type Logger, createLogger } from '../api/logger';
+import { createChainFeeLevels } from '../chain/operationBounds';
 import { createPaymasterDataSigner } from './signPaymasterData';
 import { SIGNER_RPC_ERROR_CODES, SignerRpcError } from './signerRpcError';
 
@@ -60,6 +61,13 @@ export async function startSignerServer({
       now: () => new Date(),
       onDepositReadFailure: (chainId, error) =>
         logger.warn({ chainId, errorName: (error as Error)?.name }, 'paymaster deposit could not be read'),
+      feeLevels: createChainFeeLevels({ publicClients, logger }),
+      bounds: {
+        maxValiditySec: config.SIGNER_MAX_VALIDITY_SEC,
+        feeBoundBps: config.SIGNER_FEE_BOUND_BPS,
+        maxOperationGas: config.SIGNER_MAX_OPERATION_GAS,
+        maxDepositShareBps: config.SIGNER_MAX_DEPOSIT_SHARE_BPS,
+      },
     }),
   };
 

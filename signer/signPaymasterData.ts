@@ -7,13 +7,16 @@ import {
   type PaymasterMode,
   type SponsoredUserOperation,
   type SponsorshipTerms,
+  EIP7702_INITCODE_MARKER,
   encodePaymasterData,
   sponsorshipHash,
 } from '../chain/paymasterData';
 import { PAYMASTER_RELEASES, paymasterFromContracts } from '../chain/paymasters';
+import { type ChainFeeLevels, feeViolation, gasLimitViolation, totalGas } from '../chain/operationBounds';
 import {
   depositTooLow,
   invalidParams,
+  operationOutOfBounds,
   SIGNER_RPC_ERROR_CODES,
   SignerRpcError,
   tokenNotWhitelisted,
@@ -30,7 +33,8 @@ import {
 /** Floors for the paymaster gas limits the signer signs; an operation may ask for more, never less. */
 export const MINIMUM_PAYMASTER_GAS: Record<PaymasterMode, { verification: bigint; postOp: bigint }> = {
   sponsored: { verification: 50_000n, postOp: 0n },
-  erc20: { verification: 60_000n, postOp: 70_000n },
+  // ERC-20 validation pre-charges the tokens (a transferFrom that may create the paymaster's balance slot).
+  erc20: { verification: 120_000n, postOp: 70_000n },
 };
 
 const MAX_UINT48 = 2 ** 48 - 1;
@@ -51,8 +55,7 @@ const quantity = (bits: number) =>
 const gas = quantity(128);
 const timestamp = z.number().int().min(0).max(MAX_UINT48);
 /** EntryPoint v0.8 reads an initCode starting with this 20-byte marker as an EIP-7702 account (wallets send `0x7702`). */
-const EIP7702_FACTORY_MARKER: Address = '0x7702000000000000000000000000000000000000';
-const factory = z.union([z.literal('0x7702').transform((): Address => EIP7702_FACTORY_MARKER), address]);
+const factory = z.union([z.literal('0x7702').transform((): Address => EIP7702_INITCODE_MARKER), address]);
 
 const userOperationSchema = z.object({
   sender: address,
@@ -67,6 +70,8 @@ const userOperationSchema = z.object({
   maxPriorityFeePerGas: gas,
   paymasterVerificationGasLimit: gas.nullish(),
   paymasterPostOpGasLimit: gas.nullish(),
+  /** An EIP-7702 operation's authorization; its `address` (the delegate) is part of the signed hash. */
+  eip7702Auth: z.object({ address }).passthrough().nullish(),
 });
 
 export const signPaymasterDataParamsSchema = z.tuple([
@@ -113,6 +118,20 @@ export interface PaymasterDataSignerDependencies {
   now(): Date;
   /** Told (without secrets) why a deposit could not be read. */
   onDepositReadFailure?(chainId: number, error: unknown): void;
+  /** The chains' current fees, which an operation's fees are bounded by. */
+  feeLevels: ChainFeeLevels;
+  /** This signer's own bounds, whatever the API decided (SIGNER_MAX_* / SIGNER_FEE_BOUND_BPS). */
+  bounds: SignerBounds;
+}
+
+export interface SignerBounds {
+  /** The latest validUntil signed, in seconds from the signer's clock. */
+  maxValiditySec: number;
+  /** maxFeePerGas / maxPriorityFeePerGas against the chain's current fees, in basis points. */
+  feeBoundBps: number;
+  maxOperationGas: number;
+  /** The share of the EntryPoint deposit one operation's maximum cost may take, in basis points. */
+  maxDepositShareBps: number;
 }
 
 export type SignPaymasterData = (params: unknown) => Promise<SignPaymasterDataResult>;
@@ -129,8 +148,20 @@ export function createPaymasterDataSigner(deps: PaymasterDataSignerDependencies)
     const publicClient = deps.publicClientFor(request.chainId);
     if (!paymaster || !publicClient) throw unsupportedChain();
     if (request.entryPoint !== PAYMASTER_RELEASES[version].entryPoint) throw unsupportedEntryPoint();
-    if (request.validUntil <= Math.floor(deps.now().getTime() / 1000))
-      throw invalidParams('validUntil is in the past');
+    const nowSec = Math.floor(deps.now().getTime() / 1000);
+    if (request.validUntil <= nowSec) throw invalidParams('validUntil is in the past');
+    if (request.validUntil > nowSec + deps.bounds.maxValiditySec)
+      throw invalidParams(`validUntil is more than ${deps.bounds.maxValiditySec} s ahead`);
+
+    // An EIP-7702 operation is signed over its delegate (the v0.8 paymaster hashes the sender's real one).
+    const eip7702 = request.userOp.factory === EIP7702_INITCODE_MARKER;
+    if (eip7702 && version !== '0.8')
+      throw invalidParams('EIP-7702 operations (factory 0x7702) need EntryPoint v0.8');
+    const eip7702Delegate = eip7702 ? request.userOp.eip7702Auth?.address : undefined;
+    if (eip7702 && !eip7702Delegate)
+      throw invalidParams(
+        'userOp.eip7702Auth.address (the delegate) is required when factory is the EIP-7702 marker',
+      );
 
     let terms: SponsorshipTerms;
     if (request.mode === 'erc20') {
@@ -169,22 +200,33 @@ export function createPaymasterDataSigner(deps: PaymasterDataSignerDependencies)
       paymasterPostOpGasLimit,
     };
 
-    const maxCost =
-      (userOp.verificationGasLimit +
-        userOp.callGasLimit +
-        paymasterVerificationGasLimit +
-        paymasterPostOpGasLimit +
-        userOp.preVerificationGas) *
-      userOp.maxFeePerGas;
-    const deposit = await readDeposit(
-      publicClient,
-      PAYMASTER_RELEASES[version].entryPoint,
-      paymaster,
-      (error) => deps.onDepositReadFailure?.(request.chainId, error),
-    );
-    if (deposit < maxCost) throw depositTooLow();
+    const signedGas = { ...userOp, paymasterVerificationGasLimit, paymasterPostOpGasLimit };
+    const outOfGas = gasLimitViolation(signedGas, deps.bounds.maxOperationGas);
+    if (outOfGas) throw operationOutOfBounds(outOfGas);
+    const maxCost = totalGas(signedGas) * userOp.maxFeePerGas;
+    const [level, deposit] = await Promise.all([
+      deps.feeLevels.current(request.chainId),
+      readDeposit(publicClient, PAYMASTER_RELEASES[version].entryPoint, paymaster, (error) =>
+        deps.onDepositReadFailure?.(request.chainId, error),
+      ),
+    ]);
+    if (!level)
+      throw new SignerRpcError(
+        SIGNER_RPC_ERROR_CODES.internalError,
+        'Internal error: chain fees unavailable',
+      );
+    const outOfFees = feeViolation(userOp, level, deps.bounds.feeBoundBps);
+    if (outOfFees) throw operationOutOfBounds(outOfFees);
+    // One operation may take only a share of the deposit, so no single signature can drain it.
+    if (maxCost * 10_000n > deposit * BigInt(deps.bounds.maxDepositShareBps)) throw depositTooLow();
 
-    const hash = sponsorshipHash({ userOperation, chainId: request.chainId, paymaster, terms });
+    const hash = sponsorshipHash({
+      userOperation,
+      chainId: request.chainId,
+      paymaster,
+      terms,
+      ...(eip7702Delegate && { eip7702Delegate }),
+    });
     const signature = await deps.account.signMessage({ message: { raw: hash } });
     return {
       paymaster,

@@ -32,3 +32,6 @@ export const depositTooLow = () =>
   new SignerRpcError(SIGNER_RPC_ERROR_CODES.serverError, 'paymaster deposit too low');
 export const invalidParams = (detail: string) =>
   new SignerRpcError(SIGNER_RPC_ERROR_CODES.invalidParams, `Invalid params: ${detail}`);
+/** The operation's gas or fees are beyond what this signer signs for (its own bounds, whatever the API decided). */
+export const operationOutOfBounds = (detail: string) =>
+  new SignerRpcError(SIGNER_RPC_ERROR_CODES.invalidParams, `operation out of bounds: ${detail}`);

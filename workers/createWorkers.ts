@@ -10,6 +10,7 @@ import { createBillingStatementActivities } from '../activities/billingStatement
 import { createChainMonitorActivities } from '../activities/chainMonitor';
 import { createLoginNonceActivities } from '../activities/loginNonces';
 import { createPaymasterReceiptActivities } from '../activities/paymasterReceipts';
+import { createPrepaidBalanceActivities } from '../activities/prepaidBalances';
 import { createSettlementActivities } from '../activities/settlement';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { OperatorChains } from '../chain/operatorChains';
@@ -100,7 +101,10 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
   }),
   webhooks: (dependencies) =>
     createWebhookDeliveryActivities({ db: dependencies.db, ...webhookSettingsOf(dependencies) }),
-  billing: ({ db }) => createBillingStatementActivities({ db }),
+  billing: ({ db }) => ({
+    ...createBillingStatementActivities({ db }),
+    ...createPrepaidBalanceActivities({ db }),
+  }),
   maintenance: ({ db, temporal }, taskQueues) => ({
     ...createLoginNonceActivities({ db }),
     ...createSessionReconcilerActivities({ db, temporal, sessionsTaskQueue: taskQueues.sessions }),

@@ -8,6 +8,7 @@ import {
 } from '@temporalio/client';
 import type { loginNonceCleanupWorkflow } from '../workflows/loginNonceCleanup';
 import type { monthlyStatementsWorkflow } from '../workflows/monthlyStatements';
+import type { prepaidBalanceCheckWorkflow } from '../workflows/prepaidBalanceCheck';
 import type { sessionReconcilerWorkflow } from '../workflows/sessionReconciler';
 import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
 
@@ -20,6 +21,7 @@ import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
 export const LOGIN_NONCE_CLEANUP_SCHEDULE_ID = 'login-nonce-cleanup';
 export const SESSION_RECONCILER_SCHEDULE_ID = 'session-reconciler';
 export const MONTHLY_STATEMENTS_SCHEDULE_ID = 'monthly-statements';
+export const PREPAID_BALANCE_CHECK_SCHEDULE_ID = 'prepaid-balance-check';
 
 /** Expired login nonces are kept this long before the hourly sweep deletes them. */
 export const LOGIN_NONCE_RETENTION_SEC = 60 * 60;
@@ -78,6 +80,18 @@ const monthlyStatements: MaintenanceSchedule<typeof monthlyStatementsWorkflow> =
   catchupWindow: '7 days',
 };
 
+/** 02:30 UTC daily: every running prepaid balance recomputed from the ledger; a drift fails the run. */
+const prepaidBalanceCheck: MaintenanceSchedule<typeof prepaidBalanceCheckWorkflow> = {
+  scheduleId: PREPAID_BALANCE_CHECK_SCHEDULE_ID,
+  spec: { calendars: [{ hour: 2, minute: 30 }] },
+  taskQueueRole: 'billing',
+  workflowType: 'prepaidBalanceCheckWorkflow',
+  args: [],
+  timeout: '1 hour',
+  // The next day's run checks the same thing: a missed one is not caught up.
+  catchupWindow: '1 minute',
+};
+
 /** Creates or updates every schedule the code owns; returns their ids. */
 export async function ensureMaintenanceSchedules(
   client: Client,
@@ -88,6 +102,7 @@ export async function ensureMaintenanceSchedules(
     loginNonceCleanup,
     sessionReconciler,
     monthlyStatements,
+    prepaidBalanceCheck,
   ] as MaintenanceSchedule<Workflow>[];
   for (const schedule of schedules) {
     const action: ScheduleOptionsStartWorkflowAction<Workflow> = {

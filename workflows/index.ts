@@ -9,3 +9,4 @@ export { webhookDeliveryWorkflow } from './webhookDelivery';
 export { chainMonitorWorkflow } from './chainMonitor';
 export { paymasterReceiptTrackerWorkflow } from './paymasterReceipts';
 export { monthlyStatementsWorkflow } from './monthlyStatements';
+export { prepaidBalanceCheckWorkflow } from './prepaidBalanceCheck';

@@ -237,6 +237,8 @@ export async function seedSponsoringMerchant(db: Db): Promise<{ merchantId: stri
     perSenderHourlyOps: null,
     perSenderDailyUsd: null,
     perTxUsd: MERCHANT_PER_TX_CAP_USD,
+    perMerchantDailyUsd: null,
+    perClientDailyUsd: null,
   });
   return { merchantId: merchant.id, clientId };
 }

@@ -21,10 +21,12 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
  *   mode (1) | validUntil (6) | validAfter (6) | [token (20) | exchangeRate (32)] | signature (65)
  *
  *   mode 0 (sponsored): 78 bytes; the paymaster's EntryPoint deposit pays and nothing is charged.
- *   mode 1 (erc20):    130 bytes; the deposit pays, then postOp pulls from the sender, with
- *                      transferFrom, ceil((actualGasCost + POSTOP_OVERHEAD_GAS × actualUserOpFeePerGas)
- *                      × exchangeRate / 1e18) token base units, i.e. `exchangeRate` is the number of
- *                      token base units one ether (1e18 wei) of gas is worth.
+ *   mode 1 (erc20):    130 bytes; validation pre-charges the operation's maximum cost, converted at the
+ *                      signed rate, from the sender with transferFrom (no allowance or balance: the
+ *                      validation reverts and nothing is included); postOp keeps
+ *                      ceil((actualGasCost + POSTOP_OVERHEAD_GAS × actualUserOpFeePerGas) × exchangeRate
+ *                      / 1e18) token base units, never more than the pre-charge, and refunds the rest.
+ *                      `exchangeRate` is the number of token base units one ether (1e18 wei) of gas is worth.
  *
  * A well-formed paymasterData whose signature does not recover to `verifyingSigner` validates with
  * SIG_VALIDATION_FAILED (so gas estimation with stub data works); malformed data reverts.
@@ -56,7 +58,7 @@ abstract contract ManagedPaymasterCore {
     }
 
     event VerifyingSignerChanged(address indexed previousSigner, address indexed newSigner);
-    /// @notice One per ERC-20-mode operation: what was pulled from `sender` and from which gas figures.
+    /// @notice One per ERC-20-mode operation: what `sender` paid (`tokenAmount`, after the refund) and from which gas figures.
     event GasChargedInToken(
         bytes32 indexed userOpHash,
         address indexed sender,
@@ -144,11 +146,15 @@ abstract contract ManagedPaymasterCore {
         );
     }
 
-    /// @dev `paymasterGasLimits` is paymasterAndData[20:52] (verification and postOp gas limits) as a uint256.
+    /**
+     * @dev `paymasterGasLimits` is paymasterAndData[20:52] (verification and postOp gas limits) as a uint256.
+     *      `initCodeHash` is keccak256(initCode), except for an EIP-7702 operation on EntryPoint v0.8, where
+     *      it is the EntryPoint's own override over the account's delegate (see {ManagedPaymasterV08}).
+     */
     function _hashUserOpFields(
         address sender,
         uint256 nonce,
-        bytes calldata initCode,
+        bytes32 initCodeHash,
         bytes calldata callData,
         bytes32 accountGasLimits,
         uint256 paymasterGasLimits,
@@ -159,7 +165,7 @@ abstract contract ManagedPaymasterCore {
             abi.encode(
                 sender,
                 nonce,
-                keccak256(initCode),
+                initCodeHash,
                 keccak256(callData),
                 accountGasLimits,
                 paymasterGasLimits,
@@ -171,31 +177,45 @@ abstract contract ManagedPaymasterCore {
 
     /**
      * @dev Checks the signer's signature over the terms and returns the EntryPoint's validation data
-     *      (signature failure flag and the validity window) and, in ERC-20 mode, the postOp context.
+     *      (signature failure flag and the validity window). In ERC-20 mode it pre-charges `maxCost` (the
+     *      EntryPoint's required prefund) in tokens at the signed rate, so the deposit never pays for an
+     *      operation whose sender cannot pay: without allowance or balance the validation reverts. The
+     *      pre-charge is taken whatever the signature (a failed signature fails the whole operation, the
+     *      transfer with it), so estimation with stub data measures the real validation.
      */
     function _validateSponsorship(
         bytes32 userOpFieldsHash,
         bytes32 userOpHash,
         address sender,
-        bytes calldata paymasterData
-    ) internal view returns (bytes memory context, uint256 validationData) {
+        bytes calldata paymasterData,
+        uint256 maxCost
+    ) internal returns (bytes memory context, uint256 validationData) {
         (SponsorshipTerms memory terms, bytes calldata signature) = parsePaymasterData(paymasterData);
         bytes32 digest = MessageHashUtils.toEthSignedMessageHash(_sponsorshipHash(userOpFieldsHash, terms));
         (address recovered, ECDSA.RecoverError recoverError,) = ECDSA.tryRecoverCalldata(digest, signature);
         bool signatureFailed = recoverError != ECDSA.RecoverError.NoError || recovered != verifyingSigner;
         validationData = _encodeValidationData(signatureFailed, terms.validUntil, terms.validAfter);
-        if (terms.mode == MODE_ERC20) context = abi.encode(userOpHash, sender, terms.token, terms.exchangeRate);
+        if (terms.mode == MODE_ERC20) {
+            uint256 preCharge = tokenAmountForGasCost(maxCost, terms.exchangeRate);
+            if (preCharge > 0) IERC20(terms.token).safeTransferFrom(sender, address(this), preCharge);
+            context = abi.encode(userOpHash, sender, terms.token, terms.exchangeRate, preCharge);
+        }
     }
 
-    /// @dev ERC-20 mode postOp: pulls the gas cost, converted at the signed rate, from the sender.
-    function _chargeInToken(bytes calldata context, uint256 actualGasCost, uint256 actualUserOpFeePerGas)
+    /**
+     * @dev ERC-20 mode postOp: keeps the gas cost, converted at the signed rate, out of the pre-charge —
+     *      never more than the pre-charge — and refunds the rest to the sender.
+     */
+    function _settleTokenCharge(bytes calldata context, uint256 actualGasCost, uint256 actualUserOpFeePerGas)
         internal
     {
-        (bytes32 userOpHash, address sender, address token, uint256 exchangeRate) =
-            abi.decode(context, (bytes32, address, address, uint256));
-        uint256 tokenAmount =
-            tokenAmountForGasCost(actualGasCost + POSTOP_OVERHEAD_GAS * actualUserOpFeePerGas, exchangeRate);
-        IERC20(token).safeTransferFrom(sender, address(this), tokenAmount);
+        (bytes32 userOpHash, address sender, address token, uint256 exchangeRate, uint256 preCharge) =
+            abi.decode(context, (bytes32, address, address, uint256, uint256));
+        uint256 tokenAmount = Math.min(
+            tokenAmountForGasCost(actualGasCost + POSTOP_OVERHEAD_GAS * actualUserOpFeePerGas, exchangeRate),
+            preCharge
+        );
+        if (preCharge > tokenAmount) IERC20(token).safeTransfer(sender, preCharge - tokenAmount);
         emit GasChargedInToken(
             userOpHash, sender, token, actualGasCost, actualUserOpFeePerGas, exchangeRate, tokenAmount
         );

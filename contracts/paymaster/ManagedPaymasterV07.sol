@@ -38,9 +38,8 @@ contract ManagedPaymasterV07 is BasePaymaster, ManagedPaymasterCore {
         );
     }
 
-    function _validatePaymasterUserOp(PackedUserOperation calldata userOp, bytes32 userOpHash, uint256)
+    function _validatePaymasterUserOp(PackedUserOperation calldata userOp, bytes32 userOpHash, uint256 maxCost)
         internal
-        view
         override
         returns (bytes memory context, uint256 validationData)
     {
@@ -48,7 +47,8 @@ contract ManagedPaymasterV07 is BasePaymaster, ManagedPaymasterCore {
             _hashUserOpFields(userOp),
             userOpHash,
             userOp.sender,
-            userOp.paymasterAndData[PAYMASTER_DATA_START:]
+            userOp.paymasterAndData[PAYMASTER_DATA_START:],
+            maxCost
         );
     }
 
@@ -56,7 +56,7 @@ contract ManagedPaymasterV07 is BasePaymaster, ManagedPaymasterCore {
         internal
         override
     {
-        _chargeInToken(context, actualGasCost, actualUserOpFeePerGas);
+        _settleTokenCharge(context, actualGasCost, actualUserOpFeePerGas);
     }
 
     function _requireOwner() internal view override {
@@ -67,7 +67,7 @@ contract ManagedPaymasterV07 is BasePaymaster, ManagedPaymasterCore {
         return _hashUserOpFields(
             userOp.sender,
             userOp.nonce,
-            userOp.initCode,
+            keccak256(userOp.initCode),
             userOp.callData,
             userOp.accountGasLimits,
             uint256(bytes32(userOp.paymasterAndData[PAYMASTER_GAS_LIMITS_OFFSET:PAYMASTER_DATA_START])),

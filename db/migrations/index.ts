@@ -13,6 +13,9 @@ import * as limitCountersFunction from './2026_11_22_090_limit_counters_function
 import * as settlementMoneySafety from './2026_11_24_100_settlement_money_safety';
 import * as depositWatchIndexes from './2026_11_24_101_deposit_watch_indexes';
 import * as emailLogin from './2026_11_24_300_email_login';
+import * as prepaidBalances from './2026_11_24_200_prepaid_balances';
+import * as uniqueSignedOperations from './2026_11_24_201_unique_signed_operations';
+import * as sponsorshipHolds from './2026_11_24_202_sponsorship_holds';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +33,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_24_100_settlement_money_safety': settlementMoneySafety,
   '2026_11_24_101_deposit_watch_indexes': depositWatchIndexes,
   '2026_11_24_300_email_login': emailLogin,
+  '2026_11_24_200_prepaid_balances': prepaidBalances,
+  '2026_11_24_201_unique_signed_operations': uniqueSignedOperations,
+  '2026_11_24_202_sponsorship_holds': sponsorshipHolds,
 };

@@ -2,8 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createBillingStatementActivities } from '../../activities/billingStatements';
-import { createPaymasterReceiptActivities } from '../../activities/paymasterReceipts';
-import { writeCheckpoint } from '../../db/deposits';
 import { chargeIncludedOperation, gasChargeReference, recordReceiptAndCharge } from '../../db/gasCharges';
 import { insertUsageRecord } from '../../db/paymasterUsage';
 import { creditPrepaidBalance } from '../../db/prepaidLedger';
@@ -12,24 +10,25 @@ import { type SignedInMerchant, signInNewMerchant } from '../harness/merchants';
 import { extractPdfText } from '../harness/pdfText';
 import { receiptWorld } from './receiptWorld';
 import { ENTRY_POINTS, newAccountOn } from './smartAccounts';
-import { usdcCall, userOperationEvent } from './sponsoredOperations';
+import { usdcCall } from './sponsoredOperations';
 
 /**
- * Gas charges end to end: real sponsored operations signed by our paymaster RPC, sent through Alto and
- * included on the local chains; the receipt trackers (our workers) charge them to the prepaid ledger,
- * once, at actualGasCost × the row's ETH/USD snapshot × (1 + markup); the balance, charges and CSV
- * routes and the month's PDF statement show them to their merchant only. The world is receipts.test.ts's (receiptWorld.ts).
+ * Gas charges: included sponsored operations on mainnets are charged to the prepaid ledger once, at
+ * actualGasCost × the row's ETH/USD snapshot × (1 + markup); the balance, charges and CSV routes and the
+ * month's PDF statement show them to their merchant only. Testnet operations (a real one signed by our
+ * RPC, sent through Alto, included and recorded by this file's receipt tracker) are never charged.
+ * The world is receipts.test.ts's (receiptWorld.ts).
  */
 
 /**
  * Chains this file's trackers scan. Not 84532: receipts.test.ts asserts that its own tracker recorded
  * its operation there, and a second tracker on that chain would record it first.
  */
-const BILLED_CHAINS = [421614, 11155111];
+const TRACKED_CHAINS = [421614];
 const FORMULA_LABEL = '=HYPERLINK("http://evil.example","click")';
 
 const world = receiptWorld('b');
-const { prefix, config, networks, db, chainById, signedOperation, sendAndWait, waitForStatusChange } = world;
+const { config, db, chainById, signedOperation, sendAndWait, waitForStatusChange } = world;
 
 let app: TestApp;
 let merchant: SignedInMerchant;
@@ -38,7 +37,7 @@ let clientId: string;
 
 beforeAll(async () => {
   ({ app, merchant, clientId } = await world.start({
-    trackedChainIds: BILLED_CHAINS,
+    trackedChainIds: TRACKED_CHAINS,
     markupBps: config.PAYMASTER_MARKUP_BPS,
     // The label is merchant-controlled text that reaches the CSV: a formula a spreadsheet would run.
     clientFields: { label: FORMULA_LABEL },
@@ -68,20 +67,6 @@ function expectedChargeMicro(actualGasCostWei: string, ethUsdPrice: string): big
 const fixed6 = (micro: bigint) =>
   `${micro < 0n ? '-' : ''}${(micro < 0n ? -micro : micro) / 1_000_000n}.${((micro < 0n ? -micro : micro) % 1_000_000n).toString().padStart(6, '0')}`;
 
-async function waitForCharge(usageId: string) {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const charge = await db
-      .selectFrom('gas_charges')
-      .selectAll()
-      .where('usage_id', '=', usageId)
-      .executeTakeFirst();
-    if (charge) return charge;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`usage row ${usageId} was not charged within 30 s`);
-}
-
 const chargesOf = (usageId: string) =>
   db.selectFrom('gas_charges').selectAll().where('usage_id', '=', usageId).execute();
 const ledgerDebitsOf = (usageId: string) =>
@@ -104,9 +89,10 @@ const chargedUsageIds: string[] = [];
 const utcDay = (offsetDays: number) =>
   new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 
-describe('gas charges', () => {
-  it('charges an included sponsored operation exactly actualGasCost × price × (1 + markup), once, and the balance drops by it', async () => {
+describe('issue 12 finding 6: testnet operations debit the real USD balance', () => {
+  it("a pmc_test_ client's included sponsored operation on a testnet is recorded, never charged, and leaves the balance alone", async () => {
     const chain = chainById(421614);
+    const before = (await balanceOf(merchant)).prepaidBalanceUsd;
     const account = await newAccountOn(chain, '0.7');
     const operation = await signedOperation(
       chain,
@@ -115,26 +101,102 @@ describe('gas charges', () => {
     );
     const inclusion = await sendAndWait(chain, '0.7', operation);
     expect(inclusion.success).toBe(true);
-    const event = await userOperationEvent(chain, '0.7', inclusion);
 
+    // The tracker records the inclusion and charges in one transaction: once the row moved, any charge exists.
     const row = await waitForStatusChange(inclusion.userOpHash, chain);
-    expect(row).toMatchObject({ status: 'onchain_success', mode: 'sponsored' });
-    expect(row.eth_usd_price).not.toBeNull();
-    const charge = await waitForCharge(row.id);
-    const expected = expectedChargeMicro(event.args.actualGasCost.toString(), row.eth_usd_price!);
-    expect(expected).toBeGreaterThan(0n);
-    expect(charge).toMatchObject({
-      merchant_id: merchant.merchantId,
-      chain_id: chain.chainId,
-      user_op_hash: inclusion.userOpHash.toLowerCase(),
-      tx_hash: inclusion.transactionHash.toLowerCase(),
-      operation_status: 'onchain_success',
-      actual_gas_cost_wei: event.args.actualGasCost.toString(),
-      eth_usd_price: row.eth_usd_price,
-      markup_bps: config.PAYMASTER_MARKUP_BPS,
-      amount_usd: fixed6(expected),
+    expect(row).toMatchObject({ status: 'onchain_success', mode: 'sponsored', chain_id: 421614 });
+    expect(await chargesOf(row.id)).toEqual([]);
+    expect(await ledgerDebitsOf(row.id)).toEqual([]);
+    expect((await balanceOf(merchant)).prepaidBalanceUsd).toBe(before);
+    // Charging it directly (as a rescan would) charges nothing either.
+    const direct = await db.transaction().execute((trx) =>
+      chargeIncludedOperation(trx, {
+        chainId: chain.chainId,
+        entryPoint: ENTRY_POINTS['0.7'],
+        userOpHash: inclusion.userOpHash,
+        markupBps: config.PAYMASTER_MARKUP_BPS,
+      }),
+    );
+    expect(direct).toBe(0);
+    expect((await balanceOf(merchant)).prepaidBalanceUsd).toBe(before);
+  });
+});
+
+/**
+ * An operation of the merchant's client on a mainnet, as the RPC records it once signed (a `submitted`
+ * row with the ETH/USD snapshot it was priced at), then included: the tracker's step for its
+ * UserOperationEvent. The local chains are testnets, so mainnet inclusions are fed to the same step the
+ * tracker runs (`recordReceiptAndCharge`) with the event's figures.
+ */
+async function includedMainnetOperation({
+  chainId,
+  success = true,
+  actualGasCost,
+  ethUsdPrice = '3000.00000000',
+  mode = 'sponsored',
+}: {
+  chainId: number;
+  success?: boolean;
+  actualGasCost: bigint;
+  ethUsdPrice?: string | null;
+  mode?: 'sponsored' | 'user_paid';
+}) {
+  const userOpHash = `0x${randomBytes(32).toString('hex')}`;
+  const usage = await insertUsageRecord(db, {
+    merchantId: merchant.merchantId,
+    clientId,
+    method: 'pm_getPaymasterData',
+    chainId,
+    mode,
+    status: 'submitted',
+    reason: null,
+    sender: privateKeyToAccount(generatePrivateKey()).address.toLowerCase(),
+    entryPoint: ENTRY_POINTS['0.8'].toLowerCase(),
+    userOpHash,
+    targets: [],
+    ...(ethUsdPrice !== null && {
+      usdSnapshot: { ethUsdPrice, estimatedGasCostWei: '1', estimatedCostUsd: '0.000001' },
+    }),
+  });
+  const receipt = {
+    chainId,
+    entryPoint: ENTRY_POINTS['0.8'],
+    userOpHash,
+    success,
+    actualGasCost,
+    actualGasUsed: 100_000n,
+    txHash: `0x${randomBytes(32).toString('hex')}`,
+    blockNumber: 1n,
+  };
+  const outcome = await recordReceiptAndCharge(db, receipt, config.PAYMASTER_MARKUP_BPS);
+  expect(outcome.recorded).toBe(1);
+  return { usage, receipt, charged: outcome.charged };
+}
+
+describe('gas charges', () => {
+  it('charges an included sponsored operation on a mainnet exactly actualGasCost × price × (1 + markup), once, and the balance drops by it', async () => {
+    const { usage, receipt, charged } = await includedMainnetOperation({
+      chainId: 8453,
+      actualGasCost: 123_456_789_012_345n,
+      ethUsdPrice: '3123.45678901',
     });
-    const [debit, ...more] = await ledgerDebitsOf(row.id);
+    expect(charged).toBe(1);
+    const expected = expectedChargeMicro(receipt.actualGasCost.toString(), '3123.45678901');
+    expect(expected).toBeGreaterThan(0n);
+    expect(await chargesOf(usage.id)).toEqual([
+      expect.objectContaining({
+        merchant_id: merchant.merchantId,
+        chain_id: 8453,
+        user_op_hash: receipt.userOpHash,
+        tx_hash: receipt.txHash,
+        operation_status: 'onchain_success',
+        actual_gas_cost_wei: receipt.actualGasCost.toString(),
+        eth_usd_price: '3123.45678901',
+        markup_bps: config.PAYMASTER_MARKUP_BPS,
+        amount_usd: fixed6(expected),
+      }),
+    ]);
+    const [debit, ...more] = await ledgerDebitsOf(usage.id);
     expect(more).toHaveLength(0);
     expect(debit).toMatchObject({
       merchant_id: merchant.merchantId,
@@ -142,116 +204,68 @@ describe('gas charges', () => {
       amount_usd: fixed6(expected),
     });
     debitedMicro += expected;
-    chargedUsageIds.push(row.id);
+    chargedUsageIds.push(usage.id);
     expect((await balanceOf(merchant)).prepaidBalanceUsd).toBe(fixed6(100_000_000n - debitedMicro));
 
-    // A rescan of the inclusion block (a second tracker, as after a restart) charges nothing more.
-    const activities = createPaymasterReceiptActivities({
-      db,
-      networks,
-      markupBps: config.PAYMASTER_MARKUP_BPS,
+    // A rescan of the event (a second tracker, as after a restart) charges nothing more...
+    expect(await recordReceiptAndCharge(db, receipt, config.PAYMASTER_MARKUP_BPS)).toEqual({
+      recorded: 0,
+      charged: 0,
     });
-    const monitorId = `${prefix}rescan-${chain.chainId}`;
-    await writeCheckpoint(db, { monitorId, chainId: chain.chainId, block: inclusion.blockNumber - 1n });
-    const rescan = await activities.scanPaymasterReceipts({
-      chainId: chain.chainId,
-      monitorId,
-      maxBlockRange: 1,
-      droppedGraceSeconds: 60,
-    });
-    // (Other files' operations may share the block, so the scan's own counts are not asserted.)
-    expect(rescan).toMatchObject({ toBlock: inclusion.blockNumber.toString() });
-    expect(rescan.events).toBeGreaterThanOrEqual(1);
     // ...and neither does charging the operation directly, even concurrently.
     const direct = await Promise.all(
       [1, 2, 3].map(() =>
         db.transaction().execute((trx) =>
           chargeIncludedOperation(trx, {
-            chainId: chain.chainId,
-            entryPoint: ENTRY_POINTS['0.7'],
-            userOpHash: inclusion.userOpHash,
+            chainId: 8453,
+            entryPoint: ENTRY_POINTS['0.8'],
+            userOpHash: receipt.userOpHash,
             markupBps: config.PAYMASTER_MARKUP_BPS,
           }),
         ),
       ),
     );
     expect(direct).toEqual([0, 0, 0]);
-    expect(await chargesOf(row.id)).toHaveLength(1);
-    expect(await ledgerDebitsOf(row.id)).toHaveLength(1);
+    expect(await chargesOf(usage.id)).toHaveLength(1);
+    expect(await ledgerDebitsOf(usage.id)).toHaveLength(1);
     expect((await balanceOf(merchant)).prepaidBalanceUsd).toBe(fixed6(100_000_000n - debitedMicro));
   });
 
-  it('still bills an included operation whose batch reverts (EntryPoint v0.8)', async () => {
-    const chain = chainById(11155111);
-    const account = await newAccountOn(chain, '0.8');
-    const stranger = privateKeyToAccount(generatePrivateKey()).address;
-    const operation = await signedOperation(
-      chain,
-      account,
-      account.execute(chain.contracts.usdc!, 0n, usdcCall('transfer', stranger, 1_000n)),
-      account.execute(chain.contracts.usdc!, 0n, usdcCall('mint', stranger, 1_000n)),
-    );
-    const inclusion = await sendAndWait(chain, '0.8', operation);
-    expect(inclusion.success).toBe(false);
-    const event = await userOperationEvent(chain, '0.8', inclusion);
-
-    const row = await waitForStatusChange(inclusion.userOpHash, chain);
-    expect(row.status).toBe('onchain_reverted');
-    const charge = await waitForCharge(row.id);
-    const expected = expectedChargeMicro(event.args.actualGasCost.toString(), row.eth_usd_price!);
-    expect(charge).toMatchObject({
-      operation_status: 'onchain_reverted',
-      chain_id: chain.chainId,
-      actual_gas_cost_wei: event.args.actualGasCost.toString(),
-      amount_usd: fixed6(expected),
+  it('still bills an included operation whose batch reverts', async () => {
+    const { usage, receipt, charged } = await includedMainnetOperation({
+      chainId: 42161,
+      success: false,
+      actualGasCost: 98_765_432_100_000n,
     });
-    expect(await ledgerDebitsOf(row.id)).toHaveLength(1);
+    expect(charged).toBe(1);
+    const row = await db
+      .selectFrom('paymaster_usage')
+      .selectAll()
+      .where('id', '=', usage.id)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe('onchain_reverted');
+    const expected = expectedChargeMicro(receipt.actualGasCost.toString(), '3000.00000000');
+    expect(await chargesOf(usage.id)).toEqual([
+      expect.objectContaining({
+        operation_status: 'onchain_reverted',
+        chain_id: 42161,
+        actual_gas_cost_wei: receipt.actualGasCost.toString(),
+        amount_usd: fixed6(expected),
+      }),
+    ]);
+    expect(await ledgerDebitsOf(usage.id)).toHaveLength(1);
     debitedMicro += expected;
-    chargedUsageIds.push(row.id);
+    chargedUsageIds.push(usage.id);
     expect((await balanceOf(merchant)).prepaidBalanceUsd).toBe(fixed6(100_000_000n - debitedMicro));
   });
 
   it('records an operation without a price snapshot as an unpriced charge (nothing debited) and never charges user_paid operations', async () => {
-    const chain = chainById(84532);
-    const included = async (mode: 'sponsored' | 'user_paid', withSnapshot: boolean) => {
-      const userOpHash = `0x${randomBytes(32).toString('hex')}`;
-      const usage = await insertUsageRecord(db, {
-        merchantId: merchant.merchantId,
-        clientId,
-        method: 'pm_getPaymasterData',
-        chainId: chain.chainId,
-        mode,
-        status: 'submitted',
-        reason: null,
-        sender: privateKeyToAccount(generatePrivateKey()).address.toLowerCase(),
-        entryPoint: ENTRY_POINTS['0.8'].toLowerCase(),
-        userOpHash,
-        targets: [],
-        ...(withSnapshot && {
-          usdSnapshot: {
-            ethUsdPrice: '3000.00000000',
-            estimatedGasCostWei: '1',
-            estimatedCostUsd: '0.000001',
-          },
-        }),
-      });
-      const receipt = {
-        chainId: chain.chainId,
-        entryPoint: ENTRY_POINTS['0.8'],
-        userOpHash,
-        success: true,
-        actualGasCost: 123_456_789_000_000n,
-        actualGasUsed: 100_000n,
-        txHash: `0x${randomBytes(32).toString('hex')}`,
-        blockNumber: 1n,
-      };
-      const { recorded, charged } = await recordReceiptAndCharge(db, receipt, config.PAYMASTER_MARKUP_BPS);
-      expect(recorded).toBe(1);
-      return { usage, charged };
-    };
-
     const before = (await balanceOf(merchant)).prepaidBalanceUsd;
-    const unpriced = await included('sponsored', false);
+    const unpriced = await includedMainnetOperation({
+      chainId: 8453,
+      actualGasCost: 123_456_789_000_000n,
+      ethUsdPrice: null,
+    });
     expect(unpriced.charged).toBe(1);
     expect(await chargesOf(unpriced.usage.id)).toEqual([
       expect.objectContaining({
@@ -263,7 +277,11 @@ describe('gas charges', () => {
     ]);
     expect(await ledgerDebitsOf(unpriced.usage.id)).toHaveLength(0);
 
-    const userPaid = await included('user_paid', true);
+    const userPaid = await includedMainnetOperation({
+      chainId: 8453,
+      actualGasCost: 123_456_789_000_000n,
+      mode: 'user_paid',
+    });
     expect(userPaid.charged).toBe(0);
     expect(await chargesOf(userPaid.usage.id)).toHaveLength(0);
     expect((await balanceOf(merchant)).prepaidBalanceUsd).toBe(before);
@@ -302,7 +320,7 @@ describe('gas charges', () => {
     expect(all.body.nextCursor).toBeNull();
     expect(all.body.data[2]).toMatchObject({
       usageId: chargedUsageIds[0],
-      chainId: 421614,
+      chainId: 8453,
       clientId,
       clientLabel: FORMULA_LABEL,
       operationStatus: 'onchain_success',
@@ -310,10 +328,10 @@ describe('gas charges', () => {
     });
     expect(all.body.data[2].amountUsd).toMatch(/^\d+\.\d{6}$/);
 
-    const sepolia = await app.request('/v1/merchants/me/balance/charges?chainId=11155111', {
+    const arbitrum = await app.request('/v1/merchants/me/balance/charges?chainId=42161', {
       headers: merchant.auth,
     });
-    expect(sepolia.body.data.map((item: { usageId: string }) => item.usageId)).toEqual([chargedUsageIds[1]]);
+    expect(arbitrum.body.data.map((item: { usageId: string }) => item.usageId)).toEqual([chargedUsageIds[1]]);
 
     for (const bad of ['limit=0', 'limit=101', 'cursor=nonsense', 'chainId=abc']) {
       const response = await app.request(`/v1/merchants/me/balance/charges?${bad}`, {
@@ -340,7 +358,7 @@ describe('gas charges', () => {
       listed.body.data.map((item: { id: string }) => item.id).reverse(),
     );
     expect(records[0]).toMatchObject({
-      chain_id: '421614',
+      chain_id: '8453',
       client_id: clientId,
       client_label: `'${FORMULA_LABEL}`,
       operation_status: 'onchain_success',
@@ -350,13 +368,15 @@ describe('gas charges', () => {
     });
     expect(records[2]).toMatchObject({ eth_usd_price: '', amount_usd: '' });
 
-    const sepolia = await app.request(
-      `/v1/merchants/me/balance/charges.csv?from=${utcDay(0)}&to=${utcDay(0)}&chainId=11155111`,
+    const arbitrumCsv = await app.request(
+      `/v1/merchants/me/balance/charges.csv?from=${utcDay(0)}&to=${utcDay(0)}&chainId=42161`,
       { headers: merchant.auth },
     );
     expect(
-      (parse(sepolia.text, { columns: true }) as Record<string, string>[]).map((record) => record.chain_id),
-    ).toEqual(['11155111']);
+      (parse(arbitrumCsv.text, { columns: true }) as Record<string, string>[]).map(
+        (record) => record.chain_id,
+      ),
+    ).toEqual(['42161']);
 
     // The header row alone when nothing falls in the range (the range is inclusive of whole UTC days).
     const empty = await app.request(`/v1/merchants/me/balance/charges.csv?from=2020-01-01&to=2020-01-31`, {
@@ -421,14 +441,14 @@ describe('gas charges', () => {
       .execute();
     const charges = (await app.request('/v1/merchants/me/balance/charges', { headers: merchant.auth })).body
       .data as { chainId: number; amountUsd: string | null }[];
-    const byChain = [421614, 11155111].map((chainId) => {
+    const byChain = [8453, 42161].map((chainId) => {
       const ofChain = charges.filter((charge) => charge.chainId === chainId);
       const micro = ofChain.reduce(
         (sum, charge) => sum + BigInt((charge.amountUsd ?? '0').replace('.', '')),
         0n,
       );
       const unpriced = ofChain.filter((charge) => charge.amountUsd === null).length;
-      return `${chainId === 421614 ? 'Arbitrum Sepolia' : 'Ethereum Sepolia'} (${chainId}) ${ofChain.length} ${unpriced} ${fixed6(micro)}`;
+      return `${chainId === 8453 ? 'Base' : 'Arbitrum'} (${chainId}) ${ofChain.length} ${unpriced} ${fixed6(micro)}`;
     });
     expect(lines).toEqual(
       expect.arrayContaining([

@@ -1,4 +1,11 @@
+import { Writable } from 'node:stream';
+import { Kysely, PostgresDialect } from 'kysely';
+import { Pool } from 'pg';
 import { type Address, concat, numberToHex } from 'viem';
+import { createLogger } from '../../api/logger';
+import type { Database } from '../../db/schema';
+import { authenticateClient } from '../../paymaster/clientChecks';
+import { proxyBundlerRequest } from '../../paymaster/bundlerProxy';
 import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import { creditPrepaidBalance } from '../../db/prepaidLedger';
 import { findFreePort } from '../../dev/services/freePort';
@@ -335,6 +342,130 @@ describe('client policy (bodies { error: { message, type } }, no Policy denied p
     });
     expectProxyError(response, 400, /JSON-RPC request/);
     expect(upstream.requests.length).toBe(before);
+  });
+});
+
+describe('issue 13 finding 6: the bundler proxy relays any method with our provider credential', () => {
+  const call = (method: string, id: number | string = 3) =>
+    JSON.stringify({ jsonrpc: '2.0', id, method, params: [] });
+
+  it.each([
+    'debug_traceCall',
+    'eth_sendRawTransaction',
+    'anvil_setBalance',
+    'alchemy_getTokenBalances',
+    'eth_call',
+  ])('%s answers JSON-RPC -32601 without reaching the provider', async (method) => {
+    const client = await createPaymasterClient(app, merchant);
+    const before = upstream.requests.length;
+    const response = await bundler({ clientId: client.clientId, body: call(method, 'x9') });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      jsonrpc: '2.0',
+      id: 'x9',
+      error: { code: -32601, message: `Method not found: the bundler proxy does not relay ${method}` },
+    });
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  it.each([
+    'eth_sendUserOperation',
+    'eth_estimateUserOperationGas',
+    'eth_getUserOperationByHash',
+    'eth_getUserOperationReceipt',
+    'eth_supportedEntryPoints',
+    'eth_chainId',
+    'pimlico_getUserOperationGasPrice',
+  ])('%s (DESIGN §7.6) is relayed', async (method) => {
+    const client = await createPaymasterClient(app, merchant);
+    const before = upstream.requests.length;
+    expect((await bundler({ clientId: client.clientId, body: call(method) })).status).toBe(200);
+    expect(upstream.requests.length).toBe(before + 1);
+  });
+
+  it('a batch holding a method outside the set is answered without reaching the provider: -32601 for it, -32600 for the rest', async () => {
+    const client = await createPaymasterClient(app, merchant);
+    const before = upstream.requests.length;
+    const response = await bundler({
+      clientId: client.clientId,
+      body: `[${call('eth_chainId', 1)},${call('debug_traceTransaction', 2)}]`,
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        error: {
+          code: -32600,
+          message: 'Invalid Request: not relayed, the batch holds a method the proxy does not relay',
+        },
+      },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        error: {
+          code: -32601,
+          message: 'Method not found: the bundler proxy does not relay debug_traceTransaction',
+        },
+      },
+    ]);
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  it('a batch above 20 requests (or an empty one) answers 400 without reaching the provider', async () => {
+    const client = await createPaymasterClient(app, merchant);
+    const before = upstream.requests.length;
+    const batchOf = (size: number) =>
+      `[${Array.from({ length: size }, (_, index) => call('eth_chainId', index)).join(',')}]`;
+    expectProxyError(
+      await bundler({ clientId: client.clientId, body: batchOf(21) }),
+      400,
+      /^the batch holds 21 requests; the bundler proxy relays at most 20$/,
+    );
+    expectProxyError(await bundler({ clientId: client.clientId, body: '[]' }), 400, /^the batch is empty$/);
+    expect(upstream.requests.length).toBe(before);
+    expect((await bundler({ clientId: client.clientId, body: batchOf(20) })).status).toBe(200);
+    expect(upstream.requests.length).toBe(before + 1);
+  });
+
+  it('the prepaid balance is read once per request, however many sponsored operations its batch carries', async () => {
+    const own = await signInNewMerchant(app);
+    const client = await createPaymasterClient(app, own, {
+      environment: 'live',
+      allowedChainIds: [MAINNET],
+      gasMode: 'both',
+    });
+    await creditPrepaidBalance(app.db, { merchantId: own.merchantId, amountUsd: '5', description: 'top-up' });
+    const mainnetPaymaster = localContractsAs([MAINNET])[0]!.contracts.paymasterV08!;
+    const operation = JSON.parse(
+      userOperationRequest('eth_sendUserOperation', { address: mainnetPaymaster, modeByte: 0 }),
+    );
+    const batch = Buffer.from(JSON.stringify(Array.from({ length: 10 }, (_, id) => ({ ...operation, id }))));
+
+    const balanceReads: string[] = [];
+    const counting = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: new Pool({ connectionString: stack.databaseUrl, max: 2 }) }),
+      log: (event) => {
+        if (/prepaid_(balances|ledger_entries)/.test(event.query.sql)) balanceReads.push(event.query.sql);
+      },
+    });
+    try {
+      const authenticated = await authenticateClient(app.db, client.clientId);
+      if (!authenticated.ok) throw new Error('the client must authenticate');
+      const outcome = await proxyBundlerRequest(
+        {
+          db: counting,
+          logger: createLogger({ level: 'silent' }, new Writable({ write: (_c, _e, done) => done() })),
+          bundlerUrlFor: () => `${upstream.origin}/mainnet`,
+          paymastersOn: () => [mainnetPaymaster],
+        },
+        { client: authenticated.client, chainId: MAINNET, rawBody: batch },
+      );
+      expect(outcome.kind).toBe('relayed');
+      expect(balanceReads).toHaveLength(1);
+    } finally {
+      await counting.destroy();
+    }
   });
 });
 

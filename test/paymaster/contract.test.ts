@@ -143,17 +143,28 @@ async function withPaymasterData(
   return { ...op, paymaster, paymasterData: encodePaymasterData(terms, signature) };
 }
 
+/** ERC-20 terms in the local USDC at 3,000 per ether, valid until 2033. */
+const farErc20Terms = (): SponsorshipTerms => ({
+  mode: 'erc20',
+  validUntil: 2_000_000_000,
+  validAfter: 0,
+  token: contracts.usdc,
+  exchangeRate: RATE,
+});
+
 function packed(op: UserOperation<'0.7'>) {
   return toPackedUserOperation(op);
 }
 
-async function validateAsEntryPoint(version: EntryPointVersion, op: UserOperation<'0.7'>) {
+/** validatePaymasterUserOp as the EntryPoint calls it; `maxCost` is the required prefund (0: no ERC-20 pre-charge). */
+async function validateAsEntryPoint(version: EntryPointVersion, op: UserOperation<'0.7'>, maxCost = 0n) {
   const { result } = await simulateContract(publicClient, {
     account: ENTRY_POINTS[version],
     address: paymasterOf(version),
-    abi: ManagedPaymasterV08.abi,
+    // The token's errors too, so a failed pre-charge decodes by name.
+    abi: [...ManagedPaymasterV08.abi, ...TestStablecoin.abi],
     functionName: 'validatePaymasterUserOp',
-    args: [packed(op), '0x'.padEnd(66, '1') as Hex, 0n],
+    args: [packed(op), '0x'.padEnd(66, '1') as Hex, maxCost],
   });
   const [context, validationData] = result;
   return {
@@ -358,24 +369,44 @@ describe.each(['0.7', '0.8'] as const)('ManagedPaymaster for EntryPoint v%s', (v
     expect(validation.signatureFailed).toBe(true);
   });
 
-  it('ERC-20 mode returns the postOp context (userOpHash, sender, token, rate)', async () => {
+  it('ERC-20 mode pre-charges the maximum cost at validation and returns the postOp context (userOpHash, sender, token, rate, pre-charge)', async () => {
     const { op } = await draftOperation(version);
+    await mint(op.sender, 10_000_000n);
+    await sendAs(op.sender, contracts.usdc, TestStablecoin.abi, 'approve', [
+      paymasterOf(version),
+      10_000_000n,
+    ]);
+    // 0.001 ETH of required prefund at 3,000 tokens per ether: 3,000,000 base units.
     const validation = await validateAsEntryPoint(
       version,
-      await withPaymasterData(version, op, {
-        mode: 'erc20',
-        validUntil: 2_000_000_000,
-        validAfter: 0,
-        token: contracts.usdc,
-        exchangeRate: RATE,
-      }),
+      await withPaymasterData(version, op, farErc20Terms()),
+      10n ** 15n,
     );
     expect(validation.signatureFailed).toBe(false);
-    const [, sender, token, rate] = decodeAbiParameters(
-      [{ type: 'bytes32' }, { type: 'address' }, { type: 'address' }, { type: 'uint256' }],
+    const [, sender, token, rate, preCharge] = decodeAbiParameters(
+      [
+        { type: 'bytes32' },
+        { type: 'address' },
+        { type: 'address' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+      ],
       validation.context,
     );
-    expect({ sender, token, rate }).toEqual({ sender: op.sender, token: contracts.usdc, rate: RATE });
+    expect({ sender, token, rate, preCharge }).toEqual({
+      sender: op.sender,
+      token: contracts.usdc,
+      rate: RATE,
+      preCharge: 3_000_000n,
+    });
+  });
+
+  it('ERC-20 validation reverts when the sender has not approved the paymaster (nothing can be included)', async () => {
+    const { op } = await draftOperation(version);
+    await mint(op.sender, 10_000_000n);
+    await expect(
+      validateAsEntryPoint(version, await withPaymasterData(version, op, farErc20Terms()), 10n ** 15n),
+    ).rejects.toThrow(/ERC20InsufficientAllowance/);
   });
 
   it.each([
@@ -516,19 +547,9 @@ describe.each(['0.7', '0.8'] as const)('ManagedPaymaster for EntryPoint v%s', (v
       await expect(handleOps(version, forged)).rejects.toThrow(/AA34 signature error/);
     });
 
-    it('ERC-20 mode charges the sender exactly the contract-computed token amount and the paymaster receives it', async () => {
-      const draft = await draftOperation(version);
-      const { account } = draft;
-      // The operation approves the paymaster itself (the account is created by the same operation).
-      const approve = account.execute(
-        contracts.usdc,
-        0n,
-        encodeFunctionData({
-          abi: TestStablecoin.abi,
-          functionName: 'approve',
-          args: [paymasterOf(version), 10n ** 12n],
-        }),
-      );
+    it('issue 13 finding 1: the ERC-20 (user_paid) mode drains the deposit — a sender that never approved the token, with inflated fees, cannot spend the deposit', async () => {
+      const { account, op } = await draftOperation(version);
+      // Tokens, but no allowance for the paymaster; and a tip a hundred times the usual.
       await mint(account.address, 1_000_000_000n);
       const now = await latestTimestamp();
       const ready = await signedByAccount(
@@ -536,7 +557,48 @@ describe.each(['0.7', '0.8'] as const)('ManagedPaymaster for EntryPoint v%s', (v
         account,
         await withPaymasterData(
           version,
-          { ...draft.op, callData: approve },
+          { ...op, maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 100_000_000_000n },
+          { mode: 'erc20', validUntil: now + 600, validAfter: 0, token: contracts.usdc, exchangeRate: RATE },
+        ),
+      );
+      const before = await deposit(version);
+      await expect(handleOps(version, ready)).rejects.toThrow(/AA33 reverted/);
+      expect(await deposit(version)).toBe(before);
+      expect(await tokenBalance(account.address)).toBe(1_000_000_000n);
+    });
+
+    it('ERC-20 mode pre-charges the maximum, refunds the rest: the sender pays exactly the contract-computed token amount and the paymaster receives it', async () => {
+      // The sender approved the paymaster beforehand (validation takes the tokens, before any call of the
+      // operation runs): here its first operation, sponsored, creates it and approves.
+      const approve = encodeFunctionData({
+        abi: TestStablecoin.abi,
+        functionName: 'approve',
+        args: [paymasterOf(version), 10n ** 12n],
+      });
+      const draft = await draftOperation(version);
+      const { account } = draft;
+      const start = await latestTimestamp();
+      await handleOps(
+        version,
+        await signedByAccount(
+          version,
+          account,
+          await withPaymasterData(
+            version,
+            { ...draft.op, callData: account.execute(contracts.usdc, 0n, approve) },
+            { mode: 'sponsored', validUntil: start + 600, validAfter: 0 },
+          ),
+        ),
+      );
+      await mint(account.address, 1_000_000_000n);
+      const now = await latestTimestamp();
+      const { factory: _factory, factoryData: _factoryData, ...deployed } = draft.op;
+      const ready = await signedByAccount(
+        version,
+        account,
+        await withPaymasterData(
+          version,
+          { ...deployed, nonce: 1n },
           { mode: 'erc20', validUntil: now + 600, validAfter: 0, token: contracts.usdc, exchangeRate: RATE },
         ),
       );
@@ -577,23 +639,37 @@ describe.each(['0.7', '0.8'] as const)('ManagedPaymaster for EntryPoint v%s', (v
   });
 
   describe('postOp charge arithmetic (the EntryPoint impersonated)', () => {
+    const PRE_CHARGE = 5_000_000n;
+    /** The context validation left: the pre-charge it took is in the paymaster's hands. */
+    async function preCharged(owner: Address) {
+      await mint(paymasterOf(version), PRE_CHARGE);
+      return encodeAbiParameters(
+        [
+          { type: 'bytes32' },
+          { type: 'address' },
+          { type: 'address' },
+          { type: 'uint256' },
+          { type: 'uint256' },
+        ],
+        [`0x${'ab'.repeat(32)}`, owner, contracts.usdc, RATE, PRE_CHARGE],
+      );
+    }
+
     it.each([
       // (actualGasCost + 45,000 × fee) × rate / 1e18, rounded up only when there is a remainder.
       ['an exact amount', 955_000_000_000_000n, 1_000_000_000n, 3_000_000n],
       ['a remainder, rounded up', 1_000_000_000_000_001n, 1_000_000_000n, 3_135_001n],
       ['a sub-unit cost, rounded up to one base unit', 1n, 0n, 1n],
-    ])('%s', async (_, actualGasCost, feePerGas, expected) => {
-      const owner = privateKeyToAccount(generatePrivateKey());
-      await mint(owner.address, 10_000_000n);
-      await sendAs(owner.address, contracts.usdc, TestStablecoin.abi, 'approve', [
-        paymasterOf(version),
-        10_000_000n,
-      ]);
-      const context = encodeAbiParameters(
-        [{ type: 'bytes32' }, { type: 'address' }, { type: 'address' }, { type: 'uint256' }],
-        [`0x${'ab'.repeat(32)}`, owner.address, contracts.usdc, RATE],
-      );
-      expect(tokenAmountForGasCost(actualGasCost + POSTOP_OVERHEAD_GAS * feePerGas, RATE)).toBe(expected);
+      ['a cost above the pre-charge, held to the pre-charge', 10n ** 18n * 2n, 1_000_000_000n, PRE_CHARGE],
+    ])('%s: kept out of the pre-charge, the rest refunded', async (_, actualGasCost, feePerGas, expected) => {
+      const owner = privateKeyToAccount(generatePrivateKey()).address;
+      const context = await preCharged(owner);
+      const paymasterBefore = await tokenBalance(paymasterOf(version));
+      expect(
+        [tokenAmountForGasCost(actualGasCost + POSTOP_OVERHEAD_GAS * feePerGas, RATE), PRE_CHARGE].reduce(
+          (a, b) => (a < b ? a : b),
+        ),
+      ).toBe(expected);
       const receipt = await sendAs(
         ENTRY_POINTS[version],
         paymasterOf(version),
@@ -607,27 +683,48 @@ describe.each(['0.7', '0.8'] as const)('ManagedPaymaster for EntryPoint v%s', (v
         eventName: 'GasChargedInToken',
       });
       expect(charged!.args.tokenAmount).toBe(expected);
-      expect(await tokenBalance(owner.address)).toBe(10_000_000n - expected);
+      expect(await tokenBalance(owner)).toBe(PRE_CHARGE - expected);
+      expect(await tokenBalance(paymasterOf(version))).toBe(paymasterBefore - (PRE_CHARGE - expected));
     });
+  });
+});
 
-    it('the charge reverts when the sender has not approved the paymaster', async () => {
-      const owner = privateKeyToAccount(generatePrivateKey());
-      await mint(owner.address, 10_000_000n);
-      const context = encodeAbiParameters(
-        [{ type: 'bytes32' }, { type: 'address' }, { type: 'address' }, { type: 'uint256' }],
-        [`0x${'ab'.repeat(32)}`, owner.address, contracts.usdc, RATE],
-      );
-      await expect(
-        simulateContract(publicClient, {
-          account: ENTRY_POINTS[version],
-          address: paymasterOf(version),
-          // The token's errors, so the revert decodes by name.
-          abi: [...ManagedPaymasterV08.abi, ...TestStablecoin.abi],
-          functionName: 'postOp',
-          args: [0, context, 1_000_000_000_000n, 1n],
-        }),
-      ).rejects.toThrow(/ERC20InsufficientAllowance/);
+describe('issue 13 finding 5: EIP-7702 operations on EntryPoint v0.8 can be made unbillable', () => {
+  it("the v0.8 paymaster's hash of an EIP-7702 operation covers the delegate read from the sender's code", async () => {
+    const sender = privateKeyToAccount(generatePrivateKey()).address;
+    const delegate = privateKeyToAccount(generatePrivateKey()).address;
+    await rpc(rpcUrl, 'anvil_setCode', [sender, concat(['0xef0100', delegate])]);
+    const { op } = await draftOperation('0.8');
+    const eip7702Op: UserOperation<'0.7'> = {
+      ...op,
+      sender,
+      factory: '0x7702000000000000000000000000000000000000',
+      factoryData: '0x',
+    };
+    const terms: SponsorshipTerms = { mode: 'sponsored', validUntil: 2_000_000_000, validAfter: 0 };
+    const onChain = await readContract(publicClient, {
+      address: paymasterOf('0.8'),
+      abi: ManagedPaymasterV08.abi,
+      functionName: 'getHash',
+      args: [
+        packed({ ...eip7702Op, paymaster: paymasterOf('0.8'), paymasterData: '0x' }),
+        2_000_000_000,
+        0,
+        0,
+        zeroAddress,
+        0n,
+      ],
     });
+    const offChain = (eip7702Delegate: Address) =>
+      sponsorshipHash({
+        userOperation: eip7702Op,
+        chainId: CHAIN_ID,
+        paymaster: paymasterOf('0.8'),
+        terms,
+        eip7702Delegate,
+      });
+    expect(onChain).toBe(offChain(delegate));
+    expect(onChain).not.toBe(offChain(stranger.address));
   });
 });
 

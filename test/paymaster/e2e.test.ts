@@ -58,10 +58,11 @@ async function sponsorAndSend(
   chain: LocalChain,
   account: SimpleAccount,
   callData: Hex,
-  context?: { token: Address },
+  { context, nonce }: { context?: { token: Address }; nonce?: bigint } = {},
 ): Promise<Included> {
   const { operation, stub } = await sponsorOperation({ app, clientId }, chain, account, callData, {
     context,
+    nonce,
   });
   expect(operation.paymaster).toBe(stub.paymaster);
   const { userOpHash, success, blockNumber } = await sendAndWait(
@@ -164,14 +165,21 @@ describe.each([
 describe.each(['0.7', '0.8'] as const)(
   'an ERC-20 operation on EntryPoint v%s (chain 11155111)',
   (version) => {
-    it('pays its gas in the token: the sender loses exactly the amount the contract computed and the paymaster gains it', async () => {
+    it('pays its gas in the token once the sender approved the paymaster: the sender loses exactly the amount the contract computed and the paymaster gains it', async () => {
       const chain = stack.chains.find((candidate) => candidate.chainId === 11155111)!;
       const paymaster = version === '0.7' ? chain.contracts.paymasterV07! : chain.contracts.paymasterV08!;
       const usdc = chain.contracts.usdc!;
       const rate = BigInt(stack.signer.erc20Tokens[String(chain.chainId)]![usdc]!);
       const account = await newAccountOn(chain, version);
 
-      // The counterfactual account holds 50 USDC before it exists; its first operation approves the paymaster.
+      // The account's first operation (sponsored) creates it and approves the paymaster: ERC-20
+      // validation takes the tokens before any call of the operation runs, so approval comes first.
+      const approve = encodeFunctionData({
+        abi: TestStablecoin.abi,
+        functionName: 'approve',
+        args: [paymaster, 2n ** 256n - 1n],
+      });
+      await sponsorAndSend(chain, account, account.execute(usdc, 0n, approve));
       const funder = await fundedWallet(chain.rpcUrl, chain.chainId);
       const minted = await writeContract(funder, {
         address: usdc,
@@ -180,17 +188,12 @@ describe.each(['0.7', '0.8'] as const)(
         args: [account.address, 50_000_000n],
       });
       await waitForTransactionReceipt(funder, { hash: minted });
-      const approve = encodeFunctionData({
-        abi: TestStablecoin.abi,
-        functionName: 'approve',
-        args: [paymaster, 2n ** 256n - 1n],
-      });
 
       const { userOpHash, receipt } = await sponsorAndSend(
         chain,
         account,
-        account.execute(usdc, 0n, approve),
-        { token: usdc },
+        account.execute(usdc, 0n, usdcCall('mint', account.address, 1n)),
+        { context: { token: usdc }, nonce: 1n },
       );
 
       const logs = await publicClientFor(chain.rpcUrl).getLogs({
@@ -207,10 +210,12 @@ describe.each(['0.7', '0.8'] as const)(
       );
       expect(tokenAmount).toBeGreaterThan(0n);
 
+      // The operation minted 1 base unit to the account; the gas cost in tokens (pre-charged, the
+      // difference refunded) went to the paymaster.
       const before = receipt.blockNumber - 1n;
       expect(await tokenBalanceAt(chain, account.address, before)).toBe(50_000_000n);
       expect(await tokenBalanceAt(chain, account.address, receipt.blockNumber)).toBe(
-        50_000_000n - tokenAmount,
+        50_000_000n + 1n - tokenAmount,
       );
       const chargedInBlock = charges
         .filter((event) => event.args.token === usdc)

@@ -1,22 +1,13 @@
-import {
-  createWalletClient,
-  defineChain,
-  encodeFunctionData,
-  http,
-  parseAbi,
-  publicActions,
-  type Address,
-  type Hex,
-} from 'viem';
+import { createWalletClient, defineChain, http, publicActions, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import { LocalPriceFeed } from '../../contracts/artifacts';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { startTestApp, type TestApp } from '../harness/app';
-import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import type { SignedInMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
 import { startFakeSigner } from './fakeSigner';
-import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
+import { paymasterRpc } from './paymasterApi';
+import { manualClock, merchantSponsoringTarget, signedDataRequest } from './signedDataRequests';
 
 /**
  * Sponsorship limits and prices: the three views and the PATCH rules of `/v1/paymaster/limits`, the
@@ -26,43 +17,12 @@ import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterA
  */
 
 const CHAIN_ID = 84532;
-const TARGET: Address = '0x1000000000000000000000000000000000000001';
 /** Deploys this file's own price feeds (no other test file sends from this account). */
 const FEED_OWNER = ANVIL_DEV_ACCOUNTS[6]!;
 
-const callData: Hex = encodeFunctionData({
-  abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
-  functionName: 'execute',
-  args: [TARGET, 0n, '0x'],
-});
-
 let nonce = 0;
-const rpcRequest = (method: string, sender: Address) => ({
-  jsonrpc: '2.0',
-  id: ++nonce,
-  method,
-  params: [
-    {
-      sender,
-      nonce: `0x${nonce.toString(16)}`,
-      callData,
-      callGasLimit: '0x30000',
-      verificationGasLimit: '0x30000',
-      preVerificationGas: '0x10000',
-      maxFeePerGas: '0x77359400',
-      maxPriorityFeePerGas: '0x3b9aca00',
-      signature: '0x',
-    },
-    ENTRY_POINT_V07_ADDRESS,
-    CHAIN_ID,
-  ],
-});
-
-/** A clock the test moves by hand. */
-function manualClock(iso: string) {
-  let current = new Date(iso);
-  return { now: () => current, set: (next: string) => (current = new Date(next)) };
-}
+const rpcRequest = (method: string, sender: Address) =>
+  signedDataRequest({ method, id: ++nonce, sender, nonce, chainId: CHAIN_ID });
 
 interface Setup {
   app: TestApp;
@@ -76,10 +36,7 @@ afterAll(() => Promise.all(opened.map((app) => app.close())));
 async function setUp(env: Record<string, string>, now: () => Date): Promise<Setup> {
   const app = await startTestApp({ LOG_LEVEL: 'warn', ...env }, { now });
   opened.push(app);
-  const merchant = await signInNewMerchant(app);
-  const { clientId } = await createPaymasterClient(app, merchant, { allowedChainIds: [CHAIN_ID] });
-  await allowContract(app, merchant, CHAIN_ID, TARGET);
-  return { app, merchant, clientId };
+  return { app, ...(await merchantSponsoringTarget(app, CHAIN_ID)) };
 }
 
 const patchLimits = (setup: Setup, json: Record<string, unknown>) =>
@@ -103,13 +60,43 @@ describe('GET and PATCH /v1/paymaster/limits', () => {
     setup = await setUp({}, () => new Date());
   });
 
+  /** The platform's own limits (defaults), shown in the platform and effective views, null in the merchant's. */
+  const PLATFORM_ONLY = {
+    dailyBudgetUsd: '100000',
+    testnetDailyBudgetUsd: '1000',
+    merchantBudgetShareBps: 2000,
+    feeBoundBps: 30000,
+    maxOperationGas: 15000000,
+  };
+  const NOT_THE_MERCHANTS = {
+    dailyBudgetUsd: null,
+    testnetDailyBudgetUsd: null,
+    merchantBudgetShareBps: null,
+    feeBoundBps: null,
+    maxOperationGas: null,
+  };
+  const platform = {
+    perSenderHourlyOps: 500,
+    perSenderDailyUsd: '500',
+    perTxUsd: null,
+    perMerchantDailyUsd: '10000',
+    perClientDailyUsd: null,
+    ...PLATFORM_ONLY,
+  };
+
   it('shows platform limits from configuration, no merchant limits, and the platform as effective', async () => {
     const response = await setup.app.request('/v1/paymaster/limits', { headers: setup.merchant.auth });
     expect(response.status).toBe(200);
-    const platform = { perSenderHourlyOps: 500, perSenderDailyUsd: '500', perTxUsd: null };
     expect(response.body).toEqual({
       platform,
-      merchant: { perSenderHourlyOps: null, perSenderDailyUsd: null, perTxUsd: null },
+      merchant: {
+        perSenderHourlyOps: null,
+        perSenderDailyUsd: null,
+        perTxUsd: null,
+        perMerchantDailyUsd: null,
+        perClientDailyUsd: null,
+        ...NOT_THE_MERCHANTS,
+      },
       effective: platform,
     });
   });
@@ -119,13 +106,30 @@ describe('GET and PATCH /v1/paymaster/limits', () => {
       perSenderHourlyOps: 20,
       perSenderDailyUsd: '12.5',
       perTxUsd: '2',
+      perMerchantDailyUsd: '250',
+      perClientDailyUsd: '40.5',
     });
     expect(tightened.status).toBe(200);
+    const merchantSet = {
+      perSenderHourlyOps: 20,
+      perSenderDailyUsd: '12.5',
+      perTxUsd: '2',
+      perMerchantDailyUsd: '250',
+      perClientDailyUsd: '40.5',
+    };
     expect(tightened.body).toEqual({
-      platform: { perSenderHourlyOps: 500, perSenderDailyUsd: '500', perTxUsd: null },
-      merchant: { perSenderHourlyOps: 20, perSenderDailyUsd: '12.5', perTxUsd: '2' },
-      effective: { perSenderHourlyOps: 20, perSenderDailyUsd: '12.5', perTxUsd: '2' },
+      platform,
+      merchant: { ...merchantSet, ...NOT_THE_MERCHANTS },
+      effective: { ...merchantSet, ...PLATFORM_ONLY },
     });
+
+    const looserMerchantCap = await patchLimits(setup, { perMerchantDailyUsd: '10000.5' });
+    expect(looserMerchantCap.status).toBe(400);
+    expect(looserMerchantCap.body.message).toMatch(/^Validation failed: perMerchantDailyUsd: /);
+    for (const platformOnly of Object.keys(PLATFORM_ONLY)) {
+      const refused = await patchLimits(setup, { [platformOnly]: 1 });
+      expect(refused.status).toBe(400);
+    }
 
     const looserOps = await patchLimits(setup, { perSenderHourlyOps: 501 });
     expect(looserOps.status).toBe(400);
@@ -137,31 +141,25 @@ describe('GET and PATCH /v1/paymaster/limits', () => {
     expect(looserUsd.body.message).toMatch(/^Validation failed: perSenderDailyUsd: /);
     // Nothing was written by the refused requests.
     const unchanged = await setup.app.request('/v1/paymaster/limits', { headers: setup.merchant.auth });
-    expect(unchanged.body.merchant).toEqual({
-      perSenderHourlyOps: 20,
-      perSenderDailyUsd: '12.5',
-      perTxUsd: '2',
-    });
+    expect(unchanged.body.merchant).toEqual({ ...merchantSet, ...NOT_THE_MERCHANTS });
 
     const cleared = await patchLimits(setup, { perSenderHourlyOps: null });
     expect(cleared.status).toBe(200);
-    expect(cleared.body.merchant).toEqual({
-      perSenderHourlyOps: null,
-      perSenderDailyUsd: '12.5',
-      perTxUsd: '2',
-    });
-    expect(cleared.body.effective).toEqual({
-      perSenderHourlyOps: 500,
-      perSenderDailyUsd: '12.5',
-      perTxUsd: '2',
-    });
+    expect(cleared.body.merchant).toEqual({ ...merchantSet, perSenderHourlyOps: null, ...NOT_THE_MERCHANTS });
+    expect(cleared.body.effective).toEqual({ ...merchantSet, perSenderHourlyOps: 500, ...PLATFORM_ONLY });
 
-    const equalToPlatform = await patchLimits(setup, { perSenderHourlyOps: 500, perSenderDailyUsd: null });
+    const equalToPlatform = await patchLimits(setup, {
+      perSenderHourlyOps: 500,
+      perSenderDailyUsd: null,
+      perClientDailyUsd: null,
+    });
     expect(equalToPlatform.status).toBe(200);
     expect(equalToPlatform.body.effective).toEqual({
+      ...merchantSet,
       perSenderHourlyOps: 500,
       perSenderDailyUsd: '500',
-      perTxUsd: '2',
+      perClientDailyUsd: null,
+      ...PLATFORM_ONLY,
     });
   });
 
@@ -175,6 +173,8 @@ describe('GET and PATCH /v1/paymaster/limits', () => {
       { perSenderDailyUsd: '1.1234567' },
       { perTxUsd: '-1' },
       { perTxUsd: '1000000000.000001' },
+      { perMerchantDailyUsd: 0 },
+      { perClientDailyUsd: '0.0000001' },
       { somethingElse: 1 },
     ]) {
       const response = await patchLimits(setup, body);
@@ -253,14 +253,20 @@ describe('enforcement on the RPC', () => {
   });
 
   it('the platform daily budget resets at 00:00 UTC', async () => {
-    // Two operations' gas cost (3.052512 USD each, without markup).
+    // Two operations' gas cost (3.052512 USD each, without markup); 84532 is a testnet.
     const clock = manualClock('2031-03-04T23:59:58.000Z');
-    const setup = await setUp({ PAYMASTER_PLATFORM_DAILY_BUDGET_USD: '6.105024' }, clock.now);
+    const setup = await setUp(
+      {
+        PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: '6.105024',
+        PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
+      },
+      clock.now,
+    );
     const sender: Address = '0x5100000000000000000000000000000000000005';
     expect((await call(setup, 'pm_getPaymasterData', sender)).result).toBeDefined();
     expect((await call(setup, 'pm_getPaymasterData', sender)).result).toBeDefined();
     expect((await call(setup, 'pm_getPaymasterData', sender)).error.message).toBe(
-      'Policy denied: paymaster_global_cap_exceeded: the platform daily sponsorship budget is reached; it resets at 00:00 UTC',
+      'Policy denied: paymaster_global_cap_exceeded: the platform daily sponsorship budget for testnets is reached; it resets at 00:00 UTC, and what unsent operations hold frees up at their validUntil',
     );
     expect(await latestUsageRow(setup)).toMatchObject({ status: 'denied_global_cap' });
     clock.set('2031-03-05T00:00:00.000Z');

@@ -1,55 +1,27 @@
-import { encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
-import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
+import type { Address } from 'viem';
 import { startTestApp, type TestApp } from '../harness/app';
-import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
-import { allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
+import type { SignedInMerchant } from '../harness/merchants';
+import { creditPrepaidBalance } from '../../db/prepaidLedger';
+import { MAINNET_CHAIN_ID, startMainnetStandIn } from './mainnetStandIn';
+import { paymasterRpc } from './paymasterApi';
+import {
+  OP_CHARGED_USD_MICRO as CHARGED_USD_MICRO,
+  OP_COST_USD_MICRO as COST_USD_MICRO,
+  merchantSponsoringTarget,
+  signedDataRequest,
+  usd,
+} from './signedDataRequests';
 
 /**
  * Limits hold under concurrency: 200 simultaneous pm_getPaymasterData for one sender against a
  * limit that admits 10 → exactly 10 signed (real signer) and 190 refused, in the JSON-RPC answers
  * and in the usage rows. Each case runs on its own UTC day (injected clock) so the platform-wide
- * budget counter of one case never meets another's.
+ * budget counter of one case never meets another's. Each request's maximum is 3.052512 USD of gas,
+ * 3.357764 USD with markup (signedDataRequests.ts).
  */
 
 const CHAIN_ID = 84532;
-const TARGET: Address = '0x1000000000000000000000000000000000000001';
 const REQUESTS = 200;
-
-/**
- * At the local feed's 3,000 USD/ETH: (0x30000 + 0x30000 + 0x10000 + 50,000 paymaster verification
- * floor + 0 postOp) gas × 2 gwei = 1,017,504,000,000,000 wei = 3.052512 USD; with the default 10 %
- * markup 3.3577632 → 3.357764 USD (rounded up to the micro-dollar).
- */
-const COST_USD_MICRO = 3_052_512n;
-const CHARGED_USD_MICRO = 3_357_764n;
-const usd = (micro: bigint) => `${micro / 1_000_000n}.${(micro % 1_000_000n).toString().padStart(6, '0')}`;
-
-const callData: Hex = encodeFunctionData({
-  abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
-  functionName: 'execute',
-  args: [TARGET, 0n, '0x'],
-});
-
-const signedDataRequest = (sender: Address, id: number) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'pm_getPaymasterData',
-  params: [
-    {
-      sender,
-      nonce: `0x${id.toString(16)}`,
-      callData,
-      callGasLimit: '0x30000',
-      verificationGasLimit: '0x30000',
-      preVerificationGas: '0x10000',
-      maxFeePerGas: '0x77359400',
-      maxPriorityFeePerGas: '0x3b9aca00',
-      signature: '0x',
-    },
-    ENTRY_POINT_V07_ADDRESS,
-    CHAIN_ID,
-  ],
-});
 
 interface Setup {
   app: TestApp;
@@ -57,19 +29,16 @@ interface Setup {
   clientId: string;
 }
 
-async function setUp(env: Record<string, string>, day: string): Promise<Setup> {
+async function setUp(env: Record<string, string>, day: string, chainId = CHAIN_ID): Promise<Setup> {
   const clock = new Date(`${day}T12:00:00.000Z`);
   const app = await startTestApp({ LOG_LEVEL: 'warn', ...env }, { now: () => clock });
-  const merchant = await signInNewMerchant(app);
-  const { clientId } = await createPaymasterClient(app, merchant, { allowedChainIds: [CHAIN_ID] });
-  await allowContract(app, merchant, CHAIN_ID, TARGET);
-  return { app, merchant, clientId };
+  return { app, ...(await merchantSponsoringTarget(app, chainId)) };
 }
 
-async function fireSimultaneously({ app, clientId }: Setup, sender: Address) {
+async function fireSimultaneously({ app, clientId }: Setup, sender: Address, chainId = CHAIN_ID) {
   const responses = await Promise.all(
     Array.from({ length: REQUESTS }, (_, index) =>
-      paymasterRpc(app, clientId, signedDataRequest(sender, index)),
+      paymasterRpc(app, clientId, signedDataRequest({ id: index, sender, nonce: index, chainId })),
     ),
   );
   expect(responses.every((response) => response.status === 200)).toBe(true);
@@ -154,8 +123,12 @@ describe('sponsorship limits under 200 simultaneous requests', () => {
 
   it('platform daily budget worth 10 operations: exactly 10 signed, 190 denied_global_cap', async () => {
     // The budget counts gas cost without markup, across all merchants of the day.
+    // 84532 is a testnet: its own budget, all of which one merchant may hold here.
     const setup = await setUp(
-      { PAYMASTER_PLATFORM_DAILY_BUDGET_USD: usd(10n * COST_USD_MICRO) },
+      {
+        PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: usd(10n * COST_USD_MICRO),
+        PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
+      },
       '2031-02-03',
     );
     opened.push(setup.app);
@@ -167,9 +140,61 @@ describe('sponsorship limits under 200 simultaneous requests', () => {
       expect(response.body.error).toEqual({
         code: -32600,
         message:
-          'Policy denied: paymaster_global_cap_exceeded: the platform daily sponsorship budget is reached; it resets at 00:00 UTC',
+          'Policy denied: paymaster_global_cap_exceeded: the platform daily sponsorship budget for testnets is reached; it resets at 00:00 UTC, and what unsent operations hold frees up at their validUntil',
       });
     }
     expect(await usageStatusCounts(setup)).toEqual({ submitted: 10, denied_global_cap: REQUESTS - 10 });
+  });
+
+  it.each([
+    ['per-client daily USD cap', 'perClientDailyUsd', '2031-02-04'],
+    ['per-merchant daily USD cap', 'perMerchantDailyUsd', '2031-02-05'],
+  ])('%s worth 10 operations: exactly 10 signed, 190 denied_spend_cap', async (_name, key, day) => {
+    const setup = await setUp({}, day);
+    opened.push(setup.app);
+    const patch = await setup.app.request('/v1/paymaster/limits', {
+      method: 'PATCH',
+      headers: setup.merchant.auth,
+      json: { [key]: usd(10n * CHARGED_USD_MICRO) },
+    });
+    expect(patch.status).toBe(200);
+
+    const { signed, refused } = await fireSimultaneously(setup, '0x5000000000000000000000000000000000000004');
+    expect(signed).toHaveLength(10);
+    for (const response of refused) {
+      expect(response.body.error.message).toMatch(
+        /^Policy denied: paymaster_spend_cap_exceeded: .* \(merchant-configured cap\)$/,
+      );
+    }
+    expect(await usageStatusCounts(setup)).toEqual({ submitted: 10, denied_spend_cap: REQUESTS - 10 });
+  });
+
+  it('prepaid balance worth 10 operations on a mainnet: exactly 10 reserved and signed, 190 denied_billing_balance', async () => {
+    const mainnet = await startMainnetStandIn();
+    try {
+      const setup = await setUp(mainnet.appEnv, '2031-02-06', MAINNET_CHAIN_ID);
+      opened.push(setup.app);
+      await creditPrepaidBalance(setup.app.db, {
+        merchantId: setup.merchant.merchantId,
+        amountUsd: usd(10n * CHARGED_USD_MICRO + 1n),
+        description: 'top-up',
+      });
+
+      const { signed, refused } = await fireSimultaneously(
+        setup,
+        '0x5000000000000000000000000000000000000005',
+        MAINNET_CHAIN_ID,
+      );
+      expect(signed).toHaveLength(10);
+      for (const response of refused) {
+        expect(response.body.error.message).toMatch(/^Policy denied: paymaster_billing_balance_exhausted: /);
+      }
+      expect(await usageStatusCounts(setup)).toEqual({
+        submitted: 10,
+        denied_billing_balance: REQUESTS - 10,
+      });
+    } finally {
+      await mainnet.stop();
+    }
   });
 });

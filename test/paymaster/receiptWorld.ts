@@ -40,6 +40,10 @@ export interface ReceiptWorldOptions {
   markupBps?: number;
   /** Added to the merchant's paymaster client (e.g. its label). */
   clientFields?: Record<string, unknown>;
+  /** The API's clock (its own by default). */
+  now?: () => Date;
+  /** Configuration of the API on top of the test defaults. */
+  appEnv?: Record<string, string>;
 }
 
 export interface StartedReceiptWorld extends SponsoringMerchant {
@@ -78,7 +82,7 @@ export function receiptWorld(prefixLetter: string) {
 
   async function start(options: ReceiptWorldOptions): Promise<StartedReceiptWorld> {
     quietTemporalRuntime();
-    app = await startTestApp();
+    app = await startTestApp(options.appEnv ?? {}, { now: options.now });
     sponsor = await signInSponsoringMerchant(app, options.clientFields);
 
     clientConnection = await Connection.connect({ address: stack.temporalAddress });

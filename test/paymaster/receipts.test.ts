@@ -174,6 +174,15 @@ describe('paymaster receipt tracking', () => {
       tx_hash: null,
       block_number: null,
     });
+    // Its sponsorship holds (which stopped counting at validUntil) are gone with it.
+    expect(row!.hold_id).not.toBeNull();
+    expect(
+      await db
+        .selectFrom('paymaster_limit_holds')
+        .select('counter_key')
+        .where('hold_id', '=', row!.hold_id!)
+        .execute(),
+    ).toEqual([]);
   });
 
   it('runs one tracker workflow per chain on the chains task queue', async () => {

@@ -65,21 +65,38 @@ describe('signed paymaster data (real signing service)', () => {
   });
   afterAll(() => app.close());
 
-  const rpc = (method: string, version: EntryPointVersion, context?: Record<string, unknown>) =>
+  /**
+   * Each case signs its own operation (its own nonce): an identical operation signed again in the same
+   * second is the same on-chain operation and answers the stored result without a second row.
+   */
+  const rpc = (
+    method: string,
+    version: EntryPointVersion,
+    nonce: bigint,
+    context?: Record<string, unknown>,
+  ) =>
     paymasterRpc(app, clientId, {
       jsonrpc: '2.0',
       id: 1,
       method,
-      params: [userOp, ENTRY_POINTS[version], CHAIN_ID, ...(context ? [context] : [])],
+      params: [
+        { ...userOp, nonce: `0x${nonce.toString(16)}` },
+        ENTRY_POINTS[version],
+        CHAIN_ID,
+        ...(context ? [context] : []),
+      ],
     });
 
   /** The verifying signer's address recovered from the data, over the hash the paymaster contract computes. */
-  async function signerOf(result: {
-    paymaster: Address;
-    paymasterData: Hex;
-    paymasterVerificationGasLimit: Hex;
-    paymasterPostOpGasLimit: Hex;
-  }) {
+  async function signerOf(
+    result: {
+      paymaster: Address;
+      paymasterData: Hex;
+      paymasterVerificationGasLimit: Hex;
+      paymasterPostOpGasLimit: Hex;
+    },
+    nonce: bigint,
+  ) {
     const decoded = decodePaymasterData(result.paymasterData)!;
     const { signature, ...terms } = decoded;
     const hash = sponsorshipHash({
@@ -88,7 +105,7 @@ describe('signed paymaster data (real signing service)', () => {
       terms: terms as SponsorshipTerms,
       userOperation: {
         sender: SENDER,
-        nonce: 5n,
+        nonce,
         callData: batch,
         callGasLimit: 0x30000n,
         verificationGasLimit: 0x30000n,
@@ -104,6 +121,7 @@ describe('signed paymaster data (real signing service)', () => {
 
   function expectedUserOpHash(
     version: EntryPointVersion,
+    nonce: bigint,
     result: {
       paymaster: Address;
       paymasterData: Hex;
@@ -117,7 +135,7 @@ describe('signed paymaster data (real signing service)', () => {
       entryPointVersion: version,
       userOperation: {
         sender: SENDER,
-        nonce: 5n,
+        nonce,
         callData: batch,
         callGasLimit: 0x30000n,
         verificationGasLimit: 0x30000n,
@@ -134,14 +152,14 @@ describe('signed paymaster data (real signing service)', () => {
   }
 
   it.each([
-    ['pm_getPaymasterData', '0.7'],
-    ['pm_getPaymasterData', '0.8'],
-    ['pm_sponsorUserOperation', '0.7'],
-    ['pm_sponsorUserOperation', '0.8'],
+    ['pm_getPaymasterData', '0.7', 5n],
+    ['pm_getPaymasterData', '0.8', 6n],
+    ['pm_sponsorUserOperation', '0.7', 7n],
+    ['pm_sponsorUserOperation', '0.8', 8n],
   ] as const)(
     '%s on EntryPoint v%s: sponsored data signed by the verifying signer, one submitted usage row',
-    async (method, version) => {
-      const response = await rpc(method, version);
+    async (method, version, nonce) => {
+      const response = await rpc(method, version, nonce);
       expect(response.status).toBe(200);
       const { result } = response.body;
       expect(result).toEqual({
@@ -150,7 +168,7 @@ describe('signed paymaster data (real signing service)', () => {
         paymasterVerificationGasLimit: expect.stringMatching(/^0x[0-9a-f]+$/),
         paymasterPostOpGasLimit: expect.stringMatching(/^0x[0-9a-f]+$/),
       });
-      expect(await signerOf(result)).toBe(testStack().signer.address);
+      expect(await signerOf(result, nonce)).toBe(testStack().signer.address);
 
       const [row] = await usageRows(app, merchant);
       expect(row).toEqual({
@@ -163,7 +181,7 @@ describe('signed paymaster data (real signing service)', () => {
         reason: null,
         sender: SENDER,
         entryPoint: ENTRY_POINTS[version],
-        userOpHash: expectedUserOpHash(version, result),
+        userOpHash: expectedUserOpHash(version, nonce, result),
         targets: [A, B, A],
         createdAt: expect.any(String),
       });
@@ -172,7 +190,7 @@ describe('signed paymaster data (real signing service)', () => {
 
   it("pm_getPaymasterData with a whitelisted token: ERC-20 mode data at the signer's rate, recorded as user_paid", async () => {
     const token = whitelistedToken();
-    const response = await rpc('pm_getPaymasterData', '0.7', { token });
+    const response = await rpc('pm_getPaymasterData', '0.7', 9n, { token });
     const { result } = response.body;
     const decoded = decodePaymasterData(result.paymasterData);
     expect(decoded).toMatchObject({
@@ -180,16 +198,16 @@ describe('signed paymaster data (real signing service)', () => {
       token,
       exchangeRate: BigInt(testStack().signer.erc20Tokens[String(CHAIN_ID)]![token]!),
     });
-    expect(await signerOf(result)).toBe(testStack().signer.address);
+    expect(await signerOf(result, 9n)).toBe(testStack().signer.address);
     expect((await usageRows(app, merchant))[0]).toMatchObject({
       status: 'submitted',
       mode: 'user_paid',
-      userOpHash: expectedUserOpHash('0.7', result),
+      userOpHash: expectedUserOpHash('0.7', 9n, result),
     });
   });
 
   it('a token the signer does not whitelist: its -32602 refusal reaches the caller unchanged', async () => {
-    const response = await rpc('pm_getPaymasterData', '0.8', {
+    const response = await rpc('pm_getPaymasterData', '0.8', 10n, {
       token: '0x6000000000000000000000000000000000000006',
     });
     expect(response.status).toBe(200);

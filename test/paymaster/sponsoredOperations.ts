@@ -58,6 +58,10 @@ export interface SponsorOperationOptions {
   gasMargin?: boolean;
   /** The paymaster context of both pm_ calls (ERC-20 mode: the token that pays the gas). */
   context?: { token: Address };
+  /** The account's nonce; 0 (its first operation, which creates it) by default. */
+  nonce?: bigint;
+  /** Fees instead of the bundler's `fast` gas price. */
+  fees?: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
 }
 
 export interface SponsoredOperation {
@@ -65,6 +69,8 @@ export interface SponsoredOperation {
   operation: UserOperation<'0.7'>;
   /** What pm_getPaymasterStubData answered. */
   stub: Record<string, Hex>;
+  /** The params pm_getPaymasterData was called with (to repeat the request). */
+  signParams: unknown[];
 }
 
 const withMargin = (value: Hex) => (hexToBigInt(value) * 12n) / 10n;
@@ -78,7 +84,7 @@ export async function sponsorOperation(
   chain: LocalChain,
   account: SimpleAccount,
   callData: Hex,
-  { estimateWith = callData, gasMargin = false, context }: SponsorOperationOptions = {},
+  { estimateWith = callData, gasMargin = false, context, nonce = 0n, fees }: SponsorOperationOptions = {},
 ): Promise<SponsoredOperation> {
   const entryPoint = ENTRY_POINTS[account.version];
   const prices = await bundlerProxyResult<{ fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex } }>(
@@ -90,12 +96,12 @@ export async function sponsorOperation(
   );
   const draft: Partial<UserOperation<'0.7'>> = {
     sender: account.address,
-    nonce: 0n,
-    factory: account.factory,
-    factoryData: account.factoryData,
+    nonce,
+    // Only the first operation creates the account.
+    ...(nonce === 0n && { factory: account.factory, factoryData: account.factoryData }),
     callData: estimateWith,
-    maxFeePerGas: hexToBigInt(prices.fast.maxFeePerGas),
-    maxPriorityFeePerGas: hexToBigInt(prices.fast.maxPriorityFeePerGas),
+    maxFeePerGas: fees?.maxFeePerGas ?? hexToBigInt(prices.fast.maxFeePerGas),
+    maxPriorityFeePerGas: fees?.maxPriorityFeePerGas ?? hexToBigInt(prices.fast.maxPriorityFeePerGas),
   };
   const rpcParams = (op: Partial<UserOperation<'0.7'>>) => [
     toRpcUserOperation(op),
@@ -138,17 +144,28 @@ export async function sponsorOperation(
     paymasterVerificationGasLimit: hexToBigInt(estimate.paymasterVerificationGasLimit!),
     paymasterPostOpGasLimit: hexToBigInt(estimate.paymasterPostOpGasLimit ?? '0x0'),
   };
-  const signed = await paymasterRpcResult(app, clientId, 'pm_getPaymasterData', rpcParams(estimated));
-  const operation = {
-    ...estimated,
-    paymaster: signed.paymaster as Address,
-    paymasterData: signed.paymasterData!,
-    paymasterVerificationGasLimit: hexToBigInt(signed.paymasterVerificationGasLimit!),
-    paymasterPostOpGasLimit: hexToBigInt(signed.paymasterPostOpGasLimit!),
+  const signParams = rpcParams(estimated);
+  const signed = await paymasterRpcResult(app, clientId, 'pm_getPaymasterData', signParams);
+  const operation = await signedWithPaymasterResult(account, chain.chainId, estimated, signed);
+  return { operation, stub, signParams };
+}
+
+/** The operation with our RPC's paymaster fields, signed by the account's owner: ready to send. */
+export async function signedWithPaymasterResult(
+  account: SimpleAccount,
+  chainId: number,
+  operation: Partial<UserOperation<'0.7'>>,
+  paymasterResult: Record<string, Hex>,
+): Promise<UserOperation<'0.7'>> {
+  const withPaymaster = {
+    ...operation,
+    paymaster: paymasterResult.paymaster as Address,
+    paymasterData: paymasterResult.paymasterData!,
+    paymasterVerificationGasLimit: hexToBigInt(paymasterResult.paymasterVerificationGasLimit!),
+    paymasterPostOpGasLimit: hexToBigInt(paymasterResult.paymasterPostOpGasLimit!),
     signature: '0x',
   } as UserOperation<'0.7'>;
-  operation.signature = await account.sign(operation, chain.chainId);
-  return { operation, stub };
+  return { ...withPaymaster, signature: await account.sign(withPaymaster, chainId) };
 }
 
 export interface Inclusion {

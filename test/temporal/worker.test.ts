@@ -15,11 +15,16 @@ import {
   LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
   LOGIN_NONCE_RETENTION_SEC,
   MONTHLY_STATEMENTS_SCHEDULE_ID,
+  PREPAID_BALANCE_CHECK_SCHEDULE_ID,
   SESSION_RECONCILER_SCHEDULE_ID,
 } from '../../workers/schedules';
 import { ChainId, MerchantId, SandboxMode, SessionStatus } from '../../workers/searchAttributes';
 import { createTemporalClient, type TemporalClient } from '../../workers/temporalClient';
-import type { loginNonceCleanupWorkflow, monthlyStatementsWorkflow } from '../../workflows';
+import type {
+  loginNonceCleanupWorkflow,
+  monthlyStatementsWorkflow,
+  prepaidBalanceCheckWorkflow,
+} from '../../workflows';
 import { latestClosedMonth } from '../../billing/statementMonth';
 import type { sleepTwoHoursWorkflow } from './sleepingWorkflow';
 
@@ -104,6 +109,7 @@ describe('Temporal dev server with the project worker', () => {
     LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
     SESSION_RECONCILER_SCHEDULE_ID,
     MONTHLY_STATEMENTS_SCHEDULE_ID,
+    PREPAID_BALANCE_CHECK_SCHEDULE_ID,
   ];
   /** The schedules are namespace-wide: remove every one the test made. */
   async function deleteSchedules(): Promise<void> {
@@ -293,6 +299,53 @@ describe('Temporal dev server with the project worker', () => {
           closing_balance_usd: '12.340000',
         },
       ]);
+    } finally {
+      await deleteSchedules();
+    }
+  });
+
+  test('issue 12 finding 7: the daily prepaid-balance-check run recomputes every balance from the ledger and fails naming a drift', async () => {
+    const wallet = unique('0xledger');
+    const { id: merchantId } = await database.db
+      .insertInto('merchants')
+      .values({ wallet_address: wallet, payout_address: wallet })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await database.db
+      .insertInto('prepaid_ledger_entries')
+      .values([
+        { merchant_id: merchantId, direction: 'credit', amount_usd: '20', description: 'top-up' },
+        { merchant_id: merchantId, direction: 'debit', amount_usd: '1.5', description: 'gas' },
+      ])
+      .execute();
+    const handle = temporal.client.schedule.getHandle(PREPAID_BALANCE_CHECK_SCHEDULE_ID);
+    try {
+      await ensureMaintenanceSchedules(temporal.client, { taskQueues });
+      const description = await handle.describe();
+      expect(description.spec.calendars).toMatchObject([{ hour: [{ start: 2 }], minute: [{ start: 30 }] }]);
+      expect(description.action).toMatchObject({
+        workflowType: 'prepaidBalanceCheckWorkflow',
+        taskQueue: billingQueue,
+      });
+      const check = () =>
+        temporal.client.workflow.execute<typeof prepaidBalanceCheckWorkflow>('prepaidBalanceCheckWorkflow', {
+          taskQueue: billingQueue,
+          workflowId: unique('prepaid-balance-check'),
+        });
+      await expect(check()).resolves.toEqual({ checked: true });
+
+      await database.db
+        .updateTable('prepaid_balances')
+        .set({ balance_usd: '99' })
+        .where('merchant_id', '=', merchantId)
+        .execute();
+      const failure = await check().catch((error: { cause?: { message?: string; type?: string } }) => error);
+      expect(failure).toMatchObject({
+        cause: {
+          type: 'PrepaidBalanceDrift',
+          message: `running prepaid balance differs from the ledger for 1 merchant(s): ${merchantId} running 99.000000 ledger 18.500000`,
+        },
+      });
     } finally {
       await deleteSchedules();
     }

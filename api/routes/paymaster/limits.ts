@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { findMerchantLimits, saveMerchantLimits } from '../../../db/paymasterLimits';
 import {
+  LIMIT_KEYS,
+  type LimitKey,
   limitsViews,
   looserThanPlatform,
   merchantLimits,
@@ -17,10 +19,12 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
  * | GET   | /v1/paymaster/limits | 200 platform, merchant, effective limits |
  * | PATCH | /v1/paymaster/limits | limits to tighten; null clears one → 200 limits |
  *
- * Limits: `{ platform, merchant, effective }`, each `{ perSenderHourlyOps, perSenderDailyUsd, perTxUsd }`
- * (numbers of ops, decimal USD strings, null = none). The effective value is the lower of platform
- * and merchant. PATCH takes any of the three keys; a value looser than the platform's answers 400;
- * null clears the merchant value back to the platform default.
+ * Limits: `{ platform, merchant, effective }`, each `{ perSenderHourlyOps, perSenderDailyUsd, perTxUsd,
+ * perMerchantDailyUsd, perClientDailyUsd, dailyBudgetUsd, testnetDailyBudgetUsd, merchantBudgetShareBps,
+ * feeBoundBps, maxOperationGas }` (numbers of ops, decimal USD strings, basis points, gas; null = none).
+ * The effective value is the lower of platform and merchant; the last five are the platform's alone
+ * (null in the merchant view). PATCH takes any of the first five keys; a value looser than the
+ * platform's answers 400; null clears the merchant value back to the platform default.
  */
 
 const MAX_USD_MICRO = 1_000_000_000n * 1_000_000n;
@@ -42,6 +46,8 @@ const limitsPatch = z
     perSenderHourlyOps: z.number().int().min(1).max(1_000_000).nullable().optional(),
     perSenderDailyUsd: usdLimit.nullable().optional(),
     perTxUsd: usdLimit.nullable().optional(),
+    perMerchantDailyUsd: usdLimit.nullable().optional(),
+    perClientDailyUsd: usdLimit.nullable().optional(),
   })
   .strict()
   .meta({ id: 'PaymasterLimitsPatch' });
@@ -51,6 +57,31 @@ const limitsView = z
     perSenderHourlyOps: z.number().nullable(),
     perSenderDailyUsd: z.string().nullable(),
     perTxUsd: z.string().nullable(),
+    perMerchantDailyUsd: z
+      .string()
+      .nullable()
+      .describe('Sponsored USD per merchant per UTC day and network class'),
+    perClientDailyUsd: z.string().nullable().describe('Sponsored USD per paymaster client per UTC day'),
+    dailyBudgetUsd: z
+      .string()
+      .nullable()
+      .describe('Platform daily sponsorship budget on mainnets (platform only)'),
+    testnetDailyBudgetUsd: z
+      .string()
+      .nullable()
+      .describe('Platform daily sponsorship budget on testnets (platform only)'),
+    merchantBudgetShareBps: z
+      .number()
+      .nullable()
+      .describe('Share of each daily budget one merchant may hold or spend (platform only)'),
+    feeBoundBps: z
+      .number()
+      .nullable()
+      .describe("maxFeePerGas at most this share of the chain's 2 × base fee + priority fee (platform only)"),
+    maxOperationGas: z
+      .number()
+      .nullable()
+      .describe('Most gas one signed operation may carry, preVerificationGas included (platform only)'),
   })
   .meta({ id: 'PaymasterLimitsView' });
 
@@ -97,13 +128,9 @@ export function paymasterLimitRoutes(app: AppContext): AnyRoute[] {
         }
         const current = merchantLimits(await findMerchantLimits(app.db, merchantId));
         // Keys left out keep their value; null clears one back to the platform default.
-        const next: LimitsView = {
-          perSenderHourlyOps:
-            body.perSenderHourlyOps === undefined ? current.perSenderHourlyOps : body.perSenderHourlyOps,
-          perSenderDailyUsd:
-            body.perSenderDailyUsd === undefined ? current.perSenderDailyUsd : body.perSenderDailyUsd,
-          perTxUsd: body.perTxUsd === undefined ? current.perTxUsd : body.perTxUsd,
-        };
+        const next = Object.fromEntries(
+          LIMIT_KEYS.map((key) => [key, body[key] === undefined ? current[key] : body[key]]),
+        ) as Pick<LimitsView, LimitKey>;
         await saveMerchantLimits(app.db, merchantId, next);
         return { status: 200, body: await limitsViews(app.db, app.config, merchantId) };
       },

@@ -56,6 +56,11 @@ export function paymasterRpcRoutes(app: AppContext): AnyRoute[] {
     now: app.now,
     logger: app.logger,
     limits: app.sponsorshipLimits,
+    bounds: {
+      chainFees: app.chainFees,
+      feeBoundBps: app.config.PAYMASTER_FEE_BOUND_BPS,
+      maxOperationGas: app.config.PAYMASTER_MAX_OPERATION_GAS,
+    },
   };
   return [
     defineRoute({
