@@ -1,4 +1,4 @@
-import { deployLocalChain } from '../../chain/deployLocalChain';
+import { type SettlementProtocols, deployLocalChain } from '../../chain/deployLocalChain';
 import { LOCAL_CHAINS, type LocalChainId } from '../localChains';
 import type { ChainDeployment } from '../stackDescription';
 import { startAltoBundlers } from './alto';
@@ -13,6 +13,8 @@ export interface StartLocalChainsParameters {
   bundlers?: boolean;
   /** Which local chains to start; all six by default (the dev stack). */
   chainIds?: readonly LocalChainId[];
+  /** The settlement protocols deployed: the fast local stand-ins (default) or the real protocols. */
+  protocols?: SettlementProtocols;
 }
 
 export interface LocalChains {
@@ -30,6 +32,7 @@ export async function startLocalChains({
   stateDir,
   bundlers = false,
   chainIds = LOCAL_CHAINS.map((chain) => chain.chainId),
+  protocols = 'stand-ins',
 }: StartLocalChainsParameters = {}): Promise<LocalChains> {
   const anvil = await startAnvilChains({
     chains: chainIds.map((chainId) => ({ chainId })),
@@ -44,7 +47,12 @@ export async function startLocalChains({
         chainId,
         network: LOCAL_CHAINS.find((chain) => chain.chainId === chainId)!.network,
         rpcUrl,
-        contracts: await deployLocalChain({ rpcUrl, chainId, deployerPrivateKey: deployer.privateKey }),
+        contracts: await deployLocalChain({
+          rpcUrl,
+          chainId,
+          deployerPrivateKey: deployer.privateKey,
+          protocols,
+        }),
       })),
     );
     if (!bundlers) return { chains: deployed, stop: anvil.stop };
