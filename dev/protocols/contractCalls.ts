@@ -12,7 +12,7 @@ import {
   keccak256,
   toHex,
 } from 'viem';
-import { deployContract, waitForTransactionReceipt, writeContract } from 'viem/actions';
+import { deployContract, simulateContract, waitForTransactionReceipt, writeContract } from 'viem/actions';
 
 /** The deployer's client on a local chain (anvil dev account 0, its own nonce manager). */
 export type DeployerClient = Client<Transport, Chain, Account>;
@@ -44,7 +44,9 @@ export async function sendCall<
   },
 ): Promise<void> {
   // viem's overloads do not narrow through a generic wrapper; the call shape is checked by the signature above.
-  const hash = await writeContract(client, call as never);
+  // Simulated first, so a revert fails here with its reason rather than as a mined failure.
+  const { request } = await simulateContract(client, { ...call, account: client.account } as never);
+  const hash = await writeContract(client, request as never);
   const receipt = await waitForTransactionReceipt(client, { hash });
   if (receipt.status !== 'success')
     throw new Error(`${String(call.functionName)} on ${call.address} reverted (${hash})`);
