@@ -428,7 +428,12 @@ export function createSettlementActivities({
   }
 
   /** The local stand-in messenger: delivered once the settlement chain's messenger says so, staked in the same call. */
-  async function awaitStandInDelivery({ sessionId, sourceChainId, nonce, settlementChainId }: BridgePacket): Promise<Delivery> {
+  async function awaitStandInDelivery({
+    sessionId,
+    sourceChainId,
+    nonce,
+    settlementChainId,
+  }: BridgePacket): Promise<Delivery> {
     const client = operator.client(settlementChainId);
     const { messenger, settlementComposer } = await settlementConfig(settlementChainId);
     for (;;) {
@@ -479,11 +484,20 @@ export function createSettlementActivities({
         args: [BigInt(settlementChainId)],
       }),
     ]);
-    const peer = await source.readContract({ address: oft, abi: oappAbi, functionName: 'peers', args: [route.eid] });
+    const peer = await source.readContract({
+      address: oft,
+      abi: oappAbi,
+      functionName: 'peers',
+      args: [route.eid],
+    });
     const destinationOft = getAddress(`0x${peer.slice(-40)}`);
     const srcEid = operator.network(sourceChainId).layerZeroEid;
     const guid = packetGuid({ nonce, srcEid, sender: oft, dstEid: route.eid, receiver: peer });
-    const endpoint = await destination.readContract({ address: destinationOft, abi: oappAbi, functionName: 'endpoint' });
+    const endpoint = await destination.readContract({
+      address: destinationOft,
+      abi: oappAbi,
+      functionName: 'endpoint',
+    });
     const queueArgs = [destinationOft, settlementComposer, guid, 0] as const;
 
     let pendingSince: number | undefined;
@@ -506,7 +520,17 @@ export function createSettlementActivities({
         await sleep(500);
         continue;
       }
-      const reason = await retryCompose({ sessionId, sourceChainId, nonce, srcEid, messenger, guid, queued, endpoint, queueArgs });
+      const reason = await retryCompose({
+        sessionId,
+        sourceChainId,
+        nonce,
+        srcEid,
+        messenger,
+        guid,
+        queued,
+        endpoint,
+        queueArgs,
+      });
       heartbeat({ guid, state: reason ? 'compose_failed' : 'compose_retried', reason });
       if (reason) await sleep(Math.min(composeRetryAfterMs, 30_000));
     }
@@ -556,9 +580,13 @@ export function createSettlementActivities({
       srcEid,
       amountLD: BigInt(row.usde_amount),
       composeFrom: messenger,
-      composeMsg: settlementComposeMsg({ merchant: getAddress(payout), sessionId: sessionIdToBytes16(sessionId) }),
+      composeMsg: settlementComposeMsg({
+        merchant: getAddress(payout),
+        sessionId: sessionIdToBytes16(sessionId),
+      }),
     });
-    if (keccak256(message) !== queued) return `the queued compose of ${guid} is not the message this flush sent`;
+    if (keccak256(message) !== queued)
+      return `the queued compose of ${guid} is not the message this flush sent`;
     const client = operator.client(Number((await settlementConfig(sourceChainId)).settlementChainId));
     const call = {
       address: endpoint,

@@ -74,7 +74,10 @@ export type LocalChainDeployment = {
 } & LocalSettlementAddresses;
 
 /** A chain of the real-protocol set: the same base contracts, Uniswap/LayerZero/sUSDe instead of the stand-ins. */
-export type RealProtocolChainDeployment = Omit<LocalChainDeployment, keyof LocalSettlementAddresses | 'usde'> &
+export type RealProtocolChainDeployment = Omit<
+  LocalChainDeployment,
+  keyof LocalSettlementAddresses | 'usde'
+> &
   RealSettlementAddresses;
 
 export type DeployLocalChainReturnType = LocalChainDeployment | RealProtocolChainDeployment;
@@ -89,7 +92,9 @@ export async function deployLocalChain(
 export async function deployLocalChain(
   parameters: DeployLocalChainParameters & { protocols: 'real' },
 ): Promise<RealProtocolChainDeployment>;
-export async function deployLocalChain(parameters: DeployLocalChainParameters): Promise<DeployLocalChainReturnType>;
+export async function deployLocalChain(
+  parameters: DeployLocalChainParameters,
+): Promise<DeployLocalChainReturnType>;
 export async function deployLocalChain({
   rpcUrl,
   chainId,

@@ -1,4 +1,13 @@
-import { type Address, type Hex, concat, encodeAbiParameters, keccak256, numberToHex, pad, parseAbi } from 'viem';
+import {
+  type Address,
+  type Hex,
+  concat,
+  encodeAbiParameters,
+  keccak256,
+  numberToHex,
+  pad,
+  parseAbi,
+} from 'viem';
 
 /**
  * LayerZero V2 as settlement meets it: the endpoint and OApp calls the worker reads or makes, the GUID of a

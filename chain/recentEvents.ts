@@ -1,4 +1,11 @@
-import type { Abi, Address, Client, ContractEventArgs, ContractEventName, GetContractEventsReturnType } from 'viem';
+import type {
+  Abi,
+  Address,
+  Client,
+  ContractEventArgs,
+  ContractEventName,
+  GetContractEventsReturnType,
+} from 'viem';
 import { getBlockNumber, getContractEvents } from 'viem/actions';
 
 /**

@@ -6,7 +6,13 @@ import { type Logger, createLogger } from '../api/logger';
 import { LOCAL_RELAYER } from '../chain/localSettlement';
 import { LocalMessenger } from '../contracts/artifacts';
 import { layerZeroRelayChainsOf, startLayerZeroRelayer } from './protocols/layerZeroRelayer';
-import { type Poller, type RelayChainClients, pollEvery, relayChainClients, writeJsonAtomically } from './relaying';
+import {
+  type Poller,
+  type RelayChainClients,
+  pollEvery,
+  relayChainClients,
+  writeJsonAtomically,
+} from './relaying';
 import type { StackDescription } from './stackDescription';
 
 /**
@@ -76,7 +82,10 @@ export async function startRelayer({
     throw new Error(`duplicate chain ids in ${chainIds.join(', ')}`);
   const account = privateKeyToAccount(relayerPrivateKey);
   const clients = new Map<number, ChainClients>(
-    chains.map((chain) => [chain.chainId, { ...chain, ...relayChainClients(chain.chainId, chain.rpcUrl, account) }]),
+    chains.map((chain) => [
+      chain.chainId,
+      { ...chain, ...relayChainClients(chain.chainId, chain.rpcUrl, account) },
+    ]),
   );
 
   const state = stateFile ? readState(stateFile) : { cursors: new Map(), pending: new Map() };
@@ -202,7 +211,9 @@ export async function startRelayer({
 /** The stand-in relayer's chains from a stack description: every chain with a LocalMessenger (not LayerZero). */
 export function relayerChainsOf(stack: Pick<StackDescription, 'chains'>): RelayerChain[] {
   return stack.chains.flatMap(({ chainId, rpcUrl, contracts }) =>
-    contracts.messenger && !contracts.layerZeroEndpoint ? [{ chainId, rpcUrl, messenger: contracts.messenger }] : [],
+    contracts.messenger && !contracts.layerZeroEndpoint
+      ? [{ chainId, rpcUrl, messenger: contracts.messenger }]
+      : [],
   );
 }
 
@@ -287,7 +298,10 @@ if (require.main === module) {
   ]).then(
     (relayers) => {
       logger.info(
-        { standIns: standIns.map((chain) => chain.chainId), layerZero: layerZero.map((chain) => chain.chainId) },
+        {
+          standIns: standIns.map((chain) => chain.chainId),
+          layerZero: layerZero.map((chain) => chain.chainId),
+        },
         'relayer started',
       );
       const shutdown = (): void => {

@@ -38,14 +38,20 @@ function endpointInitCode({ eid, owner }: { eid: number; owner: Address }) {
 
 /** Where the local EndpointV2 of `eid` owned by `owner` lives (it differs per chain: the eid is a constructor argument). */
 export function localEndpointAddress(identity: { eid: number; owner: Address }): Address {
-  return deterministicDeploymentAddress({ initCode: endpointInitCode(identity), salt: realSaltOf('endpointV2') });
+  return deterministicDeploymentAddress({
+    initCode: endpointInitCode(identity),
+    salt: realSaltOf('endpointV2'),
+  });
 }
 
 export async function deployLocalEndpoint(
   client: DeployerClient,
   identity: { eid: number; owner: Address },
 ): Promise<Address> {
-  return deployDeterministic(client, { initCode: endpointInitCode(identity), salt: realSaltOf('endpointV2') });
+  return deployDeterministic(client, {
+    initCode: endpointInitCode(identity),
+    salt: realSaltOf('endpointV2'),
+  });
 }
 
 /**
@@ -59,7 +65,12 @@ export async function wireLocalMessageLib(
 ): Promise<Address> {
   const installed = await Promise.all(
     remoteEids.map((eid) =>
-      readContract(client, { address: endpoint, abi: endpointAdminAbi, functionName: 'defaultSendLibrary', args: [eid] }),
+      readContract(client, {
+        address: endpoint,
+        abi: endpointAdminAbi,
+        functionName: 'defaultSendLibrary',
+        args: [eid],
+      }),
     ),
   );
   let lib = installed.find((address) => address !== zeroAddress);
@@ -71,15 +82,42 @@ export async function wireLocalMessageLib(
     });
   }
   const library = getAddress(lib);
-  if (!(await readContract(client, { address: endpoint, abi: endpointAdminAbi, functionName: 'isRegisteredLibrary', args: [library] })))
-    await sendCall(client, { address: endpoint, abi: endpointAdminAbi, functionName: 'registerLibrary', args: [library] });
+  if (
+    !(await readContract(client, {
+      address: endpoint,
+      abi: endpointAdminAbi,
+      functionName: 'isRegisteredLibrary',
+      args: [library],
+    }))
+  )
+    await sendCall(client, {
+      address: endpoint,
+      abi: endpointAdminAbi,
+      functionName: 'registerLibrary',
+      args: [library],
+    });
   for (const eid of remoteEids) {
     const [send, receive] = await Promise.all([
-      readContract(client, { address: endpoint, abi: endpointAdminAbi, functionName: 'defaultSendLibrary', args: [eid] }),
-      readContract(client, { address: endpoint, abi: endpointAdminAbi, functionName: 'defaultReceiveLibrary', args: [eid] }),
+      readContract(client, {
+        address: endpoint,
+        abi: endpointAdminAbi,
+        functionName: 'defaultSendLibrary',
+        args: [eid],
+      }),
+      readContract(client, {
+        address: endpoint,
+        abi: endpointAdminAbi,
+        functionName: 'defaultReceiveLibrary',
+        args: [eid],
+      }),
     ]);
     if (getAddress(send) !== library)
-      await sendCall(client, { address: endpoint, abi: endpointAdminAbi, functionName: 'setDefaultSendLibrary', args: [eid, library] });
+      await sendCall(client, {
+        address: endpoint,
+        abi: endpointAdminAbi,
+        functionName: 'setDefaultSendLibrary',
+        args: [eid, library],
+      });
     if (getAddress(receive) !== library)
       await sendCall(client, {
         address: endpoint,
@@ -93,7 +131,12 @@ export async function wireLocalMessageLib(
     readContract(client, { address: library, abi: simpleMessageLibAbi, functionName: 'nativeFee' }),
   ]);
   if (getAddress(whitelisted) !== getAddress(verifier))
-    await sendCall(client, { address: library, abi: simpleMessageLibAbi, functionName: 'setWhitelistCaller', args: [verifier] });
+    await sendCall(client, {
+      address: library,
+      abi: simpleMessageLibAbi,
+      functionName: 'setWhitelistCaller',
+      args: [verifier],
+    });
   if (fee !== LOCAL_LAYER_ZERO_FEE)
     await sendCall(client, {
       address: library,

@@ -1,18 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
-import {
-  type Address,
-  type Hex,
-  BaseError,
-  getAddress,
-  hexToBigInt,
-  hexToNumber,
-  size,
-  slice,
-} from 'viem';
+import { type Address, type Hex, BaseError, getAddress, hexToBigInt, hexToNumber, size, slice } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { type Logger, createLogger } from '../../api/logger';
 import { COMPOSE_EMPTY, COMPOSE_RECEIVED, layerZeroEndpointAbi } from '../../chain/layerZero';
-import { type Poller, type RelayChainClients, pollEvery, relayChainClients, writeJsonAtomically } from '../relaying';
+import {
+  type Poller,
+  type RelayChainClients,
+  pollEvery,
+  relayChainClients,
+  writeJsonAtomically,
+} from '../relaying';
 import type { StackDescription } from '../stackDescription';
 import { simpleMessageLibAbi } from './layerZero';
 
@@ -111,9 +108,12 @@ export async function startLayerZeroRelayer({
     byChainId.set(chain.chainId, entry);
   }
 
-  const state = stateFile ? readState(stateFile) : { cursors: new Map(), packets: new Map(), composes: new Map() };
+  const state = stateFile
+    ? readState(stateFile)
+    : { cursors: new Map(), packets: new Map(), composes: new Map() };
   for (const chain of byChainId.values())
-    if (!state.cursors.has(chain.chainId)) state.cursors.set(chain.chainId, await chain.publicClient.getBlockNumber());
+    if (!state.cursors.has(chain.chainId))
+      state.cursors.set(chain.chainId, await chain.publicClient.getBlockNumber());
   const save = (): void => {
     if (stateFile) writeState(stateFile, state);
   };
@@ -139,7 +139,14 @@ export async function startLayerZeroRelayer({
           state.packets.set(`${packet.srcEid}:${packet.sender}:${packet.nonce}`, log.args.encodedPayload);
         } else if (log.eventName === 'ComposeSent') {
           const { from, to, guid, index, message } = log.args;
-          state.composes.set(`${chain.chainId}:${guid}:${index}`, { chainId: chain.chainId, from, to, guid, index, message });
+          state.composes.set(`${chain.chainId}:${guid}:${index}`, {
+            chainId: chain.chainId,
+            from,
+            to,
+            guid,
+            index,
+            message,
+          });
         }
       }
       cursor = toBlock + 1n;
@@ -178,7 +185,12 @@ export async function startLayerZeroRelayer({
     if (payloadHash === COMPOSE_EMPTY)
       await send(
         destination,
-        { address: destination.messageLib, abi: simpleMessageLibAbi, functionName: 'validatePacket', args: [encoded] },
+        {
+          address: destination.messageLib,
+          abi: simpleMessageLibAbi,
+          functionName: 'validatePacket',
+          args: [encoded],
+        },
         'validatePacket',
       );
     const hash = await send(
@@ -197,7 +209,16 @@ export async function startLayerZeroRelayer({
       },
       'lzReceive',
     );
-    logger.info({ guid: packet.guid, srcEid: packet.srcEid, dstEid: packet.dstEid, nonce: String(packet.nonce), transactionHash: hash }, 'packet delivered');
+    logger.info(
+      {
+        guid: packet.guid,
+        srcEid: packet.srcEid,
+        dstEid: packet.dstEid,
+        nonce: String(packet.nonce),
+        transactionHash: hash,
+      },
+      'packet delivered',
+    );
     return 'delivered';
   };
 
@@ -222,20 +243,38 @@ export async function startLayerZeroRelayer({
       });
     } catch (error) {
       const reason = revertData(error);
-      logger.warn({ guid: compose.guid, to: compose.to, err: error }, 'compose reverted; alerted and left queued for a retry');
+      const short = error instanceof BaseError ? error.shortMessage : String(error);
+      logger.warn(
+        { guid: compose.guid, to: compose.to, reason: short },
+        'compose reverted; alerted and left queued for a retry',
+      );
       await send(
         chain,
         {
           address: chain.endpoint,
           abi: layerZeroEndpointAbi,
           functionName: 'lzComposeAlert',
-          args: [compose.from, compose.to, compose.guid, compose.index, 0n, 0n, compose.message, '0x', reason],
+          args: [
+            compose.from,
+            compose.to,
+            compose.guid,
+            compose.index,
+            0n,
+            0n,
+            compose.message,
+            '0x',
+            reason,
+          ],
         },
         'lzComposeAlert',
       );
       return;
     }
-    const hash = await send(chain, { address: chain.endpoint, abi: layerZeroEndpointAbi, functionName: 'lzCompose', args }, 'lzCompose');
+    const hash = await send(
+      chain,
+      { address: chain.endpoint, abi: layerZeroEndpointAbi, functionName: 'lzCompose', args },
+      'lzCompose',
+    );
     logger.info({ guid: compose.guid, to: compose.to, transactionHash: hash }, 'compose delivered');
   };
 
@@ -244,7 +283,10 @@ export async function startLayerZeroRelayer({
       try {
         await scan(chain);
       } catch (error) {
-        logger.error({ chainId: chain.chainId, err: error }, 'scanning the endpoint failed; retrying on the next poll');
+        logger.error(
+          { chainId: chain.chainId, err: error },
+          'scanning the endpoint failed; retrying on the next poll',
+        );
       }
     }
     for (const [key, encoded] of state.packets) {
@@ -289,7 +331,9 @@ function revertData(error: unknown): Hex {
     const withData = error.walk((cause) => typeof (cause as { data?: unknown }).data === 'string');
     const data = (withData as { data?: unknown } | null)?.data;
     if (typeof data === 'string' && data.startsWith('0x')) return data as Hex;
-    const raw = error.walk((cause) => typeof (cause as { raw?: unknown }).raw === 'string') as { raw?: Hex } | null;
+    const raw = error.walk((cause) => typeof (cause as { raw?: unknown }).raw === 'string') as {
+      raw?: Hex;
+    } | null;
     if (raw?.raw) return raw.raw;
   }
   return '0x';
@@ -299,7 +343,14 @@ function revertData(error: unknown): Hex {
 export function layerZeroRelayChainsOf(stack: Pick<StackDescription, 'chains'>): LayerZeroRelayChain[] {
   return stack.chains.flatMap(({ chainId, rpcUrl, contracts }) =>
     contracts.layerZeroEndpoint && contracts.layerZeroMessageLib
-      ? [{ chainId, rpcUrl, endpoint: contracts.layerZeroEndpoint, messageLib: contracts.layerZeroMessageLib }]
+      ? [
+          {
+            chainId,
+            rpcUrl,
+            endpoint: contracts.layerZeroEndpoint,
+            messageLib: contracts.layerZeroMessageLib,
+          },
+        ]
       : [],
   );
 }
@@ -314,20 +365,26 @@ function readState(file: string): RelayerState {
   if (!existsSync(file)) return { cursors: new Map(), packets: new Map(), composes: new Map() };
   const stored = JSON.parse(readFileSync(file, 'utf8')) as StoredState;
   return {
-    cursors: new Map(Object.entries(stored.cursors).map(([chainId, block]) => [Number(chainId), BigInt(block)])),
+    cursors: new Map(
+      Object.entries(stored.cursors).map(([chainId, block]) => [Number(chainId), BigInt(block)]),
+    ),
     packets: new Map(
       stored.packets.map((encoded) => {
         const packet = decodePacket(encoded as Hex);
         return [`${packet.srcEid}:${packet.sender}:${packet.nonce}`, encoded as Hex];
       }),
     ),
-    composes: new Map(stored.composes.map((compose) => [`${compose.chainId}:${compose.guid}:${compose.index}`, compose])),
+    composes: new Map(
+      stored.composes.map((compose) => [`${compose.chainId}:${compose.guid}:${compose.index}`, compose]),
+    ),
   };
 }
 
 function writeState(file: string, state: RelayerState): void {
   const stored: StoredState = {
-    cursors: Object.fromEntries([...state.cursors].map(([chainId, block]) => [String(chainId), String(block)])),
+    cursors: Object.fromEntries(
+      [...state.cursors].map(([chainId, block]) => [String(chainId), String(block)]),
+    ),
     packets: [...state.packets.values()],
     composes: [...state.composes.values()],
   };

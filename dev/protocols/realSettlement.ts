@@ -74,9 +74,9 @@ function eidOf(chainId: number): number {
 /** The chains a chain's OFT peers with: a settlement chain with its layer-2s, a layer-2 with its settlement chain. */
 function partnerChainIds(chainId: number, settlementChainId: number): number[] {
   if (chainId !== settlementChainId) return [settlementChainId];
-  return NETWORKS.filter((network) => network.settlementChainId === chainId && network.chainId !== chainId).map(
-    (network) => network.chainId,
-  );
+  return NETWORKS.filter(
+    (network) => network.settlementChainId === chainId && network.chainId !== chainId,
+  ).map((network) => network.chainId);
 }
 
 const localUsde = (stablecoins: Pick<LocalStablecoinAddresses, 'usde'>) => stablecoins.usde;
@@ -85,7 +85,11 @@ function initCodes(chainId: number, settlementChainId: number, owner: Address, s
   const endpoint = localEndpointAddress({ eid: eidOf(chainId), owner });
   const onSettlementChain = chainId === settlementChainId;
   const oft = onSettlementChain
-    ? initCodeOf(LocalUSDeOFTAdapter.bytecode, ['address', 'address', 'address'], [stablecoinUsde, endpoint, owner])
+    ? initCodeOf(
+        LocalUSDeOFTAdapter.bytecode,
+        ['address', 'address', 'address'],
+        [stablecoinUsde, endpoint, owner],
+      )
     : initCodeOf(LocalUSDeOFT.bytecode, ['address', 'address'], [endpoint, owner]);
   const oftAddress = deterministicDeploymentAddress({ initCode: oft, salt: realSaltOf('usdeOft') });
   const usde = onSettlementChain ? stablecoinUsde : oftAddress;
@@ -96,7 +100,11 @@ function initCodes(chainId: number, settlementChainId: number, owner: Address, s
     endpoint,
     usde,
     oft,
-    swapAdapter: initCodeOf(UniswapV3SwapAdapter.bytecode, ['address', 'address'], [uniswapSwapRouter02, owner]),
+    swapAdapter: initCodeOf(
+      UniswapV3SwapAdapter.bytecode,
+      ['address', 'address'],
+      [uniswapSwapRouter02, owner],
+    ),
     susde,
     composer: initCodeOf(
       LayerZeroStakingComposer.bytecode,
@@ -166,9 +174,19 @@ export async function deployRealSettlement(
 
   const wireOft = async () => {
     for (const { eid, peer } of peers) {
-      const current = await readContract(client, { address: usdeOft, abi: oappAbi, functionName: 'peers', args: [eid] });
+      const current = await readContract(client, {
+        address: usdeOft,
+        abi: oappAbi,
+        functionName: 'peers',
+        args: [eid],
+      });
       if (current !== addressToBytes32(peer))
-        await sendCall(client, { address: usdeOft, abi: oappAbi, functionName: 'setPeer', args: [eid, addressToBytes32(peer)] });
+        await sendCall(client, {
+          address: usdeOft,
+          abi: oappAbi,
+          functionName: 'setPeer',
+          args: [eid, addressToBytes32(peer)],
+        });
     }
   };
   const seedPools = async () => {
@@ -203,12 +221,25 @@ export async function deployRealSettlement(
         salt: realSaltOf('stakingComposer'),
       });
       await seedVault(client, { usde, susde });
-      const locked = await readContract(client, { address: usde, abi: erc20Abi, functionName: 'balanceOf', args: [usdeOft] });
+      const locked = await readContract(client, {
+        address: usde,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [usdeOft],
+      });
       if (locked === 0n)
-        await sendCall(client, { address: usde, abi: LocalUSDeOFT.abi, functionName: 'mint', args: [usdeOft, ADAPTER_BACKING] });
+        await sendCall(client, {
+          address: usde,
+          abi: LocalUSDeOFT.abi,
+          functionName: 'mint',
+          args: [usdeOft, ADAPTER_BACKING],
+        });
       return { susde, stakingComposer };
     }
-    const messenger = await deployDeterministic(client, { initCode: codes.messenger, salt: realSaltOf('messenger') });
+    const messenger = await deployDeterministic(client, {
+      initCode: codes.messenger,
+      salt: realSaltOf('messenger'),
+    });
     const route = await readContract(client, {
       address: messenger,
       abi: LayerZeroSettlementMessenger.abi,
@@ -236,7 +267,15 @@ export async function deployRealSettlement(
     stablecoinUsde: localUsde(stablecoins),
   });
   return {
-    addresses: { ...uniswap, swapRouter, layerZeroEndpoint: endpoint, layerZeroMessageLib, usdeOft, usde, ...side },
+    addresses: {
+      ...uniswap,
+      swapRouter,
+      layerZeroEndpoint: endpoint,
+      layerZeroMessageLib,
+      usdeOft,
+      usde,
+      ...side,
+    },
     settlement: {
       operator,
       swapRouter,
@@ -254,13 +293,31 @@ export async function deployRealSettlement(
  * A first staker (sUSDe refuses to leave fewer than 1e18 shares in existence) and yield on top, so one share is
  * worth more than one USDe and `previewDeposit` is not the identity.
  */
-async function seedVault(client: DeployerClient, { usde, susde }: { usde: Address; susde: Address }): Promise<void> {
+async function seedVault(
+  client: DeployerClient,
+  { usde, susde }: { usde: Address; susde: Address },
+): Promise<void> {
   const supply = await readContract(client, { address: susde, abi: erc20Abi, functionName: 'totalSupply' });
   if (supply > 0n) return;
   const stake = parseUnits('1000', 18);
   const owner = client.account.address;
-  await sendCall(client, { address: usde, abi: LocalUSDeOFT.abi, functionName: 'mint', args: [owner, stake + parseUnits('37.5', 18)] });
+  await sendCall(client, {
+    address: usde,
+    abi: LocalUSDeOFT.abi,
+    functionName: 'mint',
+    args: [owner, stake + parseUnits('37.5', 18)],
+  });
   await sendCall(client, { address: usde, abi: erc20Abi, functionName: 'approve', args: [susde, stake] });
-  await sendCall(client, { address: susde, abi: LocalStakedUSDeV2.abi, functionName: 'deposit', args: [stake, owner] });
-  await sendCall(client, { address: usde, abi: erc20Abi, functionName: 'transfer', args: [susde, parseUnits('37.5', 18)] });
+  await sendCall(client, {
+    address: susde,
+    abi: LocalStakedUSDeV2.abi,
+    functionName: 'deposit',
+    args: [stake, owner],
+  });
+  await sendCall(client, {
+    address: usde,
+    abi: erc20Abi,
+    functionName: 'transfer',
+    args: [susde, parseUnits('37.5', 18)],
+  });
 }

@@ -36,7 +36,10 @@ function initCodes() {
   const weth9 = LocalWETH9.bytecode;
   const wethAddress = deterministicDeploymentAddress({ initCode: weth9, salt: realSaltOf('weth9') });
   const factory = NPM_ARTIFACTS.uniswapV3Factory.bytecode;
-  const factoryAddress = deterministicDeploymentAddress({ initCode: factory, salt: realSaltOf('uniswapV3Factory') });
+  const factoryAddress = deterministicDeploymentAddress({
+    initCode: factory,
+    salt: realSaltOf('uniswapV3Factory'),
+  });
   const positionManager = initCodeOf(
     NPM_ARTIFACTS.nonfungiblePositionManager.bytecode,
     ['address', 'address', 'address'],
@@ -120,7 +123,11 @@ export async function seedStablePool(
     args: [tokenA, tokenB, fee],
   });
   if (existing !== zeroAddress) {
-    const liquidity = await readContract(client, { address: existing, abi: poolAbi, functionName: 'liquidity' });
+    const liquidity = await readContract(client, {
+      address: existing,
+      abi: poolAbi,
+      functionName: 'liquidity',
+    });
     if (liquidity > 0n) return existing;
   }
   const [token0, decimals0, token1, decimals1] =
@@ -128,7 +135,7 @@ export async function seedStablePool(
       ? [tokenA, decimalsA, tokenB, decimalsB]
       : [tokenB, decimalsB, tokenA, decimalsA];
   // Par: price = token1 base units per token0 base unit = 10^decimals1 / 10^decimals0, as sqrt(price) · 2^96.
-  const sqrtPriceX96 = sqrt((10n ** BigInt(decimals1) << 192n) / 10n ** BigInt(decimals0));
+  const sqrtPriceX96 = sqrt(((10n ** BigInt(decimals1)) << 192n) / 10n ** BigInt(decimals0));
   await sendCall(client, {
     address: uniswapPositionManager,
     abi: positionManagerAbi,
