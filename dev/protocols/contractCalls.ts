@@ -12,7 +12,13 @@ import {
   keccak256,
   toHex,
 } from 'viem';
-import { deployContract, simulateContract, waitForTransactionReceipt, writeContract } from 'viem/actions';
+import {
+  deployContract,
+  estimateContractGas,
+  simulateContract,
+  waitForTransactionReceipt,
+  writeContract,
+} from 'viem/actions';
 
 /** The deployer's client on a local chain (anvil dev account 0, its own nonce manager). */
 export type DeployerClient = Client<Transport, Chain, Account>;
@@ -46,7 +52,8 @@ export async function sendCall<
   // viem's overloads do not narrow through a generic wrapper; the call shape is checked by the signature above.
   // Simulated first, so a revert fails here with its reason rather than as a mined failure.
   const { request } = await simulateContract(client, { ...call, account: client.account } as never);
-  const hash = await writeContract(client, request as never);
+  const gas = await estimateContractGas(client, { ...call, account: client.account } as never);
+  const hash = await writeContract(client, { ...(request as object), gas: (gas * 13n) / 10n } as never);
   const receipt = await waitForTransactionReceipt(client, { hash });
   if (receipt.status !== 'success')
     throw new Error(`${String(call.functionName)} on ${call.address} reverted (${hash})`);

@@ -258,7 +258,9 @@ export async function deployRealSettlement(
       });
     return { messenger };
   };
-  const [, , side] = await Promise.all([wireOft(), seedPools(), settlementSide()]);
+  // Pools and vault both move the deployer's USDe, so they go one after the other (a gas estimate made while the
+  // other changes those balances can fall short).
+  const [, side] = await Promise.all([wireOft(), seedPools().then(settlementSide)]);
 
   const { stakingComposer: settlementComposer } = realSettlementPeerAddresses({
     chainId: settlementChainId,

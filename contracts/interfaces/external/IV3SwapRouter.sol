@@ -23,7 +23,7 @@ interface IV3SwapRouter {
     function exactInputSingle(ExactInputSingleParams calldata params) external payable returns (uint256 amountOut);
 
     /// @notice The Uniswap v3 factory the router finds its pools in.
-    function factoryV3() external view returns (address);
+    function factory() external view returns (address);
 }
 
 /// @notice The Uniswap v3 factory lookup the deployment checks use.
