@@ -13,8 +13,18 @@ export interface StartLocalChainsParameters {
   bundlers?: boolean;
   /** Which local chains to start; all six by default (the dev stack). */
   chainIds?: readonly LocalChainId[];
-  /** The settlement protocols deployed: the fast local stand-ins (default) or the real protocols. */
+  /**
+   * The settlement protocols deployed: the fast local stand-ins or the real protocols. Defaults to
+   * `LOCAL_SETTLEMENT_PROTOCOLS` (`stand-ins` or `real`), else `stand-ins`: `LOCAL_SETTLEMENT_PROTOCOLS=real npm start`.
+   */
   protocols?: SettlementProtocols;
+}
+
+/** The settlement protocol set `LOCAL_SETTLEMENT_PROTOCOLS` asks for (the stand-ins when unset). */
+export function settlementProtocolsFromEnv(value = process.env.LOCAL_SETTLEMENT_PROTOCOLS): SettlementProtocols {
+  if (value === undefined || value === '' || value === 'stand-ins') return 'stand-ins';
+  if (value === 'real') return 'real';
+  throw new Error(`LOCAL_SETTLEMENT_PROTOCOLS must be "stand-ins" or "real", not "${value}"`);
 }
 
 export interface LocalChains {
@@ -32,7 +42,7 @@ export async function startLocalChains({
   stateDir,
   bundlers = false,
   chainIds = LOCAL_CHAINS.map((chain) => chain.chainId),
-  protocols = 'stand-ins',
+  protocols = settlementProtocolsFromEnv(),
 }: StartLocalChainsParameters = {}): Promise<LocalChains> {
   const anvil = await startAnvilChains({
     chains: chainIds.map((chainId) => ({ chainId })),
