@@ -83,7 +83,11 @@ async function startTemporal(): Promise<{ address: string; namespace: string }> 
 async function startChains(): Promise<TestStack['chains']> {
   const started = Date.now();
   // The shared chains carry the stand-ins; suites that need the real protocols start their own chains.
-  const local = await startLocalChains({ bundlers: true, chainIds: TEST_RUN_CHAIN_IDS, protocols: 'stand-ins' });
+  const local = await startLocalChains({
+    bundlers: true,
+    chainIds: TEST_RUN_CHAIN_IDS,
+    protocols: 'stand-ins',
+  });
   registerTeardown(() => local.stop());
   process.stdout.write(`\nchains, contracts and bundlers ready in ${Date.now() - started} ms\n`);
   return local.chains as TestStack['chains'];

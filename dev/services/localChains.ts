@@ -21,7 +21,9 @@ export interface StartLocalChainsParameters {
 }
 
 /** The settlement protocol set `LOCAL_SETTLEMENT_PROTOCOLS` asks for (the stand-ins when unset). */
-export function settlementProtocolsFromEnv(value = process.env.LOCAL_SETTLEMENT_PROTOCOLS): SettlementProtocols {
+export function settlementProtocolsFromEnv(
+  value = process.env.LOCAL_SETTLEMENT_PROTOCOLS,
+): SettlementProtocols {
   if (value === undefined || value === '' || value === 'stand-ins') return 'stand-ins';
   if (value === 'real') return 'real';
   throw new Error(`LOCAL_SETTLEMENT_PROTOCOLS must be "stand-ins" or "real", not "${value}"`);

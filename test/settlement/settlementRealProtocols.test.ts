@@ -103,15 +103,13 @@ describe('settlement on the real protocols (Uniswap v3, LayerZero OFT with compo
   }
 
   const balanceOf = (chainId: number, token: Address, holder: Address, blockNumber?: bigint) =>
-    stack
-      .chain(chainId)
-      .readContract({
-        address: token,
-        abi: erc20Abi,
-        functionName: 'balanceOf',
-        args: [holder],
-        blockNumber,
-      });
+    stack.chain(chainId).readContract({
+      address: token,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [holder],
+      blockNumber,
+    });
 
   /** The USDe the Uniswap pool paid out in a transaction: its Transfer of USDe from the pool. */
   async function swappedOut(
