@@ -520,13 +520,12 @@ export function createSettlementActivities({
         await sleep(500);
         continue;
       }
-      const reason = await retryCompose({
+      const reason = await retryCompose(destination, {
         sessionId,
         sourceChainId,
         nonce,
         srcEid,
         messenger,
-        guid,
         queued,
         endpoint,
         queueArgs,
@@ -549,27 +548,26 @@ export function createSettlementActivities({
    * message the OFT queued from what the flush recorded, checks it against the queued hash, simulates, and
    * sends only a compose that would succeed. Returns why it did not run, if it did not.
    */
-  async function retryCompose({
-    sessionId,
-    sourceChainId,
-    nonce,
-    srcEid,
-    messenger,
-    guid,
-    queued,
-    endpoint,
-    queueArgs,
-  }: {
-    sessionId: string;
-    sourceChainId: number;
-    nonce: bigint;
-    srcEid: number;
-    messenger: Address;
-    guid: Hex;
-    queued: Hex;
-    endpoint: Address;
-    queueArgs: readonly [Address, Address, Hex, number];
-  }): Promise<string | undefined> {
+  async function retryCompose(
+    client: OperatorClient,
+    {
+      sessionId,
+      sourceChainId,
+      nonce,
+      srcEid,
+      messenger,
+      queued,
+      endpoint,
+      queueArgs,
+    }: Omit<BridgePacket, 'settlementChainId'> & {
+      srcEid: number;
+      messenger: Address;
+      queued: Hex;
+      endpoint: Address;
+      queueArgs: readonly [from: Address, to: Address, guid: Hex, index: number];
+    },
+  ): Promise<string | undefined> {
+    const guid = queueArgs[2];
     const row = (await listSettlements(db, sessionId)).find(
       (entry) => entry.chain_id === sourceChainId && entry.message_nonce === nonce.toString(),
     );
@@ -587,7 +585,6 @@ export function createSettlementActivities({
     });
     if (keccak256(message) !== queued)
       return `the queued compose of ${guid} is not the message this flush sent`;
-    const client = operator.client(Number((await settlementConfig(sourceChainId)).settlementChainId));
     const call = {
       address: endpoint,
       abi: layerZeroEndpointAbi,
