@@ -15,14 +15,14 @@ import { discardFlush, recordFlushSigned, type SettlementRow } from '../db/settl
 const RECEIPT_WAIT_MS = 120_000;
 const POLL_MS = 500;
 
-/** Signs `data` to `to` with the operator's next nonce and records it on `row`; nothing is broadcast yet. */
+/** Signs `data` (and `value` wei, a bridge fee) to `to` with the operator's next nonce and records it on `row`; nothing is broadcast yet. */
 export async function signAndRecordFlush(
   db: Db,
   client: OperatorClient,
-  { row, to, data }: { row: SettlementRow; to: Hex; data: Hex },
+  { row, to, data, value = 0n }: { row: SettlementRow; to: Hex; data: Hex; value?: bigint },
 ): Promise<SettlementRow> {
   const account = client.account;
-  const prepared = await client.prepareTransactionRequest({ account, chain: client.chain, to, data });
+  const prepared = await client.prepareTransactionRequest({ account, chain: client.chain, to, data, value });
   try {
     const rawTransaction = await client.signTransaction({ ...prepared, account, chain: client.chain });
     const txHash = keccak256(rawTransaction);

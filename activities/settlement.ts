@@ -5,15 +5,33 @@ import {
   encodeFunctionData,
   erc20Abi,
   getAddress,
+  keccak256,
   parseEventLogs,
   type Address,
   type Hex,
   type TransactionReceipt,
 } from 'viem';
 import { sessionIdToBytes16 } from '../chain/depositAddress';
+import {
+  COMPOSE_EMPTY,
+  COMPOSE_RECEIVED,
+  layerZeroEndpointAbi,
+  oappAbi,
+  oftComposeMessage,
+  packetGuid,
+  settlementComposeMsg,
+} from '../chain/layerZero';
 import type { OperatorChains, OperatorClient } from '../chain/operatorChains';
+import { findRecentEvent } from '../chain/recentEvents';
 import { toMicroUsdRoundingDown } from '../chain/tokenAmount';
-import { Forwarder, ForwarderFactory, LocalMessenger, StakingComposer } from '../contracts/artifacts';
+import {
+  Forwarder,
+  ForwarderFactory,
+  LayerZeroSettlementMessenger,
+  LayerZeroStakingComposer,
+  LocalMessenger,
+  StakingComposer,
+} from '../contracts/artifacts';
 import type { Db } from '../db/client';
 import { isDepositSettled } from '../db/deposits';
 import {
@@ -33,7 +51,15 @@ export interface SettlementActivityDependencies {
   operator: OperatorChains;
   /** Slippage allowed against stablecoin parity when quoting `minUsdeOut`, in basis points. */
   slippageBps: number;
+  /**
+   * How long a LayerZero compose may sit queued (delivered, not staked) before the worker runs it itself with
+   * the operator key; the network's executor normally runs it within seconds. Default 60 s.
+   */
+  composeRetryAfterMs?: number;
 }
+
+/** Headroom on the quoted bridge fee, in basis points: the quote can rise before the flush is mined; the endpoint refunds the surplus to the operator. */
+export const BRIDGE_FEE_MARGIN_BPS = 2_000n;
 
 /** Failure types the session workflow branches on. */
 export const SETTLEMENT_REVERTED = 'SettlementReverted';
@@ -105,7 +131,12 @@ async function heartbeating<T>(step: () => Promise<T>): Promise<T> {
  * finds the recorded transaction (and re-sends it if needed) or an empty forwarder, and never moves
  * funds twice.
  */
-export function createSettlementActivities({ db, operator, slippageBps }: SettlementActivityDependencies) {
+export function createSettlementActivities({
+  db,
+  operator,
+  slippageBps,
+  composeRetryAfterMs = 60_000,
+}: SettlementActivityDependencies) {
   const factoryOf = (chainId: number): Address => {
     const factory = operator.network(chainId).forwarderFactory;
     if (!factory)
@@ -305,6 +336,15 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
         }
 
         const minUsdeOut = quoteMinUsdeOut(balance, tokenDecimals, slippageBps);
+        // Off the settlement chain the flush pays the bridge's native fee, quoted by the messenger for this
+        // forwarder's own message (LayerZero's quoteSend), from the operator's balance.
+        const bridgeFee = await client.readContract({
+          address: forwarder,
+          abi: Forwarder.abi,
+          functionName: 'bridgeFee',
+          args: [minUsdeOut],
+        });
+        const value = bridgeFee + (bridgeFee * BRIDGE_FEE_MARGIN_BPS) / 10_000n;
         const row = await preparePendingSettlement(db, {
           sessionId,
           chainId,
@@ -318,6 +358,7 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
             functionName: 'flush',
             args: [token, minUsdeOut],
             account: client.account,
+            value,
           });
         } catch (error) {
           if (isRevert(error)) {
@@ -331,7 +372,7 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
           functionName: 'flush',
           args: [token, minUsdeOut],
         });
-        const signed = await signAndRecordFlush(db, client, { row, to: forwarder, data });
+        const signed = await signAndRecordFlush(db, client, { row, to: forwarder, data, value });
         const receipt = await awaitRecordedFlush(db, client, signed);
         if (receipt === 'dropped')
           throw new Error(
@@ -342,8 +383,10 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
     },
 
     /**
-     * Waits (heartbeating) until the bridge message of a layer-2 flush is delivered on the settlement
-     * chain and staked for the merchant; returns the sUSDe shares minted there.
+     * Waits (heartbeating) until the bridge message of a layer-2 flush is delivered on the settlement chain
+     * and staked for the merchant; returns the sUSDe shares minted there. Over LayerZero, a compose that
+     * stays queued (staking reverted, or no executor ran it) is run again by the operator once it would
+     * succeed: the USDe waits at the composer meanwhile, and the session stays `bridging`.
      */
     async awaitBridgeDelivery({
       sessionId,
@@ -356,45 +399,209 @@ export function createSettlementActivities({ db, operator, slippageBps }: Settle
       nonce: string;
       settlementChainId: number;
     }): Promise<string> {
-      const client = operator.client(settlementChainId);
-      const { messenger, settlementComposer } = await settlementConfig(settlementChainId);
-      for (;;) {
-        const delivered = await client.readContract({
-          address: messenger,
-          abi: LocalMessenger.abi,
-          functionName: 'delivered',
-          args: [BigInt(sourceChainId), BigInt(nonce)],
-        });
-        if (delivered) break;
-        heartbeat();
-        await sleep(500);
-      }
-      const logs = await client.getContractEvents({
-        address: settlementComposer,
-        abi: StakingComposer.abi,
-        eventName: 'Composed',
-        args: { sessionId: sessionIdToBytes16(sessionId) },
-        fromBlock: 0n,
-      });
-      const composed = logs.find(
-        (log) => log.args.srcChainId === BigInt(sourceChainId) && log.args.nonce === BigInt(nonce),
-      );
-      if (!composed)
-        throw new Error(
-          `message ${sourceChainId}/${nonce} delivered but no Composed event found for session ${sessionId}`,
-        );
+      const delivery = operator.network(sourceChainId).contracts.layerZeroEndpoint
+        ? await awaitLayerZeroDelivery({ sessionId, sourceChainId, nonce: BigInt(nonce), settlementChainId })
+        : await awaitStandInDelivery({ sessionId, sourceChainId, nonce: BigInt(nonce), settlementChainId });
       const row = (await listSettlements(db, sessionId)).find(
         (entry) => entry.chain_id === sourceChainId && entry.message_nonce === nonce,
       );
       if (row)
         await recordBridgeDelivered(db, row, {
-          shares: composed.args.shares!,
-          usdeAmount: composed.args.usdeAmount!,
-          deliveredMicroUsd: toMicroUsdRoundingDown(composed.args.usdeAmount!, USDE_DECIMALS),
+          shares: delivery.shares,
+          usdeAmount: delivery.usdeAmount,
+          deliveredMicroUsd: toMicroUsdRoundingDown(delivery.usdeAmount, USDE_DECIMALS),
         });
-      return composed.args.shares!.toString();
+      return delivery.shares.toString();
     },
   };
+
+  interface BridgePacket {
+    sessionId: string;
+    sourceChainId: number;
+    nonce: bigint;
+    settlementChainId: number;
+  }
+
+  interface Delivery {
+    usdeAmount: bigint;
+    shares: bigint;
+  }
+
+  /** The local stand-in messenger: delivered once the settlement chain's messenger says so, staked in the same call. */
+  async function awaitStandInDelivery({
+    sessionId,
+    sourceChainId,
+    nonce,
+    settlementChainId,
+  }: BridgePacket): Promise<Delivery> {
+    const client = operator.client(settlementChainId);
+    const { messenger, settlementComposer } = await settlementConfig(settlementChainId);
+    for (;;) {
+      const delivered = await client.readContract({
+        address: messenger,
+        abi: LocalMessenger.abi,
+        functionName: 'delivered',
+        args: [BigInt(sourceChainId), nonce],
+      });
+      if (delivered) break;
+      heartbeat();
+      await sleep(500);
+    }
+    const composed = await findRecentEvent(client, {
+      address: settlementComposer,
+      abi: StakingComposer.abi,
+      eventName: 'Composed',
+      args: { sessionId: sessionIdToBytes16(sessionId) },
+      match: (log) => log.args.srcChainId === BigInt(sourceChainId) && log.args.nonce === nonce,
+    });
+    if (!composed)
+      throw new Error(
+        `message ${sourceChainId}/${nonce} delivered but no Composed event found for session ${sessionId}`,
+      );
+    return { usdeAmount: composed.args.usdeAmount!, shares: composed.args.shares! };
+  }
+
+  /**
+   * LayerZero: the packet is identified by its GUID (nonce, source endpoint and OFT, destination endpoint and
+   * OFT); the destination endpoint's compose queue says whether it has arrived (a queued message hash) and
+   * been staked (RECEIVED). The composer's `Composed` event of that GUID carries the delivered USDe and shares.
+   */
+  async function awaitLayerZeroDelivery({
+    sessionId,
+    sourceChainId,
+    nonce,
+    settlementChainId,
+  }: BridgePacket): Promise<Delivery> {
+    const source = operator.client(sourceChainId);
+    const destination = operator.client(settlementChainId);
+    const { messenger, settlementComposer } = await settlementConfig(sourceChainId);
+    const [oft, route] = await Promise.all([
+      source.readContract({ address: messenger, abi: LayerZeroSettlementMessenger.abi, functionName: 'oft' }),
+      source.readContract({
+        address: messenger,
+        abi: LayerZeroSettlementMessenger.abi,
+        functionName: 'routeOf',
+        args: [BigInt(settlementChainId)],
+      }),
+    ]);
+    const peer = await source.readContract({
+      address: oft,
+      abi: oappAbi,
+      functionName: 'peers',
+      args: [route.eid],
+    });
+    const destinationOft = getAddress(`0x${peer.slice(-40)}`);
+    const srcEid = operator.network(sourceChainId).layerZeroEid;
+    const guid = packetGuid({ nonce, srcEid, sender: oft, dstEid: route.eid, receiver: peer });
+    const endpoint = await destination.readContract({
+      address: destinationOft,
+      abi: oappAbi,
+      functionName: 'endpoint',
+    });
+    const queueArgs = [destinationOft, settlementComposer, guid, 0] as const;
+
+    let pendingSince: number | undefined;
+    for (;;) {
+      const queued = await destination.readContract({
+        address: endpoint,
+        abi: layerZeroEndpointAbi,
+        functionName: 'composeQueue',
+        args: queueArgs,
+      });
+      if (queued === COMPOSE_RECEIVED) break;
+      if (queued === COMPOSE_EMPTY) {
+        heartbeat({ guid, state: 'in_flight' });
+        await sleep(500);
+        continue;
+      }
+      pendingSince ??= Date.now();
+      if (Date.now() - pendingSince < composeRetryAfterMs) {
+        heartbeat({ guid, state: 'compose_queued' });
+        await sleep(500);
+        continue;
+      }
+      const reason = await retryCompose(destination, {
+        sessionId,
+        sourceChainId,
+        nonce,
+        srcEid,
+        messenger,
+        queued,
+        endpoint,
+        queueArgs,
+      });
+      heartbeat({ guid, state: reason ? 'compose_failed' : 'compose_retried', reason });
+      if (reason) await sleep(Math.min(composeRetryAfterMs, 30_000));
+    }
+    const composed = await findRecentEvent(destination, {
+      address: settlementComposer,
+      abi: LayerZeroStakingComposer.abi,
+      eventName: 'Composed',
+      args: { guid },
+    });
+    if (!composed) throw new Error(`packet ${guid} was composed but its Composed event was not found`);
+    return { usdeAmount: composed.args.usdeAmount!, shares: composed.args.shares! };
+  }
+
+  /**
+   * Runs a queued compose from the operator's key (`endpoint.lzCompose` is open to anyone): rebuilds the
+   * message the OFT queued from what the flush recorded, checks it against the queued hash, simulates, and
+   * sends only a compose that would succeed. Returns why it did not run, if it did not.
+   */
+  async function retryCompose(
+    client: OperatorClient,
+    {
+      sessionId,
+      sourceChainId,
+      nonce,
+      srcEid,
+      messenger,
+      queued,
+      endpoint,
+      queueArgs,
+    }: Omit<BridgePacket, 'settlementChainId'> & {
+      srcEid: number;
+      messenger: Address;
+      queued: Hex;
+      endpoint: Address;
+      queueArgs: readonly [from: Address, to: Address, guid: Hex, index: number];
+    },
+  ): Promise<string | undefined> {
+    const guid = queueArgs[2];
+    const row = (await listSettlements(db, sessionId)).find(
+      (entry) => entry.chain_id === sourceChainId && entry.message_nonce === nonce.toString(),
+    );
+    const payout = await findPayoutAddress(db, { sessionId, chainId: sourceChainId });
+    if (!row?.usde_amount || !payout) return `no recorded flush for packet ${guid}`;
+    const message = oftComposeMessage({
+      nonce,
+      srcEid,
+      amountLD: BigInt(row.usde_amount),
+      composeFrom: messenger,
+      composeMsg: settlementComposeMsg({
+        merchant: getAddress(payout),
+        sessionId: sessionIdToBytes16(sessionId),
+      }),
+    });
+    if (keccak256(message) !== queued)
+      return `the queued compose of ${guid} is not the message this flush sent`;
+    const call = {
+      address: endpoint,
+      abi: layerZeroEndpointAbi,
+      functionName: 'lzCompose',
+      args: [...queueArgs, message, '0x'],
+      account: client.account,
+    } as const;
+    try {
+      await client.simulateContract(call);
+    } catch (error) {
+      if (isRevert(error)) return revertReason(error);
+      throw error;
+    }
+    const hash = await client.writeContract(call);
+    const receipt = await client.waitForTransactionReceipt({ hash, timeout: 120_000 });
+    return receipt.status === 'success' ? undefined : `lzCompose ${hash} reverted`;
+  }
 }
 
 export type SettlementActivities = ReturnType<typeof createSettlementActivities>;

@@ -32,6 +32,7 @@ import { deployLocalPriceFeed } from './priceFeeds';
 import type { DelegationFrameworkContracts } from './delegationFramework';
 import { deployDelegationFramework } from './deployDelegationFramework';
 import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
+import { type RealSettlementAddresses, deployRealSettlement } from '../dev/protocols/realSettlement';
 
 /** The signing service's key on local chains (dev stack and tests): anvil's public dev account 9. */
 export const LOCAL_PAYMASTER_SIGNER = ANVIL_DEV_ACCOUNTS[9];
@@ -49,7 +50,14 @@ export interface DeployLocalChainParameters {
   relayer?: Address;
   /** Where this chain settles; defaults to the network's own settlement chain (Ethereum or Ethereum Sepolia). */
   settlementChainId?: number;
+  /**
+   * Which swap venue, bridge and sUSDe the forwarders settle through: our fast local `stand-ins`
+   * (contracts/local/, the default) or the `real` protocols deployed from their npm packages (dev/protocols/).
+   */
+  protocols?: SettlementProtocols;
 }
+
+export type SettlementProtocols = 'stand-ins' | 'real';
 
 /** Addresses of everything deployed on a local chain (the `contracts` of .dev/stack.json; a type, not an interface, so it fits `Record<string, Address>`). */
 export type LocalChainDeployment = {
@@ -69,12 +77,28 @@ export type LocalChainDeployment = {
   /** MetaMask's Delegation Framework (ERC-7710/7715), its manager owned by the deployer. */
   DelegationFrameworkContracts;
 
-export type DeployLocalChainReturnType = LocalChainDeployment;
+/** A chain of the real-protocol set: the same base contracts, Uniswap/LayerZero/sUSDe instead of the stand-ins. */
+export type RealProtocolChainDeployment = Omit<
+  LocalChainDeployment,
+  keyof LocalSettlementAddresses | 'usde'
+> &
+  RealSettlementAddresses;
+
+export type DeployLocalChainReturnType = LocalChainDeployment | RealProtocolChainDeployment;
 
 /**
  * Deploys our contracts and the protocol contracts we rely on to a local chain through the
  * deterministic deployer, skipping whatever is already there, and returns their addresses.
  */
+export async function deployLocalChain(
+  parameters: DeployLocalChainParameters & { protocols?: 'stand-ins' },
+): Promise<LocalChainDeployment>;
+export async function deployLocalChain(
+  parameters: DeployLocalChainParameters & { protocols: 'real' },
+): Promise<RealProtocolChainDeployment>;
+export async function deployLocalChain(
+  parameters: DeployLocalChainParameters,
+): Promise<DeployLocalChainReturnType>;
 export async function deployLocalChain({
   rpcUrl,
   chainId,
@@ -83,6 +107,7 @@ export async function deployLocalChain({
   settlementOperator = LOCAL_SETTLEMENT_OPERATOR.address,
   relayer = LOCAL_RELAYER.address,
   settlementChainId = networkByChainId(chainId)?.settlementChainId ?? LOCAL_SETTLEMENT_CHAIN_ID,
+  protocols = 'stand-ins',
 }: DeployLocalChainParameters): Promise<DeployLocalChainReturnType> {
   const client = createDeployerClient({ rpcUrl, chainId, deployerPrivateKey });
   const reported = await getChainId(client);
@@ -138,11 +163,23 @@ export async function deployLocalChain({
     ]);
     return settlement;
   };
+  const deployRealProtocols = async (): Promise<RealSettlementAddresses> => {
+    const real = await deployRealSettlement(
+      client,
+      { chainId, owner: client.account.address, relayer, settlementChainId, operator: settlementOperator },
+      stablecoins,
+    );
+    await configureForwarderSettlement(client, {
+      forwarderFactory: forwarder.forwarderFactory,
+      settlement: real.settlement,
+    });
+    return real.addresses;
+  };
   // DeleGator accounts take user operations from EntryPoint v0.7: second wave as well.
   const [paymasterV07, paymasterV08, settlement, delegationFramework] = await Promise.all([
     deployFundedPaymaster('0.7'),
     deployFundedPaymaster('0.8'),
-    deployConfiguredSettlement(),
+    protocols === 'real' ? deployRealProtocols() : deployConfiguredSettlement(),
     deployDelegationFramework(client, { owner: client.account.address, entryPoint: entryPointV07 }),
   ]);
 

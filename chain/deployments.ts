@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { getAddress, isAddress, type Address } from 'viem';
 import { z } from 'zod';
 
@@ -49,4 +49,11 @@ export function loadDeployments(path: string | undefined): ChainContracts[] {
     );
   }
   return parsed.data.chains;
+}
+
+/** Writes a deployments file atomically (temporary file, then rename): a crash never leaves half of one. */
+export function writeDeployments(path: string, chains: ChainContracts[]): void {
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify({ chains }, null, 2)}\n`);
+  renameSync(temporary, path);
 }

@@ -15,6 +15,8 @@ export interface NetworkDefinition {
   settlementChainId: number;
   /** Blocks a deposit must be buried under before funds are acted on (reorg safety). */
   confirmations: number;
+  /** LayerZero V2 endpoint id (`EndpointId.*_V2_*` of @layerzerolabs/lz-definitions; checked in chain/layerZero.test.ts). */
+  layerZeroEid: number;
 }
 
 export const NETWORKS: readonly NetworkDefinition[] = [
@@ -25,6 +27,7 @@ export const NETWORKS: readonly NetworkDefinition[] = [
     testnet: false,
     settlementChainId: 1,
     confirmations: 12,
+    layerZeroEid: 30101,
   },
   {
     network: 'base',
@@ -33,6 +36,7 @@ export const NETWORKS: readonly NetworkDefinition[] = [
     testnet: false,
     settlementChainId: 1,
     confirmations: 10,
+    layerZeroEid: 30184,
   },
   {
     network: 'arbitrum',
@@ -41,6 +45,7 @@ export const NETWORKS: readonly NetworkDefinition[] = [
     testnet: false,
     settlementChainId: 1,
     confirmations: 10,
+    layerZeroEid: 30110,
   },
   {
     network: 'ethereum-sepolia',
@@ -49,6 +54,7 @@ export const NETWORKS: readonly NetworkDefinition[] = [
     testnet: true,
     settlementChainId: 11155111,
     confirmations: 3,
+    layerZeroEid: 40161,
   },
   {
     network: 'base-sepolia',
@@ -57,6 +63,7 @@ export const NETWORKS: readonly NetworkDefinition[] = [
     testnet: true,
     settlementChainId: 11155111,
     confirmations: 3,
+    layerZeroEid: 40245,
   },
   {
     network: 'arbitrum-sepolia',
@@ -65,6 +72,7 @@ export const NETWORKS: readonly NetworkDefinition[] = [
     testnet: true,
     settlementChainId: 11155111,
     confirmations: 3,
+    layerZeroEid: 40231,
   },
 ];
 

@@ -47,10 +47,13 @@ contract Forwarder is ReentrancyGuardTransient {
     /**
      * @notice The deposit of `token` was settled for the merchant: `amountIn` became `usdeAmount` USDe,
      *         then either staked here (`bridged` false, `sharesOrNonce` = sUSDe shares minted to the merchant)
-     *         or sent to the settlement chain (`bridged` true, `sharesOrNonce` = the messenger's packet nonce).
+     *         or sent to the settlement chain (`bridged` true, `sharesOrNonce` = the messenger's packet nonce,
+     *         `usdeAmount` = what the messenger carries; a remainder it cannot carry went to the merchant here).
      */
     event Flushed(address indexed token, uint256 amountIn, uint256 usdeAmount, bool bridged, uint256 sharesOrNonce);
 
+    /// @notice Native value was sent with a flush that pays no bridge fee (on the settlement chain).
+    error UnexpectedValue();
     /// @notice Thrown when the arguments are read from the implementation instead of a clone.
     error NotAClone();
     /// @notice Only the settlement operator of the factory may flush.
@@ -79,17 +82,20 @@ contract Forwarder is ReentrancyGuardTransient {
 
     /**
      * @notice Settles this forwarder's whole balance of `token` for the merchant as sUSDe and returns the
-     *         USDe amount it became. Only the factory's settlement operator may call it.
+     *         USDe amount it became (for a bridge: the amount sent). Only the factory's settlement operator may
+     *         call it. Off the settlement chain `msg.value` pays the messenger's fee (see {bridgeFee}); what
+     *         the messenger does not need is refunded to the operator.
      * @dev    Steps: swap `token` to USDe through the configured router (skipped for USDe itself), then on
      *         the settlement chain deposit the USDe into sUSDe for the merchant; elsewhere send it through
-     *         the messenger to the settlement composer with `abi.encode(merchant, sessionId)`.
+     *         the messenger to the settlement composer with `abi.encode(merchant, sessionId)`, and pay the
+     *         merchant here whatever fraction of a unit the messenger cannot carry (an OFT's dust).
      *         The minimum accepted is `max(minUsdeOut, par floor)`, the par floor being `amountIn` scaled to
      *         18 decimals less `maxSlippageBps`: USDC, USDT and USDe are all dollars, so however the operator's
      *         quote was obtained, a flush never settles further below par than the owner allows.
      *         Receivers are never caller-supplied: the merchant comes from the clone's code, every other
      *         address from the owner's configuration.
      */
-    function flush(address token, uint256 minUsdeOut) external nonReentrant returns (uint256 usdeAmount) {
+    function flush(address token, uint256 minUsdeOut) external payable nonReentrant returns (uint256 usdeAmount) {
         (address merchant_, bytes16 sessionId_) = _cloneArgs();
         IForwarderFactory.Settlement memory config = IForwarderFactory(factory).settlement();
         if (msg.sender != config.operator) revert NotOperator();
@@ -107,19 +113,40 @@ contract Forwarder is ReentrancyGuardTransient {
 
         IERC20 usde = IERC20(config.usde);
         if (block.chainid == config.settlementChainId) {
+            if (msg.value != 0) revert UnexpectedValue();
             usde.forceApprove(config.stakedUsde, usdeAmount);
             uint256 shares = IERC4626(config.stakedUsde).deposit(usdeAmount, merchant_);
             emit Flushed(token, amountIn, usdeAmount, false, shares);
         } else {
             usde.forceApprove(config.messenger, usdeAmount);
-            uint64 nonce = ISettlementMessenger(config.messenger).send(
+            (uint64 nonce, uint256 sent) = ISettlementMessenger(config.messenger).send{value: msg.value}(
                 config.settlementChainId,
                 config.settlementComposer,
                 usdeAmount,
-                abi.encode(merchant_, sessionId_)
+                abi.encode(merchant_, sessionId_),
+                msg.sender
             );
+            if (usde.allowance(address(this), config.messenger) != 0) usde.forceApprove(config.messenger, 0);
+            if (sent < usdeAmount) usde.safeTransfer(merchant_, usdeAmount - sent);
+            usdeAmount = sent;
             emit Flushed(token, amountIn, usdeAmount, true, nonce);
         }
+    }
+
+    /**
+     * @notice The native fee a flush of `usdeAmount` USDe must carry as `msg.value`: the messenger's quote for
+     *         the very message this forwarder sends (zero on the settlement chain, where nothing is bridged).
+     */
+    function bridgeFee(uint256 usdeAmount) external view returns (uint256 nativeFee) {
+        (address merchant_, bytes16 sessionId_) = _cloneArgs();
+        IForwarderFactory.Settlement memory config = IForwarderFactory(factory).settlement();
+        if (block.chainid == config.settlementChainId) return 0;
+        return ISettlementMessenger(config.messenger).quoteSend(
+            config.settlementChainId,
+            config.settlementComposer,
+            usdeAmount,
+            abi.encode(merchant_, sessionId_)
+        );
     }
 
     /**

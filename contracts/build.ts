@@ -21,6 +21,11 @@ const IMPORTABLE_PACKAGES = [
   '@openzeppelin/contracts',
   '@account-abstraction/contracts',
   '@account-abstraction/contracts-v07',
+  '@layerzerolabs/lz-evm-protocol-v2',
+  '@layerzerolabs/lz-evm-messagelib-v2',
+  '@layerzerolabs/oapp-evm',
+  '@layerzerolabs/oft-evm',
+  'solidity-bytes-utils',
 ];
 
 export const COMPILER_SETTINGS = {

@@ -1,20 +1,18 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import {
-  type Address,
-  type Hex,
-  type PublicClient,
-  type WalletClient,
-  createPublicClient,
-  createWalletClient,
-  defineChain,
-  getAbiItem,
-  http,
-} from 'viem';
+import { type Address, type Hex, getAbiItem } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { type Logger, createLogger } from '../api/logger';
 import { LOCAL_RELAYER } from '../chain/localSettlement';
 import { LocalMessenger } from '../contracts/artifacts';
+import { layerZeroRelayChainsOf, startLayerZeroRelayer } from './protocols/layerZeroRelayer';
+import {
+  type Poller,
+  type RelayChainClients,
+  pollEvery,
+  relayChainClients,
+  writeJsonAtomically,
+} from './relaying';
 import type { StackDescription } from './stackDescription';
 
 /**
@@ -45,10 +43,7 @@ export interface StartRelayerParameters {
   logger?: Logger;
 }
 
-export interface Relayer {
-  /** Stops polling; resolves once the poll in progress (if any) has finished. */
-  stop(): Promise<void>;
-}
+export type Relayer = Poller;
 
 /** One `PacketSent`, as the relayer remembers it until the destination has it. */
 export interface RelayedPacket {
@@ -65,10 +60,7 @@ const LOG_RANGE = 5_000n;
 const RECEIPT_TIMEOUT_MS = 60_000;
 const packetSentEvent = getAbiItem({ abi: LocalMessenger.abi, name: 'PacketSent' });
 
-interface ChainClients extends RelayerChain {
-  publicClient: PublicClient;
-  walletClient: WalletClient;
-}
+type ChainClients = RelayerChain & RelayChainClients;
 
 interface RelayerState {
   /** Next block to scan, per source chain. */
@@ -90,23 +82,10 @@ export async function startRelayer({
     throw new Error(`duplicate chain ids in ${chainIds.join(', ')}`);
   const account = privateKeyToAccount(relayerPrivateKey);
   const clients = new Map<number, ChainClients>(
-    chains.map((chain) => {
-      const definition = defineChain({
-        id: chain.chainId,
-        name: `Local chain ${chain.chainId}`,
-        nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-        rpcUrls: { default: { http: [chain.rpcUrl] } },
-      });
-      const transport = http(chain.rpcUrl);
-      return [
-        chain.chainId,
-        {
-          ...chain,
-          publicClient: createPublicClient({ chain: definition, transport, pollingInterval: 100 }),
-          walletClient: createWalletClient({ chain: definition, transport, account }),
-        },
-      ];
-    }),
+    chains.map((chain) => [
+      chain.chainId,
+      { ...chain, ...relayChainClients(chain.chainId, chain.rpcUrl, account) },
+    ]),
   );
 
   const state = stateFile ? readState(stateFile) : { cursors: new Map(), pending: new Map() };
@@ -226,33 +205,15 @@ export async function startRelayer({
     }
   };
 
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  const schedule = (): void => {
-    timer = setTimeout(() => {
-      running = poll().finally(() => {
-        if (!stopped) schedule();
-      });
-    }, pollIntervalMs);
-  };
-  running = poll().finally(() => {
-    if (!stopped) schedule();
-  });
-
-  return {
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  return pollEvery(poll, pollIntervalMs);
 }
 
-/** The relayer's chains from a stack description: every chain that has a messenger. */
+/** The stand-in relayer's chains from a stack description: every chain with a LocalMessenger (not LayerZero). */
 export function relayerChainsOf(stack: Pick<StackDescription, 'chains'>): RelayerChain[] {
   return stack.chains.flatMap(({ chainId, rpcUrl, contracts }) =>
-    contracts.messenger ? [{ chainId, rpcUrl, messenger: contracts.messenger }] : [],
+    contracts.messenger && !contracts.layerZeroEndpoint
+      ? [{ chainId, rpcUrl, messenger: contracts.messenger }]
+      : [],
   );
 }
 
@@ -291,7 +252,7 @@ function readState(file: string): RelayerState {
   };
 }
 
-/** Writes the state atomically (temporary file, then rename), so a crash never leaves half a file. */
+/** Writes the state atomically, so a crash never leaves half a file. */
 function writeState(file: string, state: RelayerState): void {
   const stored: StoredState = {
     cursors: Object.fromEntries(
@@ -303,28 +264,48 @@ function writeState(file: string, state: RelayerState): void {
       amount: String(packet.amount),
     })),
   };
-  mkdirSync(dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(stored, null, 2)}\n`);
-  renameSync(temporary, file);
+  writeJsonAtomically(file, stored);
 }
 
-/** `tsx dev/relayer.ts [stack file]`: relays between the dev stack's chains (default `.dev/stack.json`). */
+/**
+ * `tsx dev/relayer.ts [stack file]`: relays between the dev stack's chains (default `.dev/stack.json`): the
+ * stand-in messenger's packets, and LayerZero packets and composes on chains that carry the real protocols.
+ */
 if (require.main === module) {
   const devDir = resolve(__dirname, '..', '.dev');
   const stackFile = resolve(process.argv[2] ?? join(devDir, 'stack.json'));
   const stack = JSON.parse(readFileSync(stackFile, 'utf8')) as StackDescription;
   const logger = createLogger({ level: 'info', name: 'relayer' });
-  startRelayer({
-    chains: relayerChainsOf(stack),
-    relayerPrivateKey: LOCAL_RELAYER.privateKey,
-    stateFile: join(dirname(stackFile), 'relayer-state.json'),
-    logger,
-  }).then(
-    (relayer) => {
-      logger.info({ chains: relayerChainsOf(stack).map((chain) => chain.chainId) }, 'relayer started');
+  const standIns = relayerChainsOf(stack);
+  const layerZero = layerZeroRelayChainsOf(stack);
+  Promise.all([
+    standIns.length === 0
+      ? undefined
+      : startRelayer({
+          chains: standIns,
+          relayerPrivateKey: LOCAL_RELAYER.privateKey,
+          stateFile: join(dirname(stackFile), 'relayer-state.json'),
+          logger,
+        }),
+    layerZero.length === 0
+      ? undefined
+      : startLayerZeroRelayer({
+          chains: layerZero,
+          relayerPrivateKey: LOCAL_RELAYER.privateKey,
+          stateFile: join(dirname(stackFile), 'layerzero-relayer-state.json'),
+          logger,
+        }),
+  ]).then(
+    (relayers) => {
+      logger.info(
+        {
+          standIns: standIns.map((chain) => chain.chainId),
+          layerZero: layerZero.map((chain) => chain.chainId),
+        },
+        'relayer started',
+      );
       const shutdown = (): void => {
-        void relayer.stop().then(() => process.exit(0));
+        void Promise.all(relayers.map((relayer) => relayer?.stop())).then(() => process.exit(0));
       };
       process.once('SIGINT', shutdown);
       process.once('SIGTERM', shutdown);

@@ -92,7 +92,12 @@ async function startMail(): Promise<TestStack['mail']> {
 
 async function startChains(): Promise<TestStack['chains']> {
   const started = Date.now();
-  const local = await startLocalChains({ bundlers: true, chainIds: TEST_RUN_CHAIN_IDS });
+  // The shared chains carry the stand-ins; suites that need the real protocols start their own chains.
+  const local = await startLocalChains({
+    bundlers: true,
+    chainIds: TEST_RUN_CHAIN_IDS,
+    protocols: 'stand-ins',
+  });
   registerTeardown(() => local.stop());
   process.stdout.write(`\nchains, contracts and bundlers ready in ${Date.now() - started} ms\n`);
   return local.chains as TestStack['chains'];

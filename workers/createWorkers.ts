@@ -55,6 +55,8 @@ export interface SettlementWorkerSettings {
   networks: NetworkRegistry;
   operator: OperatorChains;
   slippageBps: number;
+  /** How long a LayerZero compose may stay queued before the worker runs it itself (default 60 s). */
+  composeRetryAfterMs?: number;
   /** Prefix of this deployment's deposit monitor workflow ids (TEMPORAL_TASK_QUEUE_PREFIX). */
   monitorIdPrefix?: string;
   /** CHAIN_MONITOR_ADDRESSES_PER_REQUEST and CHAIN_MONITOR_LATE_WATCH_SEC (defaults otherwise). */
@@ -86,7 +88,12 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
     }),
     ...createSessionEventActivities({ db, temporal, webhookTaskQueue: taskQueues.webhooks }),
     ...(settlement &&
-      createSettlementActivities({ db, operator: settlement.operator, slippageBps: settlement.slippageBps })),
+      createSettlementActivities({
+        db,
+        operator: settlement.operator,
+        slippageBps: settlement.slippageBps,
+        composeRetryAfterMs: settlement.composeRetryAfterMs,
+      })),
   }),
   chains: ({ db, temporal, settlement, paymasterReceipts }) => ({
     ...(settlement &&

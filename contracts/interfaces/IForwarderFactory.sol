@@ -14,7 +14,8 @@ interface IForwarderFactory {
      * @param stakedUsde the sUSDe ERC-4626 vault on this chain (used when this is the settlement chain)
      * @param messenger the {ISettlementMessenger} (used when this is not the settlement chain)
      * @param settlementChainId the chain where USDe is staked into sUSDe for the merchant
-     * @param settlementComposer the {ISettlementComposer} on the settlement chain that stakes bridged USDe
+     * @param settlementComposer the composer on the settlement chain that stakes bridged USDe for the merchant
+     *        (`LayerZeroStakingComposer` behind the USDe OFT; `StakingComposer` behind the local stand-in)
      * @param maxSlippageBps how far below par (1 stablecoin = 1 USDe) a swap may settle, in basis points
      */
     struct Settlement {

@@ -40,6 +40,7 @@ contract LocalMessenger is ISettlementMessenger {
 
     error NotRelayer();
     error AlreadyDelivered();
+    error RefundFailed();
 
     constructor(address usde_, address relayer_) {
         usde = usde_;
@@ -47,13 +48,26 @@ contract LocalMessenger is ISettlementMessenger {
     }
 
     /// @inheritdoc ISettlementMessenger
-    function send(uint256 dstChainId, address to, uint256 amount, bytes calldata composeMsg)
+    /// @dev The stand-in charges nothing.
+    function quoteSend(uint256, address, uint256, bytes calldata) external pure returns (uint256 nativeFee) {
+        return 0;
+    }
+
+    /// @inheritdoc ISettlementMessenger
+    /// @dev Carries the whole amount; any native value sent along is refunded at once.
+    function send(uint256 dstChainId, address to, uint256 amount, bytes calldata composeMsg, address refundAddress)
         external
-        returns (uint64 nonce)
+        payable
+        returns (uint64 nonce, uint256 amountSent)
     {
         IERC20(usde).safeTransferFrom(msg.sender, address(this), amount);
         nonce = ++outboundNonce;
+        amountSent = amount;
         emit PacketSent(nonce, block.chainid, dstChainId, msg.sender, to, amount, composeMsg);
+        if (msg.value != 0) {
+            (bool refunded, ) = refundAddress.call{value: msg.value}("");
+            if (!refunded) revert RefundFailed();
+        }
     }
 
     /**

@@ -1,4 +1,4 @@
-import { deployLocalChain } from '../../chain/deployLocalChain';
+import { type SettlementProtocols, deployLocalChain } from '../../chain/deployLocalChain';
 import { LOCAL_CHAINS, type LocalChainId } from '../localChains';
 import type { ChainDeployment } from '../stackDescription';
 import { startAltoBundlers } from './alto';
@@ -13,6 +13,20 @@ export interface StartLocalChainsParameters {
   bundlers?: boolean;
   /** Which local chains to start; all six by default (the dev stack). */
   chainIds?: readonly LocalChainId[];
+  /**
+   * The settlement protocols deployed: the fast local stand-ins or the real protocols. Defaults to
+   * `LOCAL_SETTLEMENT_PROTOCOLS` (`stand-ins` or `real`), else `stand-ins`: `LOCAL_SETTLEMENT_PROTOCOLS=real npm start`.
+   */
+  protocols?: SettlementProtocols;
+}
+
+/** The settlement protocol set `LOCAL_SETTLEMENT_PROTOCOLS` asks for (the stand-ins when unset). */
+export function settlementProtocolsFromEnv(
+  value = process.env.LOCAL_SETTLEMENT_PROTOCOLS,
+): SettlementProtocols {
+  if (value === undefined || value === '' || value === 'stand-ins') return 'stand-ins';
+  if (value === 'real') return 'real';
+  throw new Error(`LOCAL_SETTLEMENT_PROTOCOLS must be "stand-ins" or "real", not "${value}"`);
 }
 
 export interface LocalChains {
@@ -30,6 +44,7 @@ export async function startLocalChains({
   stateDir,
   bundlers = false,
   chainIds = LOCAL_CHAINS.map((chain) => chain.chainId),
+  protocols = settlementProtocolsFromEnv(),
 }: StartLocalChainsParameters = {}): Promise<LocalChains> {
   const anvil = await startAnvilChains({
     chains: chainIds.map((chainId) => ({ chainId })),
@@ -44,7 +59,12 @@ export async function startLocalChains({
         chainId,
         network: LOCAL_CHAINS.find((chain) => chain.chainId === chainId)!.network,
         rpcUrl,
-        contracts: await deployLocalChain({ rpcUrl, chainId, deployerPrivateKey: deployer.privateKey }),
+        contracts: await deployLocalChain({
+          rpcUrl,
+          chainId,
+          deployerPrivateKey: deployer.privateKey,
+          protocols,
+        }),
       })),
     );
     if (!bundlers) return { chains: deployed, stop: anvil.stop };

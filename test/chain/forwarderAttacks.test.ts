@@ -2,6 +2,8 @@ import {
   type Abi,
   type Address,
   type Hex,
+  BaseError,
+  ContractFunctionRevertedError,
   concat,
   encodeAbiParameters,
   getAddress,
@@ -100,6 +102,33 @@ describe('who may flush', () => {
     }
     expect(await balanceOf(l1, l1.contracts.usdc, session.forwarder)).toBe(session.amount);
     expect(await balanceOf(l1, l1.contracts.susde, session.merchant)).toBe(0n);
+  });
+
+  it('on the settlement chain a flush carries no native value (there is no bridge fee to pay), and the funds stay', async () => {
+    const session = await fundedForwarder();
+    const operator = l1.wallet('operator');
+    const simulated = await l1.publicClient
+      .simulateContract({
+        account: operator.account,
+        address: session.forwarder,
+        abi: Forwarder.abi,
+        functionName: 'flush',
+        args: [l1.contracts.usdc, 0n],
+        value: 1n,
+      })
+      .catch((error: unknown) => error);
+    expect(simulated).toBeInstanceOf(BaseError);
+    const reverted = (simulated as BaseError).walk((cause) => cause instanceof ContractFunctionRevertedError);
+    expect((reverted as ContractFunctionRevertedError).data?.errorName).toBe('UnexpectedValue');
+    expect(
+      await l1.publicClient.readContract({
+        address: session.forwarder,
+        abi: Forwarder.abi,
+        functionName: 'bridgeFee',
+        args: [10n ** 18n],
+      }),
+    ).toBe(0n);
+    expect(await balanceOf(l1, l1.contracts.usdc, session.forwarder)).toBe(session.amount);
   });
 
   it('the implementation cannot be flushed, even by the operator, and holds no merchant', async () => {

@@ -495,7 +495,7 @@ describe('the relayer', () => {
         address: messenger,
         abi: LocalMessenger.abi,
         functionName: 'send',
-        args: [BigInt(SETTLEMENT_CHAIN), ACCOUNTS.attacker.address, 3n, '0x01'],
+        args: [BigInt(SETTLEMENT_CHAIN), ACCOUNTS.attacker.address, 3n, '0x01', ACCOUNTS.payer.address],
       });
       const [poisonPacket] = parseEventLogs({
         abi: LocalMessenger.abi,

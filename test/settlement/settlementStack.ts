@@ -18,7 +18,9 @@ import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../chain/localSettl
 import { createNetworkRegistry, type NetworkRegistry } from '../../chain/networkRegistry';
 import { createOperatorChains, type OperatorChains } from '../../chain/operatorChains';
 import { createDb, type Db } from '../../db/client';
-import { startRelayer } from '../../dev/relayer';
+import type { SettlementProtocols } from '../../chain/deployLocalChain';
+import { layerZeroRelayChainsOf, startLayerZeroRelayer } from '../../dev/protocols/layerZeroRelayer';
+import { relayerChainsOf, startRelayer } from '../../dev/relayer';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { LOCAL_TESTNET_CHAIN_IDS, type LocalChainId } from '../../dev/localChains';
 import { startLocalChains } from '../../dev/services/localChains';
@@ -85,13 +87,19 @@ export function testChainClient(
 export async function startSettlementStack({
   chainIds = LOCAL_TESTNET_CHAIN_IDS,
   env: extraEnv = {},
+  protocols = 'stand-ins',
+  composeRetryAfterMs = 1_000,
 }: {
   chainIds?: readonly LocalChainId[];
   /** Extra API and worker configuration (e.g. treasury addresses). */
   env?: Record<string, string>;
+  /** The local stand-ins (fast) or the real protocols (Uniswap v3, LayerZero OFT, Ethena-like sUSDe). */
+  protocols?: SettlementProtocols;
+  /** How long the worker lets a LayerZero compose sit queued before running it itself. */
+  composeRetryAfterMs?: number;
 } = {}): Promise<SettlementStack> {
   quietTemporalRuntime();
-  const anvil = await startLocalChains({ chainIds });
+  const anvil = await startLocalChains({ chainIds, protocols });
   const { chains } = anvil;
   const deploymentsFile = writeDeploymentsFile(chains);
   const rpcUrls = Object.fromEntries(chains.map((chain) => [chain.chainId, chain.rpcUrl]));
@@ -127,7 +135,7 @@ export async function startSettlementStack({
       dependencies: {
         db,
         temporal,
-        settlement: { networks, operator, slippageBps: 50, monitorIdPrefix: prefix },
+        settlement: { networks, operator, slippageBps: 50, monitorIdPrefix: prefix, composeRetryAfterMs },
       },
       taskQueues,
     });
@@ -149,16 +157,21 @@ export async function startSettlementStack({
     pollIntervalMs: 200,
     maxBlockRange: 500,
   });
-  const relayer = await startRelayer({
-    chains: chains.map((chain) => ({
-      chainId: chain.chainId,
-      rpcUrl: chain.rpcUrl,
-      messenger: chain.contracts.messenger!,
-    })),
-    relayerPrivateKey: LOCAL_RELAYER.privateKey,
-    pollIntervalMs: 200,
-    logger: createLogger({ level: 'warn', name: 'relayer' }),
-  });
+  const relayerLogger = createLogger({ level: 'warn', name: 'relayer' });
+  const relayer =
+    protocols === 'real'
+      ? await startLayerZeroRelayer({
+          chains: layerZeroRelayChainsOf({ chains }),
+          relayerPrivateKey: LOCAL_RELAYER.privateKey,
+          pollIntervalMs: 200,
+          logger: relayerLogger,
+        })
+      : await startRelayer({
+          chains: relayerChainsOf({ chains }),
+          relayerPrivateKey: LOCAL_RELAYER.privateKey,
+          pollIntervalMs: 200,
+          logger: relayerLogger,
+        });
   const app = await startTestApp(env);
   const extraApps: TestApp[] = [];
   const merchant = await signInNewMerchant(app);

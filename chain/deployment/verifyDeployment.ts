@@ -1,0 +1,250 @@
+import { type Address, type Client, erc20Abi, getAddress, isAddressEqual, zeroAddress } from 'viem';
+import { getCode, readContract } from 'viem/actions';
+import {
+  ForwarderFactory,
+  IStakedUSDe,
+  IUniswapV3Factory,
+  IV3SwapRouter,
+  LayerZeroSettlementMessenger,
+  LayerZeroStakingComposer,
+  UniswapV3SwapAdapter,
+} from '../../contracts/artifacts';
+import { layerZeroEndpointAbi, oappAbi } from '../layerZero';
+import { networkByChainId } from '../networks';
+import { type CanonicalKey, canonicalAddresses } from './canonicalAddresses';
+
+/**
+ * The deployment check an operator runs before taking payments (and after any change to the deployments file):
+ * every configured external address is the canonical one, and the contracts are wired to each other as
+ * settlement needs. Each finding names what was checked; `ok` false is a reason not to go live.
+ */
+export interface VerificationFinding {
+  chainId: number;
+  check: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** Configured external addresses against the canonical ones (chain/deployment/canonicalAddresses.ts). No network needed. */
+export function compareWithCanonical(
+  chainId: number,
+  contracts: Record<string, Address>,
+): VerificationFinding[] {
+  const canonical = canonicalAddresses(chainId);
+  return (Object.entries(canonical) as [CanonicalKey, { address: Address; source: string }][]).map(
+    ([key, expected]) => {
+      const configured = contracts[key];
+      if (!configured)
+        return {
+          chainId,
+          check: `${key} is configured`,
+          ok: false,
+          detail: `missing; expected ${expected.address} (${expected.source})`,
+        };
+      const ok = isAddressEqual(configured, expected.address);
+      return {
+        chainId,
+        check: `${key} is canonical`,
+        ok,
+        detail: ok
+          ? `${configured} (${expected.source})`
+          : `${configured} is not ${expected.address} (${expected.source})`,
+      };
+    },
+  );
+}
+
+/**
+ * Reads the chain: the endpoint's id, the OFT's endpoint, token and peer, sUSDe's asset and cooldown (through
+ * Ethena's published signatures), the swap adapter's router and pools, the messenger's route, the composer's
+ * wiring, and the forwarder factory's settlement configuration.
+ */
+export async function checkOnChain(
+  client: Client,
+  { chainId, contracts }: { chainId: number; contracts: Record<string, Address> },
+): Promise<VerificationFinding[]> {
+  const network = networkByChainId(chainId);
+  if (!network)
+    return [
+      { chainId, check: 'known network', ok: false, detail: `chain ${chainId} is not one we settle on` },
+    ];
+  const findings: VerificationFinding[] = [];
+  const check = async (name: string, run: () => Promise<string>) => {
+    try {
+      findings.push({ chainId, check: name, ok: true, detail: await run() });
+    } catch (error) {
+      findings.push({
+        chainId,
+        check: name,
+        ok: false,
+        detail: error instanceof Error ? error.message.split('\n')[0]! : String(error),
+      });
+    }
+  };
+  const need = (key: string): Address => {
+    const address = contracts[key];
+    if (!address) throw new Error(`${key} is not in the deployments file`);
+    return address;
+  };
+  const same = (actual: Address, expected: Address, what: string) => {
+    if (!isAddressEqual(actual, expected)) throw new Error(`${what} is ${actual}, expected ${expected}`);
+    return `${what} ${expected}`;
+  };
+  const onSettlementChain = network.settlementChainId === chainId;
+  const settlementEid = networkByChainId(network.settlementChainId)!.layerZeroEid;
+
+  for (const key of ['entryPointV07', 'entryPointV08', 'forwarderFactory', 'usdc', 'usdt', 'usde'])
+    await check(`${key} has code`, async () => {
+      const code = await getCode(client, { address: need(key) });
+      if (!code || code === '0x') throw new Error(`no code at ${need(key)}`);
+      return need(key);
+    });
+  await check('LayerZero endpoint id', async () => {
+    const eid = await readContract(client, {
+      address: need('layerZeroEndpoint'),
+      abi: layerZeroEndpointAbi,
+      functionName: 'eid',
+    });
+    if (eid !== network.layerZeroEid)
+      throw new Error(`endpoint eid is ${eid}, expected ${network.layerZeroEid}`);
+    return `eid ${eid}`;
+  });
+  await check('USDe OFT endpoint and token', async () => {
+    const [endpoint, token] = await Promise.all([
+      readContract(client, { address: need('usdeOft'), abi: oappAbi, functionName: 'endpoint' }),
+      readContract(client, { address: need('usdeOft'), abi: oappAbi, functionName: 'token' }),
+    ]);
+    same(endpoint, need('layerZeroEndpoint'), 'OFT endpoint');
+    return same(token, need('usde'), 'OFT token');
+  });
+  await check('swap adapter router', async () => {
+    const router = await readContract(client, {
+      address: need('swapRouter'),
+      abi: UniswapV3SwapAdapter.abi,
+      functionName: 'router',
+    });
+    return same(router, need('uniswapSwapRouter02'), 'adapter router');
+  });
+  const factoryV3 = await readContract(client, {
+    address: need('uniswapSwapRouter02'),
+    abi: IV3SwapRouter.abi,
+    functionName: 'factory',
+  }).catch(() => undefined);
+  for (const token of ['usdc', 'usdt'])
+    await check(`${token} → USDe pool`, async () => {
+      const fee = await readContract(client, {
+        address: need('swapRouter'),
+        abi: UniswapV3SwapAdapter.abi,
+        functionName: 'poolFee',
+        args: [need(token), need('usde')],
+      });
+      if (fee === 0) throw new Error(`the swap adapter has no pool fee for ${token}`);
+      if (!factoryV3) throw new Error('SwapRouter02 did not answer factory()');
+      const pool = await readContract(client, {
+        address: factoryV3,
+        abi: IUniswapV3Factory.abi,
+        functionName: 'getPool',
+        args: [need(token), need('usde'), fee],
+      });
+      if (pool === zeroAddress) throw new Error(`no Uniswap v3 pool ${token}/USDe at fee ${fee}`);
+      const [tokenDepth, usdeDepth] = await Promise.all([
+        readContract(client, {
+          address: need(token),
+          abi: erc20Abi,
+          functionName: 'balanceOf',
+          args: [pool],
+        }),
+        readContract(client, {
+          address: need('usde'),
+          abi: erc20Abi,
+          functionName: 'balanceOf',
+          args: [pool],
+        }),
+      ]);
+      return `pool ${pool} (fee ${fee}) holds ${tokenDepth} ${token} and ${usdeDepth} USDe base units`;
+    });
+
+  if (onSettlementChain) {
+    await check('sUSDe is an ERC-4626 over USDe with Ethena’s cooldown interface', async () => {
+      const [asset, cooldown, preview] = await Promise.all([
+        readContract(client, { address: need('susde'), abi: IStakedUSDe.abi, functionName: 'asset' }),
+        readContract(client, {
+          address: need('susde'),
+          abi: IStakedUSDe.abi,
+          functionName: 'cooldownDuration',
+        }),
+        readContract(client, {
+          address: need('susde'),
+          abi: IStakedUSDe.abi,
+          functionName: 'previewDeposit',
+          args: [10n ** 18n],
+        }),
+      ]);
+      same(asset, need('usde'), 'sUSDe asset');
+      return `asset USDe, cooldown ${cooldown} s, 1 USDe → ${preview} shares`;
+    });
+    await check('staking composer wiring', async () => {
+      const composer = need('stakingComposer');
+      const [endpoint, oft, vault] = await Promise.all([
+        readContract(client, {
+          address: composer,
+          abi: LayerZeroStakingComposer.abi,
+          functionName: 'endpoint',
+        }),
+        readContract(client, { address: composer, abi: LayerZeroStakingComposer.abi, functionName: 'oft' }),
+        readContract(client, {
+          address: composer,
+          abi: LayerZeroStakingComposer.abi,
+          functionName: 'stakedUsde',
+        }),
+      ]);
+      same(endpoint, need('layerZeroEndpoint'), 'composer endpoint');
+      same(oft, need('usdeOft'), 'composer OFT');
+      return same(vault, need('susde'), 'composer vault');
+    });
+  } else {
+    await check('messenger route to the settlement chain', async () => {
+      const messenger = need('messenger');
+      const [oft, route, peer] = await Promise.all([
+        readContract(client, {
+          address: messenger,
+          abi: LayerZeroSettlementMessenger.abi,
+          functionName: 'oft',
+        }),
+        readContract(client, {
+          address: messenger,
+          abi: LayerZeroSettlementMessenger.abi,
+          functionName: 'routeOf',
+          args: [BigInt(network.settlementChainId)],
+        }),
+        readContract(client, {
+          address: need('usdeOft'),
+          abi: oappAbi,
+          functionName: 'peers',
+          args: [settlementEid],
+        }),
+      ]);
+      same(oft, need('usdeOft'), 'messenger OFT');
+      if (route.eid !== settlementEid)
+        throw new Error(`route eid is ${route.eid}, expected ${settlementEid}`);
+      if (BigInt(peer) === 0n) throw new Error(`the USDe OFT has no peer for eid ${settlementEid}`);
+      return `eid ${route.eid}, compose gas ${route.composeGas}, OFT peer ${peer}`;
+    });
+  }
+  await check('forwarder factory settlement configuration', async () => {
+    const settlement = await readContract(client, {
+      address: need('forwarderFactory'),
+      abi: ForwarderFactory.abi,
+      functionName: 'settlement',
+    });
+    if (Number(settlement.settlementChainId) !== network.settlementChainId)
+      throw new Error(`settles on ${settlement.settlementChainId}, expected ${network.settlementChainId}`);
+    same(settlement.swapRouter, need('swapRouter'), 'swapRouter');
+    same(settlement.usde, need('usde'), 'usde');
+    if (onSettlementChain) same(settlement.stakedUsde, need('susde'), 'stakedUsde');
+    else same(settlement.messenger, need('messenger'), 'messenger');
+    if (settlement.operator === zeroAddress) throw new Error('no operator');
+    return `operator ${getAddress(settlement.operator)}, composer ${settlement.settlementComposer}, max slippage ${settlement.maxSlippageBps} bps`;
+  });
+  return findings;
+}
