@@ -32,8 +32,8 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_090_limit_counters_function': limitCountersFunction,
   '2026_11_24_100_settlement_money_safety': settlementMoneySafety,
   '2026_11_24_101_deposit_watch_indexes': depositWatchIndexes,
-  '2026_11_24_300_email_login': emailLogin,
   '2026_11_24_200_prepaid_balances': prepaidBalances,
   '2026_11_24_201_unique_signed_operations': uniqueSignedOperations,
   '2026_11_24_202_sponsorship_holds': sponsorshipHolds,
+  '2026_11_24_300_email_login': emailLogin,
 };
