@@ -51,11 +51,12 @@ let chains: SettlementChains;
 let l1: SettlementChain;
 let l2: SettlementChain;
 
+// Two anvils and a full contract deployment each: it can take minutes when the run is loaded.
 beforeAll(async () => {
   chains = await startSettlementChains([SETTLEMENT_CHAIN, LAYER2_CHAIN]);
   l1 = chains.chain(SETTLEMENT_CHAIN);
   l2 = chains.chain(LAYER2_CHAIN);
-});
+}, 240_000);
 
 afterAll(async () => {
   await chains?.stop();

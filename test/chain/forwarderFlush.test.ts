@@ -45,6 +45,7 @@ let chains: SettlementChains;
 let l1: SettlementChain;
 let l2: SettlementChain;
 
+// Two anvils and a full contract deployment each: it can take minutes when the run is loaded.
 beforeAll(async () => {
   chains = await startSettlementChains([SETTLEMENT_CHAIN, LAYER2_CHAIN]);
   l1 = chains.chain(SETTLEMENT_CHAIN);
@@ -65,7 +66,7 @@ beforeAll(async () => {
     args: [parseUnits('1000', 18), ACCOUNTS.payer.address],
   });
   await pay(l1, usde, susde, parseUnits('37.123456789', 18));
-});
+}, 240_000);
 
 afterAll(async () => {
   await chains?.stop();

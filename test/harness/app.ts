@@ -49,6 +49,9 @@ export async function startTestApp(
     SMTP_URL: stack.mail.smtpUrl,
     // Every test request comes from 127.0.0.1: the per-IP allowance of e-mail codes is the one test's business.
     EMAIL_CODES_PER_IP_PER_HOUR: '100000',
+    // The run shares two cores with anvil, Alto and Temporal: a workflow start can take seconds there.
+    // The 2 s production deadline is the fail-fast tests' subject; they set it themselves.
+    TEMPORAL_START_TIMEOUT_MS: '20000',
     DEPLOYMENTS_FILE: process.env[TEST_STACK_FILE_VARIABLE]!,
     // Smart-contract-wallet logins verify through the local chains.
     ...Object.fromEntries(stack.chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),

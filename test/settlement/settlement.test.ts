@@ -6,7 +6,13 @@ import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { signInNewMerchant } from '../harness/merchants';
 import { sessionIdToBytes16 } from '../../chain/depositAddress';
 import { Forwarder, LocalStakedUSDe, LocalSwapRouter, StakingComposer } from '../../contracts/artifacts';
-import { payDeposit, startSettlementStack, testChainClient, type SettlementStack } from './settlementStack';
+import {
+  payDeposit,
+  startSettlementStack,
+  statusesRecorded,
+  testChainClient,
+  type SettlementStack,
+} from './settlementStack';
 
 /**
  * The settlement pipeline end to end on local anvil chains, the real worker and deposit monitors on
@@ -167,12 +173,7 @@ describe('settlement pipeline', () => {
     // The row says completed a moment before the workflow records it; its result marks the end.
     const handle = stack.temporal.workflow.getHandle(`session-${session.id}`);
     expect(await handle.result()).toMatchObject({ status: 'completed' });
-    const history = await handle.fetchHistory();
-    const statuses = history.events!.flatMap((event) => {
-      const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
-      const payload = fields?.SessionStatus?.data;
-      return payload ? [JSON.parse(Buffer.from(payload).toString())] : [];
-    });
+    const statuses = await statusesRecorded(stack.temporal, session.id);
     expect(statuses).toEqual(expect.arrayContaining(['confirming', 'bridging', 'completed']));
     expect(statuses.indexOf('bridging')).toBeLessThan(statuses.indexOf('completed'));
 

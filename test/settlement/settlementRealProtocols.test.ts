@@ -9,7 +9,13 @@ import {
 import { LOCAL_LAYER_ZERO_FEE } from '../../dev/protocols/layerZero';
 import { LOCAL_POOL_FEE } from '../../dev/protocols/uniswapV3';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
-import { payDeposit, startSettlementStack, testChainClient, type SettlementStack } from './settlementStack';
+import {
+  payDeposit,
+  startSettlementStack,
+  statusesRecorded,
+  testChainClient,
+  type SettlementStack,
+} from './settlementStack';
 
 /**
  * The settlement pipeline's core paths on local chains that carry the real protocols instead of our stand-ins:
@@ -177,8 +183,10 @@ describe('settlement on the real protocols (Uniswap v3, LayerZero OFT with compo
       balanceOf(BASE_SEPOLIA, base.usde!, merchant),
     ]);
     const option = await pay(session.id, BASE_SEPOLIA, 'USDC');
-    const seen = await waitForStatus(session.id, ['completed']);
-    expect(seen).toContain('bridging');
+    await waitForStatus(session.id, ['completed']);
+    const statuses = await statusesRecorded(stack.temporal, session.id);
+    expect(statuses.indexOf('bridging')).toBeGreaterThan(statuses.indexOf('confirming'));
+    expect(statuses.indexOf('bridging')).toBeLessThan(statuses.indexOf('completed'));
 
     const { flushed, receipt, row } = await flushOf(session.id, BASE_SEPOLIA);
     expect(flushed.bridged).toBe(true);

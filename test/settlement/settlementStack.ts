@@ -63,6 +63,22 @@ export interface SettlementStack {
   stop(): Promise<void>;
 }
 
+/**
+ * The statuses a session's workflow entered, in order, read from the `SessionStatus` search attribute
+ * upserts in its history once the workflow has finished: a poll of the status route can miss a state
+ * that lasts less than one poll on a loaded machine; the history cannot.
+ */
+export async function statusesRecorded(temporal: Client, sessionId: string): Promise<string[]> {
+  const handle = temporal.workflow.getHandle(`session-${sessionId}`);
+  await handle.result();
+  const history = await handle.fetchHistory();
+  return history.events!.flatMap((event) => {
+    const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+    const payload = fields?.SessionStatus?.data;
+    return payload ? [JSON.parse(Buffer.from(payload).toString()) as string] : [];
+  });
+}
+
 export function testChainClient(
   rpcUrl: string,
   chainId: number,
