@@ -11,8 +11,8 @@ import {
 } from '@temporalio/workflow';
 import type { DepositDetected, SessionActivities } from '../activities/sessions';
 import type { SettlementActivities } from '../activities/settlement';
-import type { SessionEventActivities } from '../activities/webhooks';
-import { ChainId, SessionStatus } from '../workers/searchAttributes';
+import type { SessionEventActivities } from '../activities/sessionEvents';
+import { ChainId, SessionStatus } from './searchAttributes';
 
 /**
  * One workflow per payment session (`session-<uuid>`), reading like SPEC's state table:

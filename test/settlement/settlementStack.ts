@@ -24,7 +24,7 @@ import { relayerChainsOf, startRelayer } from '../../dev/relayer';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { LOCAL_TESTNET_CHAIN_IDS, type LocalChainId } from '../../dev/localChains';
 import { startLocalChains } from '../../dev/services/localChains';
-import { startChainMonitors } from '../../workers/chainMonitors';
+import { startChainMonitors } from '../../workflowClient/chainMonitors';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
 import { taskQueueNames, type TaskQueueRole } from '../../workers/taskQueues';
 import { startTestApp, type TestApp } from '../harness/app';

@@ -5,8 +5,8 @@ import { findIdempotentResponse, storeIdempotentResponse } from '../../../db/ide
 import type { Db } from '../../../db/client';
 import { findMerchantById } from '../../../db/merchants';
 import { insertSessionWithOptions, markWorkflowStarted } from '../../../db/sessions';
-import { startSessionWorkflow } from '../../../workers/sessionWorkflows';
-import { withTemporalDeadline } from '../../../workers/temporalClient';
+import { startSessionWorkflow } from '../../../workflowClient/sessions';
+import { withTemporalDeadline } from '../../../workflowClient/connection';
 import type { AppContext } from '../../appContext';
 import { badRequest, conflict, unauthorized } from '../../httpErrors';
 import { defineRoute } from '../../routing/route';
