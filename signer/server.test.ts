@@ -8,7 +8,7 @@ import { loadConfig } from '../config';
 import { ManagedPaymasterV08 } from '../contracts/artifacts';
 import { findFreePort } from '../dev/services/freePort';
 import { TEST_STACK_FILE_VARIABLE, testStack } from '../test/harness/stack';
-import { LOCAL_PAYMASTER_SIGNER } from '../chain/deployLocalChain';
+import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
 import { toPackedUserOperation } from 'viem/account-abstraction';
 import { publicClientFor } from '../test/paymaster/smartAccounts';
 import { type SignerServer, startSignerServer } from './server';

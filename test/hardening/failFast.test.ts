@@ -11,7 +11,7 @@ import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
 import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import { loadConfig } from '../../config';
-import { LOCAL_PAYMASTER_SIGNER } from '../../chain/deployLocalChain';
+import { LOCAL_PAYMASTER_SIGNER } from '../../dev/chains/deployLocalChain';
 import { createDb, type Db } from '../../db/client';
 import { migrateToLatest } from '../../db/migrate';
 import { findFreePort } from '../../dev/services/freePort';

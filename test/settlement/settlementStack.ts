@@ -14,11 +14,11 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { createLogger } from '../../api/logger';
 import { loadConfig } from '../../config';
-import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../chain/localSettlement';
+import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../dev/chains/localSettlement';
 import { createNetworkRegistry, type NetworkRegistry } from '../../chain/networkRegistry';
 import { createOperatorChains, type OperatorChains } from '../../chain/operatorChains';
 import { createDb, type Db } from '../../db/client';
-import type { SettlementProtocols } from '../../chain/deployLocalChain';
+import type { SettlementProtocols } from '../../dev/chains/deployLocalChain';
 import { layerZeroRelayChainsOf, startLayerZeroRelayer } from '../../dev/protocols/layerZeroRelayer';
 import { relayerChainsOf, startRelayer } from '../../dev/relayer';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
