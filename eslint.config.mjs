@@ -10,6 +10,7 @@ const PRODUCTION_FOLDERS = [
   'config',
   'db',
   'health',
+  'logging',
   'paymaster',
   'signer',
   'tool-server',

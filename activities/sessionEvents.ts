@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { normaliseDecimal } from '../api/routes/sessions/sessionModels';
+import { normaliseDecimal } from '../chain/tokenAmount';
 import type { Db } from '../db/client';
 import { findEventById, insertSessionEventOnce } from '../db/events';
 import { findSessionById } from '../db/sessions';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { type Address, type Hex, hexToBigInt, recoverMessageAddress } from 'viem';
 import { simulateContract } from 'viem/actions';
-import { createLogger } from '../api/logger';
+import { createLogger } from '../logging/logger';
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from '../chain/entryPoints';
 import { decodePaymasterData, sponsorshipHash } from '../chain/paymasterData';
 import { loadConfig } from '../config';

@@ -20,7 +20,7 @@ import {
   parRateE18,
 } from '../../dev/chains/localSettlement';
 import { type Relayer, startRelayer } from '../../dev/relayer';
-import { createLogger } from '../../api/logger';
+import { createLogger } from '../../logging/logger';
 import {
   ACCOUNTS,
   LAYER2_CHAIN,

@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { encodeFunctionData, parseAbi, type Address } from 'viem';
 import { createSessionReconcilerActivities } from '../../activities/sessionReconciler';
 import { createApp } from '../../api/app';
-import { createLogger } from '../../api/logger';
+import { createLogger } from '../../logging/logger';
 import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import { loadConfig } from '../../config';
 import { LOCAL_PAYMASTER_SIGNER } from '../../dev/chains/deployLocalChain';

@@ -12,7 +12,7 @@ import {
   type Hex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createLogger } from '../../api/logger';
+import { createLogger } from '../../logging/logger';
 import { loadConfig } from '../../config';
 import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../dev/chains/localSettlement';
 import { createNetworkRegistry, type NetworkRegistry } from '../../chain/networkRegistry';

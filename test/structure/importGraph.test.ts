@@ -26,6 +26,7 @@ const PRODUCTION = [
   'config',
   'db',
   'health',
+  'logging',
   'paymaster',
   'signer',
   'tool-server',

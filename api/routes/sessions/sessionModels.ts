@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import { z } from 'zod';
 import { erc20PaymentUri } from '../../../chain/paymentOptions';
-import { DECIMAL_AMOUNT_PATTERN, toBaseUnits } from '../../../chain/tokenAmount';
+import { DECIMAL_AMOUNT_PATTERN, normaliseDecimal, toBaseUnits } from '../../../chain/tokenAmount';
 import type { PaymentOptionRow, SessionRow } from '../../../db/sessions';
 import { effectiveStatus } from '../../../db/sessions';
 import type { SessionStatus } from '../../../db/schema';
@@ -203,9 +203,4 @@ export function toSessionSummary(row: SessionRow, publicBaseUrl: string, now: Da
     webhookDelivered: row.webhook_delivered,
     failureReason: row.failure_reason,
   };
-}
-
-/** numeric(16,6) reads back as "19.990000"; the API shows "19.99". */
-export function normaliseDecimal(value: string): string {
-  return value.includes('.') ? value.replace(/0+$/, '').replace(/\.$/, '') : value;
 }
