@@ -9,3 +9,9 @@ export const STABLECOINS = [
 ] as const;
 
 export type StablecoinSymbol = (typeof STABLECOINS)[number]['symbol'];
+
+/** The symbols alone, in the same order (a non-empty tuple, as zod enums take it). */
+export const STABLECOIN_SYMBOLS = STABLECOINS.map((coin) => coin.symbol) as [
+  StablecoinSymbol,
+  ...StablecoinSymbol[],
+];
