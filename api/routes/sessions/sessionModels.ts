@@ -7,19 +7,9 @@ import { erc20PaymentUri } from '../../../chain/paymentOptions';
 import { normaliseDecimal } from '../../../chain/tokenAmount';
 import type { PaymentOptionRow, SessionRow } from '../../../db/sessions';
 import { effectiveStatus } from '../../../db/sessions';
-import type { SessionStatus } from '../../../db/schema';
+import { SESSION_STATUSES, type SessionStatus } from '../../../db/sessionStatus';
 
 /** Request and response shapes of payment sessions (SPEC: Session, Line item, Payment option, Session status view). */
-
-export const SESSION_STATUSES = [
-  'pending',
-  'awaiting_payment',
-  'confirming',
-  'bridging',
-  'completed',
-  'failed',
-  'expired',
-] as const;
 
 export const lineItemSchema = z
   .object({
