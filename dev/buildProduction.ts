@@ -45,7 +45,7 @@ async function filesUnder(folder: string): Promise<string[]> {
 }
 
 /** Deployment scripts run from a checkout (`tsx chain/deployment/main.ts`), with the dev packages they read. */
-const RUN_FROM_CHECKOUT = join(root, 'chain', 'deployment');
+const RUN_FROM_CHECKOUT = `${join(root, 'chain', 'deployment')}/`;
 
 const isSource = (path: string) =>
   path.endsWith('.ts') &&
