@@ -466,12 +466,8 @@ export function createSettlementActivities({
    * OFT); the destination endpoint's compose queue says whether it has arrived (a queued message hash) and
    * been staked (RECEIVED). The composer's `Composed` event of that GUID carries the delivered USDe and shares.
    */
-  async function awaitLayerZeroDelivery({
-    sessionId,
-    sourceChainId,
-    nonce,
-    settlementChainId,
-  }: BridgePacket): Promise<Delivery> {
+  async function awaitLayerZeroDelivery(packet: BridgePacket): Promise<Delivery> {
+    const { sourceChainId, settlementChainId, nonce } = packet;
     const source = operator.client(sourceChainId);
     const destination = operator.client(settlementChainId);
     const { messenger, settlementComposer } = await settlementConfig(sourceChainId);
@@ -521,9 +517,7 @@ export function createSettlementActivities({
         continue;
       }
       const reason = await retryCompose(destination, {
-        sessionId,
-        sourceChainId,
-        nonce,
+        ...packet,
         srcEid,
         messenger,
         queued,
@@ -550,16 +544,7 @@ export function createSettlementActivities({
    */
   async function retryCompose(
     client: OperatorClient,
-    {
-      sessionId,
-      sourceChainId,
-      nonce,
-      srcEid,
-      messenger,
-      queued,
-      endpoint,
-      queueArgs,
-    }: Omit<BridgePacket, 'settlementChainId'> & {
+    compose: BridgePacket & {
       srcEid: number;
       messenger: Address;
       queued: Hex;
@@ -567,6 +552,7 @@ export function createSettlementActivities({
       queueArgs: readonly [from: Address, to: Address, guid: Hex, index: number];
     },
   ): Promise<string | undefined> {
+    const { sessionId, sourceChainId, nonce, srcEid, messenger, queued, endpoint, queueArgs } = compose;
     const guid = queueArgs[2];
     const row = (await listSettlements(db, sessionId)).find(
       (entry) => entry.chain_id === sourceChainId && entry.message_nonce === nonce.toString(),
