@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import Koa from 'koa';
-import type { Config } from '../config';
+import { temporalTlsOf, type Config } from '../config';
 import { createNetworkRegistry, type NetworkRegistry } from '../chain/networkRegistry';
 import { createPublicClients } from '../chain/publicClients';
 import { taskQueueNames } from '../workers/taskQueues';
@@ -27,7 +27,7 @@ import { authRoutes } from './routes/auth';
 import { emailLoginRoutes } from './routes/emailLogin';
 import { emailVerificationRoutes } from './routes/merchants/emailVerification';
 import { checkoutRoutes } from './routes/checkout';
-import { healthRoutes } from './routes/health';
+import { healthRoutes, metricsAccess } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
 import { profileRoutes } from './routes/merchants/profile';
 import { paymasterActivityRoutes } from './routes/paymaster/activity';
@@ -82,7 +82,10 @@ export interface App {
 /** Wires middleware and the route table. Creating the app opens no connections. */
 export async function createApp(deps: AppDependencies): Promise<App> {
   assertTreasuryConfigured(deps.config);
-  const temporalConnection = Connection.lazy({ address: deps.config.TEMPORAL_ADDRESS });
+  const temporalConnection = Connection.lazy({
+    address: deps.config.TEMPORAL_ADDRESS,
+    tls: temporalTlsOf(deps.config),
+  });
   const publicClients = createPublicClients(deps.config);
   const networks = deps.networks ?? createNetworkRegistry(deps.config);
   const now = deps.now ?? (() => new Date());
@@ -121,6 +124,10 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ...healthRoutes({
       revision,
       registry: metrics.registry,
+      metricsAccessOf: metricsAccess({
+        token: deps.config.METRICS_TOKEN,
+        production: deps.config.NODE_ENV === 'production',
+      }),
       readiness: () => {
         const timeoutMs = deps.config.READY_CHECK_TIMEOUT_MS;
         return checkReadiness(

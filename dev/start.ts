@@ -8,6 +8,7 @@ import { generateSigningJwk } from '../api/auth/merchantTokens';
 import { LOCAL_PAYMASTER_SIGNER } from '../chain/deployLocalChain';
 import { LOCAL_SETTLEMENT_OPERATOR } from '../chain/localSettlement';
 import { localErc20GasTokenRates } from '../chain/paymasters';
+import { loadConfig, temporalTlsOf } from '../config';
 import { createDb } from '../db/client';
 import { migrateToLatest } from '../db/migrate';
 import { ensureMaintenanceSchedules } from '../workers/schedules';
@@ -99,7 +100,12 @@ async function main(): Promise<void> {
     SIGNER_SHARED_SECRET: randomBytes(32).toString('hex'),
   };
 
-  const client = await createTemporalClient({ address: temporal.address, namespace: temporal.namespace });
+  // An external Temporal may need TLS (TEMPORAL_TLS_*); the dev server does not.
+  const client = await createTemporalClient({
+    address: temporal.address,
+    namespace: temporal.namespace,
+    tls: process.env.TEMPORAL_ADDRESS ? temporalTlsOf(loadConfig()) : undefined,
+  });
   await ensureMaintenanceSchedules(client.client);
   await client.close();
 
