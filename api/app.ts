@@ -17,6 +17,7 @@ import { requirePaymasterClient } from './auth/paymasterClient';
 import { createMerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from './logger';
 import { createHttpMetrics } from './metrics';
+import { limitUnauthenticatedRoutes, TokenBuckets } from './rateLimits';
 import { errorBody } from './middleware/errorBody';
 import { jsonBody } from './middleware/jsonBody';
 import { requestContext } from './middleware/requestContext';
@@ -167,13 +168,18 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     sk: requireApiKey(context.db),
     client: requirePaymasterClient(context.db, context.logger, {
       queryClientIdPathPrefix: '/v1/paymaster/bundler/',
+      jsonRpcPath: '/v1/paymaster/rpc',
+      requestRate: new TokenBuckets(deps.config.PAYMASTER_RPC_PER_CLIENT_PER_MINUTE),
     }),
     ...deps.authenticators,
   });
 
-  const koa = new Koa({ proxy: true });
+  // TRUST_PROXY hops of X-Forwarded-For are believed (ctx.ip is the address the first trusted proxy
+  // saw); with 0 the header is ignored, so nobody can pick their own IP for the per-IP limits.
+  const koa = new Koa({ proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY });
   koa.use(requestContext(deps.logger, metrics));
   koa.use(errorBody());
+  koa.use(limitUnauthenticatedRoutes(deps.config));
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
   koa.use(router.routes()).use(router.allowedMethods({ throw: true }));
   return {

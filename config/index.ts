@@ -135,6 +135,19 @@ export const configSchema = z.object({
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   /** Deadline of each dependency check of `GET /ready` (Postgres, Temporal, the signer). */
   READY_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
+  /**
+   * How many reverse proxies in front of the api append to X-Forwarded-For; the client IP (per-IP limits)
+   * is the address the outermost of them saw. 0: the header is ignored and the peer address is the IP.
+   */
+  TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  /** Per client IP and api process: login-payload, verify and the e-mail login routes together. */
+  RATE_LIMIT_LOGIN_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  /** Per client IP and api process: public session read and status and the checkout page together. */
+  RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
+  /** Per paymaster client id and api process: paymaster RPC and bundler proxy requests together. */
+  PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: z.coerce.number().int().min(1).max(10_000_000).default(1200),
+  /** Manual webhook re-dispatches (retry-webhook) of one session per UTC hour. */
+  WEBHOOK_RETRIES_PER_SESSION_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(10),
   /** Bearer token /metrics requires; unset, /metrics is off in production and open elsewhere. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Worker only: port of its readiness endpoint (`GET /ready`); unset, the worker opens none. */
