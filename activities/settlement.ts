@@ -1,3 +1,4 @@
+import { redactProviderUrls } from '../chain/providerUrlRedaction';
 import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import {
   BaseError,
@@ -86,8 +87,15 @@ export function quoteMinUsdeOut(amountIn: bigint, tokenDecimals: number, slippag
   return (atParity * BigInt(10_000 - slippageBps)) / 10_000n;
 }
 
-/** The revert as a readable reason: the custom error with its arguments, or viem's short message. */
+/**
+ * The revert as a readable reason: the custom error with its arguments, or viem's short message. It
+ * becomes the session's failureReason, so no provider URL survives in it.
+ */
 function revertReason(error: unknown): string {
+  return redactProviderUrls(unredactedRevertReason(error));
+}
+
+function unredactedRevertReason(error: unknown): string {
   if (error instanceof BaseError) {
     const reverted = error.walk((cause) => cause instanceof ContractFunctionRevertedError);
     if (reverted instanceof ContractFunctionRevertedError && reverted.data?.errorName) {

@@ -409,6 +409,9 @@ describe('gas charges', () => {
     ['from=2026/01/01&to=2026-01-02', 'from'],
     ['from=2026-01-01&to=26-01-02', 'to'],
     ['from=2026-01-02&to=2026-01-01', 'from'],
+    // At most 366 days, both ends included.
+    ['from=2025-01-01&to=2026-01-02', 'to: the range may span at most 366 days'],
+    ['from=2000-01-01&to=2099-12-31', 'to: the range may span at most 366 days'],
   ])('answers 400 for CSV dates %j', async (query, field) => {
     const response = await app.request(`/v1/merchants/me/balance/charges.csv?${query}`, {
       headers: merchant.auth,
@@ -416,6 +419,14 @@ describe('gas charges', () => {
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
     expect(response.body.message).toMatch(new RegExp(`^Validation failed: .*${field}`));
+  });
+
+  it('serves a CSV of exactly 366 days (a leap year, both ends included)', async () => {
+    const response = await app.request('/v1/merchants/me/balance/charges.csv?from=2028-01-01&to=2028-12-31', {
+      headers: merchant.auth,
+    });
+    expect(response.status).toBe(200);
+    expect(response.text.split('\n')[0]).toContain('amount_usd');
   });
 
   it("states the month on a PDF statement whose totals are the ledger's and the charges'", async () => {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { type Address, type Hex, getAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { smartAccountRegistrationMessage } from '../../api/auth/smartAccountProof';
 import { startTestApp, type TestApp } from '../harness/app';
 import { freshEmail, waitForCode } from '../harness/mailbox';
 import { signInNewMerchant, verifyMerchantEmail, type SignedInMerchant } from '../harness/merchants';
@@ -62,13 +63,44 @@ describe('create_session_key', () => {
   }
 
   /** create_session_key's first call for the merchant's account and local USDC, with `fields` on top. */
-  const requestSessionKey = (fields: Record<string, unknown>) =>
+  const requestSessionKey = async (fields: Record<string, unknown>) =>
     server.call('create_session_key', {
       smartAccount,
       chainId: chain.chainId,
       token: chain.contracts.usdc,
+      registrationSignature: await registrationSignature(merchant.account, merchant.merchantId, smartAccount),
       ...fields,
     });
+
+  /** The owner's proof that the account is the merchant's (what smart-account registration checks). */
+  const registrationSignature = (owner: SignedInMerchant['account'], merchantId: string, account: Address) =>
+    owner.signMessage({
+      message: smartAccountRegistrationMessage({
+        merchantId,
+        address: getAddress(account),
+        chainId: chain.chainId,
+      }),
+    });
+
+  it('refuses a new session key without the owner’s registration signature, and one that does not prove control', async () => {
+    const missing = await server.call('create_session_key', {
+      smartAccount,
+      chainId: chain.chainId,
+      token: chain.contracts.usdc,
+      allowance: '1',
+      payee: merchant.account.address,
+    });
+    expect(resultText(missing)).toBe('a new session key needs registrationSignature');
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const refused = await requestSessionKey({
+      allowance: '1',
+      payee: merchant.account.address,
+      registrationSignature: await registrationSignature(stranger, merchant.merchantId, smartAccount),
+    });
+    expect(resultText(refused)).toBe(
+      'HTTP 403 Forbidden: The signature does not prove control of the smart account',
+    );
+  });
 
   /** The session key as the credentials file holds it. */
   const storedSessionKey = async (id: string) =>
@@ -151,22 +183,37 @@ describe('create_session_key', () => {
   it('refuses a smart account another merchant registered (409), and an amount finer than the token', async () => {
     const other = await signInNewMerchant(app);
     const { account } = await deployFundedDeleGator(chain, other.account.address, 0n);
-    await app.request('/v1/merchants/me/smart-accounts', {
+    // Registered with the proof of control the route asks for: the owner's signature, checked by the DeleGator (ERC-1271).
+    const registered = await app.request('/v1/merchants/me/smart-accounts', {
       method: 'POST',
       headers: other.auth,
-      json: { address: account.address },
+      json: {
+        address: account.address,
+        chainId: chain.chainId,
+        signature: await other.account.signMessage({
+          message: smartAccountRegistrationMessage({
+            merchantId: other.merchantId,
+            address: account.address,
+            chainId: chain.chainId,
+          }),
+        }),
+      },
     });
+    expect(registered.status).toBe(204);
     const request = { chainId: chain.chainId, token: chain.contracts.usdc, payee: merchant.account.address };
     const claimed = await server.call('create_session_key', {
       ...request,
       smartAccount: account.address,
       allowance: '1',
+      // A valid proof (the account's owner signs), but the account is another merchant's.
+      registrationSignature: await registrationSignature(other.account, merchant.merchantId, account.address),
     });
     expect(resultText(claimed)).toBe('HTTP 409 Conflict: Smart account already claimed by another merchant');
     const tooFine = await server.call('create_session_key', {
       ...request,
       smartAccount,
       allowance: '0.0000001',
+      registrationSignature: await registrationSignature(merchant.account, merchant.merchantId, smartAccount),
     });
     expect(resultText(tooFine)).toMatch(/^allowance: "0.0000001" has more than 6 decimals/);
   });

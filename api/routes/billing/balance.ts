@@ -48,6 +48,8 @@ const dateQuery = z
   .transform((text) => utcDate(text)!);
 
 const csvQuery = z.object({ from: dateQuery, to: dateQuery, chainId: chainIdQuery });
+/** Most days one charges CSV covers, both ends included: a year, leap day and all. */
+export const CHARGES_CSV_MAX_DAYS = 366;
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -202,10 +204,18 @@ export function billingBalanceRoutes(app: AppContext): AnyRoute[] {
       audience: 'dashboard',
       summary: 'Gas charges of a UTC date range (inclusive) as CSV, oldest first',
       query: csvQuery,
-      responses: { 200: { description: 'CSV with a header row', contentType: 'text/csv' } },
+      responses: {
+        200: { description: 'CSV with a header row', contentType: 'text/csv' },
+        400: { description: 'Missing or invalid dates, from after to, or a range of more than 366 days' },
+      },
       async handler({ merchantId, query, ctx }) {
         if (query.from.getTime() > query.to.getTime())
           throw badRequest('Validation failed: from: must not be after to');
+        // The CSV is built in memory: a bounded range keeps one request's rows (and memory) bounded.
+        if ((query.to.getTime() - query.from.getTime()) / DAY_MS + 1 > CHARGES_CSV_MAX_DAYS)
+          throw badRequest(
+            `Validation failed: to: the range may span at most ${CHARGES_CSV_MAX_DAYS} days (request several ranges)`,
+          );
         const rows = await gasChargesBetween(app.db, {
           merchantId,
           from: query.from,
