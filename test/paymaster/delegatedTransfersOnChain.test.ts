@@ -1,9 +1,9 @@
-import { type Address, type Hex, getAddress } from 'viem';
+import { type Address, type Hex, decodeErrorResult, getAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { readContract } from 'viem/actions';
 import { delegationFrameworkFromContracts } from '../../chain/delegationFramework';
 import { hybridDeleGatorAccount, signDeleGatorUserOperation } from '../../chain/deleGatorAccounts';
-import { nonceEnforcerAbi } from '../../chain/delegations';
+import { delegationManagerAbi, nonceEnforcerAbi } from '../../chain/delegations';
 import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import { gasChargeReference } from '../../db/gasCharges';
 import { creditPrepaidBalance } from '../../db/prepaidLedger';
@@ -172,6 +172,25 @@ async function expectOneRecordedDelegatedOperation(grant: Grant, userOpHash: Hex
   return row;
 }
 
+/** The revert Alto's simulation reported when refusing the operation's estimation, decoded with the manager's ABI. */
+async function simulationRevert(attempt: Promise<unknown>): Promise<string> {
+  const error = await attempt.then(
+    () => {
+      throw new Error('the bundler accepted the operation');
+    },
+    (refusal: Error) => refusal,
+  );
+  expect(error.message).toMatch(
+    /^eth_estimateUserOperationGas through the bundler proxy answered 200: .*reverted during simulation/,
+  );
+  const data = /reason: (0x[0-9a-fA-F]+)/.exec(error.message)![1] as Hex;
+  const decoded = decodeErrorResult({ abi: delegationManagerAbi, data }) as {
+    errorName: string;
+    args?: readonly unknown[];
+  };
+  return decoded.errorName === 'Error' ? `Error: ${String(decoded.args![0])}` : decoded.errorName;
+}
+
 const chargesOf = async (usageId: string) => ({
   charges: await db.selectFrom('gas_charges').select('id').where('usage_id', '=', usageId).execute(),
   debits: await db
@@ -212,8 +231,8 @@ describe('the bundler’s simulation checks the remaining allowance and on-chain
     expect(await usdcBalance(grant.chain, grant.payee)).toBe(100n * TOKENS);
 
     // The paymaster's policy reads only the signed terms (1 ≤ 100 fits); Alto's simulation sees 100 spent.
-    await expect(sponsoredTransfer(testnetApi, grant, delegation, 1n, 2n)).rejects.toThrow(
-      /eth_estimateUserOperationGas through the bundler proxy answered 200: .*"error"/,
+    expect(await simulationRevert(sponsoredTransfer(testnetApi, grant, delegation, 1n, 2n))).toBe(
+      'Error: ERC20TransferAmountEnforcer:allowance-exceeded',
     );
 
     // A second grant, revoked by the owner's DeleGator through the manager's disableDelegation.
@@ -223,8 +242,8 @@ describe('the bundler’s simulation checks the remaining allowance and on-chain
       value: 0n,
       data: kitContracts.DelegationManager.encode.disableDelegation({ delegation: revoked }),
     });
-    await expect(sponsoredTransfer(testnetApi, grant, revoked, 1n, 2n)).rejects.toThrow(
-      /eth_estimateUserOperationGas through the bundler proxy answered 200: .*"error"/,
+    expect(await simulationRevert(sponsoredTransfer(testnetApi, grant, revoked, 1n, 2n))).toBe(
+      'CannotUseADisabledDelegation',
     );
     expect(await usdcBalance(grant.chain, grant.payee)).toBe(100n * TOKENS);
   });
