@@ -2,9 +2,8 @@ import { type Address, type Hex, decodeErrorResult, getAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { readContract } from 'viem/actions';
 import { delegationFrameworkFromContracts } from '../../chain/delegationFramework';
-import { hybridDeleGatorAccount, signDeleGatorUserOperation } from '../../chain/deleGatorAccounts';
+import { hybridDeleGatorAccount } from '../../chain/deleGatorAccounts';
 import { delegationManagerAbi, nonceEnforcerAbi } from '../../chain/delegations';
-import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import { gasChargeReference } from '../../db/gasCharges';
 import { creditPrepaidBalance } from '../../db/prepaidLedger';
 import {
@@ -16,6 +15,7 @@ import {
   wrapRedemption,
 } from '../delegation/delegatedTransfers';
 import { deployFundedDeleGator, executeAsDeleGator, usdcBalance } from '../delegation/delegatorAccounts';
+import { sessionAccountAsSender } from '../delegation/sessionAccountOperations';
 import { createPaymasterClient } from './paymasterApi';
 import { receiptWorld } from './receiptWorld';
 import { type SimpleAccount, publicClientFor } from './smartAccounts';
@@ -72,28 +72,12 @@ async function ownerAndSession(chain: LocalChain): Promise<Grant> {
   const ownerKey = generatePrivateKey();
   const owner = privateKeyToAccount(ownerKey);
   const { account } = await deployFundedDeleGator(chain, owner.address, 1_000n * TOKENS);
-  const sessionKey = privateKeyToAccount(generatePrivateKey());
+  const sessionKey = generatePrivateKey();
   const sessionAccount = hybridDeleGatorAccount({
-    owner: sessionKey.address,
+    owner: privateKeyToAccount(sessionKey).address,
     framework: delegationFrameworkFromContracts(chain.contracts)!,
   });
-  const session: SimpleAccount = {
-    version: '0.7',
-    owner: sessionKey,
-    address: sessionAccount.address,
-    factory: sessionAccount.factory,
-    factoryData: sessionAccount.factoryData,
-    execute: () => {
-      throw new Error('the session account calls the delegation manager only');
-    },
-    sign: (userOperation, chainId) =>
-      signDeleGatorUserOperation({
-        owner: sessionKey,
-        userOperation,
-        chainId,
-        entryPoint: ENTRY_POINT_V07_ADDRESS,
-      }),
-  };
+  const session = sessionAccountAsSender({ privateKey: sessionKey, ...sessionAccount });
   const payee = getAddress(privateKeyToAccount(generatePrivateKey()).address);
   return { chain, owner, ownerKey, delegator: account.address, session, payee };
 }

@@ -36,7 +36,12 @@ const usageRecord = z
       .describe('Null when the request was refused before its chain could be read'),
     mode: z.enum(['sponsored', 'user_paid']).nullable(),
     status: z.enum(PAYMASTER_USAGE_STATUSES),
-    reason: z.string().nullable().describe('Short cause of a denial, e.g. undecodable_calldata'),
+    reason: z
+      .string()
+      .nullable()
+      .describe(
+        'Short cause of a denial, e.g. undecodable_calldata; for a delegated transfer (SPEC rule 7) delegated_by:<owner>',
+      ),
     sender: z.string().nullable(),
     entryPoint: z.string().nullable(),
     userOpHash: z.string().nullable(),
