@@ -12,6 +12,7 @@ import {
   type KitDelegation,
   type RedemptionWrapper,
   redeemTransfer,
+  transferCall,
   rootTransferDelegation,
   signedWithKit,
   wrapRedemption,
@@ -365,7 +366,7 @@ describe('deny rules and per-account limits apply to the owner as well as the se
     });
   });
 
-  it('two sessions of one owner share its hourly operations; the owner’s own operations count too', async () => {
+  it('two sessions of one owner share the owner’s hourly operations: the third transfer is refused naming the delegated owner', async () => {
     clock.set('2032-04-04T12:00:00.000Z');
     const sponsor = await sponsorOfToken();
     await setLimits(sponsor, { perSenderHourlyOps: 2 });
@@ -480,13 +481,23 @@ describe('property: nothing outside the accepted shape is signed', () => {
         at: fc.nat(),
         word: fc.oneof(fc.bigInt(0n, 300n), fc.bigInt(0n, 2n ** 256n - 1n)),
       }),
+      // The transfer's amount word itself: within the allowance or over it.
+      fc.record({ kind: fc.constant('amount' as const), word: fc.bigInt(0n, 200n) }),
     );
     type Mutation =
       | { kind: 'flip' | 'cut' | 'insert'; at: number; byte?: number }
-      | { kind: 'word'; at: number; word: bigint };
+      | { kind: 'word'; at: number; word: bigint }
+      | { kind: 'amount'; word: bigint };
+    // Where the transfer's amount word sits in the accepted call data.
+    const amountWordAt = accepted.indexOf(transferCall(PAYEE, 40n).slice(2)) / 2 - 1 + 4 + 32;
     const mutate = (data: Hex, change: Mutation): Hex => {
       const buffer = bytes(data);
       if (buffer.length < 32) return data;
+      if (change.kind === 'amount') {
+        if (amountWordAt + 32 > buffer.length) return data;
+        Buffer.from(change.word.toString(16).padStart(64, '0'), 'hex').copy(buffer, amountWordAt);
+        return `0x${buffer.toString('hex')}`;
+      }
       const at = change.at % buffer.length;
       switch (change.kind) {
         case 'flip':
@@ -506,6 +517,7 @@ describe('property: nothing outside the accepted shape is signed', () => {
     };
 
     let nonce = 0;
+    const signedAmounts: bigint[] = [];
     await fc.assert(
       fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 3 }), async (changes) => {
         const data = changes.reduce((current: Hex, change) => mutate(current, change), accepted);
@@ -530,9 +542,15 @@ describe('property: nothing outside the accepted shape is signed', () => {
           payee: PAYEE.toLowerCase(),
         });
         expect(decoded!.amount <= 100n).toBe(true);
+        signedAmounts.push(decoded!.amount);
       }),
-      { numRuns: 150 },
+      {
+        numRuns: 150,
+        // Always tried: the whole allowance (signed) and one unit over it (refused).
+        examples: [[[{ kind: 'amount', word: 100n }]], [[{ kind: 'amount', word: 101n }]]],
+      },
     );
+    expect(signedAmounts).toContain(100n);
   }, 240_000);
 });
 
