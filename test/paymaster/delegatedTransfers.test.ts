@@ -18,7 +18,15 @@ import {
   wrapRedemption,
 } from '../delegation/delegatedTransfers';
 import { addDenyRule, allowContract, createPaymasterClient, paymasterRpc } from './paymasterApi';
-import { freshSender, manualClock, signedDataRequest } from './signedDataRequests';
+import {
+  OP_CHARGED_USD_MICRO,
+  OP_COST_USD_MICRO,
+  freshSender,
+  manualClock,
+  signedDataRequest,
+} from './signedDataRequests';
+import { limitCountersUsage } from '../../db/paymasterLimits';
+import { decodePaymasterData } from '../../chain/paymasterData';
 
 /**
  * Delegated ERC-20 transfers (SPEC sponsorship rule 7) through the real paymaster RPC, with delegations
@@ -175,6 +183,62 @@ describe('a delegated transfer the paymaster signs', () => {
       ['submitted', `delegated_by:${account.address.toLowerCase()}`],
       ['denied_target', 'delegation_signature_invalid'],
     ]);
+  });
+});
+
+describe('what a signed delegated transfer counts and how long its data is valid', () => {
+  it('holds one operation’s cost against each budget once, and against both the sender’s and the owner’s caps', async () => {
+    clock.set('2032-04-08T12:00:00.000Z');
+    const sponsor = await sponsorOfToken();
+    const owner = newOwner();
+    const sender = freshSender();
+    const callData = wrapRedemption('execute', DELEGATION_MANAGER, transferOf([await grant(owner, sender)]));
+    expect(
+      (await paymasterRpc(app, sponsor.clientId, delegatedRequest(sender, callData))).body.result,
+    ).toBeDefined();
+
+    const day = new Date('2032-04-08T00:00:00.000Z');
+    const hour = new Date('2032-04-08T12:00:00.000Z');
+    const { merchantId } = sponsor.merchant;
+    const [sender_, owner_] = [sender.toLowerCase(), owner.address.toLowerCase()];
+    const usage = await limitCountersUsage(
+      app.db,
+      [
+        { key: 'platform_budget_usd:testnet', windowStart: day },
+        { key: `merchant_budget_usd:testnet:${merchantId}`, windowStart: day },
+        { key: `sender_usd:${merchantId}:${sender_}`, windowStart: day },
+        { key: `sender_usd:${merchantId}:${owner_}`, windowStart: day },
+        { key: `sender_ops:${merchantId}:${sender_}`, windowStart: hour },
+        { key: `sender_ops:${merchantId}:${owner_}`, windowStart: hour },
+      ],
+      clock.now(),
+    );
+    expect(usage).toEqual([
+      OP_COST_USD_MICRO,
+      OP_COST_USD_MICRO,
+      OP_CHARGED_USD_MICRO,
+      OP_CHARGED_USD_MICRO,
+      1n,
+      1n,
+    ]);
+  });
+
+  it('paymaster data of a delegation expiring within the usual 600 s is valid until the second before its expiry', async () => {
+    clock.set('2032-04-09T12:00:00.000Z');
+    const sponsor = await sponsorOfToken();
+    const owner = newOwner();
+    const sender = freshSender();
+    const expiresAt = nowSec() + 120;
+    const callData = wrapRedemption(
+      'execute',
+      DELEGATION_MANAGER,
+      transferOf([await grant(owner, sender, { expiresAt })]),
+    );
+    const { result } = (await paymasterRpc(app, sponsor.clientId, delegatedRequest(sender, callData))).body;
+    expect(decodePaymasterData(result.paymasterData)).toMatchObject({
+      validAfter: 0,
+      validUntil: expiresAt - 1,
+    });
   });
 });
 
