@@ -186,6 +186,44 @@ describe('a delegated transfer the paymaster signs', () => {
   });
 });
 
+describe('a chain that cannot be read', () => {
+  it('answers -32603 paymaster_upstream_error with a denied_upstream row, not a verdict on the delegation', async () => {
+    clock.set('2032-04-10T12:00:00.000Z');
+    // The same database and deployments, but chain 84532's RPC points at a port nothing listens on.
+    const unreachable = await startTestApp(
+      { LOG_LEVEL: 'silent', [`RPC_URL_${CHAIN_ID}`]: 'http://127.0.0.1:9/' },
+      { now: clock.now },
+    );
+    try {
+      const merchant = await signInNewMerchant(unreachable);
+      const { clientId } = await createPaymasterClient(unreachable, merchant, {
+        allowedChainIds: [CHAIN_ID],
+      });
+      await allowContract(unreachable, merchant, CHAIN_ID, TOKEN);
+      const owner = newOwner();
+      const sender = freshSender();
+      const callData = wrapRedemption(
+        'execute',
+        DELEGATION_MANAGER,
+        transferOf([await grant(owner, sender)]),
+      );
+      const response = await paymasterRpc(unreachable, clientId, {
+        ...delegatedRequest(sender, callData),
+        method: 'pm_getPaymasterStubData',
+      });
+      expect(response.body.error).toEqual({
+        code: -32603,
+        message: `paymaster_upstream_error: chain ${CHAIN_ID} could not be read to verify the delegation; retry later`,
+      });
+      expect(await usageOf({ merchant, clientId }, sender)).toMatchObject([
+        { status: 'denied_upstream', reason: 'delegation_chain_unavailable' },
+      ]);
+    } finally {
+      await unreachable.close();
+    }
+  });
+});
+
 describe('what a signed delegated transfer counts and how long its data is valid', () => {
   it('holds one operation’s cost against each budget once, and against both the sender’s and the owner’s caps', async () => {
     clock.set('2032-04-08T12:00:00.000Z');
