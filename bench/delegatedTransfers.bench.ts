@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Hex, encodeFunctionData, erc20Abi, getAddress, numberToHex, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { LOCAL_PAYMASTER_SIGNER } from '../chain/deployLocalChain';
+import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
 import { encodeDeleGatorExecute, hybridDeleGatorAccount } from '../chain/deleGatorAccounts';
 import { delegationFrameworkFromContracts } from '../chain/delegationFramework';
 import {
