@@ -1,4 +1,4 @@
-import { getAddress, isAddress, zeroAddress, type Address, type Hex } from 'viem';
+import { getAddress, isAddress, zeroAddress, type Address, type Hex, type PublicClient } from 'viem';
 import type { Logger } from '../logging/logger';
 import type { EntryPointVersion } from '../chain/entryPoints';
 import { EIP7702_INITCODE_MARKER } from '../chain/paymasterData';
@@ -15,7 +15,12 @@ import {
 import { decodeExecuteCall } from './decodeExecuteCall';
 import { PAYMASTER_DENIALS, denial, describeDenialForRpc, type PaymasterDenial } from './denials';
 import { supportedEntryPoint } from './entryPoints';
-import { checkExecutionRules } from './executionRules';
+import {
+  type CaveatEnforcers,
+  type DelegatedTransfer,
+  decodeDelegatedTransfer,
+} from './decodeDelegatedTransfer';
+import { checkExecutionRules, delegatedTransferCall } from './executionRules';
 import {
   JSON_RPC_ERRORS,
   jsonRpcError,
@@ -42,6 +47,7 @@ import { sponsorshipWindow } from './sponsorshipWindow';
 import { buildStubPaymasterResult } from './stubPaymasterData';
 import { NO_USAGE_FACTS, recordPaymasterDenial, type UsageFacts } from './usageRecords';
 import { sponsoredUserOpHash } from './userOpHash';
+import { verifyDelegationSignature } from './verifyDelegationSignature';
 
 /**
  * The paymaster JSON-RPC (`POST /v1/paymaster/rpc`) after the client id and Origin were accepted:
@@ -49,8 +55,10 @@ import { sponsoredUserOpHash } from './userOpHash';
  * for every denial and every signed operation. Never throws: an unexpected failure answers -32603.
  *
  * Order: chain (HTTP 403) → JSON-RPC shape → method → params → chain and key class → entry point →
- * gas fields → token → gas mode → deny rules (sender, every call target) → callData decoding and
- * allowlist → prepaid balance → sponsorship limits (paymaster/limits.ts) → signer → usage row.
+ * gas fields → token → gas mode → deny rules (sender, delegated owner, every call target) → callData
+ * decoding (a delegated transfer's delegation included) and allowlist → the owner's signature of a
+ * delegated transfer, on its chain → prepaid balance → sponsorship limits (paymaster/limits.ts, the
+ * delegated owner's per-account limits with the sender's) → signer → usage row.
  */
 
 export interface PaymasterRpcDependencies {
@@ -59,6 +67,10 @@ export interface PaymasterRpcDependencies {
   /** Our paymaster contract on a chain for an EntryPoint release, from the deployments. */
   paymasterFor: (chainId: number, entryPointVersion: EntryPointVersion) => Address | undefined;
   delegationManagerFor: (chainId: number) => Address;
+  /** The caveat enforcers of the Delegation Framework on a chain (recognised in delegated transfers). */
+  caveatEnforcersFor: (chainId: number) => CaveatEnforcers | undefined;
+  /** A chain's RPC, to verify the owner's signature of a delegated transfer there. */
+  publicClientFor: (chainId: number) => PublicClient | undefined;
   now: () => Date;
   logger: Logger;
   /** Sponsorship limits and prices; a request that reaches the limits step without them answers -32603. */
@@ -287,26 +299,75 @@ async function decideSponsorship(
   const gasMode = checkGasMode(client, mode);
   if (!gasMode.ok) return rejectFromDenial(gasMode.denial);
 
-  // Deny rules before the allowlist (SPEC rule 9): the sender, then every call target that decodes.
+  // callData decoding: the calls, and for a single call to the delegation manager the delegated
+  // transfer it redeems (SPEC rule 7), whose owner the deny rules and limits also apply to.
   const decoded = decodeExecuteCall(userOp.callData);
-  const targets = decoded.ok ? decoded.execution.calls.map((call) => call.target) : [];
+  const delegationManager = deps.delegationManagerFor(chainId);
+  const redemption = decoded.ok ? delegatedTransferCall(decoded.execution, { delegationManager }) : undefined;
+  const delegated = redemption ? readDelegatedTransfer(deps, chainId, userOp.sender, redemption) : undefined;
+  const transfer = delegated?.ok ? delegated.transfer : undefined;
+  // A delegated transfer's targets: the manager the account calls, then the token the manager calls.
+  const targets = transfer
+    ? [delegationManager, transfer.token]
+    : decoded.ok
+      ? decoded.execution.calls.map((call) => call.target)
+      : [];
   facts.targets = targets.map((target) => target.toLowerCase());
+
+  // Deny rules before the allowlist (SPEC rule 9): the sender, the delegated owner, every call target.
   const merchantId = client.merchantId;
-  const denyRules = await checkDenyRules(db, { merchantId, chainId, sender: userOp.sender, targets });
+  const denyRules = await checkDenyRules(db, {
+    merchantId,
+    chainId,
+    sender: userOp.sender,
+    ...(transfer && { delegatedOwner: transfer.owner }),
+    targets,
+  });
   if (!denyRules.ok) return rejectFromDenial(denyRules.denial);
 
-  // callData decoding and allowlist: one refused call refuses the whole operation, before signing.
+  // Decoding and allowlist: one refused call refuses the whole operation, before signing. A delegated
+  // transfer needs its token allowlisted (the manager is the platform's, not the merchant's, to allow).
   if (!decoded.ok) {
     return rejectFromDenial(
       denial('paymaster_target_not_allowed', `callData: ${decoded.refusal.detail}`, decoded.refusal.reason),
     );
   }
-  const rules = checkExecutionRules(decoded.execution, {
-    delegationManager: deps.delegationManagerFor(chainId),
-  });
+  if (delegated && !delegated.ok) return rejectFromDenial(delegated.denial);
+  const rules = checkExecutionRules(decoded.execution, { delegationManager });
   if (!rules.ok) return rejectFromDenial(rules.denial);
-  const allowlist = await checkAllowlist(db, { merchantId, chainId, targets });
+  const allowlist = await checkAllowlist(db, {
+    merchantId,
+    chainId,
+    targets: transfer ? [transfer.token] : targets,
+  });
   if (!allowlist.ok) return rejectFromDenial(allowlist.denial);
+
+  // The owner's signature of the delegation, verified on this chain as the manager will.
+  if (transfer) {
+    const signature = await verifyDelegationSignature(deps.publicClientFor(chainId), {
+      delegation: transfer.delegation,
+      chainId,
+      delegationManager,
+    });
+    if (!signature.ok && 'unavailable' in signature) {
+      deps.logger.error({ chainId, detail: signature.detail }, 'delegation signature could not be verified');
+      return reject(
+        JSON_RPC_ERRORS.internalError,
+        `paymaster_upstream_error: chain ${chainId} could not be read to verify the delegation; retry later`,
+        'denied_upstream',
+        'delegation_chain_unavailable',
+      );
+    }
+    if (!signature.ok) {
+      return rejectFromDenial(
+        denial(
+          'paymaster_target_not_allowed',
+          `delegated transfer: ${signature.detail}`,
+          'delegation_signature_invalid',
+        ),
+      );
+    }
+  }
 
   // Prepaid balance (sponsored, mainnets).
   const balance = await checkPrepaidBalance(db, { merchantId, chainId, mode });
@@ -314,7 +375,7 @@ async function decideSponsorship(
 
   // A repeat of an operation already signed (identical request in the same second, from any client)
   // answers what was signed then and consumes nothing: one operation, one usage row, one charge.
-  const window = sponsorshipWindow(deps.now());
+  const window = delegatedWindow(sponsorshipWindow(deps.now()), transfer);
   const requestFingerprint = signingRequestFingerprint({
     chainId,
     entryPoint: entryPoint.address,
@@ -379,6 +440,7 @@ async function decideSponsorship(
     clientId: client.clientId,
     chainId,
     sender: userOp.sender.toLowerCase(),
+    ...(transfer && { delegatedOwner: transfer.owner.toLowerCase() }),
     mode,
     consume: signs,
     ...(signedGas && { gas: signedGas, holdUntil: new Date(window.validUntil * 1000) }),
@@ -458,7 +520,8 @@ async function decideSponsorship(
     ...facts,
     method,
     status: 'submitted',
-    reason: null,
+    // SPEC rule 7: the row keeps the real sender and names the original owner.
+    reason: transfer ? delegatedByReason(transfer.owner) : null,
     userOpHash,
     validUntil: new Date(window.validUntil * 1000),
     requestFingerprint,
@@ -472,4 +535,55 @@ async function decideSponsorship(
   const stored = await findSignedResult(db, { chainId, entryPoint: entryPoint.address, userOpHash });
   if (!stored) throw new Error(`user operation ${userOpHash} conflicts with a row that has no signed result`);
   return { ok: true, result: stored };
+}
+
+/** The usage reason of a delegated transfer: `delegated_by:<owner>` (lower-case address). */
+export const delegatedByReason = (owner: Address): string => `delegated_by:${owner.toLowerCase()}`;
+
+/** The delegated transfer a single call to the delegation manager redeems, or its refusal. */
+function readDelegatedTransfer(
+  deps: PaymasterRpcDependencies,
+  chainId: number,
+  sender: Address,
+  call: { data: Hex; value: bigint },
+): { ok: true; transfer: DelegatedTransfer } | { ok: false; denial: PaymasterDenial } {
+  const enforcers = deps.caveatEnforcersFor(chainId);
+  if (!enforcers) {
+    return {
+      ok: false,
+      denial: denial(
+        'paymaster_target_not_allowed',
+        `delegated transfer: chain ${chainId} has no known Delegation Framework deployment`,
+        'delegation_framework_unknown',
+      ),
+    };
+  }
+  const outcome = decodeDelegatedTransfer(call, {
+    sender,
+    enforcers,
+    now: BigInt(Math.floor(deps.now().getTime() / 1000)),
+  });
+  if (outcome.ok) return outcome;
+  return {
+    ok: false,
+    denial: denial(
+      'paymaster_target_not_allowed',
+      `delegated transfer: ${outcome.refusal.detail}`,
+      outcome.refusal.reason,
+    ),
+  };
+}
+
+/**
+ * A delegated transfer's paymaster data never outlives its delegation: validUntil is at most the last
+ * second before the TimestampEnforcer's expiry, so an operation the delegation would refuse on chain
+ * is refused by the EntryPoint before it can cost gas.
+ */
+function delegatedWindow(
+  window: { validAfter: number; validUntil: number },
+  transfer: DelegatedTransfer | undefined,
+): { validAfter: number; validUntil: number } {
+  if (!transfer) return window;
+  const lastValidSecond = Number(transfer.expiresAt) - 1;
+  return lastValidSecond < window.validUntil ? { ...window, validUntil: lastValidSecond } : window;
 }

@@ -12,15 +12,20 @@ import {
   type SessionAccount,
   fundSessionAccount,
   redeemTransferThroughAlto,
+  sessionAccountAsSender,
 } from '../delegation/sessionAccountOperations';
+import { encodeDeleGatorExecute } from '../../chain/deleGatorAccounts';
+import { encodeRedeemDelegation } from '../../chain/delegations';
+import { allowContract, createPaymasterClient, usageRows } from '../paymaster/paymasterApi';
+import { sendAndWait, sponsorOperation, usdcCall } from '../paymaster/sponsoredOperations';
 import { resultBody, resultText, startToolServer, type ToolServerUnderTest } from './toolServerProcess';
 
 /**
  * create_session_key end to end on a local chain: the tool server generates the key and the permission,
  * the merchant's wallet (the smart account's owner) signs it, and the session key then redeems it
  * itself: its DeleGator account's user operation, paying its own gas through the chain's Alto bundler,
- * moves the merchant's USDC within the allowance and is refused beyond it. (Sponsorship of that
- * operation by our paymaster through the bundler proxy is SPEC rule 7, a later change.)
+ * moves the merchant's USDC within the allowance and is refused beyond it; or gets that operation
+ * sponsored by the merchant's paymaster client (SPEC rule 7) through our RPC and bundler proxy.
  */
 
 const stack = testStack();
@@ -165,6 +170,48 @@ describe('create_session_key', () => {
 
     expect(await usdcBalance(chain, payee)).toBe(10_000_000n);
     expect(await usdcBalance(chain, smartAccount)).toBe(before - 10_000_000n);
+  });
+
+  it('a session key’s transfer is sponsored by the merchant’s paymaster client (SPEC rule 7), the owner in the usage row', async () => {
+    const payee = getAddress(privateKeyToAccount(generatePrivateKey()).address);
+    const pending = resultBody(await requestSessionKey({ allowance: '5', payee, validForSec: 3600 }));
+    const grant = resultBody(
+      await server.call('create_session_key', {
+        smartAccount,
+        sessionKeyId: pending.id,
+        ownerSignature: await ownerSignature(pending),
+      }),
+    );
+    const stored = await storedSessionKey(pending.id);
+    // Not funded: the paymaster pays its gas.
+    const sender = sessionAccountAsSender({ privateKey: stored.privateKey, ...grant.sessionAccount });
+    const { clientId } = await createPaymasterClient(app, merchant, { allowedChainIds: [chain.chainId] });
+    await allowContract(app, merchant, chain.chainId, chain.contracts.usdc!);
+    const api = { app, clientId };
+
+    const callData = encodeDeleGatorExecute({
+      target: grant.signerMeta.delegationManager,
+      value: 0n,
+      data: encodeRedeemDelegation({
+        permissionContext: grant.context,
+        execution: {
+          target: chain.contracts.usdc!,
+          value: 0n,
+          data: usdcCall('transfer', payee, 2_500_000n),
+        },
+      }),
+    });
+    const { operation } = await sponsorOperation(api, chain, sender, callData, { gasMargin: true });
+    const inclusion = await sendAndWait(api, chain, '0.7', operation);
+    expect(inclusion.success).toBe(true);
+    expect(await usdcBalance(chain, payee)).toBe(2_500_000n);
+    expect(
+      (await usageRows(app, merchant)).find((row) => row.userOpHash === inclusion.userOpHash),
+    ).toMatchObject({
+      status: expect.stringMatching(/^(submitted|onchain_success)$/),
+      mode: 'sponsored',
+      reason: `delegated_by:${smartAccount.toLowerCase()}`,
+    });
   });
 
   it('refuses a signature that is not the smart account owner’s, and keeps the key pending', async () => {
