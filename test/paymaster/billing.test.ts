@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createBillingStatementActivities } from '../../activities/billingStatements';
-import { chargeIncludedOperation, gasChargeReference, recordReceiptAndCharge } from '../../db/gasCharges';
+import {
+  chargeIncludedOperation,
+  gasChargeReference,
+  gasChargesBetween,
+  recordReceiptAndCharge,
+} from '../../db/gasCharges';
 import { insertUsageRecord } from '../../db/paymasterUsage';
 import { creditPrepaidBalance } from '../../db/prepaidLedger';
 import type { TestApp } from '../harness/app';
@@ -367,6 +372,19 @@ describe('gas charges', () => {
       eth_usd_price: listed.body.data[2].ethUsdPrice,
     });
     expect(records[2]).toMatchObject({ eth_usd_price: '', amount_usd: '' });
+    // The export is streamed by keyset pages: pages of one charge read the same rows in the same order.
+    const pages: string[][] = [];
+    for await (const page of gasChargesBetween(
+      db,
+      {
+        merchantId: merchant.merchantId,
+        from: new Date(`${utcDay(-1)}T00:00:00Z`),
+        toExclusive: new Date(`${utcDay(2)}T00:00:00Z`),
+      },
+      1,
+    ))
+      pages.push(page.map((charge) => charge.id));
+    expect(pages).toEqual(records.map((record) => [record.charge_id]));
 
     const arbitrumCsv = await app.request(
       `/v1/merchants/me/balance/charges.csv?from=${utcDay(0)}&to=${utcDay(0)}&chainId=42161`,
