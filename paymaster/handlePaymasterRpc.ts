@@ -41,6 +41,7 @@ import {
   parseSponsorshipParams,
   peekRequestedChainId,
   type PaymasterMethod,
+  type SponsorshipUserOperation,
 } from './sponsorshipParams';
 import { signingRequestFingerprint } from './signingFingerprint';
 import { sponsorshipWindow } from './sponsorshipWindow';
@@ -394,42 +395,9 @@ async function decideSponsorship(
   }
 
   // Bounds of a signed operation: its gas (the paymaster limits as the signer will sign them) and fees.
-  const paymasterGasFloors = MINIMUM_PAYMASTER_GAS[token ? 'erc20' : 'sponsored'];
-  const { gas } = userOp;
-  const signedGas = signs
-    ? {
-        callGasLimit: gas.callGasLimit!,
-        verificationGasLimit: gas.verificationGasLimit!,
-        preVerificationGas: gas.preVerificationGas!,
-        maxFeePerGas: gas.maxFeePerGas!,
-        paymasterVerificationGasLimit: maxBigInt(
-          gas.paymasterVerificationGasLimit ?? 0n,
-          paymasterGasFloors.verification,
-        ),
-        paymasterPostOpGasLimit: maxBigInt(gas.paymasterPostOpGasLimit ?? 0n, paymasterGasFloors.postOp),
-      }
-    : undefined;
-  if (signedGas) {
-    if (!deps.bounds) throw new Error('operation bounds are not wired into the paymaster RPC');
-    const gasLimit = gasLimitViolation(signedGas, deps.bounds.maxOperationGas);
-    if (gasLimit)
-      return rejectFromDenial(denial('paymaster_gas_limit_too_high', gasLimit, 'gas_limit_too_high'));
-    const level = await deps.bounds.chainFees.current(chainId);
-    if (!level) {
-      return rejectFromDenial(
-        denial(
-          'paymaster_price_unavailable',
-          `no current gas fees on chain ${chainId} to bound the operation's fees; retry`,
-        ),
-      );
-    }
-    const fees = feeViolation(
-      { maxFeePerGas: signedGas.maxFeePerGas, maxPriorityFeePerGas: gas.maxPriorityFeePerGas ?? 0n },
-      level,
-      deps.bounds.feeBoundBps,
-    );
-    if (fees) return rejectFromDenial(denial('paymaster_gas_price_too_high', fees, 'gas_price_too_high'));
-  }
+  const bounded = signs ? await boundSignedOperation(deps, chainId, userOp.gas, token) : undefined;
+  if (bounded && !bounded.ok) return bounded.decision;
+  const signedGas = bounded?.signedGas;
 
   // Sponsorship limits: prepaid balance reservation (mainnets) → merchant per-transaction cap (priced) →
   // platform budget → the merchant's share of it → merchant and client daily caps → per-sender daily USD
@@ -468,11 +436,116 @@ async function decideSponsorship(
     };
   }
 
+  return signAndRecord(deps, {
+    client,
+    facts,
+    method,
+    chainId,
+    entryPoint,
+    userOp,
+    userOpForSigner: parsed.params.userOpForSigner,
+    token,
+    window,
+    requestFingerprint,
+    limits,
+    ...(transfer && { delegatedOwner: transfer.owner }),
+  });
+}
+
+/**
+ * The gas and fees a signed operation is bounded by: its gas as the signer will sign it (the paymaster
+ * limits raised to their floors) within the operation gas cap, and its fees within the chain's current
+ * fees. Returns the gas to hold limits for, or the refusal.
+ */
+async function boundSignedOperation(
+  deps: PaymasterRpcDependencies,
+  chainId: number,
+  gas: SponsorshipUserOperation['gas'],
+  token: Address | undefined,
+): Promise<{ ok: true; signedGas: SignedGas } | { ok: false; decision: Decision }> {
+  const paymasterGasFloors = MINIMUM_PAYMASTER_GAS[token ? 'erc20' : 'sponsored'];
+  const signedGas = {
+    callGasLimit: gas.callGasLimit!,
+    verificationGasLimit: gas.verificationGasLimit!,
+    preVerificationGas: gas.preVerificationGas!,
+    maxFeePerGas: gas.maxFeePerGas!,
+    paymasterVerificationGasLimit: maxBigInt(
+      gas.paymasterVerificationGasLimit ?? 0n,
+      paymasterGasFloors.verification,
+    ),
+    paymasterPostOpGasLimit: maxBigInt(gas.paymasterPostOpGasLimit ?? 0n, paymasterGasFloors.postOp),
+  };
+  const refuse = (refusal: PaymasterDenial) => ({ ok: false as const, decision: rejectFromDenial(refusal) });
+  if (!deps.bounds) throw new Error('operation bounds are not wired into the paymaster RPC');
+  const gasLimit = gasLimitViolation(signedGas, deps.bounds.maxOperationGas);
+  if (gasLimit) return refuse(denial('paymaster_gas_limit_too_high', gasLimit, 'gas_limit_too_high'));
+  const level = await deps.bounds.chainFees.current(chainId);
+  if (!level) {
+    return refuse(
+      denial(
+        'paymaster_price_unavailable',
+        `no current gas fees on chain ${chainId} to bound the operation's fees; retry`,
+      ),
+    );
+  }
+  const fees = feeViolation(
+    { maxFeePerGas: signedGas.maxFeePerGas, maxPriorityFeePerGas: gas.maxPriorityFeePerGas ?? 0n },
+    level,
+    deps.bounds.feeBoundBps,
+  );
+  if (fees) return refuse(denial('paymaster_gas_price_too_high', fees, 'gas_price_too_high'));
+  return { ok: true, signedGas };
+}
+
+type SignedGas = {
+  callGasLimit: bigint;
+  verificationGasLimit: bigint;
+  preVerificationGas: bigint;
+  maxFeePerGas: bigint;
+  paymasterVerificationGasLimit: bigint;
+  paymasterPostOpGasLimit: bigint;
+};
+
+/**
+ * The last step of a signing request that passed every check: the signing service signs, the operation
+ * is recorded (before the signature leaves), and limits a failed or duplicate request consumed are given back.
+ */
+async function signAndRecord(
+  deps: PaymasterRpcDependencies,
+  {
+    client,
+    facts,
+    method,
+    chainId,
+    entryPoint,
+    userOp,
+    userOpForSigner,
+    token,
+    window,
+    requestFingerprint,
+    limits,
+    delegatedOwner,
+  }: {
+    client: PaymasterClient;
+    facts: UsageFacts;
+    method: PaymasterMethod;
+    chainId: number;
+    entryPoint: { address: Address; version: EntryPointVersion };
+    userOp: SponsorshipUserOperation;
+    userOpForSigner: Record<string, unknown>;
+    token: Address | undefined;
+    window: { validUntil: number; validAfter: number };
+    requestFingerprint: string;
+    limits: Awaited<ReturnType<SponsorshipLimits['check']>> & { ok: true };
+    delegatedOwner?: Address;
+  },
+): Promise<Decision> {
+  const { db } = deps;
   const signed = await deps.signer.signPaymasterData({
     chainId,
     entryPoint: entryPoint.address,
     entryPointVersion: entryPoint.version,
-    userOp: parsed.params.userOpForSigner,
+    userOp: userOpForSigner,
     mode: token ? 'erc20' : 'sponsored',
     ...(token && { token }),
     ...window,
@@ -521,7 +594,7 @@ async function decideSponsorship(
     method,
     status: 'submitted',
     // SPEC rule 7: the row keeps the real sender and names the original owner.
-    reason: transfer ? delegatedByReason(transfer.owner) : null,
+    reason: delegatedOwner ? delegatedByReason(delegatedOwner) : null,
     userOpHash,
     validUntil: new Date(window.validUntil * 1000),
     requestFingerprint,
