@@ -31,6 +31,7 @@ import { networkByChainId } from './networks';
 import { deployLocalPriceFeed } from './priceFeeds';
 import type { DelegationFrameworkContracts } from './delegationFramework';
 import { deployDelegationFramework } from './deployDelegationFramework';
+import { deployYieldVaultFactory } from './yieldVaultFactory';
 import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
 import { type RealSettlementAddresses, deployRealSettlement } from '../dev/protocols/realSettlement';
 
@@ -73,6 +74,8 @@ export type LocalChainDeployment = {
   paymasterV08: Address;
   /** ETH/USD aggregator stand-in (8 decimals), owned by the deployer. */
   priceFeed: Address;
+  /** Deploys merchants' branded yield vault sets (contracts/yield/). */
+  yieldVaultFactory: Address;
 } & LocalSettlementAddresses &
   /** MetaMask's Delegation Framework (ERC-7710/7715), its manager owned by the deployer. */
   DelegationFrameworkContracts;
@@ -115,13 +118,15 @@ export async function deployLocalChain({
 
   // Contracts in one wave do not depend on each other and go out together (nonces from the account's
   // nonce manager). A contract whose constructor needs an earlier one goes in a later wave.
-  const [entryPointV07, entryPointV08, forwarder, stablecoins, priceFeed] = await Promise.all([
-    deployEntryPoint(client, { version: '0.7' }),
-    deployEntryPoint(client, { version: '0.8' }),
-    deployForwarderFactory(client, { owner: client.account.address }),
-    deployLocalStablecoins(client),
-    deployLocalPriceFeed(client, { owner: client.account.address }),
-  ]);
+  const [entryPointV07, entryPointV08, forwarder, stablecoins, priceFeed, yieldVaultFactory] =
+    await Promise.all([
+      deployEntryPoint(client, { version: '0.7' }),
+      deployEntryPoint(client, { version: '0.8' }),
+      deployForwarderFactory(client, { owner: client.account.address }),
+      deployLocalStablecoins(client),
+      deployLocalPriceFeed(client, { owner: client.account.address }),
+      deployYieldVaultFactory(client),
+    ]);
 
   // The paymasters check their EntryPoint's interface in their constructor: second wave.
   const deployFundedPaymaster = async (version: EntryPointVersion): Promise<Address> => {
@@ -192,6 +197,7 @@ export async function deployLocalChain({
     paymasterV08,
     ...settlement,
     ...priceFeed,
+    ...yieldVaultFactory,
     ...delegationFramework,
   };
 }
