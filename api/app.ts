@@ -44,6 +44,8 @@ import { dashboardSessionRoutes } from './routes/sessions/dashboardSessions';
 import { sessionRoutes } from './routes/sessions/sessions';
 import { openApiRoutes } from './routes/openapi';
 import { webhookRoutes } from './routes/webhooks';
+import { yieldDeploymentRoutes } from './routes/yield/deployments';
+import { yieldDomainRoutes } from './routes/yield/domains';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { assertTreasuryConfigured } from '../billing/platformTreasury';
 import { checkReadiness, postgresCheck, signerCheck, temporalCheck } from '../health/readiness';
@@ -150,6 +152,8 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ...paymasterActivityRoutes(context),
     ...billingBalanceRoutes(context),
     ...billingTopupRoutes(context),
+    ...yieldDeploymentRoutes(context),
+    ...yieldDomainRoutes(context),
     ...paymasterRpcRoutes(context),
     ...paymasterBundlerRoutes(context),
   ];

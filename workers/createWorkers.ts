@@ -15,6 +15,9 @@ import { createSettlementActivities } from '../activities/settlement';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { OperatorChains } from '../chain/operatorChains';
 import { createSessionReconcilerActivities } from '../activities/sessionReconciler';
+import { createYieldDeploymentActivities } from '../activities/yieldDeployments';
+import { createYieldDomainActivities } from '../activities/yieldDomains';
+import { createTxtLookup, type TxtLookup } from '../yield/txtRecords';
 import { createSessionActivities } from '../activities/sessions';
 import { createSessionEventActivities, createWebhookDeliveryActivities } from '../activities/webhooks';
 import {
@@ -49,6 +52,15 @@ export interface WorkerDependencies {
   settlement?: SettlementWorkerSettings;
   /** Chains whose paymaster receipts are tracked; without it the worker serves no receipt activities. */
   paymasterReceipts?: { networks: NetworkRegistry; markupBps?: number };
+  /** Yield deployments: the key that deploys vault sets, and how domains' TXT records are looked up. */
+  yield?: YieldWorkerSettings;
+}
+
+export interface YieldWorkerSettings {
+  /** Without it the worker deploys no vault sets (domains are still verified). */
+  deployer?: OperatorChains;
+  /** Defaults to the system's resolvers. */
+  lookupTxt?: TxtLookup;
 }
 
 export interface SettlementWorkerSettings {
@@ -111,6 +123,10 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
   billing: ({ db }) => ({
     ...createBillingStatementActivities({ db }),
     ...createPrepaidBalanceActivities({ db }),
+  }),
+  yield: ({ db, yield: settings }) => ({
+    ...createYieldDomainActivities({ db, lookupTxt: settings?.lookupTxt ?? createTxtLookup() }),
+    ...(settings?.deployer && createYieldDeploymentActivities({ db, deployer: settings.deployer })),
   }),
   maintenance: ({ db, temporal }, taskQueues) => ({
     ...createLoginNonceActivities({ db }),

@@ -6,6 +6,7 @@ import { checkReadiness, postgresCheck, startReadinessServer, temporalCheck } fr
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { createNetworkRegistry } from '../chain/networkRegistry';
 import { createOperatorChains } from '../chain/operatorChains';
+import { createTxtLookup } from '../yield/txtRecords';
 import { startChainMonitors } from './chainMonitors';
 import { startPaymasterReceiptTrackers } from './paymasterReceiptTrackers';
 import { ourPaymasters } from '../activities/paymasterReceipts';
@@ -51,6 +52,12 @@ async function main(): Promise<void> {
             lateWatchSec: config.CHAIN_MONITOR_LATE_WATCH_SEC,
           }
         : undefined;
+      const deployerKey = config.YIELD_DEPLOYER_PRIVATE_KEY ?? config.OPERATOR_PRIVATE_KEY;
+      // The settlement operator's clients when the key is the same: one nonce manager per key and process.
+      const yieldDeployer =
+        deployerKey === config.OPERATOR_PRIVATE_KEY
+          ? settlement?.operator
+          : createOperatorChains({ networks, operatorPrivateKey: deployerKey as `0x${string}` });
       const workers = await createWorkers({
         connection,
         namespace: config.TEMPORAL_NAMESPACE,
@@ -63,6 +70,7 @@ async function main(): Promise<void> {
           },
           settlement,
           paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS },
+          yield: { deployer: yieldDeployer, lookupTxt: createTxtLookup(config.YIELD_DNS_SERVER) },
         },
         taskQueues,
       });
