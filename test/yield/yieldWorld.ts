@@ -18,7 +18,9 @@ import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers
 import { taskQueueNames, type TaskQueueRole } from '../../workers/taskQueues';
 import { createTxtLookup } from '../../yield/txtRecords';
 import { startTestApp, type TestApp } from '../harness/app';
+import { writeDeploymentsFile } from '../harness/deployments';
 import { testStack } from '../harness/stack';
+import { startSettlementChains } from '../chain/settlementFixture';
 import { quietTemporalRuntime } from '../harness/workers';
 
 /**
@@ -40,6 +42,7 @@ export interface YieldWorld {
   /** Environment of a worker process (workers/main.ts) in this world. */
   workerEnv: Record<string, string>;
   publicClient(chainId: number): PublicClient;
+  rpcUrl(chainId: number): string;
   breakStakedVault(chainId: number, broken: boolean): void;
   startWorkers(): Promise<void>;
   stopWorkers(): Promise<void>;
@@ -49,18 +52,38 @@ export interface YieldWorld {
 export const YIELD_CHAIN = 11155111;
 
 export async function startYieldWorld({
-  withWorkers = true,
-}: { withWorkers?: boolean } = {}): Promise<YieldWorld> {
+  privateChain = false,
+}: {
+  /**
+   * Run YIELD_CHAIN on an anvil of this world's own (for tests that change the sUSDe rate, which other
+   * tests on the shared chains must not see).
+   */
+  privateChain?: boolean;
+} = {}): Promise<YieldWorld> {
   quietTemporalRuntime();
   const stack = testStack();
   const prefix = `y${randomBytes(4).toString('hex')}-`;
   const taskQueues = taskQueueNames(prefix);
   const txtRecords = new Map<string, string[]>();
   const dns = await startDnsServer({ records: (name) => txtRecords.get(name) });
+  const ownChains = privateChain ? await startSettlementChains([YIELD_CHAIN]) : undefined;
+  const rpcUrls: Record<number, string> = Object.fromEntries(
+    stack.chains.map((chain) => [chain.chainId, chain.rpcUrl]),
+  );
+  const chainEnv: Record<string, string> = {};
+  if (ownChains) {
+    const own = ownChains.chain(YIELD_CHAIN);
+    rpcUrls[YIELD_CHAIN] = own.rpcUrl;
+    chainEnv.DEPLOYMENTS_FILE = writeDeploymentsFile([
+      { chainId: YIELD_CHAIN, rpcUrl: own.rpcUrl, contracts: own.contracts as Record<string, Address> },
+    ]);
+    chainEnv[`RPC_URL_${YIELD_CHAIN}`] = own.rpcUrl;
+  }
   const env = {
     TEMPORAL_TASK_QUEUE_PREFIX: prefix,
     YIELD_DOMAIN_POLL_MS: '200',
     YIELD_DNS_SERVER: dns.address,
+    ...chainEnv,
   };
   const app = await startTestApp(env);
 
@@ -70,7 +93,7 @@ export async function startYieldWorld({
   const publicClient = (chainId: number): PublicClient => {
     const found = clients.get(chainId);
     if (found) return found;
-    const rpcUrl = stack.chains.find((chain) => chain.chainId === chainId)!.rpcUrl;
+    const rpcUrl = rpcUrls[chainId]!;
     const chain = defineChain({
       id: chainId,
       name: `local ${chainId}`,
@@ -81,8 +104,8 @@ export async function startYieldWorld({
     clients.set(chainId, client);
     return client;
   };
-  for (const chain of stack.chains) {
-    await publicClient(chain.chainId).request({
+  for (const chainId of Object.keys(rpcUrls).map(Number)) {
+    await publicClient(chainId).request({
       method: 'anvil_setBalance' as never,
       params: [deployerAddress, `0x${parseEther('100').toString(16)}`] as never,
     });
@@ -125,7 +148,7 @@ export async function startYieldWorld({
     await workers.connection.close();
     workers = undefined;
   };
-  if (withWorkers) await startWorkers();
+  await startWorkers();
 
   return {
     app,
@@ -142,11 +165,14 @@ export async function startYieldWorld({
       TEMPORAL_ADDRESS: stack.temporalAddress,
       TEMPORAL_NAMESPACE: stack.temporalNamespace,
       DEPLOYMENTS_FILE: app.config.DEPLOYMENTS_FILE!,
-      ...Object.fromEntries(stack.chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
+      ...Object.fromEntries(
+        Object.entries(rpcUrls).map(([chainId, rpcUrl]) => [`RPC_URL_${chainId}`, rpcUrl]),
+      ),
       YIELD_DEPLOYER_PRIVATE_KEY: deployerKey,
       LOG_LEVEL: 'warn',
     },
     publicClient,
+    rpcUrl: (chainId) => rpcUrls[chainId]!,
     breakStakedVault(chainId, isBroken) {
       if (isBroken) broken.add(chainId);
       else broken.delete(chainId);
@@ -158,6 +184,7 @@ export async function startYieldWorld({
       await clientConnection.close();
       await app.close();
       await dns.stop();
+      await ownChains?.stop();
     },
   };
 }
