@@ -46,6 +46,7 @@ import { openApiRoutes } from './routes/openapi';
 import { webhookRoutes } from './routes/webhooks';
 import { yieldDeploymentRoutes } from './routes/yield/deployments';
 import { yieldDomainRoutes } from './routes/yield/domains';
+import { yieldSiteRoutes } from './routes/yield/site';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { assertTreasuryConfigured } from '../billing/platformTreasury';
 import { checkReadiness, postgresCheck, signerCheck, temporalCheck } from '../health/readiness';
@@ -154,6 +155,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ...billingTopupRoutes(context),
     ...yieldDeploymentRoutes(context),
     ...yieldDomainRoutes(context),
+    ...yieldSiteRoutes(context),
     ...paymasterRpcRoutes(context),
     ...paymasterBundlerRoutes(context),
   ];
