@@ -7,7 +7,7 @@ import {
   type YieldDeploymentRow,
 } from '../../../db/yieldDeployments';
 import { findDeploymentByVerifiedHostname } from '../../../db/yieldDomains';
-import { buildYieldSiteView } from '../../../yield/siteView';
+import { buildYieldSiteView, createVaultFigureReader } from '../../../yield/siteView';
 import { renderYieldSite, renderYieldSiteNotFound } from '../../../web/yield/renderYieldSite';
 import { setStrictPageHeaders } from '../../../web/strictPageHeaders';
 import type { AppContext } from '../../appContext';
@@ -30,6 +30,8 @@ export function yieldSiteRoutes(app: AppContext): AnyRoute[] {
     404: { description: 'No site here (HTML page)', contentType: 'text/html', schema: z.string() },
   };
 
+  const readFigures = createVaultFigureReader({ publicClients: app.publicClients });
+
   const serve = async (ctx: Context, deployment: YieldDeploymentRow | undefined) => {
     const nonce = randomBytes(16).toString('base64');
     setStrictPageHeaders(ctx, nonce);
@@ -46,7 +48,7 @@ export function yieldSiteRoutes(app: AppContext): AnyRoute[] {
       deployment,
       contractSet,
       networks: app.networks,
-      client: app.publicClients.forChain(deployment.chain_id),
+      readFigures,
     });
     ctx.status = 200;
     ctx.body = renderYieldSite({ view, nonce });
