@@ -74,7 +74,10 @@ export type LocalChainDeployment = {
   paymasterV08: Address;
   /** ETH/USD aggregator stand-in (8 decimals), owned by the deployer. */
   priceFeed: Address;
-  /** Deploys merchants' branded yield vault sets (contracts/yield/). */
+  /**
+   * Deploys merchants' branded yield vault sets (contracts/yield/). Stand-ins only: the real-protocol sUSDe
+   * has a withdrawal cooldown, which a vault promising instant ERC-4626 withdrawals cannot sit on.
+   */
   yieldVaultFactory: Address;
 } & LocalSettlementAddresses &
   /** MetaMask's Delegation Framework (ERC-7710/7715), its manager owned by the deployer. */
@@ -83,7 +86,7 @@ export type LocalChainDeployment = {
 /** A chain of the real-protocol set: the same base contracts, Uniswap/LayerZero/sUSDe instead of the stand-ins. */
 export type RealProtocolChainDeployment = Omit<
   LocalChainDeployment,
-  keyof LocalSettlementAddresses | 'usde'
+  keyof LocalSettlementAddresses | 'usde' | 'yieldVaultFactory'
 > &
   RealSettlementAddresses;
 
@@ -125,7 +128,7 @@ export async function deployLocalChain({
       deployForwarderFactory(client, { owner: client.account.address }),
       deployLocalStablecoins(client),
       deployLocalPriceFeed(client, { owner: client.account.address }),
-      deployYieldVaultFactory(client),
+      protocols === 'real' ? Promise.resolve({}) : deployYieldVaultFactory(client),
     ]);
 
   // The paymasters check their EntryPoint's interface in their constructor: second wave.
@@ -199,7 +202,8 @@ export async function deployLocalChain({
     ...priceFeed,
     ...yieldVaultFactory,
     ...delegationFramework,
-  };
+    // The stand-in set carries the yield vault factory, the real set does not (see the type).
+  } as DeployLocalChainReturnType;
 }
 
 function createDeployerClient({
