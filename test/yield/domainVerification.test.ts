@@ -8,8 +8,10 @@ import { activitiesForRole } from '../../workers/createWorkers';
 import { yieldDomainWorkflowId } from '../../workers/yieldWorkflows';
 import { createTxtLookup } from '../../yield/txtRecords';
 import { yieldDomainVerificationWorkflow } from '../../workflows/yieldDomainVerification';
-import { startTestApp, type TestApp } from '../harness/app';
-import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import { upsertMerchantByWallet } from '../../db/merchants';
+import { insertYieldDeployment } from '../../db/yieldDeployments';
+import { insertYieldDomain } from '../../db/yieldDomains';
+import { newVerificationValue, verificationRecordName } from '../../yield/domainVerification';
 import { testStack } from '../harness/stack';
 import { quietTemporalRuntime } from '../harness/workers';
 
@@ -22,8 +24,7 @@ import { quietTemporalRuntime } from '../harness/workers';
 const HOUR_MS = 3600_000;
 let env: TestWorkflowEnvironment;
 let db: Db;
-let app: TestApp;
-let merchant: SignedInMerchant;
+let merchantId: string;
 let dns: DnsServer;
 const records = new Map<string, string[]>();
 
@@ -32,32 +33,36 @@ beforeAll(async () => {
   env = await startTimeSkippingTestEnvironment();
   db = createDb({ connectionString: testStack().databaseUrl });
   dns = await startDnsServer({ records: (name) => records.get(name) });
-  // The app attaches real domains; the workflow it starts on the dev server is irrelevant here.
-  app = await startTestApp({ TEMPORAL_TASK_QUEUE_PREFIX: `unpolled-${randomUUID()}-` });
-  merchant = await signInNewMerchant(app);
+  const wallet = `0x${randomUUID().replace(/-/g, '').padEnd(40, '0')}`;
+  merchantId = (await upsertMerchantByWallet(db, { walletAddress: wallet, payoutAddress: wallet })).id;
 }, 120_000);
 
 afterAll(async () => {
-  await app?.close();
   await db?.destroy();
   await dns?.stop();
   await env?.teardown();
 });
 
+/** A pending domain as POST /{id}/domains stores it (the route's own workflow start is not wanted here). */
 async function attachDomain() {
-  const draft = await app.request('/v1/merchants/me/yield-deployments', {
-    method: 'POST',
-    headers: merchant.auth,
-    json: { name: 'Clock', chainId: 11155111 },
+  const deployment = await insertYieldDeployment(db, {
+    merchantId,
+    name: 'Clock',
+    chainId: 11155111,
+    tokens: ['USDe'],
+    branding: {},
   });
   const hostname = `clock-${randomUUID().slice(0, 8)}.example`;
-  const attached = await app.request(`/v1/merchants/me/yield-deployments/${draft.body.id}/domains`, {
-    method: 'POST',
-    headers: merchant.auth,
-    json: { hostname },
+  const row = await insertYieldDomain(db, {
+    deploymentId: deployment.id,
+    merchantId,
+    hostname,
+    verificationValue: newVerificationValue(),
   });
-  expect(attached.status).toBe(201);
-  return attached.body as { id: string; verification: { name: string; value: string } };
+  return {
+    id: row.id,
+    verification: { name: verificationRecordName(hostname), value: row.verification_value },
+  };
 }
 
 async function runVerification(domainId: string, during?: () => Promise<void>) {
