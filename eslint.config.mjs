@@ -19,6 +19,7 @@ const PRODUCTION_FOLDERS = [
   'workers',
   'workflowClient',
   'workflows',
+  'yield',
 ];
 
 export default tseslint.config(

@@ -45,6 +45,9 @@ import { dashboardSessionRoutes } from './routes/sessions/dashboardSessions';
 import { sessionRoutes } from './routes/sessions/sessions';
 import { openApiRoutes } from './routes/openapi';
 import { webhookRoutes } from './routes/webhooks';
+import { yieldDeploymentRoutes } from './routes/yield/deployments';
+import { yieldDomainRoutes } from './routes/yield/domains';
+import { yieldSiteRoutes } from './routes/yield/site';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { assertTreasuryConfigured } from '../billing/platformTreasury';
 import { checkReadiness, postgresCheck, signerCheck, temporalCheck } from '../health/readiness';
@@ -158,6 +161,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ...paymasterActivityRoutes(context),
     ...billingBalanceRoutes(context),
     ...billingTopupRoutes(context),
+    ...yieldDeploymentRoutes(context),
+    ...yieldDomainRoutes(context),
+    ...yieldSiteRoutes(context),
     ...paymasterRpcRoutes(context),
     ...paymasterBundlerRoutes(context),
   ];

@@ -207,6 +207,24 @@ export const configSchema = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
     .optional(),
+  /**
+   * The key that deploys merchants' yield vault sets through the factory; defaults to OPERATOR_PRIVATE_KEY.
+   * A set's addresses depend on it (the factory salts by caller): change it only with no deployment deploying.
+   */
+  YIELD_DEPLOYER_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
+    .optional(),
+  /**
+   * The DNS server (`host:port`, or `host` for port 53) that custom-domain verification asks for TXT
+   * records; the system's resolvers when unset. The dev stack and the tests point it at their local server.
+   */
+  YIELD_DNS_SERVER: z
+    .string()
+    .regex(/^[^\s:]+(:\d+)?$/, 'must be host or host:port')
+    .optional(),
+  /** How often a pending custom domain's TXT record is checked. */
+  YIELD_DOMAIN_POLL_MS: z.coerce.number().int().min(100).default(60_000),
   /** Slippage against stablecoin parity accepted when swapping deposits to USDe, in basis points. */
   SETTLEMENT_SLIPPAGE_BPS: z.coerce.number().int().min(0).max(1000).default(50),
   CHAIN_MONITOR_POLL_MS: z.coerce.number().int().min(100).default(2000),

@@ -476,6 +476,73 @@ export interface SettlementsTable {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/** A vault of a yield contract set, as stored (`vaults` jsonb) and answered. */
+export interface YieldVaultRecord {
+  symbol: string;
+  /** Checksummed token address. */
+  asset: string;
+  /** Checksummed vault address. */
+  address: string;
+  name: string;
+  shareSymbol: string;
+}
+
+export interface YieldContractSetsTable {
+  id: Generated<string>;
+  merchant_id: string;
+  chain_id: number;
+  /** The deployment whose workflow deployed the set (one set per deployment, whatever the retries). */
+  deployed_by_deployment_id: string;
+  factory: string;
+  tx_hash: string;
+  vaults: ColumnType<YieldVaultRecord[], string, string>;
+  deployed_at: Timestamp;
+}
+
+export type YieldDeploymentStatus = 'draft' | 'deploying' | 'active' | 'failed' | 'sunset';
+
+export interface YieldBranding {
+  displayName?: string;
+  logoUrl?: string;
+  primaryColor?: string;
+  accentColor?: string;
+}
+
+export interface YieldDeploymentsTable {
+  id: Generated<string>;
+  merchant_id: string;
+  name: string;
+  chain_id: number;
+  status: YieldDeploymentStatus;
+  /** Token symbols, in the order their vaults are deployed. */
+  tokens: ColumnType<string[], string, string>;
+  branding: ColumnType<YieldBranding, string, string>;
+  contract_set_id: string | null;
+  failure_reason: string | null;
+  /** The factory transaction of the current deploy attempt, recorded before it is broadcast. */
+  deploy_raw_tx: string | null;
+  deploy_tx_hash: string | null;
+  /** INT8: read as a string. */
+  deploy_nonce: ColumnType<string | null, bigint | number | string | null, bigint | number | string | null>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  sunset_at: NullableTimestamp;
+}
+
+export type YieldDomainStatus = 'pending' | 'verified' | 'failed';
+
+export interface YieldDomainsTable {
+  id: Generated<string>;
+  deployment_id: string;
+  merchant_id: string;
+  /** Lower-case, unique across merchants. */
+  hostname: string;
+  verification_value: string;
+  status: YieldDomainStatus;
+  verified_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
 export interface Database {
   webhook_redispatch_counters: WebhookRedispatchCountersTable;
   merchants: MerchantsTable;
@@ -506,4 +573,7 @@ export interface Database {
   events: EventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
+  yield_contract_sets: YieldContractSetsTable;
+  yield_deployments: YieldDeploymentsTable;
+  yield_domains: YieldDomainsTable;
 }

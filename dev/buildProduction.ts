@@ -31,6 +31,7 @@ const PRODUCTION_FOLDERS = [
   'workers',
   'workflowClient',
   'workflows',
+  'yield',
 ];
 
 async function filesUnder(folder: string): Promise<string[]> {

@@ -19,5 +19,10 @@ export interface StackDescription {
   chains: ChainDeployment[];
   /** MailDev: the SMTP server the API mails codes through, and its web UI (REST API under /api). */
   mail: { smtpUrl: string; webUrl: string };
+  /**
+   * The local DNS server custom-domain verification asks (YIELD_DNS_SERVER): TXT records come from
+   * `recordsFile`, a JSON object of name → values, read on every query.
+   */
+  dns: { host: string; port: number; recordsFile: string };
   devAccount: { address: Address; privateKey: Hex };
 }

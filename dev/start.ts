@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -15,6 +15,7 @@ import { ensureMaintenanceSchedules } from '../workflowClient/schedules';
 import { createTemporalClient } from '../workflowClient/connection';
 import { ANVIL_DEV_ACCOUNTS } from './services/anvil';
 import { startLocalChains } from './services/localChains';
+import { startDnsServer } from './services/dnsServer';
 import { startMailDev } from './services/mailDev';
 import { ensureDatabase, startEmbeddedPostgres } from './services/postgres';
 import { startTemporalDevServer } from './services/temporal';
@@ -37,17 +38,19 @@ const devDir = join(root, '.dev');
 const SUPERVISOR_ARGUMENT = '--supervise';
 const log = (message: string) => process.stdout.write(`[stack] ${message}\n`);
 
-type ServiceName = 'api' | 'worker' | 'signer' | 'relayer' | 'chains' | 'maildev' | 'temporal' | 'postgres';
+type ServiceName =
+  'api' | 'worker' | 'signer' | 'relayer' | 'chains' | 'maildev' | 'dns' | 'temporal' | 'postgres';
 
 /**
  * Who stops before whom, one phase at a time (a phase's services stop together): the api and the worker
  * first, each draining what it has in flight; then what they called (the signer, the relayer); then the
- * chains with their bundlers (each bundler before its chain) and MailDev; Temporal and PostgreSQL last.
+ * chains with their bundlers (each bundler before its chain), MailDev and the DNS server; Temporal and
+ * PostgreSQL last.
  */
 const STOP_ORDER: ServiceName[][] = [
   ['api', 'worker'],
   ['signer', 'relayer'],
-  ['chains', 'maildev'],
+  ['chains', 'maildev', 'dns'],
   ['temporal'],
   ['postgres'],
 ];
@@ -58,11 +61,12 @@ async function main(): Promise<void> {
   // PostgreSQL runs as the `postgres` user when we are root: it must be able to enter .dev/.
   await chmod(devDir, 0o755);
 
-  const [databaseUrl, temporal, chains, mail] = await Promise.all([
+  const [databaseUrl, temporal, chains, mail, dns] = await Promise.all([
     startDatabase(),
     startTemporal(),
     startChains(),
     startMail(),
+    startDns(),
   ]);
   const port = Number(process.env.PORT ?? 3000);
   const apiUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
@@ -76,6 +80,7 @@ async function main(): Promise<void> {
     databaseUrl,
     chains,
     mail,
+    dns,
     devAccount: { address: devAccount.address, privateKey: devAccount.privateKey },
   };
   const stackFile = join(devDir, 'stack.json');
@@ -93,6 +98,9 @@ async function main(): Promise<void> {
     JWT_PRIVATE_JWK: await persistentJwtKey(),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     SMTP_URL: mail.smtpUrl,
+    YIELD_DNS_SERVER: `${dns.host}:${dns.port}`,
+    // Domains are checked every 5 s here, so a record added to the records file verifies at once.
+    YIELD_DOMAIN_POLL_MS: process.env.YIELD_DOMAIN_POLL_MS ?? '5000',
     ...Object.fromEntries(chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
     // The paymaster: each chain's Alto bundler, and the signing service (a fresh shared secret per start).
     ...Object.fromEntries(chains.map((chain) => [`BUNDLER_URL_${chain.chainId}`, chain.bundlerUrl])),
@@ -139,6 +147,7 @@ async function main(): Promise<void> {
       ),
       `  Signer        ${signerUrl}`,
       `  Mail (MailDev) ${mail.webUrl}  (SMTP ${mail.smtpUrl}: login and verification codes land here)`,
+      `  DNS           ${dns.host}:${dns.port}  (TXT records for domain verification: edit ${dns.recordsFile})`,
       `  Dev account   ${devAccount.address} (funded on every local chain; tokens have an open mint)`,
       `  Stack file    ${stackFile}`,
       '',
@@ -185,6 +194,27 @@ async function startMail(): Promise<StackDescription['mail']> {
   stops.set('maildev', server.stop);
   log(`MailDev at ${server.webUrl} (SMTP ${server.smtpUrl})`);
   return { smtpUrl: server.smtpUrl, webUrl: server.webUrl };
+}
+
+/** The local DNS server; its TXT records are whatever `.dev/dns-records.json` says at the moment of a query. */
+async function startDns(): Promise<StackDescription['dns']> {
+  const recordsFile = join(devDir, 'dns-records.json');
+  if (!existsSync(recordsFile)) await writeFile(recordsFile, '{}\n');
+  const server = await startDnsServer({
+    port: Number(process.env.DNS_PORT ?? 5354),
+    records: (name) => {
+      try {
+        const all = JSON.parse(readFileSync(recordsFile, 'utf8')) as Record<string, string[] | string>;
+        const entry = all[name] ?? all[`${name}.`];
+        return entry === undefined ? undefined : ([] as string[]).concat(entry);
+      } catch {
+        return undefined;
+      }
+    },
+  });
+  stops.set('dns', server.stop);
+  log(`DNS server at ${server.address} (records from ${recordsFile})`);
+  return { host: server.host, port: server.port, recordsFile };
 }
 
 async function startChains(): Promise<StackDescription['chains']> {

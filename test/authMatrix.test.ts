@@ -67,7 +67,8 @@ describe('auth matrix: every route against every credential kind', () => {
     );
     for (const route of publicPaths) {
       const response = await app.request(route.path);
-      expect([200, 400]).toContain(response.status);
+      // `GET /` is a yield site for a verified domain's Host; the test app's own host has none (404 page).
+      expect(route.path === '/' ? [404] : [200, 400]).toContain(response.status);
     }
   });
 });

@@ -17,6 +17,9 @@ import type { NetworkRegistry } from '../chain/networkRegistry';
 import { withRedactedProviderUrls } from '../chain/providerUrlRedaction';
 import type { OperatorChains } from '../chain/operatorChains';
 import { createSessionReconcilerActivities } from '../activities/sessionReconciler';
+import { createYieldDeploymentActivities } from '../activities/yieldDeployments';
+import { createYieldDomainActivities } from '../activities/yieldDomains';
+import { createTxtLookup, type TxtLookup } from '../yield/txtRecords';
 import { createSessionActivities } from '../activities/sessions';
 import { createSessionEventActivities } from '../activities/sessionEvents';
 import { createWebhookDeliveryActivities } from '../activities/webhookDelivery';
@@ -52,6 +55,15 @@ export interface WorkerDependencies {
   settlement?: SettlementWorkerSettings;
   /** Chains whose paymaster receipts are tracked; without it the worker serves no receipt activities. */
   paymasterReceipts?: { networks: NetworkRegistry; markupBps?: number };
+  /** Yield deployments: the key that deploys vault sets, and how domains' TXT records are looked up. */
+  yield?: YieldWorkerSettings;
+}
+
+export interface YieldWorkerSettings {
+  /** Without it the worker deploys no vault sets (domains are still verified). */
+  deployer?: OperatorChains;
+  /** Defaults to the system's resolvers. */
+  lookupTxt?: TxtLookup;
 }
 
 export interface SettlementWorkerSettings {
@@ -114,6 +126,10 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
   billing: ({ db }) => ({
     ...createBillingStatementActivities({ db }),
     ...createPrepaidBalanceActivities({ db }),
+  }),
+  yield: ({ db, yield: settings }) => ({
+    ...createYieldDomainActivities({ db, lookupTxt: settings?.lookupTxt ?? createTxtLookup() }),
+    ...(settings?.deployer && createYieldDeploymentActivities({ db, deployer: settings.deployer })),
   }),
   maintenance: ({ db, temporal }, taskQueues) => ({
     ...createLoginNonceActivities({ db }),

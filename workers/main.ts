@@ -8,6 +8,7 @@ import { createNetworkRegistry } from '../chain/networkRegistry';
 import { createOperatorChains } from '../chain/operatorChains';
 import { startChainMonitors } from '../workflowClient/chainMonitors';
 import { startPaymasterReceiptTrackers } from '../workflowClient/paymasterReceiptTrackers';
+import { createTxtLookup } from '../yield/txtRecords';
 import { ourPaymasters } from '../activities/paymasterReceipts';
 import { createWorkers } from './createWorkers';
 import { ensureSearchAttributes } from '../workflowClient/connection';
@@ -55,6 +56,12 @@ async function main(): Promise<void> {
             lateWatchSec: config.CHAIN_MONITOR_LATE_WATCH_SEC,
           }
         : undefined;
+      const deployerKey = config.YIELD_DEPLOYER_PRIVATE_KEY ?? config.OPERATOR_PRIVATE_KEY;
+      // The settlement operator's clients when the key is the same: one nonce manager per key and process.
+      const yieldDeployer =
+        deployerKey === config.OPERATOR_PRIVATE_KEY
+          ? settlement?.operator
+          : createOperatorChains({ networks, operatorPrivateKey: deployerKey as `0x${string}` });
       const workers = await createWorkers({
         connection,
         namespace: config.TEMPORAL_NAMESPACE,
@@ -67,6 +74,7 @@ async function main(): Promise<void> {
           },
           settlement,
           paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS },
+          yield: { deployer: yieldDeployer, lookupTxt: createTxtLookup(config.YIELD_DNS_SERVER) },
         },
         taskQueues,
       });

@@ -9,6 +9,8 @@ export const TASK_QUEUES = {
   billing: 'billing',
   /** Housekeeping on schedules: expired login nonces, and later other sweeps. */
   maintenance: 'maintenance',
+  /** Yield deployments: vault-set deployment and custom-domain verification. */
+  yield: 'yield-deployments',
 } as const;
 
 export type TaskQueueRole = keyof typeof TASK_QUEUES;

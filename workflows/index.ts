@@ -10,3 +10,5 @@ export { chainMonitorWorkflow } from './chainMonitor';
 export { paymasterReceiptTrackerWorkflow } from './paymasterReceipts';
 export { monthlyStatementsWorkflow } from './monthlyStatements';
 export { prepaidBalanceCheckWorkflow } from './prepaidBalanceCheck';
+export { yieldDeploymentWorkflow } from './yieldDeployment';
+export { yieldDomainVerificationWorkflow } from './yieldDomainVerification';

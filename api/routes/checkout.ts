@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Context } from 'koa';
 import { z } from 'zod';
 import { findSessionById, listPaymentOptions } from '../../db/sessions';
+import { setStrictPageHeaders } from '../../web/strictPageHeaders';
 import { renderCheckoutNotFoundPage, renderCheckoutPage } from '../../web/checkout/renderCheckoutPage';
 import type { AppContext } from '../appContext';
 import { defineRoute, type AnyRoute } from '../routing/route';
@@ -14,25 +14,6 @@ import { toPublicSession } from './sessions/sessionModels';
  * function) and polls `GET /v1/sessions/{id}/status`.
  */
 const sessionId = z.string().uuid();
-
-/** Inline style and script only with this response's nonce; fetch only to us; nothing else at all. */
-function setPageHeaders(ctx: Context, nonce: string): void {
-  ctx.set({
-    'Content-Security-Policy': [
-      "default-src 'none'",
-      `script-src 'nonce-${nonce}'`,
-      `style-src 'nonce-${nonce}'`,
-      "img-src 'self' data:",
-      "connect-src 'self'",
-      "base-uri 'none'",
-      "form-action 'none'",
-      "frame-ancestors 'none'",
-    ].join('; '),
-    'Cache-Control': 'no-store',
-    'Referrer-Policy': 'no-referrer',
-    'X-Content-Type-Options': 'nosniff',
-  });
-}
 
 export function checkoutRoutes(app: AppContext): AnyRoute[] {
   return [
@@ -56,7 +37,7 @@ export function checkoutRoutes(app: AppContext): AnyRoute[] {
         const nonce = randomBytes(16).toString('base64');
         const id = String(ctx.params.id);
         const session = sessionId.safeParse(id).success ? await findSessionById(app.db, id) : undefined;
-        setPageHeaders(ctx, nonce);
+        setStrictPageHeaders(ctx, nonce);
         ctx.type = 'html';
         if (!session) {
           ctx.status = 404;

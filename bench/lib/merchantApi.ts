@@ -6,6 +6,8 @@ export interface BenchMerchant {
   payoutAddress: Address;
   /** `Authorization` value for integrator routes (`sk_…`). */
   secretKeyAuthorization: string;
+  /** `Authorization` value for dashboard routes (the merchant's session JWT). */
+  dashboardAuthorization: string;
 }
 
 export interface PaymentOption {
@@ -56,7 +58,11 @@ export async function signUpBenchMerchant(baseUrl: string): Promise<BenchMerchan
     headers: { authorization: `Bearer ${token}` },
     json: { label: 'bench' },
   })) as { rawKey: string };
-  return { payoutAddress: getAddress(account.address), secretKeyAuthorization: `Bearer ${rawKey}` };
+  return {
+    payoutAddress: getAddress(account.address),
+    secretKeyAuthorization: `Bearer ${rawKey}`,
+    dashboardAuthorization: `Bearer ${token}`,
+  };
 }
 
 /** Creates a sandbox session (POST /v1/sessions) and reads it back with its payment options. */

@@ -36,6 +36,7 @@ import type { DelegationFrameworkContracts } from '../../chain/delegationFramewo
 import { deployDelegationFramework } from './deployDelegationFramework';
 import { ANVIL_DEV_ACCOUNTS } from '../services/anvil';
 import { type RealSettlementAddresses, deployRealSettlement } from '../protocols/realSettlement';
+import { deployYieldVaultFactory } from '../../chain/yieldVaultFactory';
 
 /** The signing service's key on local chains (dev stack and tests): anvil's public dev account 9. */
 export const LOCAL_PAYMASTER_SIGNER = ANVIL_DEV_ACCOUNTS[9];
@@ -76,6 +77,11 @@ export type LocalChainDeployment = {
   paymasterV08: Address;
   /** ETH/USD aggregator stand-in (8 decimals), owned by the deployer. */
   priceFeed: Address;
+  /**
+   * Deploys merchants' branded yield vault sets (contracts/yield/). Stand-ins only: the real-protocol sUSDe
+   * has a withdrawal cooldown, which a vault promising instant ERC-4626 withdrawals cannot sit on.
+   */
+  yieldVaultFactory: Address;
 } & LocalSettlementAddresses &
   /** MetaMask's Delegation Framework (ERC-7710/7715), its manager owned by the deployer. */
   DelegationFrameworkContracts;
@@ -83,7 +89,7 @@ export type LocalChainDeployment = {
 /** A chain of the real-protocol set: the same base contracts, Uniswap/LayerZero/sUSDe instead of the stand-ins. */
 export type RealProtocolChainDeployment = Omit<
   LocalChainDeployment,
-  keyof LocalSettlementAddresses | 'usde'
+  keyof LocalSettlementAddresses | 'usde' | 'yieldVaultFactory'
 > &
   RealSettlementAddresses;
 
@@ -118,13 +124,15 @@ export async function deployLocalChain({
 
   // Contracts in one wave do not depend on each other and go out together (nonces from the account's
   // nonce manager). A contract whose constructor needs an earlier one goes in a later wave.
-  const [entryPointV07, entryPointV08, forwarder, stablecoins, priceFeed] = await Promise.all([
-    deployEntryPoint(client, { version: '0.7' }),
-    deployEntryPoint(client, { version: '0.8' }),
-    deployForwarderFactory(client, { owner: client.account.address }),
-    deployLocalStablecoins(client),
-    deployLocalPriceFeed(client, { owner: client.account.address }),
-  ]);
+  const [entryPointV07, entryPointV08, forwarder, stablecoins, priceFeed, yieldVaultFactory] =
+    await Promise.all([
+      deployEntryPoint(client, { version: '0.7' }),
+      deployEntryPoint(client, { version: '0.8' }),
+      deployForwarderFactory(client, { owner: client.account.address }),
+      deployLocalStablecoins(client),
+      deployLocalPriceFeed(client, { owner: client.account.address }),
+      protocols === 'real' ? Promise.resolve({}) : deployYieldVaultFactory(client),
+    ]);
 
   // The paymasters check their EntryPoint's interface in their constructor: second wave.
   const deployFundedPaymaster = async (version: EntryPointVersion): Promise<Address> => {
@@ -195,8 +203,10 @@ export async function deployLocalChain({
     paymasterV08,
     ...settlement,
     ...priceFeed,
+    ...yieldVaultFactory,
     ...delegationFramework,
-  };
+    // The stand-in set carries the yield vault factory, the real set does not (see the type).
+  } as DeployLocalChainReturnType;
 }
 
 function createDeployerClient({

@@ -35,6 +35,7 @@ const PRODUCTION = [
   'workers',
   'workflowClient',
   'workflows',
+  'yield',
 ];
 
 function sourceFiles(folder: string): string[] {

@@ -1,0 +1,283 @@
+import { heartbeat, sleep } from '@temporalio/activity';
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  type ContractFunctionArgs,
+  encodeFunctionData,
+  getAddress,
+  keccak256,
+  parseEventLogs,
+  type Address,
+  type Hex,
+  type TransactionReceipt,
+} from 'viem';
+import { YieldVaultFactory } from '../contracts/artifacts';
+import type { OperatorChains, OperatorClient } from '../chain/operatorChains';
+import { vaultSetIdOf } from '../chain/yieldVaultFactory';
+import type { Db } from '../db/client';
+import type { YieldVaultRecord } from '../db/schema';
+import {
+  discardDeployTransaction,
+  failYieldDeployment,
+  findYieldDeploymentById,
+  recordDeployTransaction,
+  storeContractSetAndActivate,
+  type YieldDeploymentRow,
+} from '../db/yieldDeployments';
+import { yieldNetworkOf } from '../yield/deployOptions';
+import { vaultNaming } from '../yield/vaultNaming';
+
+/**
+ * The on-chain step of a yield deployment: one factory transaction deploys the vault set. Like a flush
+ * (activities/flushTransactions.ts) it is signed with the deployer's next nonce and recorded before it is
+ * broadcast; a retry finds the record and brings that same transaction to a receipt. The factory itself
+ * refuses a set id (the deployment id) the deployer already used, and a set already on chain is read back
+ * instead of deployed: however often the step runs, one set exists.
+ */
+
+/** How long one attempt waits for the receipt before the activity retry takes over. */
+const RECEIPT_WAIT_MS = 120_000;
+const POLL_MS = 500;
+
+export type DeployVaultSetOutcome =
+  | { status: 'deployed'; txHash: string; vaults: YieldVaultRecord[]; deployedAt: string }
+  | { status: 'reverted'; reason: string }
+  /** The deployment is no longer deploying (an operator settled it): nothing to do. */
+  | { status: 'not_deploying' };
+
+export interface YieldDeploymentActivities {
+  deployVaultSet(input: { deploymentId: string }): Promise<DeployVaultSetOutcome>;
+  activateYieldDeployment(input: {
+    deploymentId: string;
+    txHash: string;
+    vaults: YieldVaultRecord[];
+    deployedAt: string;
+  }): Promise<{ contractSetId: string }>;
+  failYieldDeployment(input: { deploymentId: string; reason: string }): Promise<void>;
+}
+
+export function createYieldDeploymentActivities({
+  db,
+  deployer,
+}: {
+  db: Db;
+  /** The key that calls the factory, with a client per chain. */
+  deployer: OperatorChains;
+}): YieldDeploymentActivities {
+  return {
+    async deployVaultSet({ deploymentId }) {
+      const deployment = await findYieldDeploymentById(db, deploymentId);
+      if (deployment?.status !== 'deploying') return { status: 'not_deploying' };
+      const plan = deploymentPlan(deployer, deployment);
+      const client = deployer.client(deployment.chain_id);
+
+      const existing = await readVaultSet(client, plan);
+      if (existing.length > 0) return deployedOutcome(client, plan, existing, deployment.deploy_tx_hash);
+
+      let recorded = deployment;
+      if (!recorded.deploy_tx_hash) {
+        // Refused before anything is sent: the reason is the revert the factory would give.
+        const refusal = await simulateRefusal(client, plan);
+        if (refusal) return { status: 'reverted', reason: refusal };
+        recorded = await signAndRecord(db, client, recorded, plan);
+      }
+      const receipt = await awaitRecordedDeploy(db, client, recorded);
+      if (receipt === 'dropped')
+        throw new Error(`deploy transaction of ${deploymentId} was dropped; signing again`);
+      if (receipt.status !== 'success') {
+        const reason =
+          (await simulateRefusal(client, plan)) ?? `transaction ${receipt.transactionHash} reverted`;
+        return { status: 'reverted', reason };
+      }
+      const [event] = parseEventLogs({
+        abi: YieldVaultFactory.abi,
+        logs: receipt.logs,
+        eventName: 'VaultSetDeployed',
+      });
+      return deployedOutcome(client, plan, event!.args.vaults, receipt.transactionHash);
+    },
+
+    async activateYieldDeployment({ deploymentId, txHash, vaults, deployedAt }) {
+      const deployment = await findYieldDeploymentById(db, deploymentId);
+      if (!deployment) throw new Error(`yield deployment ${deploymentId} is gone`);
+      const set = await storeContractSetAndActivate(db, {
+        deploymentId,
+        merchantId: deployment.merchant_id,
+        chainId: deployment.chain_id,
+        factory: deployer.network(deployment.chain_id).contracts.yieldVaultFactory!,
+        txHash,
+        vaults,
+        deployedAt: new Date(deployedAt),
+      });
+      return { contractSetId: set.id };
+    },
+
+    async failYieldDeployment({ deploymentId, reason }) {
+      await failYieldDeployment(db, deploymentId, reason);
+    },
+  };
+}
+
+interface DeploymentPlan {
+  factory: Address;
+  setId: Hex;
+  args: ContractFunctionArgs<typeof YieldVaultFactory.abi, 'nonpayable', 'deployVaultSet'>;
+  data: Hex;
+  vaults: Omit<YieldVaultRecord, 'address'>[];
+}
+
+/** The factory call that deploys this deployment's vaults, one per token in the deployment's order. */
+function deploymentPlan(deployer: OperatorChains, deployment: YieldDeploymentRow): DeploymentPlan {
+  const yieldNetwork = yieldNetworkOf(deployer.network(deployment.chain_id));
+  if (!yieldNetwork) throw new Error(`chain ${deployment.chain_id} has no yield vault factory configured`);
+  const specs = deployment.tokens.map((symbol) => {
+    const token = yieldNetwork.permittedTokens.find((permitted) => permitted.symbol === symbol);
+    if (!token) throw new Error(`token ${symbol} is not permitted on chain ${deployment.chain_id}`);
+    return { token, ...vaultNaming(deployment, symbol) };
+  });
+  const setId = vaultSetIdOf(deployment.id);
+  const args = [
+    setId,
+    specs.map(({ token, name, shareSymbol }) => ({
+      stakedVault: token.stakedVault,
+      name,
+      symbol: shareSymbol,
+    })),
+  ] as const;
+  return {
+    factory: yieldNetwork.vaultFactory,
+    setId,
+    args,
+    data: encodeFunctionData({ abi: YieldVaultFactory.abi, functionName: 'deployVaultSet', args }),
+    vaults: specs.map(({ token, name, shareSymbol }) => ({
+      symbol: token.symbol,
+      asset: getAddress(token.address),
+      name,
+      shareSymbol,
+    })),
+  };
+}
+
+function readVaultSet(client: OperatorClient, plan: DeploymentPlan): Promise<readonly Address[]> {
+  return client.readContract({
+    address: plan.factory,
+    abi: YieldVaultFactory.abi,
+    functionName: 'vaultSetOf',
+    args: [client.account.address, plan.setId],
+  });
+}
+
+async function deployedOutcome(
+  client: OperatorClient,
+  plan: DeploymentPlan,
+  addresses: readonly Address[],
+  knownTxHash: string | null,
+): Promise<DeployVaultSetOutcome> {
+  let txHash = knownTxHash;
+  let blockNumber: bigint | undefined;
+  const events = await client.getContractEvents({
+    address: plan.factory,
+    abi: YieldVaultFactory.abi,
+    eventName: 'VaultSetDeployed',
+    args: { deployer: client.account.address, setId: plan.setId },
+    fromBlock: 'earliest',
+  });
+  if (events[0]) {
+    txHash = events[0].transactionHash;
+    blockNumber = events[0].blockNumber;
+  }
+  if (!txHash || blockNumber === undefined)
+    throw new Error(`vault set ${plan.setId} has no VaultSetDeployed event yet`);
+  const block = await client.getBlock({ blockNumber });
+  return {
+    status: 'deployed',
+    txHash,
+    vaults: plan.vaults.map((vault, index) => ({ ...vault, address: getAddress(addresses[index]!) })),
+    deployedAt: new Date(Number(block.timestamp) * 1000).toISOString(),
+  };
+}
+
+/** The factory's revert reason for this call now, or undefined when it would succeed. */
+async function simulateRefusal(client: OperatorClient, plan: DeploymentPlan): Promise<string | undefined> {
+  try {
+    await client.simulateContract({
+      account: client.account,
+      address: plan.factory,
+      abi: YieldVaultFactory.abi,
+      functionName: 'deployVaultSet',
+      args: plan.args,
+    });
+    return undefined;
+  } catch (error) {
+    const reverted =
+      error instanceof BaseError
+        ? error.walk((cause) => cause instanceof ContractFunctionRevertedError)
+        : null;
+    if (!(reverted instanceof ContractFunctionRevertedError)) throw error;
+    const why = reverted.data?.errorName ?? reverted.reason ?? 'no reason given';
+    return `deployment reverted: ${why}`;
+  }
+}
+
+async function signAndRecord(
+  db: Db,
+  client: OperatorClient,
+  deployment: YieldDeploymentRow,
+  plan: DeploymentPlan,
+): Promise<YieldDeploymentRow> {
+  const account = client.account;
+  const prepared = await client.prepareTransactionRequest({
+    account,
+    chain: client.chain,
+    to: plan.factory,
+    data: plan.data,
+  });
+  try {
+    const rawTransaction = await client.signTransaction({ ...prepared, account, chain: client.chain });
+    const txHash = keccak256(rawTransaction);
+    await recordDeployTransaction(db, deployment.id, { rawTransaction, txHash, nonce: prepared.nonce });
+    return {
+      ...deployment,
+      deploy_raw_tx: rawTransaction,
+      deploy_tx_hash: txHash,
+      deploy_nonce: String(prepared.nonce),
+    };
+  } catch (error) {
+    account.nonceManager?.reset({ address: account.address, chainId: client.chain.id });
+    throw error;
+  }
+}
+
+/**
+ * Brings the recorded transaction to its receipt, broadcasting it (again) whenever the node does not know
+ * it. `dropped` when its nonce went to another transaction: the record is discarded for a fresh one.
+ */
+async function awaitRecordedDeploy(
+  db: Db,
+  client: OperatorClient,
+  deployment: YieldDeploymentRow,
+): Promise<TransactionReceipt | 'dropped'> {
+  const hash = deployment.deploy_tx_hash as Hex;
+  const deadline = Date.now() + RECEIPT_WAIT_MS;
+  for (;;) {
+    const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
+    if (receipt) return receipt;
+    const known = await client.getTransaction({ hash }).catch(() => null);
+    if (!known) {
+      const mined = await client.getTransactionCount({ address: client.account.address, blockTag: 'latest' });
+      if (deployment.deploy_nonce !== null && mined > Number(deployment.deploy_nonce)) {
+        const late = await client.getTransactionReceipt({ hash }).catch(() => null);
+        if (late) return late;
+        await discardDeployTransaction(db, deployment.id);
+        return 'dropped';
+      }
+      await client
+        .sendRawTransaction({ serializedTransaction: deployment.deploy_raw_tx as Hex })
+        .catch(() => undefined);
+    }
+    if (Date.now() > deadline)
+      throw new Error(`deploy transaction ${hash} has no receipt after ${RECEIPT_WAIT_MS} ms; retrying`);
+    heartbeat();
+    await sleep(POLL_MS);
+  }
+}

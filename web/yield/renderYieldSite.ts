@@ -1,0 +1,168 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatTokenAmount } from '../checkout/formatAmount';
+import { html, jsonForScriptElement, trustedHtml } from '../html';
+import type { YieldSiteView } from '../../yield/siteView';
+
+/**
+ * A yield deployment's branded site (DESIGN §7.5): the brand, each vault with its asset, total assets
+ * and the sUSDe rate it earns, and deposit and withdraw forms that act through the visitor's EIP-1193
+ * wallet (`window.ethereum`). A sunset deployment offers withdraw only. Everything is inline under the
+ * CSP nonce: no external request, so the merchant's logo URL is not loaded and the brand shows as a
+ * monogram in its colours (docs/decisions.md).
+ */
+
+const readAsset = (name: string, closingTag: RegExp): string => {
+  const text = readFileSync(join(__dirname, name), 'utf8');
+  if (closingTag.test(text)) throw new Error(`web/yield/${name} must not contain ${closingTag}`);
+  return text;
+};
+const siteCss = readAsset('yieldSite.css', /<\/style/i);
+const siteScript = readAsset('yieldSite.client.js', /<\/script/i);
+
+/** Rounds a base-unit amount down to `places` decimals for display ("1,234.56"). */
+function displayAmount(baseUnits: string, decimals: number, places = 2): string {
+  const exact = formatTokenAmount(baseUnits, decimals);
+  const [whole, fraction = ''] = exact.split('.') as [string, string?];
+  const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ',');
+  return `${grouped}.${fraction.padEnd(places, '0').slice(0, places)}`;
+}
+
+export function renderYieldSite({ view, nonce }: { view: YieldSiteView; nonce: string }): string {
+  const monogram = view.title.trim().charAt(0).toUpperCase() || 'Y';
+  // Colours are validated #rrggbb at the API: safe inside the nonce'd style element.
+  const brandCss = `:root{--brand:${view.primaryColor};--accent:${view.accentColor}}`;
+  const data = {
+    chainId: view.chainId,
+    sunset: view.sunset,
+    vaults: view.vaults.map(({ address, asset, symbol, decimals, shareSymbol }) => ({
+      address,
+      asset,
+      symbol,
+      decimals,
+      shareSymbol,
+    })),
+  };
+  const page = html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <link rel="icon" href="data:," />
+        <title>${view.title}</title>
+        <style nonce="${nonce}">
+          ${trustedHtml(siteCss)}${trustedHtml(brandCss)}
+        </style>
+      </head>
+      <body>
+        <main class="site">
+          <header class="brand">
+            <span class="monogram" aria-hidden="true">${monogram}</span>
+            <div>
+              <h1 data-testid="brand">${view.title}</h1>
+              <p class="tagline">Earn the sUSDe rate on your stablecoins · ${view.networkName}</p>
+            </div>
+          </header>
+          ${
+            view.sunset &&
+            html`<p class="notice" data-testid="sunset-notice">
+              This product is closing: deposits are off. You can withdraw your funds at any time.
+            </p>`
+          }
+          <section class="wallet">
+            <button type="button" id="connect" class="primary">Connect wallet</button>
+            <p id="wallet-status" class="muted" aria-live="polite">Not connected</p>
+          </section>
+          <section class="vaults" data-testid="vaults">
+            ${view.vaults.map(
+              (vault) =>
+                html`<article class="vault" data-vault="${vault.address}">
+                  <header>
+                    <h2>${vault.symbol}</h2>
+                    <span class="share">${vault.name} · ${vault.shareSymbol}</span>
+                  </header>
+                  <dl class="figures">
+                    <div>
+                      <dt>Total deposits</dt>
+                      <dd data-total-assets>
+                        ${vault.totalAssets === null ? 'unavailable' : `${displayAmount(vault.totalAssets, vault.decimals)} ${vault.symbol}`}
+                      </dd>
+                    </div>
+                    <div>
+                      <dt>Rate</dt>
+                      <dd data-rate>
+                        ${vault.stakedRate === null ? 'unavailable' : `1 sUSDe = ${displayAmount(vault.stakedRate, vault.decimals, 6)} ${vault.symbol}`}
+                      </dd>
+                    </div>
+                    <div>
+                      <dt>Your deposit</dt>
+                      <dd data-position>Connect a wallet</dd>
+                    </div>
+                  </dl>
+                  ${
+                    !view.sunset &&
+                    html`<form class="action" data-action="deposit">
+                      <label
+                        >Deposit ${vault.symbol}<input
+                          name="amount"
+                          inputmode="decimal"
+                          autocomplete="off"
+                          placeholder="0.00"
+                          required
+                      /></label>
+                      <button type="submit" class="primary">Deposit</button>
+                    </form>`
+                  }
+                  <form class="action" data-action="withdraw">
+                    <label
+                      >Withdraw ${vault.symbol}<input
+                        name="amount"
+                        inputmode="decimal"
+                        autocomplete="off"
+                        placeholder="0.00"
+                        required
+                    /></label>
+                    <button type="button" class="link" data-max>Max</button>
+                    <button type="submit" class="secondary">Withdraw</button>
+                  </form>
+                  <p class="message" data-message aria-live="polite"></p>
+                  <p class="address">Vault <code>${vault.address}</code></p>
+                </article>`,
+            )}
+          </section>
+          <footer class="muted">
+            Deposits are staked as sUSDe by an ERC-4626 vault; their value follows the sUSDe rate.
+          </footer>
+        </main>
+        <script type="application/json" id="site-data">
+          ${jsonForScriptElement(data)}
+        </script>
+        <script nonce="${nonce}">
+          ${trustedHtml(siteScript)};
+        </script>
+      </body>
+    </html>`;
+  return page.markup;
+}
+
+/** The 404 page of a host or preview id with no active or sunset deployment. */
+export function renderYieldSiteNotFound({ nonce }: { nonce: string }): string {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <link rel="icon" href="data:," />
+        <title>Not found</title>
+        <style nonce="${nonce}">
+          ${trustedHtml(siteCss)}
+        </style>
+      </head>
+      <body>
+        <main class="site">
+          <h1>Nothing here</h1>
+          <p class="muted">This site does not exist or is no longer available.</p>
+        </main>
+      </body>
+    </html>`.markup;
+}
