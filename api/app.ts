@@ -168,7 +168,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   koa.use(requestContext(deps.logger, metrics));
   koa.use(errorBody());
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
-  koa.use(router.routes()).use(router.allowedMethods({ throw: true }));
+  koa.use(router.routes()).use(router.allowedMethods());
   return {
     koa,
     routes,
