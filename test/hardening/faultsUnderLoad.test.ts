@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -22,6 +21,7 @@ import { taskQueueNames } from '../../workers/taskQueues';
 import { depositDetectedSignal } from '../../workflows/paymentSession';
 import type { TestApp, TestResponse } from '../harness/app';
 import { startPrivatePostgres, type PrivatePostgres } from '../harness/embeddedPostgresProcess';
+import { ProjectProcess, requestAt, until } from '../harness/projectProcess';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { TEST_STACK_FILE_VARIABLE, testStack } from '../harness/stack';
 import { allowContract, createPaymasterClient } from '../paymaster/paymasterApi';
@@ -103,49 +103,15 @@ async function startStallingRpcProxy(upstream: string): Promise<StallingRpcProxy
   };
 }
 
-/** A project process (`api/main.ts`, `workers/main.ts`) run as an orchestrator would: started, killed, started again. */
-class ServiceProcess {
-  child?: ChildProcess;
-  output = '';
-  constructor(
-    private readonly entry: string,
-    private readonly env: Record<string, string>,
-  ) {}
-
-  start(): void {
-    this.output = '';
-    this.child = spawn(process.execPath, ['--import', 'tsx', this.entry], {
-      cwd: join(__dirname, '..', '..'),
-      env: { ...process.env, ...this.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const keep = (chunk: Buffer) => (this.output = (this.output + chunk.toString()).slice(-20_000));
-    this.child.stdout!.on('data', keep);
-    this.child.stderr!.on('data', keep);
-  }
-
-  async waitForOutput(pattern: RegExp, withinMs = 90_000): Promise<void> {
-    await until(
-      () => Promise.resolve(pattern.test(this.output)),
-      withinMs,
-      () => this.output,
-    );
-  }
-
-  /** SIGKILL: no drain, no goodbye. Resolves once the process is gone. */
-  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill(signal);
-    await exited;
-  }
-}
-
 interface Tally {
   sent: number;
   failed: number;
+  /** What the failures were, e.g. `HTTP 503` or `fetch failed`, with their counts. */
+  reasons: Record<string, number>;
 }
+
+/** `true` for a correct answer, the reason for a failed request, undefined for a request not made. */
+type Outcome = true | string | undefined;
 
 /**
  * The steady load: three loops (sessions, paymaster, deposits) each one request at a time, 100 ms apart.
@@ -174,9 +140,9 @@ class SteadyLoad {
 
   private emptyWindow() {
     return {
-      sessions: { sent: 0, failed: 0 },
-      paymaster: { sent: 0, failed: 0 },
-      deposits: { sent: 0, failed: 0 },
+      sessions: { sent: 0, failed: 0, reasons: {} },
+      paymaster: { sent: 0, failed: 0, reasons: {} },
+      deposits: { sent: 0, failed: 0, reasons: {} },
     };
   }
 
@@ -196,30 +162,35 @@ class SteadyLoad {
     return this.window;
   }
 
-  private async loop(attempt: () => Promise<boolean | undefined>, tally: Tally): Promise<void> {
+  private async loop(attempt: () => Promise<Outcome>, tally: Tally): Promise<void> {
     while (this.running) {
-      const outcome = await attempt().catch(() => false);
+      const outcome = await attempt().catch((error: unknown) =>
+        error instanceof Error ? error.message.slice(0, 60) : String(error),
+      );
       if (outcome !== undefined) {
         tally.sent += 1;
-        if (!outcome) tally.failed += 1;
+        if (outcome !== true) {
+          tally.failed += 1;
+          tally.reasons[outcome] = (tally.reasons[outcome] ?? 0) + 1;
+        }
       }
       await delay(100);
     }
   }
 
-  private async createSession(): Promise<boolean> {
+  private async createSession(): Promise<Outcome> {
     const response = await this.call('/v1/sessions', {
       method: 'POST',
       headers: this.sk,
       json: { amount: '5', sandboxMode: true },
     });
-    if (response.status !== 201) return false;
+    if (response.status !== 201) return `HTTP ${response.status}`;
     this.accepted.push(response.body.id);
     this.awaitingDeposit.push(response.body.id);
     return true;
   }
 
-  private async askPaymaster(): Promise<boolean> {
+  private async askPaymaster(): Promise<Outcome> {
     const number = this.paymasterSent++;
     const sender = `0x${(0xa0000 + Math.floor(number / OPS_PER_SENDER)).toString(16).padStart(40, '0')}`;
     this.sentBySender.set(sender, (this.sentBySender.get(sender) ?? 0) + 1);
@@ -233,16 +204,17 @@ class SteadyLoad {
         params: [operation(sender, number), ENTRY_POINT_V07_ADDRESS, `0x${CHAIN_ID.toString(16)}`],
       },
     });
-    if (response.status !== 200) return false;
+    if (response.status !== 200) return `HTTP ${response.status}`;
     if (response.body.result) {
       this.signedBySender.set(sender, (this.signedBySender.get(sender) ?? 0) + 1);
       return true;
     }
-    return /paymaster_rate_limit_exceeded/.test(response.body.error?.message ?? '');
+    const message: string = response.body.error?.message ?? 'no result';
+    return /paymaster_rate_limit_exceeded/.test(message) || message.slice(0, 60);
   }
 
   /** A deposit for the oldest accepted session not yet paid: the workflow turns confirming and emits its event. */
-  private async deposit(): Promise<boolean | undefined> {
+  private async deposit(): Promise<Outcome> {
     const sessionId = this.awaitingDeposit.shift();
     if (!sessionId) return undefined;
     try {
@@ -261,7 +233,7 @@ class SteadyLoad {
       // Pay it later. A session accepted while Temporal was away has no workflow until the reconciler
       // starts it: that is no failed request. Temporal not answering is.
       this.awaitingDeposit.push(sessionId);
-      return error instanceof WorkflowNotFoundError ? undefined : false;
+      return error instanceof WorkflowNotFoundError ? undefined : `signal: ${(error as Error).name}`;
     }
   }
 }
@@ -296,33 +268,15 @@ describe('faults under load', () => {
   let temporalConnection: Connection;
   let temporalClient: Client;
   let rpcProxy: StallingRpcProxy;
-  let api: ServiceProcess;
-  let worker: ServiceProcess;
+  let api: ProjectProcess;
+  let worker: ProjectProcess;
   let apiUrl: string;
   let receiver: WebhookReceiver;
   let merchant: SignedInMerchant;
   let load: SteadyLoad;
   const figures: { fault: string; seconds: number; window: Awaited<ReturnType<SteadyLoad['stop']>> }[] = [];
 
-  const call: TestApp['request'] = async (path, init = {}) => {
-    const { json, ...rest } = init;
-    const headers = new Headers(rest.headers);
-    if (json !== undefined) headers.set('content-type', 'application/json');
-    const response = await fetch(`${apiUrl}${path}`, {
-      ...rest,
-      headers,
-      body: json !== undefined ? JSON.stringify(json) : rest.body,
-      signal: AbortSignal.timeout(15_000),
-    });
-    const text = await response.text();
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    return { status: response.status, headers: response.headers, text, body };
-  };
+  const call: TestApp['request'] = (path, init) => requestAt(apiUrl, path, init);
   const apiReady = async () => (await call('/ready').catch(() => undefined))?.status === 200;
   const startTemporal = () =>
     startTemporalDevServer({ silent: true, dbFile: join(workDir, 'temporal.sqlite'), ...temporalPorts });
@@ -365,7 +319,7 @@ describe('faults under load', () => {
     };
     const apiPort = await findFreePort();
     apiUrl = `http://127.0.0.1:${apiPort}`;
-    api = new ServiceProcess('api/main.ts', {
+    api = new ProjectProcess('api/main.ts', {
       ...common,
       PORT: String(apiPort),
       // One signing key across restarts: a merchant's token outlives an api process.
@@ -375,7 +329,7 @@ describe('faults under load', () => {
       ...Object.fromEntries(stack.chains.map((chain) => [`BUNDLER_URL_${chain.chainId}`, chain.bundlerUrl])),
       SMTP_URL: stack.mail.smtpUrl,
     });
-    worker = new ServiceProcess('workers/main.ts', common);
+    worker = new ProjectProcess('workers/main.ts', common);
     api.start();
     worker.start();
     await until(apiReady, 90_000, () => api.output);
@@ -428,7 +382,8 @@ describe('faults under load', () => {
       `${failed}/${sent} (${((100 * failed) / (sent || 1)).toFixed(1)} %)`;
     process.stdout.write(
       `fault "${fault}" over ${seconds.toFixed(0)} s: sessions ${rate(window.sessions)}, ` +
-        `paymaster ${rate(window.paymaster)}, deposits ${rate(window.deposits)} failed\n`,
+        `paymaster ${rate(window.paymaster)}, deposits ${rate(window.deposits)} failed; failures: ` +
+        `${JSON.stringify(Object.fromEntries(Object.entries(window).map(([kind, tally]) => [kind, tally.reasons])))}\n`,
     );
     // The load went on: each kind of request was answered correctly before and after the fault.
     for (const tally of Object.values(window)) expect(tally.sent - tally.failed).toBeGreaterThan(0);
@@ -573,15 +528,4 @@ describe('faults under load', () => {
 
 function percent({ sent, failed }: Tally): string {
   return `${((100 * failed) / (sent || 1)).toFixed(1)} % (${failed}/${sent})`;
-}
-
-async function until(check: () => Promise<boolean>, withinMs: number, context?: () => string): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline)
-      throw new Error(
-        `condition not met within ${withinMs} ms${context ? `\n${context().slice(-3000)}` : ''}`,
-      );
-    await delay(200);
-  }
 }
