@@ -47,6 +47,7 @@ import { webhookRoutes } from './routes/webhooks';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { assertTreasuryConfigured } from '../billing/platformTreasury';
 import { checkReadiness, postgresCheck, signerCheck, temporalCheck } from '../health/readiness';
+import type { Tracing } from '../tracing/tracing';
 
 /** What the HTTP app needs from the outside world; tests hand in real instances. */
 export interface AppDependencies {
@@ -66,6 +67,8 @@ export interface AppDependencies {
    * to measure what exact accounting costs. Production never sets it.
    */
   sponsorshipLimits?: SponsorshipLimits;
+  /** OpenTelemetry tracing, when the process started it (OTEL_EXPORTER_OTLP_ENDPOINT): request spans and traced workflow starts. */
+  tracing?: Tracing;
 }
 
 export interface App {
@@ -93,7 +96,11 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     tokens: await createMerchantTokenService(deps.config),
     publicClients,
     networks,
-    temporal: new Client({ connection: temporalConnection, namespace: deps.config.TEMPORAL_NAMESPACE }),
+    temporal: new Client({
+      connection: temporalConnection,
+      namespace: deps.config.TEMPORAL_NAMESPACE,
+      ...(deps.tracing && { interceptors: { workflow: deps.tracing.workflowClientInterceptors } }),
+    }),
     taskQueues: taskQueueNames(deps.config.TEMPORAL_TASK_QUEUE_PREFIX),
     paymasterSigner: createSignerClient({
       url: deps.config.SIGNER_URL,
@@ -165,6 +172,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   });
 
   const koa = new Koa({ proxy: true });
+  if (deps.tracing) koa.use(deps.tracing.requestSpans());
   koa.use(requestContext(deps.logger, metrics));
   koa.use(errorBody());
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));

@@ -123,6 +123,11 @@ export const configSchema = z.object({
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   /** Deadline of each dependency check of `GET /ready` (Postgres, Temporal, the signer). */
   READY_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
+  /**
+   * OTLP/HTTP collector base URL (traces go to `<url>/v1/traces`). Set, the api and the worker export
+   * OpenTelemetry traces; unset (the default), no tracer, interceptor or instrumentation is installed.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: url.optional(),
   /** Worker only: port of its readiness endpoint (`GET /ready`); unset, the worker opens none. */
   WORKER_READY_PORT: port.optional(),
   /** Deployment addresses per chain (the dev stack writes .dev/stack.json; production ships its own file). */

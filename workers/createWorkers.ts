@@ -25,6 +25,7 @@ import {
 import type { Db } from '../db/client';
 import { chainMonitorWorkflowId } from './chainMonitors';
 import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
+import type { Tracing } from '../tracing/tracing';
 
 /**
  * Wiring only: which task queue runs which activities. Every worker registers all workflows of
@@ -135,6 +136,8 @@ export interface CreateWorkersOptions {
   taskQueues?: Partial<Record<TaskQueueRole, string>>;
   /** A bundle of `workflows/index.ts` made earlier; bundled here otherwise. */
   workflowBundle?: WorkflowBundle;
+  /** OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT): workflow and activity spans, bundled interceptors. */
+  tracing?: Pick<Tracing, 'workerPlugin' | 'workflowInterceptorModules'>;
 }
 
 export interface TemporalWorkers {
@@ -154,8 +157,12 @@ export interface TemporalWorkers {
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
 /** Bundles `workflows/index.ts` for `createWorkers` (webpack, about a second), logging like the workers do. */
-export async function bundleWorkflows(): Promise<WorkflowBundle> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: Runtime.instance().logger });
+export async function bundleWorkflows(workflowInterceptorModules: string[] = []): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules,
+    logger: Runtime.instance().logger,
+  });
 }
 
 /** One worker per task queue that has activities, all sharing one workflow bundle. */
@@ -165,8 +172,13 @@ export async function createWorkers({
   dependencies,
   taskQueues = {},
   workflowBundle,
+  tracing,
 }: CreateWorkersOptions): Promise<TemporalWorkers> {
-  const bundle = workflowBundle ?? (await bundleWorkflows());
+  if (tracing && workflowBundle)
+    throw new Error(
+      'createWorkers: a prebuilt workflow bundle lacks the tracing interceptors; omit one of them',
+    );
+  const bundle = workflowBundle ?? (await bundleWorkflows(tracing?.workflowInterceptorModules));
   const byTaskQueue = new Map<string, Worker>();
   const names = { ...TASK_QUEUES, ...taskQueues };
   for (const [role, buildActivities] of Object.entries(ACTIVITIES_BY_ROLE) as [
@@ -181,6 +193,7 @@ export async function createWorkers({
       workflowBundle: bundle,
       activities: buildActivities(dependencies, names),
       shutdownGraceTime: '10 seconds',
+      ...(tracing && { plugins: [tracing.workerPlugin] }),
     });
     byTaskQueue.set(taskQueue, worker);
   }

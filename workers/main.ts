@@ -29,11 +29,22 @@ async function main(): Promise<void> {
     ...boundedWaitsFrom(config),
     onIdleError: (error) => process.stderr.write(`idle database connection lost: ${error.message}\n`),
   });
+  // Loaded only when configured: with tracing off, no OpenTelemetry module is even imported.
+  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
+    ? (await import('../tracing/tracing')).startTracing({
+        endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+        serviceName: 'stablepay-worker',
+      })
+    : undefined;
   try {
     const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
     try {
       const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-      const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+      const temporal = new Client({
+        connection: clientConnection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        ...(tracing && { interceptors: { workflow: tracing.workflowClientInterceptors } }),
+      });
       const registered = await ensureSearchAttributes(clientConnection, config.TEMPORAL_NAMESPACE);
       if (registered.length) process.stdout.write(`registered search attributes: ${registered.join(', ')}\n`);
       const taskQueues = taskQueueNames(config.TEMPORAL_TASK_QUEUE_PREFIX);
@@ -65,6 +76,7 @@ async function main(): Promise<void> {
           paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS },
         },
         taskQueues,
+        tracing,
       });
       const receiptTrackers = await startPaymasterReceiptTrackers(temporal, {
         chainIds: networks
@@ -135,6 +147,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await db.destroy();
+    await tracing?.shutdown();
   }
 }
 
