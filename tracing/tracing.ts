@@ -53,7 +53,16 @@ export function startTracing({
   provider.register();
   const stopInstrumenting = registerInstrumentations({
     tracerProvider: provider,
-    instrumentations: [new UndiciInstrumentation()],
+    instrumentations: [
+      new UndiciInstrumentation({
+        // RPC provider URLs carry API keys in their path or query: spans name the origin only.
+        startSpanHook: (request) => ({
+          'url.full': request.origin,
+          'url.path': '[redacted]',
+          'url.query': '',
+        }),
+      }),
+    ],
   });
   const tracer = provider.getTracer('stablepay');
   return {

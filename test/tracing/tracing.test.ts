@@ -26,6 +26,8 @@ interface ExportedSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
+  /** String attributes, e.g. `url.full`. */
+  attributes: Record<string, string>;
 }
 
 /** A collector speaking OTLP/HTTP JSON; it keeps every span it was sent. */
@@ -60,6 +62,17 @@ async function startOtlpCollector(): Promise<{ url: string; spans: ExportedSpan[
               parentSpanId: span.parentSpanId ? hexId(span.parentSpanId) : undefined,
               name: span.name,
               kind: span.kind,
+              attributes: Object.fromEntries(
+                (span.attributes ?? [])
+                  .filter(
+                    (attribute: { value: { stringValue?: string } }) =>
+                      attribute.value.stringValue !== undefined,
+                  )
+                  .map((attribute: { key: string; value: { stringValue: string } }) => [
+                    attribute.key,
+                    attribute.value.stringValue,
+                  ]),
+              ),
             });
       }
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -197,6 +210,10 @@ describe('OpenTelemetry traces from the api through Temporal to activities and o
     const outbound = collector.spans.find((span) => span.parentSpanId === runAttempt!.spanId)!;
     expect(outbound).toMatchObject({ kind: 3, name: 'POST', traceId }); // CLIENT
     expect(traceparent.split('-')[2]).toBe(outbound.spanId);
+    // fetch spans (chain RPC, the signer) name the origin only: provider URLs carry keys in their paths.
+    const fetchUrls = collector.spans.flatMap((span) => span.attributes['url.full'] ?? []);
+    expect(fetchUrls.length).toBeGreaterThan(0);
+    expect(fetchUrls.filter((url) => url !== new URL(url).origin)).toEqual([]);
     const traced = collector.spans.filter((span) => span.traceId === traceId);
     process.stdout.write(
       `trace ${traceId}: ${traced.length} spans: ${traced.map((span) => `${span.service}/${span.name}`).join(', ')}\n`,
