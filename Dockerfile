@@ -1,8 +1,19 @@
-FROM node:20-bookworm-slim
+# Production image: compiled JavaScript and production dependencies only (no TypeScript runner, no
+# compiler, no dev stack: anvil, embedded Postgres, Alto and the Temporal test server stay out).
+# Build: docker build -t stablepay . ; run: node dist/api/main.js | dist/workers/main.js | dist/signer/main.js
+
+FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm install --no-audit --no-fund
 COPY . .
-RUN npx tsx contracts/build.ts
+RUN npx tsx contracts/build.ts && npx tsx dev/buildProduction.ts
+
+FROM node:20-bookworm-slim AS runtime
+WORKDIR /app
 ENV NODE_ENV=production
-CMD ["npx", "tsx", "api/main.ts"]
+COPY package.json package-lock.json ./
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+USER node
+CMD ["node", "dist/api/main.js"]

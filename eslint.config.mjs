@@ -1,6 +1,26 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Folders whose code runs in production (api, worker, signer, tool server, deployment scripts). */
+const PRODUCTION_FOLDERS = [
+  'activities',
+  'api',
+  'billing',
+  'chain',
+  'config',
+  'db',
+  'health',
+  'logging',
+  'paymaster',
+  'signer',
+  'tool-server',
+  'web',
+  'webhooks',
+  'workers',
+  'workflowClient',
+  'workflows',
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -15,6 +35,24 @@ export default tseslint.config(
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    // Production modules never reach into the local stack's stand-ins or the tests (docs/architecture.md).
+    files: PRODUCTION_FOLDERS.map((folder) => `${folder}/**/*.ts`),
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/dev', '**/dev/**', '**/test', '**/test/**'],
+              message: 'Production code must not import dev/ (local stand-ins) or test/.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

@@ -12,7 +12,7 @@ import {
   writeCheckpoint,
 } from '../db/deposits';
 import { findFlushTransactions } from '../db/settlements';
-import { sessionWorkflowId } from '../workers/sessionWorkflows';
+import { sessionWorkflowId } from '../workflows/workflowIds';
 import type { DepositDetected } from './sessions';
 
 export interface ChainMonitorDependencies {

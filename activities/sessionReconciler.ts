@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client';
 import { findSessionsWithoutWorkflow, markWorkflowStarted } from '../db/sessions';
-import { startSessionWorkflow } from '../workers/sessionWorkflows';
+import { startSessionWorkflow } from '../workflowClient/sessions';
 
 export interface SessionReconcilerDependencies {
   db: Db;

@@ -15,7 +15,7 @@ import { createEmailCodes, emailCodeHashKeyFromConfig } from './auth/emailCodes'
 import { createMailer } from './email/mailer';
 import { requirePaymasterClient } from './auth/paymasterClient';
 import { createMerchantTokenService } from './auth/merchantTokens';
-import type { Logger } from './logger';
+import type { Logger } from '../logging/logger';
 import { createHttpMetrics } from './metrics';
 import { errorBody } from './middleware/errorBody';
 import { jsonBody } from './middleware/jsonBody';

@@ -10,7 +10,7 @@ import type { SignerClient } from '../paymaster/signerClient';
 import type { EmailCodes } from './auth/emailCodes';
 import type { MerchantTokenService } from './auth/merchantTokens';
 import type { Mailer } from './email/mailer';
-import type { Logger } from './logger';
+import type { Logger } from '../logging/logger';
 import type { WebhookSecretBox } from '../webhooks/webhookSecrets';
 
 /** Everything route handlers may use, built once per app. */

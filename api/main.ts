@@ -1,7 +1,7 @@
 import { loadConfigOrExit, requireSetting } from '../config';
 import { boundedWaitsFrom, createDb } from '../db/client';
 import { createApp } from './app';
-import { createLogger } from './logger';
+import { createLogger } from '../logging/logger';
 
 /** The api process: HTTP server until SIGINT/SIGTERM, then a graceful close. */
 async function main(): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { LOCAL_PAYMASTER_SIGNER } from '../chain/deployLocalChain';
+import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
 import { ETH_USD_FEED_DECIMALS } from '../chain/priceFeeds';
 import { createDb, type Db } from '../db/client';
 import { usdToMicro, weiToMicroUsd } from '../paymaster/pricesConversion';

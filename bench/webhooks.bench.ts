@@ -14,7 +14,7 @@ import { insertSessionWithOptions, recordSessionDeposit } from '../db/sessions';
 import { insertWebhookEndpointWithinLimit } from '../db/webhooks';
 import { ensureDatabase, startEmbeddedPostgres } from '../dev/services/postgres';
 import { startTemporalDevServer } from '../dev/services/temporal';
-import { startWebhookDelivery } from '../webhooks/deliveryWorkflows';
+import { startWebhookDelivery } from '../workflowClient/webhookDeliveries';
 import { WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_RESPONSE_BODY_LIMIT_BYTES } from '../webhooks/deliveryPolicy';
 import { newEventId, serialiseSessionConfirmingEvent } from '../webhooks/events';
 import { sendWebhook } from '../webhooks/sendWebhook';

@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import type { Config } from '../config';
 import { loadDeployments, type ChainContracts } from './deployments';
-import { STABLECOINS, type StablecoinSymbol } from './localStablecoins';
+import { STABLECOINS, type StablecoinSymbol } from './stablecoins';
 import { NETWORKS, type NetworkDefinition } from './networks';
 
 export interface TokenDeployment {

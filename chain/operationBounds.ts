@@ -1,5 +1,5 @@
 import type { Hex } from 'viem';
-import type { Logger } from '../api/logger';
+import type { Logger } from '../logging/logger';
 import type { PublicClients } from './publicClients';
 
 /**

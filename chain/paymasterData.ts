@@ -224,3 +224,10 @@ export function tokenAmountForGasCost(gasCostWei: bigint, exchangeRate: bigint):
   const product = gasCostWei * exchangeRate;
   return product / EXCHANGE_RATE_SCALE + (product % EXCHANGE_RATE_SCALE === 0n ? 0n : 1n);
 }
+
+/** Floors for the paymaster gas limits the signer signs; an operation may ask for more, never less. */
+export const MINIMUM_PAYMASTER_GAS: Record<PaymasterMode, { verification: bigint; postOp: bigint }> = {
+  sponsored: { verification: 50_000n, postOp: 0n },
+  // ERC-20 validation pre-charges the tokens (a transferFrom that may create the paymaster's balance slot).
+  erc20: { verification: 120_000n, postOp: 70_000n },
+};

@@ -1,6 +1,6 @@
 import type { Address } from 'viem';
 import { predictDepositAddress } from './depositAddress';
-import type { StablecoinSymbol } from './localStablecoins';
+import type { StablecoinSymbol } from './stablecoins';
 import type { ConfiguredNetwork } from './networkRegistry';
 import { toBaseUnits } from './tokenAmount';
 

@@ -35,3 +35,8 @@ export function fromBaseUnits(units: bigint, decimals: number): string {
 export function toMicroUsdRoundingDown(units: bigint, decimals: number): bigint {
   return decimals >= 6 ? units / 10n ** BigInt(decimals - 6) : units * 10n ** BigInt(6 - decimals);
 }
+
+/** numeric(16,6) reads back as "19.990000"; the API shows "19.99". */
+export function normaliseDecimal(value: string): string {
+  return value.includes('.') ? value.replace(/0+$/, '').replace(/\.$/, '') : value;
+}

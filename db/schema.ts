@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { SessionStatus } from './sessionStatus';
 
 /**
  * The typed truth of the schema. Each table interface matches its migration; repositories
@@ -82,8 +83,7 @@ export interface SmartAccountsTable {
   created_at: CreatedAt;
 }
 
-export type SessionStatus =
-  'pending' | 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
+export type { SessionStatus };
 
 export interface StoredLineItem {
   name: string;

@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type Address, type Hex, getAbiItem } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { type Logger, createLogger } from '../api/logger';
-import { LOCAL_RELAYER } from '../chain/localSettlement';
+import { type Logger, createLogger } from '../logging/logger';
+import { LOCAL_RELAYER } from './chains/localSettlement';
 import { LocalMessenger } from '../contracts/artifacts';
 import { layerZeroRelayChainsOf, startLayerZeroRelayer } from './protocols/layerZeroRelayer';
 import {

@@ -1,5 +1,5 @@
 import type { Address, Hex } from 'viem';
-import type { Logger } from '../api/logger';
+import type { Logger } from '../logging/logger';
 import { paymasterModeOf } from '../chain/paymasterData';
 import type { Db } from '../db/client';
 import type { SponsorshipMode } from '../db/schema';

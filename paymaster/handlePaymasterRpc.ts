@@ -1,5 +1,5 @@
 import { getAddress, isAddress, zeroAddress, type Address, type Hex } from 'viem';
-import type { Logger } from '../api/logger';
+import type { Logger } from '../logging/logger';
 import type { EntryPointVersion } from '../chain/entryPoints';
 import { EIP7702_INITCODE_MARKER } from '../chain/paymasterData';
 import type { Db } from '../db/client';
@@ -24,7 +24,7 @@ import {
   type JsonRpcErrorObject,
   type JsonRpcResponse,
 } from './jsonRpc';
-import { MINIMUM_PAYMASTER_GAS } from '../signer/signPaymasterData';
+import { MINIMUM_PAYMASTER_GAS } from '../chain/paymasterData';
 import { type ChainFeeLevels, feeViolation, gasLimitViolation } from '../chain/operationBounds';
 import type { SponsorshipLimits } from './limits';
 import { checkAllowlist, checkDenyRules } from './merchantPolicies';

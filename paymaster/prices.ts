@@ -1,5 +1,5 @@
 import { isAddress, type Address } from 'viem';
-import type { Logger } from '../api/logger';
+import type { Logger } from '../logging/logger';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import { readEthUsdRound } from '../chain/priceFeeds';
 import type { PublicClients } from '../chain/publicClients';

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { isAddress, isHex, type Address, type Hex } from 'viem';
-import { z } from 'zod';
-import type { EntryPointVersion } from '../chain/entryPoints';
-import type { PaymasterMode } from '../chain/paymasterData';
+import { type Address, type Hex } from 'viem';
+import { SIGNER_METHOD, signerAnswerSchema, type SignPaymasterDataWireRequest } from '../signer/protocol';
 
 /**
- * Client of the internal signing service (DESIGN §2 `signer`): one JSON-RPC 2.0 method,
- * `signer_signPaymasterData`, over HTTP at `<SIGNER_URL>/rpc` with `Authorization: Bearer <SIGNER_SHARED_SECRET>`.
+ * Client of the internal signing service (DESIGN §2 `signer`; the wire protocol is signer/protocol.ts):
+ * one JSON-RPC 2.0 method over HTTP at `<SIGNER_URL>/rpc` with `Authorization: Bearer <SIGNER_SHARED_SECRET>`.
  * The service's own refusals (-32602 unsupported chain / token / params, -32000 deposit too low) come
  * back as `rejected` for the RPC to return unchanged (SPEC rule 10); anything that is not a
  * well-formed answer is `upstream`; data in the wrong mode is `mode_mismatch`.
@@ -20,18 +18,13 @@ export interface PaymasterResult {
   paymasterPostOpGasLimit: Hex;
 }
 
-export interface SignPaymasterDataRequest {
-  chainId: number;
-  entryPoint: Address;
-  entryPointVersion: EntryPointVersion;
-  /** params[0] as received, with nonce and gas fields as 0x hex strings. */
+/**
+ * What the API asks the service to sign: the protocol's request, with the user operation as received
+ * (params[0], nonce and gas fields as 0x hex strings); the service validates it.
+ */
+export type SignPaymasterDataRequest = Omit<SignPaymasterDataWireRequest, 'userOp'> & {
   userOp: Record<string, unknown>;
-  mode: PaymasterMode;
-  /** ERC-20 mode only. */
-  token?: Address;
-  validUntil: number;
-  validAfter: number;
-}
+};
 
 export type SignerFailure =
   /** The service refused the request: returned to the caller unchanged. */
@@ -48,23 +41,7 @@ export interface SignerClient {
   signPaymasterData(request: SignPaymasterDataRequest): Promise<SignPaymasterDataOutcome>;
 }
 
-export const SIGNER_METHOD = 'signer_signPaymasterData';
 export const DEFAULT_SIGNER_TIMEOUT_MS = 5_000;
-
-const hexQuantity = z
-  .string()
-  .refine((value) => isHex(value) && value.length > 2, 'must be a 0x hex quantity');
-const signedResult = z.object({
-  paymaster: z.string().refine((value) => isAddress(value, { strict: false }), 'must be an address'),
-  paymasterData: z.string().refine((value) => isHex(value), 'must be 0x hex'),
-  paymasterVerificationGasLimit: hexQuantity,
-  paymasterPostOpGasLimit: hexQuantity,
-  mode: z.enum(['sponsored', 'erc20']),
-});
-const signerAnswer = z.union([
-  z.object({ jsonrpc: z.literal('2.0'), result: signedResult }),
-  z.object({ jsonrpc: z.literal('2.0'), error: z.object({ code: z.number().int(), message: z.string() }) }),
-]);
 
 export function createSignerClient({
   url,
@@ -117,7 +94,7 @@ export function createSignerClient({
       } catch {
         return upstream('answered a body that is not JSON');
       }
-      const answer = signerAnswer.safeParse(json);
+      const answer = signerAnswerSchema.safeParse(json);
       if (!answer.success)
         return upstream('answered something that is not a JSON-RPC response with a paymaster result');
 

@@ -1,7 +1,7 @@
 import { hashMessage, keccak256, recoverAddress, toBytes, type Address } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { PAYMASTER_DATA_LENGTH, decodePaymasterData } from '../chain/paymasterData';
-import { MINIMUM_PAYMASTER_GAS } from '../signer/signPaymasterData';
+import { MINIMUM_PAYMASTER_GAS } from '../chain/paymasterData';
 import {
   STUB_EXCHANGE_RATE,
   STUB_SIGNATURE,

@@ -1,6 +1,6 @@
 import { numberToHex, type Address, type Hex } from 'viem';
 import { encodePaymasterData, type PaymasterMode } from '../chain/paymasterData';
-import { MINIMUM_PAYMASTER_GAS } from '../signer/signPaymasterData';
+import { MINIMUM_PAYMASTER_GAS } from '../chain/paymasterData';
 import type { PaymasterResult } from './signerClient';
 
 /**

@@ -1,4 +1,4 @@
-import type { Logger } from '../api/logger';
+import type { Logger } from '../logging/logger';
 import type { Db } from '../db/client';
 import { insertUsageRecord } from '../db/paymasterUsage';
 import type { PaymasterUsageStatus, SponsorshipMode } from '../db/schema';

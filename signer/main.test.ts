@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { LOCAL_PAYMASTER_SIGNER } from '../chain/deployLocalChain';
+import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
 import { ENTRY_POINT_V07_ADDRESS } from '../chain/entryPoints';
 import { findFreePort } from '../dev/services/freePort';
 import { TEST_STACK_FILE_VARIABLE, testStack } from '../test/harness/stack';

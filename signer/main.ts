@@ -1,5 +1,5 @@
 import { loadConfigOrExit } from '../config';
-import { createLogger } from '../api/logger';
+import { createLogger } from '../logging/logger';
 import { startSignerServer } from './server';
 
 /** The signer process: `npx tsx signer/main.ts` (SIGNER_PRIVATE_KEY, SIGNER_SHARED_SECRET, DEPLOYMENTS_FILE, RPC_URL_<chainId>). */

@@ -1,14 +1,14 @@
 import { Writable } from 'node:stream';
 import { type Address, type Hex, hexToBigInt, recoverMessageAddress } from 'viem';
 import { simulateContract } from 'viem/actions';
-import { createLogger } from '../api/logger';
+import { createLogger } from '../logging/logger';
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from '../chain/entryPoints';
 import { decodePaymasterData, sponsorshipHash } from '../chain/paymasterData';
 import { loadConfig } from '../config';
 import { ManagedPaymasterV08 } from '../contracts/artifacts';
 import { findFreePort } from '../dev/services/freePort';
 import { TEST_STACK_FILE_VARIABLE, testStack } from '../test/harness/stack';
-import { LOCAL_PAYMASTER_SIGNER } from '../chain/deployLocalChain';
+import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
 import { toPackedUserOperation } from 'viem/account-abstraction';
 import { publicClientFor } from '../test/paymaster/smartAccounts';
 import { type SignerServer, startSignerServer } from './server';

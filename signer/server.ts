@@ -5,7 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { type Config, requireSetting } from '../config';
 import { loadDeployments } from '../chain/deployments';
 import { createPublicClients } from '../chain/publicClients';
-import { type Logger, createLogger } from '../api/logger';
+import { type Logger, createLogger } from '../logging/logger';
 import { createChainFeeLevels } from '../chain/operationBounds';
 import { createPaymasterDataSigner } from './signPaymasterData';
 import { SIGNER_RPC_ERROR_CODES, SignerRpcError } from './signerRpcError';

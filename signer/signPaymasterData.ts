@@ -1,12 +1,11 @@
-import { type Address, type Hex, type PublicClient, getAddress, isAddress, isHex, numberToHex } from 'viem';
+import { type Address, type Hex, type PublicClient, numberToHex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
-import { z } from 'zod';
 import type { ChainContracts } from '../chain/deployments';
 import { type EntryPointVersion, entryPointAbi } from '../chain/entryPoints';
 import {
-  type PaymasterMode,
   type SponsoredUserOperation,
   type SponsorshipTerms,
+  MINIMUM_PAYMASTER_GAS,
   EIP7702_INITCODE_MARKER,
   encodePaymasterData,
   sponsorshipHash,
@@ -23,88 +22,17 @@ import {
   unsupportedChain,
   unsupportedEntryPoint,
 } from './signerRpcError';
+import {
+  signPaymasterDataParamsSchema,
+  type SignPaymasterDataRequest,
+  type SignPaymasterDataResult,
+} from './protocol';
 
 /**
  * `signer_signPaymasterData`: checks that this signer can serve the operation (chain, entry point,
  * token, deposit) and returns paymaster fields signed over the hash the contract verifies. Policy
  * (who may be sponsored, for what) is the API's job; this service only refuses what it cannot sign.
  */
-
-/** Floors for the paymaster gas limits the signer signs; an operation may ask for more, never less. */
-export const MINIMUM_PAYMASTER_GAS: Record<PaymasterMode, { verification: bigint; postOp: bigint }> = {
-  sponsored: { verification: 50_000n, postOp: 0n },
-  // ERC-20 validation pre-charges the tokens (a transferFrom that may create the paymaster's balance slot).
-  erc20: { verification: 120_000n, postOp: 70_000n },
-};
-
-const MAX_UINT48 = 2 ** 48 - 1;
-
-const address = z
-  .string()
-  .refine((value) => isAddress(value, { strict: false }), 'must be a 0x address')
-  .transform((value) => getAddress(value));
-const bytes = z
-  .string()
-  .refine((value) => isHex(value, { strict: true }) && value.length % 2 === 0, 'must be 0x hex bytes');
-const quantity = (bits: number) =>
-  z
-    .string()
-    .regex(/^0x[0-9a-fA-F]+$/, 'must be a 0x hex quantity')
-    .transform((value) => BigInt(value))
-    .refine((value) => value < 2n ** BigInt(bits), `must fit in uint${bits}`);
-const gas = quantity(128);
-const timestamp = z.number().int().min(0).max(MAX_UINT48);
-/** EntryPoint v0.8 reads an initCode starting with this 20-byte marker as an EIP-7702 account (wallets send `0x7702`). */
-const factory = z.union([z.literal('0x7702').transform((): Address => EIP7702_INITCODE_MARKER), address]);
-
-const userOperationSchema = z.object({
-  sender: address,
-  nonce: quantity(256),
-  factory: factory.nullish(),
-  factoryData: bytes.nullish(),
-  callData: bytes,
-  callGasLimit: gas,
-  verificationGasLimit: gas,
-  preVerificationGas: quantity(256),
-  maxFeePerGas: gas,
-  maxPriorityFeePerGas: gas,
-  paymasterVerificationGasLimit: gas.nullish(),
-  paymasterPostOpGasLimit: gas.nullish(),
-  /** An EIP-7702 operation's authorization; its `address` (the delegate) is part of the signed hash. */
-  eip7702Auth: z.object({ address }).passthrough().nullish(),
-});
-
-export const signPaymasterDataParamsSchema = z.tuple([
-  z
-    .object({
-      chainId: z.number().int().positive(),
-      entryPoint: address,
-      entryPointVersion: z.enum(['0.7', '0.8']),
-      userOp: userOperationSchema,
-      mode: z.enum(['sponsored', 'erc20']),
-      token: address.optional(),
-      validUntil: timestamp,
-      validAfter: timestamp,
-    })
-    .refine((request) => request.validUntil > request.validAfter, {
-      message: 'validUntil must be later than validAfter',
-      path: ['validUntil'],
-    })
-    .refine((request) => (request.mode === 'erc20') === (request.token !== undefined), {
-      message: 'token is required in erc20 mode and refused in sponsored mode',
-      path: ['token'],
-    }),
-]);
-
-export type SignPaymasterDataRequest = z.infer<typeof signPaymasterDataParamsSchema>[0];
-
-export interface SignPaymasterDataResult {
-  paymaster: Address;
-  paymasterData: Hex;
-  paymasterVerificationGasLimit: Hex;
-  paymasterPostOpGasLimit: Hex;
-  mode: PaymasterMode;
-}
 
 export interface PaymasterDataSignerDependencies {
   /** The verifying signer of every deployed paymaster. */

@@ -30,10 +30,13 @@ describe('docker-compose.yml', () => {
     expect(() => loadConfig(resolved)).not.toThrow();
   });
 
-  it.each(appServices)('%s runs an entrypoint that exists', (service) => {
+  it.each(appServices)('%s runs compiled JavaScript whose source module exists', (service) => {
     const command = compose.services[service]!.command ?? [];
-    const entry = command.find((part) => part.endsWith('.ts'));
+    expect(command[0]).toBe('node');
+    const entry = command.find((part) => /^dist\/.+\.js$/.test(part));
     expect(entry).toBeDefined();
-    expect(() => readFileSync(join(root, entry!))).not.toThrow();
+    // dist/ mirrors the source tree (dev/buildProduction.ts): dist/api/main.js comes from api/main.ts.
+    const source = entry!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+    expect(() => readFileSync(join(root, source))).not.toThrow();
   });
 });

@@ -1,6 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import pino from 'pino';
-import { createLogger } from '../api/logger';
+import { createLogger } from '../logging/logger';
 import { createToolServer } from './server';
 import { ToolServerConfigError, loadToolServerConfig } from './toolServerConfig';
 

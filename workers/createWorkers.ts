@@ -16,14 +16,15 @@ import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { OperatorChains } from '../chain/operatorChains';
 import { createSessionReconcilerActivities } from '../activities/sessionReconciler';
 import { createSessionActivities } from '../activities/sessions';
-import { createSessionEventActivities, createWebhookDeliveryActivities } from '../activities/webhooks';
+import { createSessionEventActivities } from '../activities/sessionEvents';
+import { createWebhookDeliveryActivities } from '../activities/webhookDelivery';
 import {
   createWebhookSecretBox,
   developmentWebhookSecretKey,
   type WebhookSecretBox,
 } from '../webhooks/webhookSecrets';
 import type { Db } from '../db/client';
-import { chainMonitorWorkflowId } from './chainMonitors';
+import { chainMonitorWorkflowId } from '../workflows/workflowIds';
 import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
 import type { Tracing } from '../tracing/tracing';
 

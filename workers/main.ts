@@ -6,11 +6,11 @@ import { checkReadiness, postgresCheck, startReadinessServer, temporalCheck } fr
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { createNetworkRegistry } from '../chain/networkRegistry';
 import { createOperatorChains } from '../chain/operatorChains';
-import { startChainMonitors } from './chainMonitors';
-import { startPaymasterReceiptTrackers } from './paymasterReceiptTrackers';
+import { startChainMonitors } from '../workflowClient/chainMonitors';
+import { startPaymasterReceiptTrackers } from '../workflowClient/paymasterReceiptTrackers';
 import { ourPaymasters } from '../activities/paymasterReceipts';
 import { createWorkers } from './createWorkers';
-import { ensureSearchAttributes } from './temporalClient';
+import { ensureSearchAttributes } from '../workflowClient/connection';
 import { taskQueueNames } from './taskQueues';
 
 /**

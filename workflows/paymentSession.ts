@@ -11,8 +11,9 @@ import {
 } from '@temporalio/workflow';
 import type { DepositDetected, SessionActivities } from '../activities/sessions';
 import type { SettlementActivities } from '../activities/settlement';
-import type { SessionEventActivities } from '../activities/webhooks';
-import { ChainId, SessionStatus } from '../workers/searchAttributes';
+import type { SessionEventActivities } from '../activities/sessionEvents';
+import { ChainId, SessionStatus } from './searchAttributes';
+import type { WorkflowSessionStatus } from '../db/sessionStatus';
 
 /**
  * One workflow per payment session (`session-<uuid>`), reading like SPEC's state table:
@@ -79,7 +80,7 @@ export interface PaymentSessionInput {
 }
 
 export interface PaymentSessionState {
-  status: 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
+  status: WorkflowSessionStatus;
   deposit?: DepositDetected;
   failureReason?: string;
   forwarder?: string;

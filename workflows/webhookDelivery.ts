@@ -8,7 +8,7 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AttemptReport, WebhookDeliveryActivities } from '../activities/webhooks';
+import type { AttemptReport, WebhookDeliveryActivities } from '../activities/webhookDelivery';
 import {
   WEBHOOK_ATTEMPT_TIMEOUT_MS,
   WEBHOOK_MAX_ATTEMPTS,

@@ -4,7 +4,7 @@ import { authenticateClient, checkOrigin } from '../../paymaster/clientChecks';
 import { describeDenial } from '../../paymaster/denials';
 import { NO_USAGE_FACTS, recordPaymasterDenial } from '../../paymaster/usageRecords';
 import { forbidden, unauthorized } from '../httpErrors';
-import type { Logger } from '../logger';
+import type { Logger } from '../../logging/logger';
 
 /**
  * Paymaster routes (CLIENT): the publishable client id from `X-Client-Id` (or, on paths under

@@ -1,6 +1,6 @@
 import { createTransport, type Transporter } from 'nodemailer';
 import type { Config } from '../../config';
-import type { Logger } from '../logger';
+import type { Logger } from '../../logging/logger';
 
 /**
  * Sends e-mail through SMTP_URL with nodemailer, off the request path: a route hands over a job that

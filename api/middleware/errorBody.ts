@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { isDatabaseUnavailable } from '../../db/databaseUnavailable';
-import { TemporalUnavailableError } from '../../workers/temporalClient';
+import { TemporalUnavailableError } from '../../workflowClient/connection';
 import { HttpError, methodNotAllowed, notFound, serviceUnavailable } from '../httpErrors';
 
 /**

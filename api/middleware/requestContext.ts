@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
-import type { Logger } from '../logger';
+import type { Logger } from '../../logging/logger';
 import type { HttpMetrics } from '../metrics';
 
 const REQUEST_ID_HEADER = 'x-request-id';

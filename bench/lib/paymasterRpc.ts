@@ -10,7 +10,7 @@ import {
   parseAbi,
   recoverMessageAddress,
 } from 'viem';
-import { LOCAL_PAYMASTER_SIGNER } from '../../chain/deployLocalChain';
+import { LOCAL_PAYMASTER_SIGNER } from '../../dev/chains/deployLocalChain';
 import { ENTRY_POINT_V08_ADDRESS } from '../../chain/entryPoints';
 import { decodePaymasterData, sponsorshipHash, type SponsorshipTerms } from '../../chain/paymasterData';
 import type { Db } from '../../db/client';

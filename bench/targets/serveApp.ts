@@ -1,7 +1,7 @@
 import { loadConfig } from '../../config';
 import { createApp, type AppDependencies } from '../../api/app';
 import { createDb } from '../../db/client';
-import { createLogger } from '../../api/logger';
+import { createLogger } from '../../logging/logger';
 
 /**
  * Serves the full Koa app as the api process builds it (middleware, logging, metrics) on a free port,

@@ -7,7 +7,7 @@ import { encodePaymasterData, sponsorshipHash, type SponsorshipTerms } from '../
 import { paymasterFromContracts } from '../../chain/paymasters';
 import { loadConfig, requireSetting } from '../../config';
 import { sponsorshipWindow } from '../../paymaster/sponsorshipWindow';
-import { MINIMUM_PAYMASTER_GAS } from '../../signer/signPaymasterData';
+import { MINIMUM_PAYMASTER_GAS } from '../../chain/paymasterData';
 
 /**
  * Baseline for the paymaster benchmark: the cost floor of producing a paymaster signature over HTTP.

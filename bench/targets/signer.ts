@@ -1,4 +1,4 @@
-import { createLogger } from '../../api/logger';
+import { createLogger } from '../../logging/logger';
 import { loadConfig } from '../../config';
 import { startSignerServer } from '../../signer/server';
 

@@ -20,7 +20,7 @@ import {
 import { deployDeterministic, deterministicDeploymentAddress } from '../deterministicDeployer';
 import { configureForwarderSettlement, deployForwarderFactory } from '../forwarderFactory';
 import { networkByChainId } from '../networks';
-import { deployPaymaster } from '../paymasters';
+import { deployPaymaster } from './paymasterDeployment';
 
 /**
  * Deploys our contracts on one network against the real protocols and configures them: the ForwarderFactory

@@ -5,7 +5,7 @@ import { getTransactionCount } from 'viem/actions';
 import { jsonRpc } from 'viem/nonce';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { type LocalChains, startLocalChains } from '../../dev/services/localChains';
-import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../localSettlement';
+import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../dev/chains/localSettlement';
 import { NETWORKS } from '../networks';
 import { LAYER_ZERO_EIDS, canonicalAddresses } from './canonicalAddresses';
 import {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { type Address, type Hex, BaseError, getAddress, hexToBigInt, hexToNumber, size, slice } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { type Logger, createLogger } from '../../api/logger';
+import { type Logger, createLogger } from '../../logging/logger';
 import { COMPOSE_EMPTY, COMPOSE_RECEIVED, layerZeroEndpointAbi } from '../../chain/layerZero';
 import {
   type Poller,

@@ -11,8 +11,9 @@ import {
 import { deployDeterministic, deterministicDeploymentAddress } from '../../chain/deterministicDeployer';
 import { type ForwarderSettlement } from '../../chain/forwarderFactory';
 import { addressToBytes32, oappAbi } from '../../chain/layerZero';
-import { LOCAL_MAX_SLIPPAGE_BPS } from '../../chain/localSettlement';
-import { STABLECOINS, type LocalStablecoinAddresses } from '../../chain/localStablecoins';
+import { LOCAL_MAX_SLIPPAGE_BPS } from '../chains/localSettlement';
+import { STABLECOINS } from '../../chain/stablecoins';
+import type { LocalStablecoinAddresses } from '../chains/localStablecoins';
 import { NETWORKS, networkByChainId } from '../../chain/networks';
 import { type DeployerClient, initCodeOf, realSaltOf, sendCall } from './contractCalls';
 import { deployLocalEndpoint, localEndpointAddress, wireLocalMessageLib } from './layerZero';

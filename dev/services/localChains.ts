@@ -1,4 +1,4 @@
-import { type SettlementProtocols, deployLocalChain } from '../../chain/deployLocalChain';
+import { type SettlementProtocols, deployLocalChain } from '../chains/deployLocalChain';
 import { LOCAL_CHAINS, type LocalChainId } from '../localChains';
 import type { ChainDeployment } from '../stackDescription';
 import { startAltoBundlers } from './alto';

@@ -9,7 +9,7 @@ import {
   SEARCH_ATTRIBUTES,
   searchAttributeCliArgs,
   unregisteredSearchAttributes,
-} from '../../workers/searchAttributes';
+} from '../../workflows/searchAttributes';
 import { ensureTemporalInstalled } from '../installTemporal';
 import { findFreePort } from './freePort';
 

@@ -16,7 +16,7 @@ import {
   toFunctionSignature,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { deployLocalChain } from '../../chain/deployLocalChain';
+import { deployLocalChain } from '../../dev/chains/deployLocalChain';
 import {
   DETERMINISTIC_DEPLOYER_ADDRESS,
   DeterministicDeployerMissingError,

@@ -10,7 +10,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { ForwarderFactory, Forwarder } from '../../contracts/artifacts';
-import { type LocalChainDeployment, deployLocalChain } from '../../chain/deployLocalChain';
+import { type LocalChainDeployment, deployLocalChain } from '../../dev/chains/deployLocalChain';
 import { predictDepositAddress, sessionIdToBytes16 } from '../../chain/depositAddress';
 import { forwarderFactoryAddresses } from '../../chain/forwarderFactory';
 import {

@@ -20,7 +20,7 @@ import {
   StakingComposer,
 } from '../../contracts/artifacts';
 import { readForwarderSettlement } from '../../chain/forwarderFactory';
-import { parRateE18 } from '../../chain/localSettlement';
+import { parRateE18 } from '../../dev/chains/localSettlement';
 import {
   ACCOUNTS,
   type Actor,

@@ -18,9 +18,9 @@ import {
   LOCAL_SETTLEMENT_CHAIN_ID,
   LOCAL_SETTLEMENT_OPERATOR,
   parRateE18,
-} from '../../chain/localSettlement';
+} from '../../dev/chains/localSettlement';
 import { type Relayer, startRelayer } from '../../dev/relayer';
-import { createLogger } from '../../api/logger';
+import { createLogger } from '../../logging/logger';
 import {
   ACCOUNTS,
   LAYER2_CHAIN,

@@ -20,9 +20,9 @@ import {
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { Forwarder, ForwarderFactory, LocalStakedUSDe, TestStablecoin } from '../../contracts/artifacts';
-import { type LocalChainDeployment, deployLocalChain } from '../../chain/deployLocalChain';
+import { type LocalChainDeployment, deployLocalChain } from '../../dev/chains/deployLocalChain';
 import { sessionIdToBytes16 } from '../../chain/depositAddress';
-import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../chain/localSettlement';
+import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../dev/chains/localSettlement';
 import {
   ANVIL_DEV_ACCOUNTS,
   type StartAnvilChainsReturnType,

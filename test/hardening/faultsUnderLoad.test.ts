@@ -16,7 +16,7 @@ import { migrateToLatest } from '../../db/migrate';
 import { findFreePort } from '../../dev/services/freePort';
 import { ensureDatabase } from '../../dev/services/postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../../dev/services/temporal';
-import { sessionWorkflowId } from '../../workers/sessionWorkflows';
+import { sessionWorkflowId } from '../../workflows/workflowIds';
 import { taskQueueNames } from '../../workers/taskQueues';
 import { depositDetectedSignal } from '../../workflows/paymentSession';
 import type { TestApp, TestResponse } from '../harness/app';

@@ -5,7 +5,7 @@ import { createApp } from '../../api/app';
 import { generateSigningJwk } from '../../api/auth/merchantTokens';
 import type { AnyRoute } from '../../api/routing/route';
 import { createDb, type Db } from '../../db/client';
-import { createLogger } from '../../api/logger';
+import { createLogger } from '../../logging/logger';
 import { TEST_STACK_FILE_VARIABLE, testStack } from './stack';
 
 export interface TestApp {

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
 import { type Address, concat, numberToHex } from 'viem';
-import { createLogger } from '../../api/logger';
+import { createLogger } from '../../logging/logger';
 import type { Database } from '../../db/schema';
 import { authenticateClient } from '../../paymaster/clientChecks';
 import { proxyBundlerRequest } from '../../paymaster/bundlerProxy';

@@ -29,7 +29,7 @@ import {
   LOCAL_PAYMASTER_SIGNER,
   type LocalChainDeployment,
   deployLocalChain,
-} from '../../chain/deployLocalChain';
+} from '../../dev/chains/deployLocalChain';
 import { type EntryPointVersion, entryPointAbi } from '../../chain/entryPoints';
 import {
   POSTOP_OVERHEAD_GAS,
@@ -38,7 +38,8 @@ import {
   sponsorshipHash,
   tokenAmountForGasCost,
 } from '../../chain/paymasterData';
-import { LOCAL_PAYMASTER_FUNDING, paymasterAddress } from '../../chain/paymasters';
+import { paymasterAddress } from '../../chain/paymasters';
+import { LOCAL_PAYMASTER_FUNDING } from '../../dev/chains/localPaymasters';
 import { ManagedPaymasterV07, ManagedPaymasterV08, TestStablecoin } from '../../contracts/artifacts';
 import {
   ANVIL_DEV_ACCOUNTS,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { LOCAL_PAYMASTER_SIGNER } from '../../chain/deployLocalChain';
+import { LOCAL_PAYMASTER_SIGNER } from '../../dev/chains/deployLocalChain';
 import { loadConfig } from '../../config';
 import { type SignerServer, startSignerServer } from '../../signer/server';
 import { type TestApp, startTestApp } from '../harness/app';

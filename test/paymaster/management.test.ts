@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { getAddress } from 'viem';
 import { startTestApp, type TestApp } from '../harness/app';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import { insertUsageRecord, recordUserOperationReceipt } from '../../db/paymasterUsage';
 import { createPaymasterClient, paymasterRpc, usageRows } from './paymasterApi';
 
 const CONTRACT = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
@@ -365,7 +366,55 @@ describe('paymaster management routes (JWT)', () => {
         entryPoint: null,
         userOpHash: null,
         targets: [],
+        actualGasCost: null,
+        actualGasUsed: null,
+        usdSnapshot: null,
         createdAt: expect.stringMatching(/Z$/),
+      });
+    });
+
+    it('shows the gas cost and the USD snapshot an operation was priced at', async () => {
+      const userOpHash = `0x${'ab'.repeat(32)}`;
+      await insertUsageRecord(app.db, {
+        merchantId: usageMerchant.merchantId,
+        clientId: clientA,
+        method: 'pm_getPaymasterData',
+        chainId: 84532,
+        mode: 'sponsored',
+        status: 'submitted',
+        reason: null,
+        sender: '0x2222222222222222222222222222222222222222',
+        entryPoint: '0x0000000071727de22e5e9d8baf0edac6f37da032',
+        userOpHash,
+        targets: [CONTRACT],
+        validUntil: new Date(Date.now() + 600_000),
+        usdSnapshot: {
+          ethUsdPrice: '3000.5',
+          estimatedGasCostWei: '210000000000000',
+          estimatedCostUsd: '0.630105',
+        },
+      });
+      await recordUserOperationReceipt(app.db, {
+        chainId: 84532,
+        entryPoint: '0x0000000071727de22e5e9d8baf0edac6f37da032',
+        userOpHash,
+        success: true,
+        actualGasCost: 190_000_000_000_000n,
+        actualGasUsed: 95_000n,
+        txHash: `0x${'cd'.repeat(32)}`,
+        blockNumber: 7n,
+      });
+      const [row] = await usageRows(app, usageMerchant, '&status=onchain_success');
+      expect(row).toMatchObject({
+        userOpHash,
+        status: 'onchain_success',
+        actualGasCost: '190000000000000',
+        actualGasUsed: '95000',
+        usdSnapshot: {
+          ethUsdPrice: '3000.5',
+          estimatedGasCostWei: '210000000000000',
+          estimatedCostUsd: '0.630105',
+        },
       });
     });
 
@@ -375,7 +424,7 @@ describe('paymaster management routes (JWT)', () => {
       expect(await usageRows(app, usageMerchant, '&status=denied_malformed')).toHaveLength(3);
       expect(await usageRows(app, usageMerchant, `&status=denied_chain&clientId=${clientA}`)).toHaveLength(1);
       expect(await usageRows(app, usageMerchant, '&status=submitted')).toHaveLength(0);
-      expect(await usageRows(app, usageMerchant, '&mode=sponsored')).toHaveLength(0);
+      expect(await usageRows(app, usageMerchant, '&mode=user_paid')).toHaveLength(0);
     });
 
     it.each([

@@ -8,10 +8,8 @@ import { createNetworkRegistry } from '../../chain/networkRegistry';
 import { loadConfig } from '../../config';
 import { createDb } from '../../db/client';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
-import {
-  paymasterReceiptTrackerWorkflowId,
-  startPaymasterReceiptTrackers,
-} from '../../workers/paymasterReceiptTrackers';
+import { startPaymasterReceiptTrackers } from '../../workflowClient/paymasterReceiptTrackers';
+import { paymasterReceiptTrackerWorkflowId } from '../../workflows/workflowIds';
 import { taskQueueNames } from '../../workers/taskQueues';
 import { type TestApp, startTestApp } from '../harness/app';
 import { TEST_STACK_FILE_VARIABLE, testStack } from '../harness/stack';

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createPaymasterReceiptActivities } from '../../activities/paymasterReceipts';
 import { writeCheckpoint } from '../../db/deposits';
-import { paymasterReceiptTrackerWorkflowId } from '../../workers/paymasterReceiptTrackers';
+import { paymasterReceiptTrackerWorkflowId } from '../../workflows/workflowIds';
 import type { TestApp } from '../harness/app';
 import type { SignedInMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';

@@ -7,7 +7,7 @@ import {
   type Address,
   type Hex,
 } from 'viem';
-import { createLogger } from '../../api/logger';
+import { createLogger } from '../../logging/logger';
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from '../../chain/entryPoints';
 import { paymasterFromContracts } from '../../chain/paymasters';
 import { creditPrepaidBalance, debitPrepaidBalance } from '../../db/prepaidLedger';

@@ -5,7 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { createDb, type Db } from '../../db/client';
 import { startTimeSkippingTestEnvironment } from '../../dev/services/temporal';
 import { activitiesForRole } from '../../workers/createWorkers';
-import { sessionWorkflowId } from '../../workers/sessionWorkflows';
+import { sessionWorkflowId } from '../../workflows/workflowIds';
 import {
   depositDetectedSignal,
   paymentSessionWorkflow,

@@ -12,19 +12,19 @@ import {
   type Hex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createLogger } from '../../api/logger';
+import { createLogger } from '../../logging/logger';
 import { loadConfig } from '../../config';
-import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../chain/localSettlement';
+import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../dev/chains/localSettlement';
 import { createNetworkRegistry, type NetworkRegistry } from '../../chain/networkRegistry';
 import { createOperatorChains, type OperatorChains } from '../../chain/operatorChains';
 import { createDb, type Db } from '../../db/client';
-import type { SettlementProtocols } from '../../chain/deployLocalChain';
+import type { SettlementProtocols } from '../../dev/chains/deployLocalChain';
 import { layerZeroRelayChainsOf, startLayerZeroRelayer } from '../../dev/protocols/layerZeroRelayer';
 import { relayerChainsOf, startRelayer } from '../../dev/relayer';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { LOCAL_TESTNET_CHAIN_IDS, type LocalChainId } from '../../dev/localChains';
 import { startLocalChains } from '../../dev/services/localChains';
-import { startChainMonitors } from '../../workers/chainMonitors';
+import { startChainMonitors } from '../../workflowClient/chainMonitors';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
 import { taskQueueNames, type TaskQueueRole } from '../../workers/taskQueues';
 import { startTestApp, type TestApp } from '../harness/app';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { ensureSearchAttributes } from '../../workers/temporalClient';
+import { ensureSearchAttributes } from '../../workflowClient/connection';
 import { testStack } from '../harness/stack';
 
 describe('search attributes on a fresh Temporal namespace', () => {

@@ -10,16 +10,15 @@ import { dropDatabase, ensureDatabase } from '../../dev/services/postgres';
 import { startTimeSkippingTestEnvironment } from '../../dev/services/temporal';
 import { testStack } from '../harness/stack';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
+import { ensureMaintenanceSchedules, LOGIN_NONCE_RETENTION_SEC } from '../../workflowClient/schedules';
 import {
-  ensureMaintenanceSchedules,
   LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
-  LOGIN_NONCE_RETENTION_SEC,
   MONTHLY_STATEMENTS_SCHEDULE_ID,
   PREPAID_BALANCE_CHECK_SCHEDULE_ID,
   SESSION_RECONCILER_SCHEDULE_ID,
-} from '../../workers/schedules';
-import { ChainId, MerchantId, SandboxMode, SessionStatus } from '../../workers/searchAttributes';
-import { createTemporalClient, type TemporalClient } from '../../workers/temporalClient';
+} from '../../workflows/workflowIds';
+import { ChainId, MerchantId, SandboxMode, SessionStatus } from '../../workflows/searchAttributes';
+import { createTemporalClient, type TemporalClient } from '../../workflowClient/connection';
 import type {
   loginNonceCleanupWorkflow,
   monthlyStatementsWorkflow,

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { findFreePort } from '../../dev/services/freePort';
-import { sessionWorkflowId } from '../../workers/sessionWorkflows';
+import { sessionWorkflowId } from '../../workflows/workflowIds';
 import { depositDetectedSignal } from '../../workflows/paymentSession';
 import type { TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant } from '../harness/merchants';

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
-import { createSessionEventActivities } from '../../activities/webhooks';
+import { createSessionEventActivities } from '../../activities/sessionEvents';
 import { createDb, type Db } from '../../db/client';
 import { findSessionById } from '../../db/sessions';
 import { deleteWebhookEndpoint, replaceWebhookSecret, updateWebhookEndpoint } from '../../db/webhooks';
 import { startTimeSkippingTestEnvironment } from '../../dev/services/temporal';
-import { webhookDeliveryWorkflowId, redispatchWebhookDelivery } from '../../webhooks/deliveryWorkflows';
+import { redispatchWebhookDelivery } from '../../workflowClient/webhookDeliveries';
+import { webhookDeliveryWorkflowId } from '../../workflows/workflowIds';
 import { verifyWebhook, WebhookVerificationError } from '../../webhooks/verifyWebhook';
 import {
   createWebhookSecretBox,

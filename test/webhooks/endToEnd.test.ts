@@ -6,7 +6,7 @@ import { createDb, type Db } from '../../db/client';
 import { verifyWebhook } from '../../webhooks/verifyWebhook';
 import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
-import { sessionWorkflowId } from '../../workers/sessionWorkflows';
+import { sessionWorkflowId } from '../../workflows/workflowIds';
 import { taskQueueNames } from '../../workers/taskQueues';
 import { depositDetectedSignal } from '../../workflows/paymentSession';
 import { startTestApp, type TestApp } from '../harness/app';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SESSION_STATUSES } from '../../api/routes/sessions/sessionModels';
+import { SESSION_STATUSES } from '../../db/sessionStatus';
 import { type AnyToolDefinition, routeTool, segment } from '../toolDefinition';
 
 /**

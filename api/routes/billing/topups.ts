@@ -4,8 +4,8 @@ import { insertTopup, listTopups, type TopupRow } from '../../../db/topups';
 import type { AppContext } from '../../appContext';
 import { badRequest } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
-import { createPaymentSession } from '../sessions/createSession';
-import { createSessionBody, paymentUrlOf } from '../sessions/sessionModels';
+import { usdAmount } from '../../routing/decimalAmounts';
+import { createPaymentSession, paymentUrlOf } from '../../sessions/createPaymentSession';
 
 /**
  * | GET | /v1/merchants/me/balance/topups | | 200 top-ups, newest first |
@@ -22,10 +22,11 @@ const TOPUP_MERCHANT_NAME = 'Prepaid gas top-up';
 const createTopupBody = z
   .object({
     // Same rules as a session amount: decimal USD, at most 6 decimals, > 0, ≤ 1000000000.
-    amount: createSessionBody.shape.amount,
-    sandboxMode: createSessionBody.shape.sandboxMode.describe(
-      'Only false: top-ups buy mainnet sponsorship and are paid on mainnets',
-    ),
+    amount: usdAmount.describe('Decimal USD amount, at most 6 decimals'),
+    sandboxMode: z
+      .boolean()
+      .optional()
+      .describe('Only false: top-ups buy mainnet sponsorship and are paid on mainnets'),
   })
   .strict()
   .meta({ id: 'TopupCreate' });
@@ -95,7 +96,7 @@ export function billingTopupRoutes(app: AppContext): AnyRoute[] {
         // The session and its top-up row commit together: never a payable top-up session that cannot credit.
         await createPaymentSession(app, {
           merchantId,
-          body: { amount: body.amount, sandboxMode: false, merchantName: TOPUP_MERCHANT_NAME },
+          request: { amount: body.amount, sandboxMode: false, merchantName: TOPUP_MERCHANT_NAME },
           payoutAddressOf: (chainId) => platformTreasuryFor(app.config, chainId),
           alsoWrite: async (trx, sessionId) => {
             topup = await insertTopup(trx, { merchantId, sessionId, amountUsd: body.amount });

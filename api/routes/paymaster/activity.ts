@@ -1,4 +1,3 @@
-import { getAddress } from 'viem';
 import { z } from 'zod';
 import { chainIdQuery } from '../../routing/chainIdQuery';
 import {
@@ -9,6 +8,7 @@ import {
 } from '../../../db/paymasterUsage';
 import { PAYMASTER_USAGE_STATUSES } from '../../../paymaster/usageRecords';
 import type { AppContext } from '../../appContext';
+import { toUsageRecord, usageRecordSchema } from './usageRecordModel';
 import { sequenceCursor } from '../../routing/sequenceCursor';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 
@@ -47,47 +47,21 @@ const activityQuery = z.object({
   status: z.enum(PAYMASTER_USAGE_STATUSES).optional(),
 });
 
-const activityItem = z
-  .object({
-    id: z.string(),
-    clientId: z.string(),
-    method: z.string().nullable(),
-    chainId: z.number().nullable(),
-    mode: z.enum(['sponsored', 'user_paid']).nullable(),
-    status: z.enum(PAYMASTER_USAGE_STATUSES),
-    reason: z.string().nullable(),
-    sender: z.string().nullable(),
-    entryPoint: z.string().nullable(),
-    userOpHash: z.string().nullable(),
-    targets: z.array(z.string()),
+/** A feed item: the usage record, and where its operation landed. */
+const activityItem = usageRecordSchema
+  .extend({
     validUntil: z.string().nullable().describe('End of the signed paymaster data validity'),
-    actualGasCost: z.string().nullable().describe('Wei, from the UserOperationEvent'),
-    actualGasUsed: z.string().nullable().describe('Gas units, from the UserOperationEvent'),
     txHash: z.string().nullable(),
     blockNumber: z.string().nullable(),
-    createdAt: z.string(),
   })
   .meta({ id: 'PaymasterActivityItem' });
 
 function toItem(row: UsageRecordRow): z.infer<typeof activityItem> {
   return {
-    id: row.id,
-    clientId: row.client_id,
-    method: row.method,
-    chainId: row.chain_id,
-    mode: row.mode,
-    status: row.status,
-    reason: row.reason,
-    sender: row.sender && getAddress(row.sender),
-    entryPoint: row.entry_point && getAddress(row.entry_point),
-    userOpHash: row.user_op_hash,
-    targets: row.targets.map((address) => getAddress(address)),
+    ...toUsageRecord(row),
     validUntil: row.valid_until?.toISOString() ?? null,
-    actualGasCost: row.actual_gas_cost,
-    actualGasUsed: row.actual_gas_used,
     txHash: row.tx_hash,
     blockNumber: row.block_number,
-    createdAt: row.created_at.toISOString(),
   };
 }
 

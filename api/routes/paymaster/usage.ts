@@ -1,9 +1,9 @@
-import { getAddress } from 'viem';
 import { z } from 'zod';
 import { chainIdQuery } from '../../routing/chainIdQuery';
-import { listUsageRecords, type UsageRecordRow } from '../../../db/paymasterUsage';
+import { listUsageRecords } from '../../../db/paymasterUsage';
 import { PAYMASTER_USAGE_STATUSES } from '../../../paymaster/usageRecords';
 import type { AppContext } from '../../appContext';
+import { toUsageRecord, usageRecordSchema } from './usageRecordModel';
 import { sequenceCursor } from '../../routing/sequenceCursor';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 
@@ -25,43 +25,6 @@ const usageQuery = z.object({
   status: z.enum(PAYMASTER_USAGE_STATUSES).optional(),
 });
 
-const usageRecord = z
-  .object({
-    id: z.string(),
-    clientId: z.string(),
-    method: z.string().nullable(),
-    chainId: z
-      .number()
-      .nullable()
-      .describe('Null when the request was refused before its chain could be read'),
-    mode: z.enum(['sponsored', 'user_paid']).nullable(),
-    status: z.enum(PAYMASTER_USAGE_STATUSES),
-    reason: z.string().nullable().describe('Short cause of a denial, e.g. undecodable_calldata'),
-    sender: z.string().nullable(),
-    entryPoint: z.string().nullable(),
-    userOpHash: z.string().nullable(),
-    targets: z.array(z.string()).describe('Every call target of the operation, in order'),
-    createdAt: z.string(),
-  })
-  .meta({ id: 'PaymasterUsageRecord' });
-
-function toRecord(row: UsageRecordRow): z.infer<typeof usageRecord> {
-  return {
-    id: row.id,
-    clientId: row.client_id,
-    method: row.method,
-    chainId: row.chain_id,
-    mode: row.mode,
-    status: row.status,
-    reason: row.reason,
-    sender: row.sender && getAddress(row.sender),
-    entryPoint: row.entry_point && getAddress(row.entry_point),
-    userOpHash: row.user_op_hash,
-    targets: row.targets.map((address) => getAddress(address)),
-    createdAt: row.created_at.toISOString(),
-  };
-}
-
 export function paymasterUsageRoutes(app: AppContext): AnyRoute[] {
   return [
     defineRoute({
@@ -76,7 +39,7 @@ export function paymasterUsageRoutes(app: AppContext): AnyRoute[] {
         200: {
           description: 'Usage records',
           schema: z
-            .object({ data: z.array(usageRecord), nextCursor: z.string().nullable() })
+            .object({ data: z.array(usageRecordSchema), nextCursor: z.string().nullable() })
             .meta({ id: 'PaymasterUsagePage' }),
         },
       },
@@ -91,7 +54,7 @@ export function paymasterUsageRoutes(app: AppContext): AnyRoute[] {
           limit: query.limit,
         });
         const nextCursor = usageCursor.next(rows, hasMore);
-        return { status: 200, body: { data: rows.map(toRecord), nextCursor } };
+        return { status: 200, body: { data: rows.map(toUsageRecord), nextCursor } };
       },
     }),
   ];

@@ -4,7 +4,8 @@ import type { AppContext } from '../../appContext';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { createSessionRoute } from './createSession';
 import { retrySessionForwarder } from './retryForwarder';
-import { SESSION_STATUSES, sessionSummarySchema, toSessionSummary } from './sessionModels';
+import { SESSION_STATUSES } from '../../../db/sessionStatus';
+import { sessionSummarySchema, toSessionSummary } from './sessionModels';
 import { sessionIdParams, sessionNotFound } from './sessions';
 
 /**

@@ -1,44 +1,15 @@
 import type { Address } from 'viem';
 import { z } from 'zod';
+import { STABLECOIN_SYMBOLS } from '../../../chain/stablecoins';
+import { decimalString, unitsOf, usdAmount } from '../../routing/decimalAmounts';
+import { paymentUrlOf } from '../../sessions/createPaymentSession';
 import { erc20PaymentUri } from '../../../chain/paymentOptions';
-import { DECIMAL_AMOUNT_PATTERN, toBaseUnits } from '../../../chain/tokenAmount';
+import { normaliseDecimal } from '../../../chain/tokenAmount';
 import type { PaymentOptionRow, SessionRow } from '../../../db/sessions';
 import { effectiveStatus } from '../../../db/sessions';
-import type { SessionStatus } from '../../../db/schema';
+import { SESSION_STATUSES, type SessionStatus } from '../../../db/sessionStatus';
 
 /** Request and response shapes of payment sessions (SPEC: Session, Line item, Payment option, Session status view). */
-
-export const SESSION_STATUSES = [
-  'pending',
-  'awaiting_payment',
-  'confirming',
-  'bridging',
-  'completed',
-  'failed',
-  'expired',
-] as const;
-export const PAYMENT_SYMBOLS = ['USDC', 'USDT', 'USDe'] as const;
-const MAX_AMOUNT_UNITS = toBaseUnits('1000000000', 6);
-
-/** Decimal string, at most `fractionDigits` decimals; compared exactly in base units. */
-const decimalString = (fractionDigits: number) =>
-  z
-    .string({ error: 'must be a decimal string' })
-    .regex(DECIMAL_AMOUNT_PATTERN, 'must be a decimal string such as "19.99"')
-    .refine(
-      (value) => (value.split('.')[1] ?? '').length <= fractionDigits,
-      `must have at most ${fractionDigits} decimals`,
-    );
-
-// zod runs every refinement even after the pattern failed: each one only judges well-formed values.
-const unitsOf = (value: string) =>
-  DECIMAL_AMOUNT_PATTERN.test(value) && (value.split('.')[1] ?? '').length <= 6
-    ? toBaseUnits(value, 6)
-    : undefined;
-
-const usdAmount = decimalString(6)
-  .refine((value) => (unitsOf(value) ?? 1n) > 0n, 'must be greater than 0')
-  .refine((value) => (unitsOf(value) ?? 0n) <= MAX_AMOUNT_UNITS, 'must be at most 1000000000');
 
 export const lineItemSchema = z
   .object({
@@ -67,7 +38,7 @@ export const createSessionBody = z
     merchantName: z.string().trim().min(1).max(200).optional(),
     lineItems: z.array(lineItemSchema).max(100).optional(),
     paymentOptionSymbols: z
-      .array(z.enum(PAYMENT_SYMBOLS))
+      .array(z.enum(STABLECOIN_SYMBOLS))
       .min(1, 'must name at least one symbol')
       .refine((symbols) => new Set(symbols).size === symbols.length, 'must not repeat a symbol')
       .optional(),
@@ -107,7 +78,7 @@ export const paymentOptionSchema = z
   .object({
     chainId: z.number().int(),
     network: z.string(),
-    symbol: z.enum(PAYMENT_SYMBOLS),
+    symbol: z.enum(STABLECOIN_SYMBOLS),
     tokenAddress: z.string(),
     decimals: z.number().int(),
     amount: z.string().describe('Token base units, exact'),
@@ -150,8 +121,6 @@ export const sessionSummarySchema = z
 export const sessionStatusViewSchema = z
   .object({ status: z.enum(SESSION_STATUSES), webhookDelivered: z.boolean() })
   .meta({ id: 'SessionStatusView' });
-
-export const paymentUrlOf = (publicBaseUrl: string, id: string) => `${publicBaseUrl}/pay/${id}`;
 
 function commonFields(row: SessionRow, publicBaseUrl: string, now: Date) {
   return {
@@ -203,9 +172,4 @@ export function toSessionSummary(row: SessionRow, publicBaseUrl: string, now: Da
     webhookDelivered: row.webhook_delivered,
     failureReason: row.failure_reason,
   };
-}
-
-/** numeric(16,6) reads back as "19.990000"; the API shows "19.99". */
-export function normaliseDecimal(value: string): string {
-  return value.includes('.') ? value.replace(/0+$/, '').replace(/\.$/, '') : value;
 }

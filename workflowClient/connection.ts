@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
-import { unregisteredSearchAttributes } from './searchAttributes';
+import { unregisteredSearchAttributes } from '../workflows/searchAttributes';
 
 export interface CreateTemporalClientOptions {
   /** Frontend `host:port`, e.g. `TEMPORAL_ADDRESS`. */

@@ -1,109 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import { ApplicationFailure, cancellationSignal } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
-import { normaliseDecimal } from '../api/routes/sessions/sessionModels';
+import { cancellationSignal } from '@temporalio/activity';
 import type { Db } from '../db/client';
-import { findEventById, insertSessionEventOnce } from '../db/events';
-import { findSessionById } from '../db/sessions';
+import { findEventById } from '../db/events';
 import { finishWebhookDelivery, openWebhookDelivery, recordWebhookAttempt } from '../db/webhookDeliveries';
-import { findWebhookEndpointById, listSubscribedEndpoints } from '../db/webhooks';
-import { startWebhookDelivery } from '../webhooks/deliveryWorkflows';
+import { findWebhookEndpointById } from '../db/webhooks';
 import { WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_RESPONSE_BODY_LIMIT_BYTES } from '../webhooks/deliveryPolicy';
-import { newEventId, serialiseSessionConfirmingEvent } from '../webhooks/events';
 import { sendWebhook, type WebhookSendResult } from '../webhooks/sendWebhook';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhookPayload } from '../webhooks/signWebhookPayload';
 import type { WebhookSecretBox } from '../webhooks/webhookSecrets';
 import { tracedHttpCall } from '../tracing/outboundCalls';
-
-/** Activities the payment-session workflow calls when a session becomes `confirming`. */
-export interface SessionEventActivityDependencies {
-  db: Db;
-  /** Starts the delivery workflows. */
-  temporal: Client;
-  /** The deployment's webhook task queue (TEMPORAL_TASK_QUEUE_PREFIX applied). */
-  webhookTaskQueue: string;
-}
-
-export interface RecordedEvent {
-  id: string;
-  type: string;
-}
-
-export function createSessionEventActivities({
-  db,
-  temporal,
-  webhookTaskQueue,
-}: SessionEventActivityDependencies) {
-  return {
-    /**
-     * Stores the session's `session.confirming` event, its payload serialised once; idempotent:
-     * a replay or a retry returns the event stored first (same id, same bytes).
-     */
-    async recordSessionConfirmingEvent({ sessionId }: { sessionId: string }): Promise<RecordedEvent> {
-      const session = await findSessionById(db, sessionId);
-      if (!session?.paid_at || !session.tx_hash) {
-        throw ApplicationFailure.nonRetryable(
-          `session ${sessionId} has no recorded deposit`,
-          'SessionNotConfirming',
-        );
-      }
-      const id = newEventId(randomUUID());
-      const createdAt = new Date();
-      const payload = serialiseSessionConfirmingEvent({
-        id,
-        type: 'session.confirming',
-        createdAt: createdAt.toISOString(),
-        data: {
-          session: {
-            id: session.id,
-            merchantName: session.merchant_name,
-            amount: normaliseDecimal(session.amount),
-            status: 'confirming',
-            expiresAt: session.expires_at.toISOString(),
-            createdAt: session.created_at.toISOString(),
-            paidAt: session.paid_at.toISOString(),
-            txHash: session.tx_hash,
-          },
-        },
-      });
-      const stored = await insertSessionEventOnce(db, {
-        id,
-        type: 'session.confirming',
-        merchantId: session.merchant_id,
-        sessionId,
-        payload,
-        createdAt,
-      });
-      return { id: stored.id, type: stored.type };
-    },
-
-    /**
-     * Starts one delivery workflow per enabled endpoint of the merchant subscribed to the event;
-     * idempotent (a workflow that exists already counts as started).
-     */
-    async startWebhookDeliveries({
-      eventId,
-    }: {
-      eventId: string;
-    }): Promise<{ started: number; alreadyStarted: number }> {
-      const event = await findEventById(db, eventId);
-      if (!event) throw ApplicationFailure.nonRetryable(`event ${eventId} does not exist`, 'UnknownEvent');
-      const endpoints = await listSubscribedEndpoints(db, event.merchant_id, event.type);
-      let started = 0;
-      for (const endpoint of endpoints) {
-        const outcome = await startWebhookDelivery(temporal, {
-          eventId,
-          endpointId: endpoint.id,
-          taskQueue: webhookTaskQueue,
-        });
-        if (outcome === 'started') started += 1;
-      }
-      return { started, alreadyStarted: endpoints.length - started };
-    },
-  };
-}
-
-export type SessionEventActivities = ReturnType<typeof createSessionEventActivities>;
 
 /** Activities of the delivery workflow: the HTTP attempt and the records around it. */
 export interface WebhookDeliveryActivityDependencies {

@@ -6,22 +6,24 @@ import {
   type ScheduleSpec,
   type Workflow,
 } from '@temporalio/client';
+import type { Duration } from '@temporalio/common';
 import type { loginNonceCleanupWorkflow } from '../workflows/loginNonceCleanup';
 import type { monthlyStatementsWorkflow } from '../workflows/monthlyStatements';
 import type { prepaidBalanceCheckWorkflow } from '../workflows/prepaidBalanceCheck';
 import type { sessionReconcilerWorkflow } from '../workflows/sessionReconciler';
-import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
+import { TASK_QUEUES, type TaskQueueRole } from '../workers/taskQueues';
+import {
+  LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
+  MONTHLY_STATEMENTS_SCHEDULE_ID,
+  PREPAID_BALANCE_CHECK_SCHEDULE_ID,
+  SESSION_RECONCILER_SCHEDULE_ID,
+} from '../workflows/workflowIds';
 
 /**
  * Schedules the code owns (housekeeping sweeps, monthly statements). `ensureMaintenanceSchedules` is run at start-up (dev stack,
  * deployments): it creates missing schedules and brings existing ones back to the definition here,
  * keeping whatever an operator set on their state (paused, note).
  */
-
-export const LOGIN_NONCE_CLEANUP_SCHEDULE_ID = 'login-nonce-cleanup';
-export const SESSION_RECONCILER_SCHEDULE_ID = 'session-reconciler';
-export const MONTHLY_STATEMENTS_SCHEDULE_ID = 'monthly-statements';
-export const PREPAID_BALANCE_CHECK_SCHEDULE_ID = 'prepaid-balance-check';
 
 /** Expired login nonces are kept this long before the hourly sweep deletes them. */
 export const LOGIN_NONCE_RETENTION_SEC = 60 * 60;
@@ -39,9 +41,9 @@ interface MaintenanceSchedule<W extends Workflow> {
   taskQueueRole: TaskQueueRole;
   workflowType: string;
   args: Parameters<W>;
-  timeout: string;
+  timeout: Duration;
   /** How late a missed run may still start (the cluster or the scheduler was down at its time). */
-  catchupWindow: string;
+  catchupWindow: Duration;
 }
 
 const loginNonceCleanup: MaintenanceSchedule<typeof loginNonceCleanupWorkflow> = {

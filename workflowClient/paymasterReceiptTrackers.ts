@@ -1,9 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { paymasterReceiptTrackerWorkflow } from '../workflows/paymasterReceipts';
 import { startPerChainWorkflows } from './perChainWorkflows';
-
-export const paymasterReceiptTrackerWorkflowId = (chainId: number, prefix = '') =>
-  `${prefix}paymaster-receipts-${chainId}`;
+import { paymasterReceiptTrackerWorkflowId } from '../workflows/workflowIds';
 
 export interface StartPaymasterReceiptTrackersParameters {
   chainIds: number[];

@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, type Client, type Workflow } from '@temporalio/client';
-import { ChainId } from './searchAttributes';
+import { ChainId } from '../workflows/searchAttributes';
 
 /**
  * Starts one long-running workflow per chain (deposit monitors, receipt trackers) unless it is

@@ -1,8 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { chainMonitorWorkflow } from '../workflows/chainMonitor';
 import { startPerChainWorkflows } from './perChainWorkflows';
-
-export const chainMonitorWorkflowId = (chainId: number, prefix = '') => `${prefix}chain-monitor-${chainId}`;
+import { chainMonitorWorkflowId } from '../workflows/workflowIds';
 
 export interface StartChainMonitorsParameters {
   chainIds: number[];

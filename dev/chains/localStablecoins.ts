@@ -9,23 +9,23 @@ import {
   type Hex,
   type Transport,
 } from 'viem';
-import { TestStablecoin } from '../contracts/artifacts';
-import { deployDeterministic, deterministicDeploymentAddress } from './deterministicDeployer';
+import { TestStablecoin } from '../../contracts/artifacts';
+import { deployDeterministic, deterministicDeploymentAddress } from '../../chain/deterministicDeployer';
+import { STABLECOINS, type StablecoinSymbol } from '../../chain/stablecoins';
 
-/** The stablecoins a session can be paid in, with their real decimals (USDC/USDT 6, USDe 18). */
-export const STABLECOINS = [
-  { symbol: 'USDC', name: 'USD Coin (local)', decimals: 6, contractKey: 'usdc' },
-  { symbol: 'USDT', name: 'Tether USD (local)', decimals: 6, contractKey: 'usdt' },
-  { symbol: 'USDe', name: 'USDe (local)', decimals: 18, contractKey: 'usde' },
-] as const;
+/** The mintable stand-ins' ERC-20 names (their symbols and decimals are the real tokens'). */
+const LOCAL_NAMES: Record<StablecoinSymbol, string> = {
+  USDC: 'USD Coin (local)',
+  USDT: 'Tether USD (local)',
+  USDe: 'USDe (local)',
+};
 
-export type StablecoinSymbol = (typeof STABLECOINS)[number]['symbol'];
 export type LocalStablecoinAddresses = Record<(typeof STABLECOINS)[number]['contractKey'], Address>;
 
 function initCode(token: (typeof STABLECOINS)[number]): Hex {
   const args = encodeAbiParameters(
     [{ type: 'string' }, { type: 'string' }, { type: 'uint8' }],
-    [token.name, token.symbol, token.decimals],
+    [LOCAL_NAMES[token.symbol], token.symbol, token.decimals],
   );
   return `${TestStablecoin.bytecode}${args.slice(2)}` as Hex;
 }

@@ -1,14 +1,12 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { deliverNowSignal, webhookDeliveryWorkflow } from '../workflows/webhookDelivery';
+import { webhookDeliveryWorkflowId } from '../workflows/workflowIds';
 
 /**
  * Starting delivery workflows (the client side; the worker side is workflows/webhookDelivery.ts).
  * One workflow per (event, endpoint) pair, id `webhook-<eventId>-<endpointId>`.
  */
-
-export const webhookDeliveryWorkflowId = (eventId: string, endpointId: string) =>
-  `webhook-${eventId}-${endpointId}`;
 
 export interface DeliveryTarget {
   eventId: string;

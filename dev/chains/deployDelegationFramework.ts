@@ -10,8 +10,8 @@ import {
   keccak256,
   toHex,
 } from 'viem';
-import { deployDeterministic } from './deterministicDeployer';
-import type { DelegationFrameworkContracts } from './delegationFramework';
+import { deployDeterministic } from '../../chain/deterministicDeployer';
+import type { DelegationFrameworkContracts } from '../../chain/delegationFramework';
 
 /**
  * Deploys MetaMask's Delegation Framework on a local chain from the bytecode that

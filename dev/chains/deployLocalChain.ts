@@ -13,8 +13,9 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { getChainId } from 'viem/actions';
 import { jsonRpc } from 'viem/nonce';
-import { type EntryPointVersion, deployEntryPoint } from './entryPoints';
-import { configureForwarderSettlement, deployForwarderFactory } from './forwarderFactory';
+import type { EntryPointVersion } from '../../chain/entryPoints';
+import { deployEntryPoint } from './entryPoints';
+import { configureForwarderSettlement, deployForwarderFactory } from '../../chain/forwarderFactory';
 import {
   LOCAL_RELAYER,
   LOCAL_SETTLEMENT_CHAIN_ID,
@@ -25,14 +26,16 @@ import {
   parRateE18,
   setLocalSwapRates,
 } from './localSettlement';
-import { STABLECOINS, deployLocalStablecoins } from './localStablecoins';
-import { LOCAL_PAYMASTER_FUNDING, deployPaymaster, fundPaymaster } from './paymasters';
-import { networkByChainId } from './networks';
-import { deployLocalPriceFeed } from './priceFeeds';
-import type { DelegationFrameworkContracts } from './delegationFramework';
+import { STABLECOINS } from '../../chain/stablecoins';
+import { deployLocalStablecoins } from './localStablecoins';
+import { deployPaymaster, fundPaymaster } from '../../chain/deployment/paymasterDeployment';
+import { LOCAL_PAYMASTER_FUNDING } from './localPaymasters';
+import { networkByChainId } from '../../chain/networks';
+import { deployLocalPriceFeed } from './localPriceFeed';
+import type { DelegationFrameworkContracts } from '../../chain/delegationFramework';
 import { deployDelegationFramework } from './deployDelegationFramework';
-import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
-import { type RealSettlementAddresses, deployRealSettlement } from '../dev/protocols/realSettlement';
+import { ANVIL_DEV_ACCOUNTS } from '../services/anvil';
+import { type RealSettlementAddresses, deployRealSettlement } from '../protocols/realSettlement';
 
 /** The signing service's key on local chains (dev stack and tests): anvil's public dev account 9. */
 export const LOCAL_PAYMASTER_SIGNER = ANVIL_DEV_ACCOUNTS[9];

@@ -10,10 +10,10 @@ import {
   toHex,
 } from 'viem';
 import { readContract, waitForTransactionReceipt, writeContract } from 'viem/actions';
-import { LocalMessenger, LocalStakedUSDe, LocalSwapRouter, StakingComposer } from '../contracts/artifacts';
-import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
-import { deployDeterministic, deterministicDeploymentAddress } from './deterministicDeployer';
-import type { ForwarderSettlement } from './forwarderFactory';
+import { LocalMessenger, LocalStakedUSDe, LocalSwapRouter, StakingComposer } from '../../contracts/artifacts';
+import { ANVIL_DEV_ACCOUNTS } from '../services/anvil';
+import { deployDeterministic, deterministicDeploymentAddress } from '../../chain/deterministicDeployer';
+import type { ForwarderSettlement } from '../../chain/forwarderFactory';
 
 /**
  * The local stand-ins of the settlement path (contracts/local/): a swap router with settable rates, sUSDe

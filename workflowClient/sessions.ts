@@ -2,10 +2,9 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { DepositDetected } from '../activities/sessions';
 import { paymentSessionWorkflow, retryForwarderSignal } from '../workflows/paymentSession';
-import { MerchantId, SandboxMode, SessionStatus } from './searchAttributes';
-import { TASK_QUEUES } from './taskQueues';
-
-export const sessionWorkflowId = (sessionId: string) => `session-${sessionId}`;
+import { MerchantId, SandboxMode, SessionStatus } from '../workflows/searchAttributes';
+import { TASK_QUEUES } from '../workers/taskQueues';
+import { sessionWorkflowId } from '../workflows/workflowIds';
 
 export interface StartSessionWorkflowParameters {
   sessionId: string;

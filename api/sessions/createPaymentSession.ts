@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import { getAddress, type Address } from 'viem';
+import { buildPaymentOptions } from '../../chain/paymentOptions';
+import { STABLECOIN_SYMBOLS, type StablecoinSymbol } from '../../chain/stablecoins';
+import type { Db } from '../../db/client';
+import { findMerchantById } from '../../db/merchants';
+import { insertSessionWithOptions, markWorkflowStarted } from '../../db/sessions';
+import { withTemporalDeadline } from '../../workflowClient/connection';
+import { startSessionWorkflow } from '../../workflowClient/sessions';
+import type { AppContext } from '../appContext';
+import { badRequest, unauthorized } from '../httpErrors';
+import { idempotently } from '../routing/idempotency';
+
+/**
+ * Creating a payment session, for every route that makes one (SK and dashboard create, top-ups):
+ * payment options computed exactly, the session and its options written in one transaction (with the
+ * idempotency record and any rows that belong with it), then the workflow started. A crash after the
+ * commit leaves `workflow_started_at` empty for the reconciler.
+ */
+
+const IDEMPOTENCY_SCOPE = 'sessions.create';
+const DEFAULT_EXPIRES_IN_SEC = 3600;
+
+/** What a merchant asks for (the create body, validated by the route). */
+export interface PaymentSessionRequest {
+  /** Decimal USD, at most 6 decimals. */
+  amount: string;
+  merchantName?: string;
+  lineItems?: unknown[];
+  paymentOptionSymbols?: readonly StablecoinSymbol[];
+  sandboxMode?: boolean;
+  successUrl?: string;
+  expiresInSec?: number;
+}
+
+export interface CreatePaymentSessionParameters {
+  merchantId: string;
+  request: PaymentSessionRequest;
+  /** The validated Idempotency-Key, if the caller sent one. */
+  idempotencyKey?: string;
+  /** Where each chain's forwarder settles; the merchant's payout address unless given (top-ups: the treasury). */
+  payoutAddressOf?: (chainId: number) => Address;
+  /** Rows that belong with the session (a top-up's link), written in its transaction: both or neither. */
+  alsoWrite?: (trx: Db, sessionId: string) => Promise<void>;
+}
+
+export interface PaymentSessionCreated {
+  status: number;
+  body: { id: string; paymentUrl: string; status: string; expiresAt: string; createdAt: string };
+}
+
+export const paymentUrlOf = (publicBaseUrl: string, id: string) => `${publicBaseUrl}/pay/${id}`;
+
+export async function createPaymentSession(
+  app: AppContext,
+  { merchantId, request, idempotencyKey, payoutAddressOf, alsoWrite }: CreatePaymentSessionParameters,
+): Promise<PaymentSessionCreated> {
+  const sessionId = randomUUID();
+  const sandboxMode = request.sandboxMode ?? false;
+  const now = app.now();
+  const expiresAt = new Date(now.getTime() + (request.expiresInSec ?? DEFAULT_EXPIRES_IN_SEC) * 1000);
+
+  const created = await idempotently<PaymentSessionCreated['body']>(
+    app.db,
+    { merchantId, scope: IDEMPOTENCY_SCOPE, key: idempotencyKey, request },
+    async (trx) => {
+      const merchant = await findMerchantById(trx, merchantId);
+      if (!merchant) throw unauthorized('Unknown merchant');
+      const payoutAddress = getAddress(merchant.payout_address);
+      const symbols = request.paymentOptionSymbols ?? STABLECOIN_SYMBOLS;
+      const options = buildPaymentOptions({
+        sessionId,
+        amountUsd: request.amount,
+        symbols,
+        networks: app.networks.paymentNetworks(sandboxMode),
+        payoutAddressOf: payoutAddressOf ?? (() => payoutAddress),
+      });
+      if (options.length === 0) {
+        throw badRequest(
+          `No payment option is available: no ${sandboxMode ? 'testnet' : 'mainnet'} with a deployed forwarder factory offers ${symbols.join(', ')}`,
+        );
+      }
+      const row = await insertSessionWithOptions(
+        trx,
+        {
+          id: sessionId,
+          merchant_id: merchantId,
+          amount: request.amount,
+          merchant_name: request.merchantName ?? merchant.name,
+          line_items: JSON.stringify(request.lineItems ?? []),
+          payment_option_symbols: [...new Set(options.map((option) => option.symbol))],
+          sandbox_mode: sandboxMode,
+          success_url: request.successUrl ?? null,
+          payout_address: payoutAddress,
+          expires_at: expiresAt,
+          created_at: now,
+          updated_at: now,
+        },
+        options.map((option) => ({
+          chain_id: option.chainId,
+          network: option.network,
+          symbol: option.symbol,
+          token_address: option.tokenAddress,
+          decimals: option.decimals,
+          amount: option.amount,
+          deposit_address: option.depositAddress,
+          payout_address: option.payoutAddress,
+        })),
+      );
+      await alsoWrite?.(trx, row.id);
+      return {
+        status: 201,
+        body: {
+          id: row.id,
+          paymentUrl: paymentUrlOf(app.config.PUBLIC_BASE_URL, row.id),
+          status: row.status,
+          expiresAt: row.expires_at.toISOString(),
+          createdAt: row.created_at.toISOString(),
+        },
+      };
+    },
+  );
+  if (created.replayed) return { status: created.status, body: created.body };
+
+  try {
+    // Bounded: past TEMPORAL_START_TIMEOUT_MS the session is stored and payable, and the answer is still 201.
+    await withTemporalDeadline(app.temporal, app.config.TEMPORAL_START_TIMEOUT_MS, () =>
+      startSessionWorkflow(app.temporal, {
+        sessionId,
+        merchantId,
+        sandboxMode,
+        expiresAt,
+        taskQueue: app.taskQueues.sessions,
+      }),
+    );
+    await markWorkflowStarted(app.db, sessionId);
+  } catch (error) {
+    // The session exists and is payable; the reconciler starts its workflow once Temporal answers.
+    app.logger.warn({ err: error, sessionId }, 'session workflow not started; left to the reconciler');
+  }
+  return { status: created.status, body: created.body };
+}

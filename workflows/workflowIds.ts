@@ -1,0 +1,23 @@
+/**
+ * Every workflow id and schedule id our code uses, in one place: operators search the Temporal UI by
+ * them, and the client side (workflowClient/) and the workers must agree on each. Pure declarations.
+ */
+
+/** One payment-session workflow per session (DESIGN §4.1). */
+export const sessionWorkflowId = (sessionId: string) => `session-${sessionId}`;
+
+/** One delivery workflow per (event, endpoint) pair. */
+export const webhookDeliveryWorkflowId = (eventId: string, endpointId: string) =>
+  `webhook-${eventId}-${endpointId}`;
+
+/** The deposit monitor of a chain; `prefix` is the deployment's task-queue prefix, so test runs do not share one. */
+export const chainMonitorWorkflowId = (chainId: number, prefix = '') => `${prefix}chain-monitor-${chainId}`;
+
+/** The paymaster receipt tracker of a chain; prefixed like the chain monitor. */
+export const paymasterReceiptTrackerWorkflowId = (chainId: number, prefix = '') =>
+  `${prefix}paymaster-receipts-${chainId}`;
+
+export const LOGIN_NONCE_CLEANUP_SCHEDULE_ID = 'login-nonce-cleanup';
+export const SESSION_RECONCILER_SCHEDULE_ID = 'session-reconciler';
+export const MONTHLY_STATEMENTS_SCHEDULE_ID = 'monthly-statements';
+export const PREPAID_BALANCE_CHECK_SCHEDULE_ID = 'prepaid-balance-check';
