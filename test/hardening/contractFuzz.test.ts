@@ -34,6 +34,35 @@ describe('schemathesis against /openapi.json', () => {
     const merchant = await signInNewMerchant(app);
     const secretKey = await createApiKey(app, merchant, 'schemathesis');
     const client = await createPaymasterClient(app, merchant, { allowedChainIds: [84532] });
+    // Real resources for the operations with an id in their path, so those reach their logic, not only 404.
+    // (Not the API key or client the run authenticates with: a fuzzed DELETE would revoke them mid-run.)
+    const sk = { authorization: `Bearer ${secretKey}` };
+    const created = async (path: string, headers: Record<string, string>, json: object) => {
+      const response = await app.request(path, { method: 'POST', headers, json });
+      if (response.status >= 300) throw new Error(`${path} answered ${response.status}: ${response.text}`);
+      return response.body;
+    };
+    const session = await created('/v1/sessions', sk, { amount: '5', sandboxMode: true });
+    const webhook = await created('/v1/webhooks', sk, { url: 'http://127.0.0.1:9/hooks' });
+    const allowlisted = await created('/v1/paymaster/allowlist', merchant.auth, {
+      chainId: 84532,
+      contractAddress: '0x1000000000000000000000000000000000000001',
+    });
+    const denied = await created('/v1/paymaster/deny-rules', merchant.auth, {
+      chainId: 84532,
+      kind: 'sender',
+      address: '0x2000000000000000000000000000000000000002',
+    });
+    const spareClient = await createPaymasterClient(app, merchant, { allowedChainIds: [84532] });
+    const spareKey = (await created('/v1/merchants/me/api-keys', merchant.auth, { label: 'spare' })).id;
+    const ids: [string, string][] = [
+      ['^/pay/|/sessions/\\{id\\}', session.id],
+      ['/webhooks/\\{id\\}', webhook.id],
+      ['^/v1/paymaster/allowlist/', allowlisted.id],
+      ['^/v1/paymaster/deny-rules/', denied.id],
+      ['^/v1/paymaster/clients/', spareClient.id],
+      ['^/v1/merchants/me/api-keys/', spareKey],
+    ];
     workDir = await mkdtemp(join(tmpdir(), 'stablepay-schemathesis-'));
     config = join(workDir, 'schemathesis.toml');
     // Credentials by the document's security scheme names, so each operation gets the one it declares.
@@ -46,6 +75,12 @@ describe('schemathesis against /openapi.json', () => {
         `bearer = "${secretKey}"`,
         '[auth.openapi.paymasterClientId]',
         `api_key = "${client.clientId}"`,
+        ...ids.flatMap(([pathRegex, id]) => [
+          '[[operations]]',
+          // A TOML literal string: the regex's backslashes stay as they are.
+          `include-path-regex = '${pathRegex}'`,
+          `parameters = { "path.id" = "${id}" }`,
+        ]),
         '',
       ].join('\n'),
     );

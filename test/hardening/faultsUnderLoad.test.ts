@@ -108,6 +108,8 @@ interface Tally {
   failed: number;
   /** What the failures were, e.g. `HTTP 503` or `fetch failed`, with their counts. */
   reasons: Record<string, number>;
+  /** The slowest answer (or failure) in the window. */
+  maxMs: number;
 }
 
 /** `true` for a correct answer, the reason for a failed request, undefined for a request not made. */
@@ -140,9 +142,9 @@ class SteadyLoad {
 
   private emptyWindow() {
     return {
-      sessions: { sent: 0, failed: 0, reasons: {} },
-      paymaster: { sent: 0, failed: 0, reasons: {} },
-      deposits: { sent: 0, failed: 0, reasons: {} },
+      sessions: { sent: 0, failed: 0, reasons: {}, maxMs: 0 },
+      paymaster: { sent: 0, failed: 0, reasons: {}, maxMs: 0 },
+      deposits: { sent: 0, failed: 0, reasons: {}, maxMs: 0 },
     };
   }
 
@@ -164,11 +166,13 @@ class SteadyLoad {
 
   private async loop(attempt: () => Promise<Outcome>, tally: Tally): Promise<void> {
     while (this.running) {
+      const started = performance.now();
       const outcome = await attempt().catch((error: unknown) =>
         error instanceof Error ? error.message.slice(0, 60) : String(error),
       );
       if (outcome !== undefined) {
         tally.sent += 1;
+        tally.maxMs = Math.max(tally.maxMs, performance.now() - started);
         if (outcome !== true) {
           tally.failed += 1;
           tally.reasons[outcome] = (tally.reasons[outcome] ?? 0) + 1;
@@ -276,7 +280,8 @@ describe('faults under load', () => {
   let load: SteadyLoad;
   const figures: { fault: string; seconds: number; window: Awaited<ReturnType<SteadyLoad['stop']>> }[] = [];
 
-  const call: TestApp['request'] = (path, init) => requestAt(apiUrl, path, init);
+  // Longer than any server-side deadline (the chain RPC's is 10 s with one retry): the answer is measured, not the wait.
+  const call: TestApp['request'] = (path, init) => requestAt(apiUrl, path, init, 45_000);
   const apiReady = async () => (await call('/ready').catch(() => undefined))?.status === 200;
   const startTemporal = () =>
     startTemporalDevServer({ silent: true, dbFile: join(workDir, 'temporal.sqlite'), ...temporalPorts });
@@ -378,8 +383,8 @@ describe('faults under load', () => {
     const window = await load.stop();
     const seconds = (performance.now() - started) / 1000;
     figures.push({ fault, seconds, window });
-    const rate = ({ sent, failed }: Tally) =>
-      `${failed}/${sent} (${((100 * failed) / (sent || 1)).toFixed(1)} %)`;
+    const rate = ({ sent, failed, maxMs }: Tally) =>
+      `${failed}/${sent} (${((100 * failed) / (sent || 1)).toFixed(1)} %, slowest ${(maxMs / 1000).toFixed(1)} s)`;
     process.stdout.write(
       `fault "${fault}" over ${seconds.toFixed(0)} s: sessions ${rate(window.sessions)}, ` +
         `paymaster ${rate(window.paymaster)}, deposits ${rate(window.deposits)} failed; failures: ` +
@@ -526,6 +531,6 @@ describe('faults under load', () => {
   }, 360_000);
 });
 
-function percent({ sent, failed }: Tally): string {
-  return `${((100 * failed) / (sent || 1)).toFixed(1)} % (${failed}/${sent})`;
+function percent({ sent, failed, maxMs }: Tally): string {
+  return `${((100 * failed) / (sent || 1)).toFixed(1)} % (${failed}/${sent}), ${(maxMs / 1000).toFixed(1)} s`;
 }

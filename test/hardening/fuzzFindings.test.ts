@@ -84,6 +84,16 @@ describe('schemathesis findings stay fixed', () => {
     });
   });
 
+  it('login-payload with a chain id beyond the stored integer answers 400, not 500 (seed 1371011874)', async () => {
+    const address = '0x2000000000000000000000000000000000000002';
+    const tooLarge = await app.request(`/v1/auth/login-payload?chainId=3502813484816352&address=${address}`);
+    expect(tooLarge.status).toBe(400);
+    expect(tooLarge.body.message).toBe('Validation failed: chainId: must be at most 2147483647');
+    const largest = await app.request(`/v1/auth/login-payload?chainId=2147483647&address=${address}`);
+    expect(largest.status).toBe(200);
+    expect(largest.body.chainId).toBe(2147483647);
+  });
+
   it('malformed JSON answers 400, documented on every operation with a body', async () => {
     const response = await app.request('/v1/merchants/me/api-keys', {
       method: 'POST',

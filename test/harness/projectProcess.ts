@@ -45,11 +45,12 @@ export class ProjectProcess {
   }
 }
 
-/** One request to a server the test runs as a process (fetch with JSON helpers, a 15 s deadline). */
+/** One request to a server the test runs as a process (fetch with JSON helpers and a deadline). */
 export async function requestAt(
   baseUrl: string,
   path: string,
   init: RequestInit & { json?: unknown } = {},
+  deadlineMs = 15_000,
 ): Promise<TestResponse> {
   const { json, ...rest } = init;
   const headers = new Headers(rest.headers);
@@ -58,7 +59,7 @@ export async function requestAt(
     ...rest,
     headers,
     body: json !== undefined ? JSON.stringify(json) : rest.body,
-    signal: AbortSignal.timeout(15_000),
+    signal: AbortSignal.timeout(deadlineMs),
   });
   const text = await response.text();
   let body: unknown;
