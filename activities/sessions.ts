@@ -41,6 +41,21 @@ export interface DepositDetected {
   decimals?: number;
 }
 
+/** A session's on-chain phase run again (retry-forwarder), with the deposit it settles. */
+export interface SettlingAgain {
+  sessionId: string;
+  deposit: DepositDetected;
+  /** ISO time the payment is recorded as made. */
+  paidAt: string;
+}
+
+const reopenedPayment = ({ sessionId, deposit, paidAt }: SettlingAgain) => ({
+  id: sessionId,
+  txHash: deposit.txHash,
+  chainId: deposit.chainId,
+  paidAt: new Date(paidAt),
+});
+
 /** Database side of the payment-session workflow. Every activity is idempotent: a replay changes nothing. */
 export function createSessionActivities({
   db,
@@ -137,21 +152,10 @@ export function createSessionActivities({
      * its amount the session reopens (→ confirming, on to completed); otherwise it keeps its status and the
      * funds are only swept to the payout address. Returns whether it reopened.
      */
-    async beginLateSettlement({
-      sessionId,
-      deposit,
-      paidAt,
-    }: {
-      sessionId: string;
-      deposit: DepositDetected;
-      paidAt: string;
-    }): Promise<boolean> {
+    async beginLateSettlement(settling: SettlingAgain): Promise<boolean> {
       return reopenPaidSessionForSettlement(db, {
-        id: sessionId,
-        txHash: deposit.txHash,
-        chainId: deposit.chainId,
-        tokenAddress: deposit.token,
-        paidAt: new Date(paidAt),
+        ...reopenedPayment(settling),
+        tokenAddress: settling.deposit.token,
       });
     },
 
@@ -161,21 +165,8 @@ export function createSessionActivities({
     },
 
     /** retry-forwarder on a failed session: back to confirming to run the on-chain phase again. */
-    async markSessionSettlingAgain({
-      sessionId,
-      deposit,
-      paidAt,
-    }: {
-      sessionId: string;
-      deposit: DepositDetected;
-      paidAt: string;
-    }): Promise<boolean> {
-      return reopenSessionForSettlement(db, {
-        id: sessionId,
-        txHash: deposit.txHash,
-        chainId: deposit.chainId,
-        paidAt: new Date(paidAt),
-      });
+    async markSessionSettlingAgain(settling: SettlingAgain): Promise<boolean> {
+      return reopenSessionForSettlement(db, reopenedPayment(settling));
     },
   };
 }

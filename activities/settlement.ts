@@ -1,3 +1,4 @@
+import { redactProviderUrls } from '../chain/providerUrlRedaction';
 import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import {
   BaseError,
@@ -86,8 +87,15 @@ export function quoteMinUsdeOut(amountIn: bigint, tokenDecimals: number, slippag
   return (atParity * BigInt(10_000 - slippageBps)) / 10_000n;
 }
 
-/** The revert as a readable reason: the custom error with its arguments, or viem's short message. */
+/**
+ * The revert as a readable reason: the custom error with its arguments, or viem's short message. It
+ * becomes the session's failureReason, so no provider URL survives in it.
+ */
 function revertReason(error: unknown): string {
+  return redactProviderUrls(unredactedRevertReason(error));
+}
+
+function unredactedRevertReason(error: unknown): string {
   if (error instanceof BaseError) {
     const reverted = error.walk((cause) => cause instanceof ContractFunctionRevertedError);
     if (reverted instanceof ContractFunctionRevertedError && reverted.data?.errorName) {
@@ -466,12 +474,8 @@ export function createSettlementActivities({
    * OFT); the destination endpoint's compose queue says whether it has arrived (a queued message hash) and
    * been staked (RECEIVED). The composer's `Composed` event of that GUID carries the delivered USDe and shares.
    */
-  async function awaitLayerZeroDelivery({
-    sessionId,
-    sourceChainId,
-    nonce,
-    settlementChainId,
-  }: BridgePacket): Promise<Delivery> {
+  async function awaitLayerZeroDelivery(packet: BridgePacket): Promise<Delivery> {
+    const { sourceChainId, settlementChainId, nonce } = packet;
     const source = operator.client(sourceChainId);
     const destination = operator.client(settlementChainId);
     const { messenger, settlementComposer } = await settlementConfig(sourceChainId);
@@ -521,9 +525,7 @@ export function createSettlementActivities({
         continue;
       }
       const reason = await retryCompose(destination, {
-        sessionId,
-        sourceChainId,
-        nonce,
+        ...packet,
         srcEid,
         messenger,
         queued,
@@ -550,16 +552,7 @@ export function createSettlementActivities({
    */
   async function retryCompose(
     client: OperatorClient,
-    {
-      sessionId,
-      sourceChainId,
-      nonce,
-      srcEid,
-      messenger,
-      queued,
-      endpoint,
-      queueArgs,
-    }: Omit<BridgePacket, 'settlementChainId'> & {
+    compose: BridgePacket & {
       srcEid: number;
       messenger: Address;
       queued: Hex;
@@ -567,6 +560,7 @@ export function createSettlementActivities({
       queueArgs: readonly [from: Address, to: Address, guid: Hex, index: number];
     },
   ): Promise<string | undefined> {
+    const { sessionId, sourceChainId, nonce, srcEid, messenger, queued, endpoint, queueArgs } = compose;
     const guid = queueArgs[2];
     const row = (await listSettlements(db, sessionId)).find(
       (entry) => entry.chain_id === sourceChainId && entry.message_nonce === nonce.toString(),

@@ -79,6 +79,44 @@ describe('HTTP skeleton', () => {
     expect(response.text).toContain('process_cpu_seconds_total');
   });
 
+  describe('/metrics behind METRICS_TOKEN', () => {
+    const TOKEN = 'metrics-token-0123456789';
+    let guarded: TestApp;
+    let production: TestApp;
+    beforeAll(async () => {
+      guarded = await startTestApp({ METRICS_TOKEN: TOKEN });
+      production = await startTestApp({
+        NODE_ENV: 'production',
+        PUBLIC_BASE_URL: 'https://pay.example.com',
+        PLATFORM_TREASURY_ADDRESS: '0x000000000000000000000000000000000000dEaD',
+        WEBHOOK_SECRET_ENCRYPTION_KEY: '11'.repeat(32),
+        EMAIL_CODE_HASH_KEY: '22'.repeat(32),
+      });
+    });
+    afterAll(() => Promise.all([guarded?.close(), production?.close()]));
+
+    it('answers 401 without the bearer token or with another, and the figures with it', async () => {
+      for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: TOKEN }] as Record<
+        string,
+        string
+      >[]) {
+        const refused = await guarded.request('/metrics', { headers });
+        expect(refused.status).toBe(401);
+        expect(refused.body).toMatchObject({ statusCode: 401 });
+        expect(refused.text).not.toContain('http_requests_total');
+      }
+      const allowed = await guarded.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(allowed.status).toBe(200);
+      expect(allowed.text).toContain('http_requests_total');
+    });
+
+    it('is off (404) in production without a token', async () => {
+      const response = await production.request('/metrics');
+      expect(response.status).toBe(404);
+      expect(response.text).not.toContain('process_cpu_seconds_total');
+    });
+  });
+
   it('writes one JSON access-log line per request', async () => {
     await app.request('/health', { headers: { 'x-request-id': 'log-check-1' } });
     const line = app.logLines

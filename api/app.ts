@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import Koa from 'koa';
-import type { Config } from '../config';
+import { temporalTlsOf, type Config } from '../config';
 import { createNetworkRegistry, type NetworkRegistry } from '../chain/networkRegistry';
 import { createPublicClients } from '../chain/publicClients';
 import { taskQueueNames } from '../workers/taskQueues';
@@ -17,6 +17,7 @@ import { requirePaymasterClient } from './auth/paymasterClient';
 import { createMerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from '../logging/logger';
 import { createHttpMetrics } from './metrics';
+import { limitUnauthenticatedRoutes, TokenBuckets } from './rateLimits';
 import { errorBody } from './middleware/errorBody';
 import { jsonBody } from './middleware/jsonBody';
 import { requestContext } from './middleware/requestContext';
@@ -27,7 +28,7 @@ import { authRoutes } from './routes/auth';
 import { emailLoginRoutes } from './routes/emailLogin';
 import { emailVerificationRoutes } from './routes/merchants/emailVerification';
 import { checkoutRoutes } from './routes/checkout';
-import { healthRoutes } from './routes/health';
+import { healthRoutes, metricsAccess } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
 import { profileRoutes } from './routes/merchants/profile';
 import { paymasterActivityRoutes } from './routes/paymaster/activity';
@@ -85,7 +86,10 @@ export interface App {
 /** Wires middleware and the route table. Creating the app opens no connections. */
 export async function createApp(deps: AppDependencies): Promise<App> {
   assertTreasuryConfigured(deps.config);
-  const temporalConnection = Connection.lazy({ address: deps.config.TEMPORAL_ADDRESS });
+  const temporalConnection = Connection.lazy({
+    address: deps.config.TEMPORAL_ADDRESS,
+    tls: temporalTlsOf(deps.config),
+  });
   const publicClients = createPublicClients(deps.config);
   const networks = deps.networks ?? createNetworkRegistry(deps.config);
   const now = deps.now ?? (() => new Date());
@@ -128,6 +132,10 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ...healthRoutes({
       revision,
       registry: metrics.registry,
+      metricsAccessOf: metricsAccess({
+        token: deps.config.METRICS_TOKEN,
+        production: deps.config.NODE_ENV === 'production',
+      }),
       readiness: () => {
         const timeoutMs = deps.config.READY_CHECK_TIMEOUT_MS;
         return checkReadiness(
@@ -167,14 +175,19 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     sk: requireApiKey(context.db),
     client: requirePaymasterClient(context.db, context.logger, {
       queryClientIdPathPrefix: '/v1/paymaster/bundler/',
+      jsonRpcPath: '/v1/paymaster/rpc',
+      requestRate: new TokenBuckets(deps.config.PAYMASTER_RPC_PER_CLIENT_PER_MINUTE),
     }),
     ...deps.authenticators,
   });
 
-  const koa = new Koa({ proxy: true });
+  // TRUST_PROXY hops of X-Forwarded-For are believed (ctx.ip is the address the first trusted proxy
+  // saw); with 0 the header is ignored, so nobody can pick their own IP for the per-IP limits.
+  const koa = new Koa({ proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY });
   if (deps.tracing) koa.use(deps.tracing.requestSpans());
   koa.use(requestContext(deps.logger, metrics));
   koa.use(errorBody());
+  koa.use(limitUnauthenticatedRoutes(deps.config));
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
   koa.use(router.routes()).use(router.allowedMethods());
   return {

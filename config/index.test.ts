@@ -59,7 +59,9 @@ describe("issue 13 finding 7: the signer's shared secret travels over plain HTTP
   it.each(['http://signer.example.com:3100', 'http://203.0.113.7:3100', 'http://[2001:db8::7]:3100'])(
     'in production, SIGNER_URL %s (plain HTTP to a public host) is refused',
     (url) => {
-      expect(() => loadConfig({ NODE_ENV: 'production', SIGNER_URL: url })).toThrow(
+      expect(() =>
+        loadConfig({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://pay.example.com', SIGNER_URL: url }),
+      ).toThrow(
         /^Invalid configuration:\n {2}SIGNER_URL: the shared secret would cross a public network in plain HTTP/,
       );
     },
@@ -75,7 +77,10 @@ describe("issue 13 finding 7: the signer's shared secret travels over plain HTTP
     'http://192.168.7.2:3100',
     'http://[fd00::5]:3100',
   ])('in production, SIGNER_URL %s (TLS, or a private network) is accepted', (url) => {
-    expect(loadConfig({ NODE_ENV: 'production', SIGNER_URL: url }).SIGNER_URL).toBe(url);
+    expect(
+      loadConfig({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://pay.example.com', SIGNER_URL: url })
+        .SIGNER_URL,
+    ).toBe(url);
   });
 });
 
@@ -90,6 +95,18 @@ describe('process start-up with a bad configuration', () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('Invalid configuration:');
     expect(result.stderr).toMatch(/PORT: /);
+  });
+});
+
+describe('production settings', () => {
+  it('PUBLIC_BASE_URL is required in production (paymentUrl and the login domain come from it)', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      /PUBLIC_BASE_URL: is required in production/,
+    );
+    expect(
+      loadConfig({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://pay.example.com' }).PUBLIC_BASE_URL,
+    ).toBe('https://pay.example.com');
+    expect(loadConfig({ NODE_ENV: 'development' }).PUBLIC_BASE_URL).toBe('http://localhost:3000');
   });
 });
 

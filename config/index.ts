@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 /**
@@ -106,6 +107,17 @@ export const configSchema = z.object({
     .default('localhost:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   /**
+   * TLS to the Temporal frontend (Temporal Cloud, a cluster behind TLS). `TEMPORAL_TLS=true` alone: TLS
+   * with the system's roots. Client certificate and key files (both or neither) add mTLS, as Temporal
+   * Cloud's certificate authentication needs; a CA file pins the server's root; a server name overrides
+   * the name checked against the server's certificate (SNI). Any of them turns TLS on.
+   */
+  TEMPORAL_TLS: booleanFlag.optional(),
+  TEMPORAL_TLS_CERT_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_CA_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /**
    * How long a request waits for Temporal to accept a workflow start or signal. Past it, a session is
    * still stored (201; the reconciler starts its workflow) and a retry answers 503 with Retry-After.
    */
@@ -128,6 +140,21 @@ export const configSchema = z.object({
    * OpenTelemetry traces; unset (the default), no tracer, interceptor or instrumentation is installed.
    */
   OTEL_EXPORTER_OTLP_ENDPOINT: url.optional(),
+  /**
+   * How many reverse proxies in front of the api append to X-Forwarded-For; the client IP (per-IP limits)
+   * is the address the outermost of them saw. 0: the header is ignored and the peer address is the IP.
+   */
+  TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  /** Per client IP and api process: login-payload, verify and the e-mail login routes together. */
+  RATE_LIMIT_LOGIN_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  /** Per client IP and api process: public session read and status and the checkout page together. */
+  RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
+  /** Per paymaster client id and api process: paymaster RPC and bundler proxy requests together. */
+  PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: z.coerce.number().int().min(1).max(10_000_000).default(1200),
+  /** Manual webhook re-dispatches (retry-webhook) of one session per UTC hour. */
+  WEBHOOK_RETRIES_PER_SESSION_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(10),
+  /** Bearer token /metrics requires; unset, /metrics is off in production and open elsewhere. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Worker only: port of its readiness endpoint (`GET /ready`); unset, the worker opens none. */
   WORKER_READY_PORT: port.optional(),
   /** Deployment addresses per chain (the dev stack writes .dev/stack.json; production ships its own file). */
@@ -310,16 +337,77 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const config = parsed.data;
+  const issues: { variable: string; problem: string }[] = [];
   if (config.NODE_ENV === 'production' && config.SIGNER_URL && !reachesSignerPrivately(config.SIGNER_URL)) {
-    throw new ConfigError([
-      {
-        variable: 'SIGNER_URL',
-        problem:
-          'the shared secret would cross a public network in plain HTTP: use https, or run the signer on a private network (a loopback or private address, or a single-label service name)',
-      },
-    ]);
+    issues.push({
+      variable: 'SIGNER_URL',
+      problem:
+        'the shared secret would cross a public network in plain HTTP: use https, or run the signer on a private network (a loopback or private address, or a single-label service name)',
+    });
   }
+  if (config.NODE_ENV === 'production' && !config.PUBLIC_BASE_URL) {
+    issues.push({
+      variable: 'PUBLIC_BASE_URL',
+      problem:
+        'is required in production: it is the base of every paymentUrl and the domain wallets sign in to',
+    });
+  }
+  if (config.TEMPORAL_TLS === false && temporalTlsRequested(config)) {
+    issues.push({
+      variable: 'TEMPORAL_TLS',
+      problem: 'is false while TEMPORAL_TLS_* files or a server name are set: drop one or the other',
+    });
+  }
+  if (Boolean(config.TEMPORAL_TLS_CERT_FILE) !== Boolean(config.TEMPORAL_TLS_KEY_FILE)) {
+    issues.push({
+      variable: config.TEMPORAL_TLS_CERT_FILE ? 'TEMPORAL_TLS_KEY_FILE' : 'TEMPORAL_TLS_CERT_FILE',
+      problem: 'a client certificate needs its key and a key its certificate: set both or neither',
+    });
+  }
+  if (issues.length) throw new ConfigError(issues);
   return { ...config, PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` };
+}
+
+/** Whether any TEMPORAL_TLS_* detail is set (each of them turns TLS on). */
+function temporalTlsRequested(config: z.infer<typeof configSchema>): boolean {
+  return Boolean(
+    config.TEMPORAL_TLS_CERT_FILE ||
+    config.TEMPORAL_TLS_KEY_FILE ||
+    config.TEMPORAL_TLS_CA_FILE ||
+    config.TEMPORAL_TLS_SERVER_NAME,
+  );
+}
+
+/** The TLS options of every Temporal connection (client and worker) from TEMPORAL_TLS*; undefined: plain. */
+export interface TemporalTls {
+  serverNameOverride?: string;
+  serverRootCACertificate?: Buffer;
+  clientCertPair?: { crt: Buffer; key: Buffer };
+}
+
+/**
+ * Reads the TEMPORAL_TLS_* files into the SDK's TLS options (`Connection.connect({ tls })`,
+ * `NativeConnection.connect({ tls })`); an unreadable file is a ConfigError naming its variable.
+ */
+export function temporalTlsOf(config: Config): TemporalTls | undefined {
+  if (!config.TEMPORAL_TLS && !temporalTlsRequested(config)) return undefined;
+  const read = (variable: 'TEMPORAL_TLS_CERT_FILE' | 'TEMPORAL_TLS_KEY_FILE' | 'TEMPORAL_TLS_CA_FILE') => {
+    const path = config[variable];
+    if (!path) return undefined;
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      throw new ConfigError([{ variable, problem: `cannot be read: ${(error as Error).message}` }]);
+    }
+  };
+  const crt = read('TEMPORAL_TLS_CERT_FILE');
+  const key = read('TEMPORAL_TLS_KEY_FILE');
+  const ca = read('TEMPORAL_TLS_CA_FILE');
+  return {
+    ...(config.TEMPORAL_TLS_SERVER_NAME && { serverNameOverride: config.TEMPORAL_TLS_SERVER_NAME }),
+    ...(ca && { serverRootCACertificate: ca }),
+    ...(crt && key && { clientCertPair: { crt, key } }),
+  };
 }
 
 /**

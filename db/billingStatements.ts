@@ -58,130 +58,155 @@ export interface StatementLedger {
 /** Above this many entries in a month, a statement lists per-day totals (the charges CSV has every one). */
 export const STATEMENT_ENTRY_LIMIT = 2_000;
 
+interface StatementWindow {
+  merchantId: string;
+  start: Date;
+  end: Date;
+}
+
 /** The merchant's ledger for [start, end), read in one repeatable-read snapshot. */
 export function readStatementLedger(
   db: Db,
-  {
-    merchantId,
-    start,
-    end,
-    entryLimit = STATEMENT_ENTRY_LIMIT,
-  }: { merchantId: string; start: Date; end: Date; entryLimit?: number },
+  { entryLimit = STATEMENT_ENTRY_LIMIT, ...window }: StatementWindow & { entryLimit?: number },
 ): Promise<StatementLedger> {
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
-      const totals = await trx
-        .selectFrom('prepaid_ledger_entries')
-        .select([
-          sql<string>`coalesce(sum(${signedLedgerAmount}) filter (where created_at < ${start}), 0)::numeric(20, 6)::text`.as(
-            'opening',
-          ),
-          sql<string>`coalesce(sum(amount_usd) filter (where created_at >= ${start} and direction = 'credit'), 0)::numeric(20, 6)::text`.as(
-            'credits',
-          ),
-          sql<string>`coalesce(sum(amount_usd) filter (where created_at >= ${start} and direction = 'debit'), 0)::numeric(20, 6)::text`.as(
-            'debits',
-          ),
-          sql<string>`coalesce(sum(${signedLedgerAmount}), 0)::numeric(20, 6)::text`.as('closing'),
-          sql<string>`count(*) filter (where created_at >= ${start})`.as('entry_count'),
-        ])
-        .where('merchant_id', '=', merchantId)
-        .where('created_at', '<', end)
-        .executeTakeFirstOrThrow();
-
-      const entryCount = Number(totals.entry_count);
-      const inMonth = trx
-        .selectFrom('prepaid_ledger_entries')
-        .where('merchant_id', '=', merchantId)
-        .where('created_at', '>=', start)
-        .where('created_at', '<', end);
-      const entries =
-        entryCount > entryLimit
-          ? []
-          : await inMonth
-              .select([
-                'created_at',
-                'direction',
-                sql<string>`amount_usd::text`.as('amount_usd'),
-                'description',
-                'reference',
-                sql<string>`(${totals.opening}::numeric + sum(${signedLedgerAmount}) over (order by created_at, id))::numeric(20, 6)::text`.as(
-                  'balance',
-                ),
-              ])
-              .orderBy('created_at')
-              .orderBy('id')
-              .execute();
-      const utcDay = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
-      const days =
-        entryCount > entryLimit
-          ? await inMonth
-              .select([
-                utcDay.as('day'),
-                sql<string>`count(*)`.as('entries'),
-                sql<string>`coalesce(sum(amount_usd) filter (where direction = 'credit'), 0)::numeric(20, 6)::text`.as(
-                  'credits',
-                ),
-                sql<string>`coalesce(sum(amount_usd) filter (where direction = 'debit'), 0)::numeric(20, 6)::text`.as(
-                  'debits',
-                ),
-                sql<string>`(${totals.opening}::numeric + sum(sum(${signedLedgerAmount})) over (order by ${utcDay}))::numeric(20, 6)::text`.as(
-                  'balance',
-                ),
-              ])
-              .groupBy(utcDay)
-              .orderBy(utcDay)
-              .execute()
-          : undefined;
-
-      const chargesByChain = await trx
-        .selectFrom('gas_charges')
-        .select([
-          'chain_id',
-          sql<string>`count(*)`.as('operations'),
-          sql<string>`coalesce(sum(amount_usd), 0)::numeric(20, 6)::text`.as('amount'),
-          sql<string>`count(*) filter (where amount_usd is null)`.as('unpriced'),
-        ])
-        .where('merchant_id', '=', merchantId)
-        .where('created_at', '>=', start)
-        .where('created_at', '<', end)
-        .groupBy('chain_id')
-        .orderBy('chain_id')
-        .execute();
-
+      const totals = await readTotals(trx, window);
+      const itemised = totals.entryCount <= entryLimit;
       return {
         openingBalanceUsd: totals.opening,
         creditsUsd: totals.credits,
         debitsUsd: totals.debits,
         closingBalanceUsd: totals.closing,
-        entryCount,
-        entries: entries.map((row) => ({
-          createdAt: row.created_at,
-          direction: row.direction,
-          amountUsd: row.amount_usd,
-          description: row.description,
-          reference: row.reference,
-          balanceUsd: row.balance,
-        })),
-        ...(days && {
-          days: days.map((row) => ({
-            day: row.day,
-            entries: Number(row.entries),
-            creditsUsd: row.credits,
-            debitsUsd: row.debits,
-            balanceUsd: row.balance,
-          })),
-        }),
-        chargesByChain: chargesByChain.map((row) => ({
-          chainId: row.chain_id,
-          operations: Number(row.operations),
-          amountUsd: row.amount,
-          unpricedOperations: Number(row.unpriced),
-        })),
+        entryCount: totals.entryCount,
+        entries: itemised ? await readEntries(trx, window, totals.opening) : [],
+        ...(!itemised && { days: await readDayTotals(trx, window, totals.opening) }),
+        chargesByChain: await readChargesByChain(trx, window),
       };
     });
+}
+
+/** Opening balance (before the month), the month's credits and debits, the closing balance, the entry count. */
+async function readTotals(trx: Db, { merchantId, start, end }: StatementWindow) {
+  const totals = await trx
+    .selectFrom('prepaid_ledger_entries')
+    .select([
+      sql<string>`coalesce(sum(${signedLedgerAmount}) filter (where created_at < ${start}), 0)::numeric(20, 6)::text`.as(
+        'opening',
+      ),
+      sql<string>`coalesce(sum(amount_usd) filter (where created_at >= ${start} and direction = 'credit'), 0)::numeric(20, 6)::text`.as(
+        'credits',
+      ),
+      sql<string>`coalesce(sum(amount_usd) filter (where created_at >= ${start} and direction = 'debit'), 0)::numeric(20, 6)::text`.as(
+        'debits',
+      ),
+      sql<string>`coalesce(sum(${signedLedgerAmount}), 0)::numeric(20, 6)::text`.as('closing'),
+      sql<string>`count(*) filter (where created_at >= ${start})`.as('entry_count'),
+    ])
+    .where('merchant_id', '=', merchantId)
+    .where('created_at', '<', end)
+    .executeTakeFirstOrThrow();
+  return { ...totals, entryCount: Number(totals.entry_count) };
+}
+
+function entriesInMonth(trx: Db, { merchantId, start, end }: StatementWindow) {
+  return trx
+    .selectFrom('prepaid_ledger_entries')
+    .where('merchant_id', '=', merchantId)
+    .where('created_at', '>=', start)
+    .where('created_at', '<', end);
+}
+
+/** Every entry of the month in order, with the running balance after each. */
+async function readEntries(
+  trx: Db,
+  window: StatementWindow,
+  opening: string,
+): Promise<StatementLedgerEntry[]> {
+  const rows = await entriesInMonth(trx, window)
+    .select([
+      'created_at',
+      'direction',
+      sql<string>`amount_usd::text`.as('amount_usd'),
+      'description',
+      'reference',
+      sql<string>`(${opening}::numeric + sum(${signedLedgerAmount}) over (order by created_at, id))::numeric(20, 6)::text`.as(
+        'balance',
+      ),
+    ])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => ({
+    createdAt: row.created_at,
+    direction: row.direction,
+    amountUsd: row.amount_usd,
+    description: row.description,
+    reference: row.reference,
+    balanceUsd: row.balance,
+  }));
+}
+
+/** Per-UTC-day totals of the month, with the balance at the end of each day. */
+async function readDayTotals(
+  trx: Db,
+  window: StatementWindow,
+  opening: string,
+): Promise<StatementLedgerDay[]> {
+  const utcDay = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
+  const rows = await entriesInMonth(trx, window)
+    .select([
+      utcDay.as('day'),
+      sql<string>`count(*)`.as('entries'),
+      sql<string>`coalesce(sum(amount_usd) filter (where direction = 'credit'), 0)::numeric(20, 6)::text`.as(
+        'credits',
+      ),
+      sql<string>`coalesce(sum(amount_usd) filter (where direction = 'debit'), 0)::numeric(20, 6)::text`.as(
+        'debits',
+      ),
+      sql<string>`(${opening}::numeric + sum(sum(${signedLedgerAmount})) over (order by ${utcDay}))::numeric(20, 6)::text`.as(
+        'balance',
+      ),
+    ])
+    .groupBy(utcDay)
+    .orderBy(utcDay)
+    .execute();
+  return rows.map((row) => ({
+    day: row.day,
+    entries: Number(row.entries),
+    creditsUsd: row.credits,
+    debitsUsd: row.debits,
+    balanceUsd: row.balance,
+  }));
+}
+
+/** The month's gas charges per chain: operations, priced total, operations without a price. */
+async function readChargesByChain(
+  trx: Db,
+  { merchantId, start, end }: StatementWindow,
+): Promise<StatementChainCharges[]> {
+  const rows = await trx
+    .selectFrom('gas_charges')
+    .select([
+      'chain_id',
+      sql<string>`count(*)`.as('operations'),
+      sql<string>`coalesce(sum(amount_usd), 0)::numeric(20, 6)::text`.as('amount'),
+      sql<string>`count(*) filter (where amount_usd is null)`.as('unpriced'),
+    ])
+    .where('merchant_id', '=', merchantId)
+    .where('created_at', '>=', start)
+    .where('created_at', '<', end)
+    .groupBy('chain_id')
+    .orderBy('chain_id')
+    .execute();
+  return rows.map((row) => ({
+    chainId: row.chain_id,
+    operations: Number(row.operations),
+    amountUsd: row.amount,
+    unpricedOperations: Number(row.unpriced),
+  }));
 }
 
 /**

@@ -20,7 +20,11 @@ export interface CreateDbOptions {
   acquireTimeoutMs?: number;
   statementTimeoutMs?: number;
   idleInTransactionTimeoutMs?: number;
-  /** Called for errors of idle pooled connections (a restarted server); they must never crash the process. */
+  /**
+   * Called for errors of connections that are not running a query: idle in the pool, or checked out
+   * between the statements of a transaction (a restarted or stopping server: "terminating connection
+   * due to administrator command"). They must never crash the process.
+   */
   onIdleError?: (error: Error) => void;
 }
 
@@ -45,9 +49,13 @@ export function createDb({
       idle_in_transaction_session_timeout: idleInTransactionTimeoutMs,
     }),
   });
-  // An idle client's connection dropping (server restart, network) is reported here; unhandled, it
-  // would be an uncaught 'error' event. The pool replaces the client on the next query.
-  pool.on('error', (error) => onIdleError?.(error));
+  // A connection dropping (server restart or shutdown, network) while no query runs on it is an 'error'
+  // event on its client; unhandled, it would crash the process. The pool listens only while the client
+  // is idle in it, not while it is checked out between the statements of a transaction (awaiting
+  // application code), so every client gets a listener of its own; its next query then fails and the
+  // client is released as broken. The pool's own 'error' repeats what that listener already reported.
+  pool.on('connect', (client) => client.on('error', (error) => onIdleError?.(error)));
+  pool.on('error', () => undefined);
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 

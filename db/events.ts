@@ -55,3 +55,25 @@ export async function findLatestSessionEvent(db: Db, sessionId: string): Promise
     .limit(1)
     .executeTakeFirst();
 }
+
+/**
+ * Takes one manual re-dispatch of `sessionId` from the UTC hour's allowance (a conditional upsert: the
+ * row lock serialises concurrent requests, the WHERE refuses the one past `limit`). False when used up.
+ */
+export async function takeWebhookRedispatch(
+  db: Db,
+  { sessionId, windowStart, limit }: { sessionId: string; windowStart: Date; limit: number },
+): Promise<boolean> {
+  const taken = await db
+    .insertInto('webhook_redispatch_counters')
+    .values({ session_id: sessionId, window_start: windowStart, used: 1 })
+    .onConflict((conflict) =>
+      conflict
+        .columns(['session_id', 'window_start'])
+        .doUpdateSet((eb) => ({ used: eb('webhook_redispatch_counters.used', '+', 1) }))
+        .where('webhook_redispatch_counters.used', '<', limit),
+    )
+    .returning('used')
+    .executeTakeFirst();
+  return taken !== undefined;
+}

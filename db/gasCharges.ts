@@ -209,16 +209,28 @@ export async function listGasCharges(
   return { rows: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
 }
 
-/** The merchant's charges created in [from, toExclusive), oldest first. */
-export async function gasChargesBetween(
+/**
+ * The merchant's charges created in [from, toExclusive), oldest first, in pages of `pageSize` read by
+ * keyset (`seq`): a caller streams any range in bounded memory. A charge recorded while the pages are
+ * read appears if its `seq` is after the page being read, like a later page of a listing.
+ */
+export async function* gasChargesBetween(
   db: Db,
   filter: { merchantId: string; from: Date; toExclusive: Date; chainId?: number },
-): Promise<GasChargeRow[]> {
-  let query = chargesWithLabel(db, filter.merchantId)
-    .where('gas_charges.created_at', '>=', filter.from)
-    .where('gas_charges.created_at', '<', filter.toExclusive);
-  if (filter.chainId !== undefined) query = query.where('gas_charges.chain_id', '=', filter.chainId);
-  return query.orderBy('gas_charges.seq', 'asc').execute();
+  pageSize = 1_000,
+): AsyncGenerator<GasChargeRow[]> {
+  let afterSeq: string | undefined;
+  for (;;) {
+    let query = chargesWithLabel(db, filter.merchantId)
+      .where('gas_charges.created_at', '>=', filter.from)
+      .where('gas_charges.created_at', '<', filter.toExclusive);
+    if (filter.chainId !== undefined) query = query.where('gas_charges.chain_id', '=', filter.chainId);
+    if (afterSeq !== undefined) query = query.where('gas_charges.seq', '>', afterSeq as never);
+    const rows = await query.orderBy('gas_charges.seq', 'asc').limit(pageSize).execute();
+    if (rows.length > 0) yield rows;
+    if (rows.length < pageSize) return;
+    afterSeq = String(rows.at(-1)!.seq);
+  }
 }
 
 /** Sum (numeric(20,6) string) and count of the merchant's charges created in [from, toExclusive). */

@@ -1,3 +1,5 @@
+import type { ExpressionBuilder } from 'kysely';
+import type { Database } from './schema';
 import type { Db } from './client';
 
 export async function insertLoginNonce(
@@ -31,11 +33,7 @@ export async function consumeLoginNonce(
   const result = await db
     .updateTable('login_nonces')
     .set({ used_at: now })
-    .where('nonce', '=', nonce)
-    .where('address', '=', address.toLowerCase())
-    .where('chain_id', '=', chainId)
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', now)
+    .where((eb) => usable(eb, { nonce, address, chainId, now }))
     .executeTakeFirst();
   return result.numUpdatedRows === 1n;
 }
@@ -52,11 +50,7 @@ export async function isLoginNonceUsable(
   const row = await db
     .selectFrom('login_nonces')
     .select('nonce')
-    .where('nonce', '=', nonce)
-    .where('address', '=', address.toLowerCase())
-    .where('chain_id', '=', chainId)
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', now)
+    .where((eb) => usable(eb, { nonce, address, chainId, now }))
     .executeTakeFirst();
   return row !== undefined;
 }
@@ -68,4 +62,18 @@ export async function deleteLoginNoncesExpiredBefore(db: Db, cutoff: Date): Prom
     .where('expires_at', '<', cutoff)
     .executeTakeFirstOrThrow();
   return Number(numDeletedRows);
+}
+
+/** Issued for this address and chain, not used, not expired at `now`. */
+function usable(
+  eb: ExpressionBuilder<Database, 'login_nonces'>,
+  { nonce, address, chainId, now }: { nonce: string; address: string; chainId: number; now: Date },
+) {
+  return eb.and([
+    eb('nonce', '=', nonce),
+    eb('address', '=', address.toLowerCase()),
+    eb('chain_id', '=', chainId),
+    eb('used_at', 'is', null),
+    eb('expires_at', '>', now),
+  ]);
 }

@@ -27,24 +27,30 @@ export async function findMerchantLimits(db: Db, merchantId: string): Promise<Me
     .executeTakeFirst();
 }
 
-/** Writes the merchant's limits (all three; null clears one) and returns the row. */
+/**
+ * Writes the given limits of the merchant (null clears one; a key left out keeps its stored value) in
+ * one upsert statement, and returns the row. Only the given columns are set, so two concurrent PATCHes
+ * of different limits both land: nothing is read and written back.
+ */
 export async function saveMerchantLimits(
   db: Db,
   merchantId: string,
-  values: MerchantLimitsValues,
+  values: Partial<MerchantLimitsValues>,
 ): Promise<MerchantLimitsRow> {
-  const columns = {
-    per_sender_hourly_ops: values.perSenderHourlyOps,
-    per_sender_daily_usd: values.perSenderDailyUsd,
-    per_tx_usd: values.perTxUsd,
-    per_merchant_daily_usd: values.perMerchantDailyUsd,
-    per_client_daily_usd: values.perClientDailyUsd,
-  };
+  const given = Object.fromEntries(
+    Object.entries({
+      per_sender_hourly_ops: values.perSenderHourlyOps,
+      per_sender_daily_usd: values.perSenderDailyUsd,
+      per_tx_usd: values.perTxUsd,
+      per_merchant_daily_usd: values.perMerchantDailyUsd,
+      per_client_daily_usd: values.perClientDailyUsd,
+    }).filter(([, value]) => value !== undefined),
+  );
   return db
     .insertInto('paymaster_merchant_limits')
-    .values({ merchant_id: merchantId, ...columns })
+    .values({ merchant_id: merchantId, ...given })
     .onConflict((conflict) =>
-      conflict.column('merchant_id').doUpdateSet({ ...columns, updated_at: sql`now()` }),
+      conflict.column('merchant_id').doUpdateSet({ ...given, updated_at: sql`now()` }),
     )
     .returningAll()
     .executeTakeFirstOrThrow();

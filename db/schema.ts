@@ -54,6 +54,13 @@ export interface EmailCodeCountersTable {
   used: number;
 }
 
+/** Manual webhook re-dispatches of a session per UTC hour (migration 500). */
+export interface WebhookRedispatchCountersTable {
+  session_id: string;
+  window_start: Date;
+  used: number;
+}
+
 export interface LoginNoncesTable {
   nonce: string;
   address: string;
@@ -470,6 +477,7 @@ export interface SettlementsTable {
 }
 
 export interface Database {
+  webhook_redispatch_counters: WebhookRedispatchCountersTable;
   merchants: MerchantsTable;
   login_nonces: LoginNoncesTable;
   email_codes: EmailCodesTable;

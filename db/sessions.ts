@@ -173,11 +173,21 @@ export async function transitionSession(
  * retry-forwarder: a failed session, or an expired/completed one holding unsettled deposits, goes back
  * to confirming; a late payment gets its paidAt and txHash now (the first ones are kept).
  */
-export async function reopenSessionForSettlement(
-  db: Db,
-  { id, txHash, chainId, paidAt }: { id: string; txHash: string; chainId: number; paidAt: Date },
-): Promise<boolean> {
-  const result = await db
+export async function reopenSessionForSettlement(db: Db, payment: ReopenedPayment): Promise<boolean> {
+  const result = await reopenForSettlement(db, payment).executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+interface ReopenedPayment {
+  id: string;
+  txHash: string;
+  chainId: number;
+  paidAt: Date;
+}
+
+/** The update both reopenings share: back to confirming, keeping the first payment's paidAt and txHash. */
+function reopenForSettlement(db: Db, { id, txHash, chainId, paidAt }: ReopenedPayment) {
+  return db
     .updateTable('sessions')
     .set((eb) => ({
       status: 'confirming',
@@ -188,9 +198,7 @@ export async function reopenSessionForSettlement(
       updated_at: new Date(),
     }))
     .where('id', '=', id)
-    .where('status', 'in', ['failed', 'expired', 'completed', 'awaiting_payment'])
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
+    .where('status', 'in', ['failed', 'expired', 'completed', 'awaiting_payment']);
 }
 
 /**
@@ -221,27 +229,10 @@ const settlementsCoverAnOption = sql<boolean>`exists (
  */
 export async function reopenPaidSessionForSettlement(
   db: Db,
-  {
-    id,
-    txHash,
-    chainId,
-    tokenAddress,
-    paidAt,
-  }: { id: string; txHash: string; chainId: number; tokenAddress: string; paidAt: Date },
+  payment: ReopenedPayment & { tokenAddress: string },
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('sessions')
-    .set((eb) => ({
-      status: 'confirming',
-      failure_reason: null,
-      paid_at: eb.fn.coalesce('paid_at', eb.val(paidAt)),
-      tx_hash: eb.fn.coalesce('tx_hash', eb.val(txHash)),
-      paid_chain_id: eb.fn.coalesce('paid_chain_id', eb.val(chainId)),
-      updated_at: new Date(),
-    }))
-    .where('id', '=', id)
-    .where('status', 'in', ['failed', 'expired', 'completed', 'awaiting_payment'])
-    .where(optionPaidInFull(chainId, tokenAddress))
+  const result = await reopenForSettlement(db, payment)
+    .where(optionPaidInFull(payment.chainId, payment.tokenAddress))
     .executeTakeFirst();
   return result.numUpdatedRows === 1n;
 }

@@ -7,19 +7,25 @@ import { creditTopupForSettlement } from './topups';
 
 export type SettlementRow = Selectable<SettlementsTable>;
 
-/** The flush of this (session, chain, token) still waiting for its transaction, if one was prepared. */
-async function findPendingSettlement(
-  db: Db,
-  { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string },
-): Promise<SettlementRow | undefined> {
+/** One option of a session: the (session, chain, token) a forwarder flushes. */
+interface SettlementOption {
+  sessionId: string;
+  chainId: number;
+  tokenAddress: string;
+}
+
+function settlementsOf(db: Db, { sessionId, chainId, tokenAddress }: SettlementOption) {
   return db
     .selectFrom('settlements')
     .selectAll()
     .where('session_id', '=', sessionId)
     .where('chain_id', '=', chainId)
-    .where('token_address', '=', tokenAddress.toLowerCase())
-    .where('flush_tx_hash', 'is', null)
-    .executeTakeFirst();
+    .where('token_address', '=', tokenAddress.toLowerCase());
+}
+
+/** The flush of this (session, chain, token) still waiting for its transaction, if one was prepared. */
+async function findPendingSettlement(db: Db, option: SettlementOption): Promise<SettlementRow | undefined> {
+  return settlementsOf(db, option).where('flush_tx_hash', 'is', null).executeTakeFirst();
 }
 
 export async function listSettlements(db: Db, sessionId: string): Promise<SettlementRow[]> {
@@ -78,14 +84,9 @@ export async function recordFlushSigned(
 /** A flush recorded (signed, maybe broadcast) whose outcome is not stored yet, if any. */
 export async function findUnfinishedFlush(
   db: Db,
-  { sessionId, chainId, tokenAddress }: { sessionId: string; chainId: number; tokenAddress: string },
+  option: SettlementOption,
 ): Promise<SettlementRow | undefined> {
-  return db
-    .selectFrom('settlements')
-    .selectAll()
-    .where('session_id', '=', sessionId)
-    .where('chain_id', '=', chainId)
-    .where('token_address', '=', tokenAddress.toLowerCase())
+  return settlementsOf(db, option)
     .where('flush_tx_hash', 'is not', null)
     .where('usde_amount', 'is', null)
     .executeTakeFirst();

@@ -8,6 +8,7 @@ import { generateSigningJwk } from '../api/auth/merchantTokens';
 import { LOCAL_PAYMASTER_SIGNER } from './chains/deployLocalChain';
 import { LOCAL_SETTLEMENT_OPERATOR } from './chains/localSettlement';
 import { localErc20GasTokenRates } from './chains/localPaymasters';
+import { loadConfig, temporalTlsOf } from '../config';
 import { createDb } from '../db/client';
 import { migrateToLatest } from '../db/migrate';
 import { ensureMaintenanceSchedules } from '../workflowClient/schedules';
@@ -23,13 +24,34 @@ import type { StackDescription } from './stackDescription';
  * `npm start`: the whole stack on this machine with zero configuration. PostgreSQL (embedded unless
  * DATABASE_URL), Temporal dev server with its UI (unless TEMPORAL_ADDRESS), three anvil chains with
  * our contracts, MailDev (login codes; its mail is kept for this run only), then the worker and api
- * processes. Data lives in .dev/ and is reused on the next
- * start. Ctrl-C stops everything, in reverse order.
+ * processes. Data lives in .dev/ and is reused on the next start.
+ *
+ * Ctrl-C stops everything in dependency order (STOP_ORDER). The terminal sends Ctrl-C's SIGINT to its
+ * whole foreground process group, which would stop Postgres while the worker still drains (an
+ * unhandled "terminating connection due to administrator command"). So the stack runs in a detached
+ * supervisor (its own session, which the terminal's signals do not reach) and this foreground process
+ * only asks it to stop and waits.
  */
 const root = resolve(__dirname, '..');
 const devDir = join(root, '.dev');
-const stops: { name: string; stop: () => Promise<unknown> }[] = [];
+const SUPERVISOR_ARGUMENT = '--supervise';
 const log = (message: string) => process.stdout.write(`[stack] ${message}\n`);
+
+type ServiceName = 'api' | 'worker' | 'signer' | 'relayer' | 'chains' | 'maildev' | 'temporal' | 'postgres';
+
+/**
+ * Who stops before whom, one phase at a time (a phase's services stop together): the api and the worker
+ * first, each draining what it has in flight; then what they called (the signer, the relayer); then the
+ * chains with their bundlers (each bundler before its chain) and MailDev; Temporal and PostgreSQL last.
+ */
+const STOP_ORDER: ServiceName[][] = [
+  ['api', 'worker'],
+  ['signer', 'relayer'],
+  ['chains', 'maildev'],
+  ['temporal'],
+  ['postgres'],
+];
+const stops = new Map<ServiceName, () => Promise<unknown>>();
 
 async function main(): Promise<void> {
   await mkdir(devDir, { recursive: true });
@@ -78,7 +100,12 @@ async function main(): Promise<void> {
     SIGNER_SHARED_SECRET: randomBytes(32).toString('hex'),
   };
 
-  const client = await createTemporalClient({ address: temporal.address, namespace: temporal.namespace });
+  // An external Temporal may need TLS (TEMPORAL_TLS_*); the dev server does not.
+  const client = await createTemporalClient({
+    address: temporal.address,
+    namespace: temporal.namespace,
+    tls: process.env.TEMPORAL_ADDRESS ? temporalTlsOf(loadConfig()) : undefined,
+  });
   await ensureMaintenanceSchedules(client.client);
   await client.close();
 
@@ -125,7 +152,7 @@ async function startDatabase(): Promise<string> {
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const server = await startEmbeddedPostgres({ dataDir: join(devDir, 'postgres'), persistent: true });
-    stops.push({ name: 'postgres', stop: server.stop });
+    stops.set('postgres', server.stop);
     adminUrl = server.adminUrl;
   }
   const url = process.env.DATABASE_URL ?? (await ensureDatabase(adminUrl, 'stablepay'));
@@ -148,21 +175,21 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string; namesp
     };
   }
   const server = await startTemporalDevServer({ dbFile: join(devDir, 'temporal.sqlite') });
-  stops.push({ name: 'temporal', stop: server.stop });
+  stops.set('temporal', server.stop);
   log(`temporal dev server at ${server.address}, UI ${server.uiUrl}`);
   return server;
 }
 
 async function startMail(): Promise<StackDescription['mail']> {
   const server = await startMailDev();
-  stops.push({ name: 'maildev', stop: server.stop });
+  stops.set('maildev', server.stop);
   log(`MailDev at ${server.webUrl} (SMTP ${server.smtpUrl})`);
   return { smtpUrl: server.smtpUrl, webUrl: server.webUrl };
 }
 
 async function startChains(): Promise<StackDescription['chains']> {
   const local = await startLocalChains({ blockTime: 1, stateDir: join(devDir, 'chains'), bundlers: true });
-  stops.push({ name: 'chains', stop: local.stop });
+  stops.set('chains', local.stop);
   log(
     `chains, contracts and bundlers ready (${local.chains.map((chain) => `${chain.network} ${chain.rpcUrl}`).join(', ')})`,
   );
@@ -178,7 +205,7 @@ async function persistentJwtKey(): Promise<string> {
   return key;
 }
 
-function startProcess(name: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+function startProcess(name: ServiceName, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   // The process itself, not tsx's CLI wrapper (which runs it in a grandchild that a SIGKILL would orphan).
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
     cwd: root,
@@ -187,23 +214,23 @@ function startProcess(name: string, args: string[], env: NodeJS.ProcessEnv): Chi
   });
   let stopping = false;
   child.once('exit', (code, signal) => {
-    // Ctrl-C reaches the whole process group: children may exit before shutdown() asks them to.
     if (!stopping && !shuttingDown) {
       log(`${name} exited unexpectedly (${signal ?? code}); stopping the stack`);
       void shutdown(1);
     }
   });
-  stops.push({
+  stops.set(
     name,
-    stop: () =>
+    () =>
       new Promise<void>((resolveStop) => {
         stopping = true;
         if (child.exitCode !== null || child.signalCode !== null) return resolveStop();
         child.once('exit', () => resolveStop());
         child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
+        // The worker gives its drain 20 s of its own (workers/main.ts); past that it is stuck.
+        setTimeout(() => child.kill('SIGKILL'), 25_000).unref();
       }),
-  });
+  );
   return child;
 }
 
@@ -225,24 +252,64 @@ async function shutdown(code: number): Promise<void> {
   if (shuttingDown) return;
   shuttingDown = true;
   log('stopping');
-  // Reverse order: api and worker first, then chains (state is written), Temporal, PostgreSQL.
-  for (const { name, stop } of stops.reverse()) {
-    try {
-      await stop();
-    } catch (error) {
-      log(`${name} did not stop cleanly: ${(error as Error).message}`);
-    }
+  for (const phase of STOP_ORDER) {
+    await Promise.all(
+      phase.map(async (name) => {
+        const stop = stops.get(name);
+        if (!stop) return;
+        try {
+          await stop();
+          log(`${name} stopped`);
+        } catch (error) {
+          log(`${name} did not stop cleanly: ${(error as Error).message}`);
+        }
+      }),
+    );
   }
   log('stopped');
   process.exit(code);
 }
 
-process.once('SIGINT', () => void shutdown(0));
-process.once('SIGTERM', () => void shutdown(0));
+/** The detached supervisor: runs the stack; stops it when the foreground process asks or goes away. */
+function supervise(): void {
+  process.on('message', (message: { stop?: boolean }) => {
+    if (message.stop) void shutdown(0);
+  });
+  process.once('disconnect', () => void shutdown(0));
+  // A signal sent to the supervisor itself (kill <pid>) stops the stack the same way.
+  process.once('SIGINT', () => void shutdown(0));
+  process.once('SIGTERM', () => void shutdown(0));
+  process.once('SIGHUP', () => void shutdown(0));
+  main().catch(async (error: unknown) => {
+    process.stderr.write(
+      `[stack] failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    await shutdown(1);
+  });
+}
 
-main().catch(async (error: unknown) => {
-  process.stderr.write(
-    `[stack] failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  await shutdown(1);
-});
+/**
+ * The foreground process: starts the supervisor in a session of its own, turns Ctrl-C (and SIGTERM,
+ * SIGHUP) into one stop request, and exits with the supervisor's code once everything has stopped.
+ */
+function runInForeground(): void {
+  const supervisor = spawn(process.execPath, ['--import', 'tsx', __filename, SUPERVISOR_ARGUMENT], {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let asked = false;
+  const askToStop = () => {
+    if (asked) {
+      log('still stopping in dependency order (the worker may take up to 20 s to drain)');
+      return;
+    }
+    asked = true;
+    if (supervisor.connected) supervisor.send({ stop: true });
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, askToStop);
+  supervisor.once('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+if (process.argv.includes(SUPERVISOR_ARGUMENT)) supervise();
+else runInForeground();

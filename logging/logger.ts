@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { redactProviderUrlsDeep } from '../chain/providerUrlRedaction';
 
 export type { Logger };
 
@@ -30,6 +31,12 @@ export function createLogger(
       level: options.level,
       name: options.name,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      // Errors logged as `err`/`error` (viem's quote the RPC URL, which may carry the provider's key).
+      serializers: {
+        err: (error: unknown) => redactProviderUrlsDeep(pino.stdSerializers.err(error as Error)),
+        error: (error: unknown) =>
+          redactProviderUrlsDeep(error instanceof Error ? pino.stdSerializers.err(error) : error),
+      },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     destination,

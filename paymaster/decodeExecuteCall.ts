@@ -15,7 +15,8 @@ import {
  * Reads a smart account's `callData` into the calls it will make (SPEC sponsorship rules 3 and 4).
  * Understood: `execute(address,uint256,bytes)`, `execute((address,uint256,bytes))`,
  * `executeBatch(address[],uint256[],bytes[])` and ERC-7579 `execute(bytes32,bytes)` in BatchDefault
- * mode (and SingleDefault, read so the policy can refuse it by target). Only canonical ABI encoding
+ * mode and SingleDefault (a delegated transfer when its target is the delegation manager, SPEC rule 7;
+ * the policy refuses it for any other target). Only canonical ABI encoding
  * is accepted: the bytes must equal the re-encoding of what they decode to, so no two byte strings
  * mean the same calls. Pure: what is allowed is decided by the policy checks that follow.
  */
@@ -217,7 +218,7 @@ export function decodeExecuteCall(callData: Hex): DecodeExecuteCallOutcome {
         }
         return refuse(
           'unsupported_execution_mode',
-          `${describeMode(mode)} is not supported: only BatchDefault (0x01 followed by 31 zero bytes)`,
+          `${describeMode(mode)} is not supported: only BatchDefault (0x01 followed by 31 zero bytes), or SingleDefault (32 zero bytes) for a delegated transfer`,
         );
       });
 

@@ -1,6 +1,6 @@
 import type { Address } from 'viem';
 import type { DecodedExecution } from './decodeExecuteCall';
-import { checkExecutionRules } from './executionRules';
+import { checkExecutionRules, delegatedTransferCall } from './executionRules';
 
 const DELEGATION_MANAGER: Address = '0xdb9B1e94B5b69Df7e401DDbedE43491141047dB3';
 const A: Address = '0x1111111111111111111111111111111111111111';
@@ -37,26 +37,33 @@ describe('checkExecutionRules', () => {
         ok: false,
         denial: {
           code: 'paymaster_target_not_allowed',
-          detail: expect.stringMatching(/^call 1: .*delegation manager/),
-          reason: 'delegation_manager_target',
+          detail: expect.stringMatching(/^call 1: a batch must not contain a delegated transfer/),
+          reason: 'delegated_batch',
         },
       });
     },
   );
 
   it.each(['execute', 'executeTuple', 'erc7579Single'] as const)(
-    '%s to the delegation manager (a delegated transfer) is refused',
+    '%s to the delegation manager passes here: it is a delegated transfer, read by decodeDelegatedTransfer',
     (form) => {
-      expect(check({ form, calls: [call(DELEGATION_MANAGER)] })).toEqual({
-        ok: false,
-        denial: {
-          code: 'paymaster_target_not_allowed',
-          detail: expect.stringMatching(/^call 0: delegated transfers/),
-          reason: 'delegated_transfer_unsupported',
-        },
-      });
+      expect(check({ form, calls: [call(DELEGATION_MANAGER)] })).toEqual({ ok: true });
+      expect(
+        delegatedTransferCall(
+          { form, calls: [call(DELEGATION_MANAGER)] },
+          { delegationManager: DELEGATION_MANAGER },
+        ),
+      ).toEqual(call(DELEGATION_MANAGER));
     },
   );
+
+  it('finds no delegated transfer in a batch or in a single call elsewhere', () => {
+    const options = { delegationManager: DELEGATION_MANAGER };
+    expect(
+      delegatedTransferCall({ form: 'executeBatch', calls: [call(DELEGATION_MANAGER)] }, options),
+    ).toBeUndefined();
+    expect(delegatedTransferCall({ form: 'execute', calls: [call(A)] }, options)).toBeUndefined();
+  });
 
   it('refuses ERC-7579 SingleDefault mode to an ordinary target', () => {
     expect(check({ form: 'erc7579Single', calls: [call(A)] })).toEqual({
@@ -70,12 +77,8 @@ describe('checkExecutionRules', () => {
   });
 
   it('uses the delegation manager it is given (per-chain configuration)', () => {
-    expect(checkExecutionRules({ form: 'execute', calls: [call(A)] }, { delegationManager: A }).ok).toBe(
-      false,
-    );
-    expect(
-      checkExecutionRules({ form: 'execute', calls: [call(DELEGATION_MANAGER)] }, { delegationManager: A })
-        .ok,
-    ).toBe(true);
+    const batch = { form: 'executeBatch' as const, calls: [call(A)] };
+    expect(checkExecutionRules(batch, { delegationManager: A }).ok).toBe(false);
+    expect(checkExecutionRules(batch, { delegationManager: DELEGATION_MANAGER }).ok).toBe(true);
   });
 });

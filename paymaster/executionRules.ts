@@ -1,18 +1,18 @@
 import type { Address } from 'viem';
-import type { DecodedExecution } from './decodeExecuteCall';
+import type { DecodedCall, DecodedExecution } from './decodeExecuteCall';
 import { PASSED, denied, type CheckOutcome } from './denials';
 
 /**
- * The rules a decoded execution must meet regardless of the merchant's policies (SPEC rule 4):
- * batch calls carry no native value and never target the delegation manager; delegated transfers
- * (rule 7: single executes to the delegation manager, ERC-7579 SingleDefault) are refused.
- * The first refused call refuses the whole operation and is named by its zero-based index.
+ * The rules a decoded execution must meet regardless of the merchant's policies (SPEC rules 4 and 7):
+ * batch calls carry no native value and never call the delegation manager (a delegated transfer is
+ * never part of a batch); ERC-7579 SingleDefault is only for a delegated transfer. A single call to the
+ * delegation manager passes here: it is a delegated transfer, read and checked by
+ * decodeDelegatedTransfer.ts. The first refused call refuses the whole operation, named by its index.
  */
 export function checkExecutionRules(
   execution: DecodedExecution,
   { delegationManager }: { delegationManager: Address },
 ): CheckOutcome {
-  const isDelegationManager = (target: Address) => target.toLowerCase() === delegationManager.toLowerCase();
   const isBatch = execution.form === 'executeBatch' || execution.form === 'erc7579Batch';
 
   for (const [index, call] of execution.calls.entries()) {
@@ -24,26 +24,35 @@ export function checkExecutionRules(
           'batch_call_value',
         );
       }
-      if (isDelegationManager(call.target)) {
+      if (sameAddress(call.target, delegationManager)) {
         return denied(
           'paymaster_target_not_allowed',
-          `call ${index}: a batch call must not target the delegation manager ${call.target}`,
-          'delegation_manager_target',
+          `call ${index}: a batch must not contain a delegated transfer (a call to the delegation manager ${call.target}); send it as a single call`,
+          'delegated_batch',
         );
       }
-    } else if (isDelegationManager(call.target)) {
+    } else if (execution.form === 'erc7579Single' && !sameAddress(call.target, delegationManager)) {
       return denied(
         'paymaster_target_not_allowed',
-        `call ${index}: delegated transfers through the delegation manager ${call.target} are not supported`,
-        'delegated_transfer_unsupported',
-      );
-    } else if (execution.form === 'erc7579Single') {
-      return denied(
-        'paymaster_target_not_allowed',
-        `call ${index}: ERC-7579 SingleDefault mode is not supported for direct calls; use BatchDefault mode`,
+        `call ${index}: ERC-7579 SingleDefault mode is only for delegated transfers; use BatchDefault mode for direct calls`,
         'unsupported_execution_mode',
       );
     }
   }
   return PASSED;
+}
+
+const sameAddress = (a: Address, b: Address) => a.toLowerCase() === b.toLowerCase();
+
+/** The account's call to the delegation manager when the execution is one single call to it (a delegated transfer). */
+export function delegatedTransferCall(
+  execution: DecodedExecution,
+  { delegationManager }: { delegationManager: Address },
+): DecodedCall | undefined {
+  const single =
+    execution.form === 'execute' || execution.form === 'executeTuple' || execution.form === 'erc7579Single';
+  const [call] = execution.calls;
+  return single && execution.calls.length === 1 && sameAddress(call!.target, delegationManager)
+    ? call
+    : undefined;
 }

@@ -1,4 +1,4 @@
-import { getAddress, isAddress, zeroAddress, type Address, type Hex } from 'viem';
+import { getAddress, isAddress, zeroAddress, type Address, type Hex, type PublicClient } from 'viem';
 import type { Logger } from '../logging/logger';
 import type { EntryPointVersion } from '../chain/entryPoints';
 import { EIP7702_INITCODE_MARKER } from '../chain/paymasterData';
@@ -15,7 +15,12 @@ import {
 import { decodeExecuteCall } from './decodeExecuteCall';
 import { PAYMASTER_DENIALS, denial, describeDenialForRpc, type PaymasterDenial } from './denials';
 import { supportedEntryPoint } from './entryPoints';
-import { checkExecutionRules } from './executionRules';
+import {
+  type CaveatEnforcers,
+  type DelegatedTransfer,
+  decodeDelegatedTransfer,
+} from './decodeDelegatedTransfer';
+import { checkExecutionRules, delegatedTransferCall } from './executionRules';
 import {
   JSON_RPC_ERRORS,
   jsonRpcError,
@@ -36,12 +41,14 @@ import {
   parseSponsorshipParams,
   peekRequestedChainId,
   type PaymasterMethod,
+  type SponsorshipUserOperation,
 } from './sponsorshipParams';
 import { signingRequestFingerprint } from './signingFingerprint';
 import { sponsorshipWindow } from './sponsorshipWindow';
 import { buildStubPaymasterResult } from './stubPaymasterData';
 import { NO_USAGE_FACTS, recordPaymasterDenial, type UsageFacts } from './usageRecords';
 import { sponsoredUserOpHash } from './userOpHash';
+import { verifyDelegationSignature } from './verifyDelegationSignature';
 
 /**
  * The paymaster JSON-RPC (`POST /v1/paymaster/rpc`) after the client id and Origin were accepted:
@@ -49,8 +56,10 @@ import { sponsoredUserOpHash } from './userOpHash';
  * for every denial and every signed operation. Never throws: an unexpected failure answers -32603.
  *
  * Order: chain (HTTP 403) → JSON-RPC shape → method → params → chain and key class → entry point →
- * gas fields → token → gas mode → deny rules (sender, every call target) → callData decoding and
- * allowlist → prepaid balance → sponsorship limits (paymaster/limits.ts) → signer → usage row.
+ * gas fields → token → gas mode → deny rules (sender, delegated owner, every call target) → callData
+ * decoding (a delegated transfer's delegation included) and allowlist → the owner's signature of a
+ * delegated transfer, on its chain → prepaid balance → sponsorship limits (paymaster/limits.ts, the
+ * delegated owner's per-account limits with the sender's) → signer → usage row.
  */
 
 export interface PaymasterRpcDependencies {
@@ -59,6 +68,10 @@ export interface PaymasterRpcDependencies {
   /** Our paymaster contract on a chain for an EntryPoint release, from the deployments. */
   paymasterFor: (chainId: number, entryPointVersion: EntryPointVersion) => Address | undefined;
   delegationManagerFor: (chainId: number) => Address;
+  /** The caveat enforcers of the Delegation Framework on a chain (recognised in delegated transfers). */
+  caveatEnforcersFor: (chainId: number) => CaveatEnforcers | undefined;
+  /** A chain's RPC, to verify the owner's signature of a delegated transfer there. */
+  publicClientFor: (chainId: number) => PublicClient | undefined;
   now: () => Date;
   logger: Logger;
   /** Sponsorship limits and prices; a request that reaches the limits step without them answers -32603. */
@@ -287,26 +300,75 @@ async function decideSponsorship(
   const gasMode = checkGasMode(client, mode);
   if (!gasMode.ok) return rejectFromDenial(gasMode.denial);
 
-  // Deny rules before the allowlist (SPEC rule 9): the sender, then every call target that decodes.
+  // callData decoding: the calls, and for a single call to the delegation manager the delegated
+  // transfer it redeems (SPEC rule 7), whose owner the deny rules and limits also apply to.
   const decoded = decodeExecuteCall(userOp.callData);
-  const targets = decoded.ok ? decoded.execution.calls.map((call) => call.target) : [];
+  const delegationManager = deps.delegationManagerFor(chainId);
+  const redemption = decoded.ok ? delegatedTransferCall(decoded.execution, { delegationManager }) : undefined;
+  const delegated = redemption ? readDelegatedTransfer(deps, chainId, userOp.sender, redemption) : undefined;
+  const transfer = delegated?.ok ? delegated.transfer : undefined;
+  // A delegated transfer's targets: the manager the account calls, then the token the manager calls.
+  const targets = transfer
+    ? [delegationManager, transfer.token]
+    : decoded.ok
+      ? decoded.execution.calls.map((call) => call.target)
+      : [];
   facts.targets = targets.map((target) => target.toLowerCase());
+
+  // Deny rules before the allowlist (SPEC rule 9): the sender, the delegated owner, every call target.
   const merchantId = client.merchantId;
-  const denyRules = await checkDenyRules(db, { merchantId, chainId, sender: userOp.sender, targets });
+  const denyRules = await checkDenyRules(db, {
+    merchantId,
+    chainId,
+    sender: userOp.sender,
+    ...(transfer && { delegatedOwner: transfer.owner }),
+    targets,
+  });
   if (!denyRules.ok) return rejectFromDenial(denyRules.denial);
 
-  // callData decoding and allowlist: one refused call refuses the whole operation, before signing.
+  // Decoding and allowlist: one refused call refuses the whole operation, before signing. A delegated
+  // transfer needs its token allowlisted (the manager is the platform's, not the merchant's, to allow).
   if (!decoded.ok) {
     return rejectFromDenial(
       denial('paymaster_target_not_allowed', `callData: ${decoded.refusal.detail}`, decoded.refusal.reason),
     );
   }
-  const rules = checkExecutionRules(decoded.execution, {
-    delegationManager: deps.delegationManagerFor(chainId),
-  });
+  if (delegated && !delegated.ok) return rejectFromDenial(delegated.denial);
+  const rules = checkExecutionRules(decoded.execution, { delegationManager });
   if (!rules.ok) return rejectFromDenial(rules.denial);
-  const allowlist = await checkAllowlist(db, { merchantId, chainId, targets });
+  const allowlist = await checkAllowlist(db, {
+    merchantId,
+    chainId,
+    targets: transfer ? [transfer.token] : targets,
+  });
   if (!allowlist.ok) return rejectFromDenial(allowlist.denial);
+
+  // The owner's signature of the delegation, verified on this chain as the manager will.
+  if (transfer) {
+    const signature = await verifyDelegationSignature(deps.publicClientFor(chainId), {
+      delegation: transfer.delegation,
+      chainId,
+      delegationManager,
+    });
+    if (!signature.ok && 'unavailable' in signature) {
+      deps.logger.error({ chainId, detail: signature.detail }, 'delegation signature could not be verified');
+      return reject(
+        JSON_RPC_ERRORS.internalError,
+        `paymaster_upstream_error: chain ${chainId} could not be read to verify the delegation; retry later`,
+        'denied_upstream',
+        'delegation_chain_unavailable',
+      );
+    }
+    if (!signature.ok) {
+      return rejectFromDenial(
+        denial(
+          'paymaster_target_not_allowed',
+          `delegated transfer: ${signature.detail}`,
+          'delegation_signature_invalid',
+        ),
+      );
+    }
+  }
 
   // Prepaid balance (sponsored, mainnets).
   const balance = await checkPrepaidBalance(db, { merchantId, chainId, mode });
@@ -314,7 +376,7 @@ async function decideSponsorship(
 
   // A repeat of an operation already signed (identical request in the same second, from any client)
   // answers what was signed then and consumes nothing: one operation, one usage row, one charge.
-  const window = sponsorshipWindow(deps.now());
+  const window = delegatedWindow(sponsorshipWindow(deps.now()), transfer);
   const requestFingerprint = signingRequestFingerprint({
     chainId,
     entryPoint: entryPoint.address,
@@ -333,42 +395,9 @@ async function decideSponsorship(
   }
 
   // Bounds of a signed operation: its gas (the paymaster limits as the signer will sign them) and fees.
-  const paymasterGasFloors = MINIMUM_PAYMASTER_GAS[token ? 'erc20' : 'sponsored'];
-  const { gas } = userOp;
-  const signedGas = signs
-    ? {
-        callGasLimit: gas.callGasLimit!,
-        verificationGasLimit: gas.verificationGasLimit!,
-        preVerificationGas: gas.preVerificationGas!,
-        maxFeePerGas: gas.maxFeePerGas!,
-        paymasterVerificationGasLimit: maxBigInt(
-          gas.paymasterVerificationGasLimit ?? 0n,
-          paymasterGasFloors.verification,
-        ),
-        paymasterPostOpGasLimit: maxBigInt(gas.paymasterPostOpGasLimit ?? 0n, paymasterGasFloors.postOp),
-      }
-    : undefined;
-  if (signedGas) {
-    if (!deps.bounds) throw new Error('operation bounds are not wired into the paymaster RPC');
-    const gasLimit = gasLimitViolation(signedGas, deps.bounds.maxOperationGas);
-    if (gasLimit)
-      return rejectFromDenial(denial('paymaster_gas_limit_too_high', gasLimit, 'gas_limit_too_high'));
-    const level = await deps.bounds.chainFees.current(chainId);
-    if (!level) {
-      return rejectFromDenial(
-        denial(
-          'paymaster_price_unavailable',
-          `no current gas fees on chain ${chainId} to bound the operation's fees; retry`,
-        ),
-      );
-    }
-    const fees = feeViolation(
-      { maxFeePerGas: signedGas.maxFeePerGas, maxPriorityFeePerGas: gas.maxPriorityFeePerGas ?? 0n },
-      level,
-      deps.bounds.feeBoundBps,
-    );
-    if (fees) return rejectFromDenial(denial('paymaster_gas_price_too_high', fees, 'gas_price_too_high'));
-  }
+  const bounded = signs ? await boundSignedOperation(deps, chainId, userOp.gas, token) : undefined;
+  if (bounded && !bounded.ok) return bounded.decision;
+  const signedGas = bounded?.signedGas;
 
   // Sponsorship limits: prepaid balance reservation (mainnets) → merchant per-transaction cap (priced) →
   // platform budget → the merchant's share of it → merchant and client daily caps → per-sender daily USD
@@ -379,6 +408,7 @@ async function decideSponsorship(
     clientId: client.clientId,
     chainId,
     sender: userOp.sender.toLowerCase(),
+    ...(transfer && { delegatedOwner: transfer.owner.toLowerCase() }),
     mode,
     consume: signs,
     ...(signedGas && { gas: signedGas, holdUntil: new Date(window.validUntil * 1000) }),
@@ -406,11 +436,116 @@ async function decideSponsorship(
     };
   }
 
+  return signAndRecord(deps, {
+    client,
+    facts,
+    method,
+    chainId,
+    entryPoint,
+    userOp,
+    userOpForSigner: parsed.params.userOpForSigner,
+    token,
+    window,
+    requestFingerprint,
+    limits,
+    ...(transfer && { delegatedOwner: transfer.owner }),
+  });
+}
+
+/**
+ * The gas and fees a signed operation is bounded by: its gas as the signer will sign it (the paymaster
+ * limits raised to their floors) within the operation gas cap, and its fees within the chain's current
+ * fees. Returns the gas to hold limits for, or the refusal.
+ */
+async function boundSignedOperation(
+  deps: PaymasterRpcDependencies,
+  chainId: number,
+  gas: SponsorshipUserOperation['gas'],
+  token: Address | undefined,
+): Promise<{ ok: true; signedGas: SignedGas } | { ok: false; decision: Decision }> {
+  const paymasterGasFloors = MINIMUM_PAYMASTER_GAS[token ? 'erc20' : 'sponsored'];
+  const signedGas = {
+    callGasLimit: gas.callGasLimit!,
+    verificationGasLimit: gas.verificationGasLimit!,
+    preVerificationGas: gas.preVerificationGas!,
+    maxFeePerGas: gas.maxFeePerGas!,
+    paymasterVerificationGasLimit: maxBigInt(
+      gas.paymasterVerificationGasLimit ?? 0n,
+      paymasterGasFloors.verification,
+    ),
+    paymasterPostOpGasLimit: maxBigInt(gas.paymasterPostOpGasLimit ?? 0n, paymasterGasFloors.postOp),
+  };
+  const refuse = (refusal: PaymasterDenial) => ({ ok: false as const, decision: rejectFromDenial(refusal) });
+  if (!deps.bounds) throw new Error('operation bounds are not wired into the paymaster RPC');
+  const gasLimit = gasLimitViolation(signedGas, deps.bounds.maxOperationGas);
+  if (gasLimit) return refuse(denial('paymaster_gas_limit_too_high', gasLimit, 'gas_limit_too_high'));
+  const level = await deps.bounds.chainFees.current(chainId);
+  if (!level) {
+    return refuse(
+      denial(
+        'paymaster_price_unavailable',
+        `no current gas fees on chain ${chainId} to bound the operation's fees; retry`,
+      ),
+    );
+  }
+  const fees = feeViolation(
+    { maxFeePerGas: signedGas.maxFeePerGas, maxPriorityFeePerGas: gas.maxPriorityFeePerGas ?? 0n },
+    level,
+    deps.bounds.feeBoundBps,
+  );
+  if (fees) return refuse(denial('paymaster_gas_price_too_high', fees, 'gas_price_too_high'));
+  return { ok: true, signedGas };
+}
+
+type SignedGas = {
+  callGasLimit: bigint;
+  verificationGasLimit: bigint;
+  preVerificationGas: bigint;
+  maxFeePerGas: bigint;
+  paymasterVerificationGasLimit: bigint;
+  paymasterPostOpGasLimit: bigint;
+};
+
+/**
+ * The last step of a signing request that passed every check: the signing service signs, the operation
+ * is recorded (before the signature leaves), and limits a failed or duplicate request consumed are given back.
+ */
+async function signAndRecord(
+  deps: PaymasterRpcDependencies,
+  {
+    client,
+    facts,
+    method,
+    chainId,
+    entryPoint,
+    userOp,
+    userOpForSigner,
+    token,
+    window,
+    requestFingerprint,
+    limits,
+    delegatedOwner,
+  }: {
+    client: PaymasterClient;
+    facts: UsageFacts;
+    method: PaymasterMethod;
+    chainId: number;
+    entryPoint: { address: Address; version: EntryPointVersion };
+    userOp: SponsorshipUserOperation;
+    userOpForSigner: Record<string, unknown>;
+    token: Address | undefined;
+    window: { validUntil: number; validAfter: number };
+    requestFingerprint: string;
+    limits: Awaited<ReturnType<SponsorshipLimits['check']>> & { ok: true };
+    delegatedOwner?: Address;
+  },
+): Promise<Decision> {
+  const { db } = deps;
   const signed = await deps.signer.signPaymasterData({
     chainId,
     entryPoint: entryPoint.address,
     entryPointVersion: entryPoint.version,
-    userOp: parsed.params.userOpForSigner,
+    userOp: userOpForSigner,
     mode: token ? 'erc20' : 'sponsored',
     ...(token && { token }),
     ...window,
@@ -458,7 +593,8 @@ async function decideSponsorship(
     ...facts,
     method,
     status: 'submitted',
-    reason: null,
+    // SPEC rule 7: the row keeps the real sender and names the original owner.
+    reason: delegatedOwner ? delegatedByReason(delegatedOwner) : null,
     userOpHash,
     validUntil: new Date(window.validUntil * 1000),
     requestFingerprint,
@@ -472,4 +608,55 @@ async function decideSponsorship(
   const stored = await findSignedResult(db, { chainId, entryPoint: entryPoint.address, userOpHash });
   if (!stored) throw new Error(`user operation ${userOpHash} conflicts with a row that has no signed result`);
   return { ok: true, result: stored };
+}
+
+/** The usage reason of a delegated transfer: `delegated_by:<owner>` (lower-case address). */
+export const delegatedByReason = (owner: Address): string => `delegated_by:${owner.toLowerCase()}`;
+
+/** The delegated transfer a single call to the delegation manager redeems, or its refusal. */
+function readDelegatedTransfer(
+  deps: PaymasterRpcDependencies,
+  chainId: number,
+  sender: Address,
+  call: { data: Hex; value: bigint },
+): { ok: true; transfer: DelegatedTransfer } | { ok: false; denial: PaymasterDenial } {
+  const enforcers = deps.caveatEnforcersFor(chainId);
+  if (!enforcers) {
+    return {
+      ok: false,
+      denial: denial(
+        'paymaster_target_not_allowed',
+        `delegated transfer: chain ${chainId} has no known Delegation Framework deployment`,
+        'delegation_framework_unknown',
+      ),
+    };
+  }
+  const outcome = decodeDelegatedTransfer(call, {
+    sender,
+    enforcers,
+    now: BigInt(Math.floor(deps.now().getTime() / 1000)),
+  });
+  if (outcome.ok) return outcome;
+  return {
+    ok: false,
+    denial: denial(
+      'paymaster_target_not_allowed',
+      `delegated transfer: ${outcome.refusal.detail}`,
+      outcome.refusal.reason,
+    ),
+  };
+}
+
+/**
+ * A delegated transfer's paymaster data never outlives its delegation: validUntil is at most the last
+ * second before the TimestampEnforcer's expiry, so an operation the delegation would refuse on chain
+ * is refused by the EntryPoint before it can cost gas.
+ */
+function delegatedWindow(
+  window: { validAfter: number; validUntil: number },
+  transfer: DelegatedTransfer | undefined,
+): { validAfter: number; validUntil: number } {
+  if (!transfer) return window;
+  const lastValidSecond = Number(transfer.expiresAt) - 1;
+  return lastValidSecond < window.validUntil ? { ...window, validUntil: lastValidSecond } : window;
 }

@@ -179,6 +179,11 @@ export interface SponsorshipLimitRequest {
   chainId: number;
   /** Lower-case address. */
   sender: string;
+  /**
+   * Lower-case address of the delegator of a delegated transfer (SPEC rule 7): its per-account limits
+   * are checked and consumed with the sender's, in the same call; the budgets are charged once.
+   */
+  delegatedOwner?: string;
   mode: SponsorshipMode;
   /** Signed-data methods consume; stub data only reads. */
   consume: boolean;
@@ -256,6 +261,36 @@ export function createSponsorshipLimits({
           'paymaster_global_cap_exceeded',
           `${detail}; it resets at 00:00 UTC, and what unsent operations hold frees up at their validUntil`,
         );
+      // Per-account limits: the sender's, and a delegated transfer's owner's under the same keys (one
+      // account's allowance whether it sends itself or its delegate does).
+      const accountRules = (account: string, role: string): Rule[] => [
+        {
+          counter: { key: `sender_usd:${merchantId}:${account}`, windowStart: day },
+          basis: 'charged',
+          limit: usdLimit(effective.perSenderDailyUsd),
+          refusal: () =>
+            denial(
+              'paymaster_spend_cap_exceeded',
+              `${role} ${account} reached its daily sponsorship cap of ${effective.perSenderDailyUsd} USD${merchantBinds('perSenderDailyUsd')}`,
+            ),
+        },
+        {
+          counter: { key: `sender_ops:${merchantId}:${account}`, windowStart: hour },
+          basis: 'ops',
+          limit: effective.perSenderHourlyOps === null ? null : BigInt(effective.perSenderHourlyOps),
+          refusal: () =>
+            denial(
+              'paymaster_rate_limit_exceeded',
+              `${role} ${account} reached its limit of ${effective.perSenderHourlyOps} operations per hour${merchantBinds('perSenderHourlyOps')}`,
+            ),
+        },
+      ];
+      const accounts = [
+        { account: sender, role: 'sender' },
+        ...(request.delegatedOwner && request.delegatedOwner !== sender
+          ? [{ account: request.delegatedOwner, role: 'delegated owner' }]
+          : []),
+      ].sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : 0));
       // In consumption (and lock) order; the reservation comes first and is only taken when signing.
       const rules: Rule[] = [
         {
@@ -292,26 +327,9 @@ export function createSponsorshipLimits({
               `client ${clientId} reached its daily sponsorship cap of ${effective.perClientDailyUsd} USD${MERCHANT_CAP_SUFFIX}`,
             ),
         },
-        {
-          counter: { key: `sender_usd:${merchantId}:${sender}`, windowStart: day },
-          basis: 'charged',
-          limit: usdLimit(effective.perSenderDailyUsd),
-          refusal: () =>
-            denial(
-              'paymaster_spend_cap_exceeded',
-              `sender ${sender} reached its daily sponsorship cap of ${effective.perSenderDailyUsd} USD${merchantBinds('perSenderDailyUsd')}`,
-            ),
-        },
-        {
-          counter: { key: `sender_ops:${merchantId}:${sender}`, windowStart: hour },
-          basis: 'ops',
-          limit: effective.perSenderHourlyOps === null ? null : BigInt(effective.perSenderHourlyOps),
-          refusal: () =>
-            denial(
-              'paymaster_rate_limit_exceeded',
-              `sender ${sender} reached its limit of ${effective.perSenderHourlyOps} operations per hour${merchantBinds('perSenderHourlyOps')}`,
-            ),
-        },
+        // Counters are locked in this order: the accounts in address order, so two delegated requests
+        // with sender and owner swapped never wait on each other in a cycle.
+        ...accounts.flatMap(({ account, role }) => accountRules(account, role)),
       ];
       const applicable = rules.filter((rule) => rule.limit !== null);
 

@@ -4,8 +4,8 @@ import { findAllowlistedAddresses, findMatchingDenyRules } from '../db/paymaster
 import { PASSED, denied, type CheckOutcome } from './denials';
 
 /**
- * The merchant's own policies on a chain: deny rules (checked first, SPEC rule 9) block the sender
- * or any call target; then every call target must be on the contract allowlist (default: none is).
+ * The merchant's own policies on a chain: deny rules (checked first, SPEC rule 9) block the sender,
+ * the owner whose tokens a delegated transfer moves (rule 7; a sender rule on its address), or any call target; then every call target must be on the contract allowlist (default: none is).
  * A refused call is named by its zero-based index.
  */
 
@@ -15,25 +15,34 @@ export async function checkDenyRules(
     merchantId,
     chainId,
     sender,
+    delegatedOwner,
     targets,
-  }: { merchantId: string; chainId: number; sender: Address; targets: Address[] },
+  }: { merchantId: string; chainId: number; sender: Address; delegatedOwner?: Address; targets: Address[] },
 ): Promise<CheckOutcome> {
   const lowerTargets = targets.map((target) => target.toLowerCase());
   const rules = await findMatchingDenyRules(db, {
     merchantId,
     chainId,
-    senders: [sender.toLowerCase()],
+    senders: [sender.toLowerCase(), ...(delegatedOwner ? [delegatedOwner.toLowerCase()] : [])],
     targets: lowerTargets,
   });
   if (rules.length === 0) return PASSED;
-  if (rules.some((rule) => rule.kind === 'sender')) {
+  const blockedAccounts = new Set(rules.filter((rule) => rule.kind === 'sender').map((rule) => rule.address));
+  if (blockedAccounts.has(sender.toLowerCase())) {
     return denied(
       'paymaster_blocked_by_merchant_rule',
       `sender ${sender} is blocked by a deny rule on chain ${chainId}`,
       'sender_denied',
     );
   }
-  const blockedTargets = new Set(rules.map((rule) => rule.address));
+  if (delegatedOwner && blockedAccounts.has(delegatedOwner.toLowerCase())) {
+    return denied(
+      'paymaster_blocked_by_merchant_rule',
+      `delegated owner ${delegatedOwner} is blocked by a deny rule on chain ${chainId}`,
+      'delegated_owner_denied',
+    );
+  }
+  const blockedTargets = new Set(rules.filter((rule) => rule.kind === 'target').map((rule) => rule.address));
   const index = lowerTargets.findIndex((target) => blockedTargets.has(target));
   return denied(
     'paymaster_blocked_by_merchant_rule',

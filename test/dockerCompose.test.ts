@@ -5,7 +5,7 @@ import { CONFIG_VARIABLES, loadConfig } from '../config';
 
 const root = join(__dirname, '..');
 const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
-  services: Record<string, { command?: string[]; environment?: Record<string, string> }>;
+  services: Record<string, { command?: string[]; environment?: Record<string, string>; ports?: string[] }>;
 };
 const appServices = ['api', 'worker', 'signer'];
 
@@ -20,14 +20,36 @@ describe('docker-compose.yml', () => {
     const environment = compose.services[service]!.environment ?? {};
     expect(Object.keys(environment).length).toBeGreaterThan(0);
     for (const variable of Object.keys(environment)) expect(CONFIG_VARIABLES).toContain(variable);
-    // ${VAR:-default} interpolation resolves to the default when the host does not set VAR.
+    // ${VAR:-default} interpolation resolves to the default when the host does not set VAR; ${VAR:?why}
+    // is required from the host (here a sample value).
     const resolved = Object.fromEntries(
       Object.entries(environment).map(([name, value]) => [
         name,
-        String(value).replace(/\$\{[A-Z0-9_]+:-([^}]*)\}/g, '$1'),
+        String(value)
+          .replace(/\$\{[A-Z0-9_]+:-([^}]*)\}/g, '$1')
+          .replace(/\$\{PUBLIC_BASE_URL:\?[^}]*\}/g, 'https://pay.example.com')
+          .replace(/\$\{[A-Z0-9_]+:\?[^}]*\}/g, 'sample-value'),
       ]),
     );
     expect(() => loadConfig(resolved)).not.toThrow();
+  });
+
+  it.each(['postgres', 'temporal', 'temporal-ui'])(
+    '%s is published on this host’s loopback only',
+    (service) => {
+      const ports = compose.services[service]!.ports ?? [];
+      expect(ports.length).toBeGreaterThan(0);
+      for (const port of ports) expect(port).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+    },
+  );
+
+  it('has no default database password: the host must set POSTGRES_PASSWORD', () => {
+    const text = readFileSync(join(root, 'docker-compose.yml'), 'utf8');
+    const uses = [...text.matchAll(/\$\{POSTGRES_PASSWORD([^}]*)\}/g)].map((match) => match[1]);
+    expect(uses.length).toBeGreaterThanOrEqual(3);
+    for (const use of uses) expect(use).toMatch(/^:\?/);
+    expect(compose.services.postgres!.environment!.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?/);
+    expect(compose.services.api!.environment!.DATABASE_URL).toContain('${POSTGRES_PASSWORD:?');
   });
 
   it.each(appServices)('%s runs compiled JavaScript whose source module exists', (service) => {

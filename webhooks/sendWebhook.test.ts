@@ -108,6 +108,9 @@ describe('sendWebhook', () => {
       statusCode: null,
       error: expect.stringMatching(/^ECONNREFUSED/),
     });
+    // The merchant reads this error: the internal address it failed on is not shown.
+    expect(result.error).not.toContain('127.0.0.1');
+    expect(result.error).toContain('[non-public address]');
   });
 
   describe('with private targets refused', () => {
@@ -119,6 +122,11 @@ describe('sendWebhook', () => {
       const result = await send({ url: url(), allowPrivateTargets: false });
       expect(result).toMatchObject({ outcome: 'blocked_address', statusCode: null });
       expect(seen).toEqual([]);
+    });
+
+    it('says a name resolves only to non-public addresses without naming them', async () => {
+      const result = await send({ url: `http://localhost:${port}/ok`, allowPrivateTargets: false });
+      expect(result.error).toBe('localhost resolves only to non-public addresses');
     });
   });
 });

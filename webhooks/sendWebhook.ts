@@ -3,7 +3,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { WebhookAttemptOutcome } from '../db/schema';
-import { ipLiteralOf, isPublicAddress } from './targetAddress';
+import { ipLiteralOf, isPublicAddress, withoutNonPublicAddresses } from './targetAddress';
 
 /** How one attempt ended; only `succeeded` (a 2xx) counts as delivered. A 3xx is not followed. */
 export type { WebhookAttemptOutcome };
@@ -56,9 +56,8 @@ const publicOnlyLookup = ((
     const allowed = addresses.filter(({ address }) => isPublicAddress(address));
     if (allowed.length === 0) {
       return callback(
-        new BlockedAddressError(
-          `${hostname} resolves only to non-public addresses (${addresses.map(({ address }) => address).join(', ')})`,
-        ),
+        // Which internal addresses it resolved to is our network's business, not the merchant's.
+        new BlockedAddressError(`${hostname} resolves only to non-public addresses`),
       );
     }
     if (options.all) return callback(null, allowed);
@@ -128,7 +127,9 @@ export async function sendWebhook({
       if (error instanceof BlockedAddressError) return finish(failed('blocked_address', error.message));
       if (error instanceof DeadlineError) return finish(failed('timeout', error.message));
       const code = (error as NodeJS.ErrnoException).code;
-      finish(failed('network_error', code ? `${code}: ${error.message}` : error.message));
+      // Connection errors quote the address connected to: a private one (allowed in development) stays ours.
+      const detail = withoutNonPublicAddresses(error.message);
+      finish(failed('network_error', code ? `${code}: ${detail}` : detail));
     });
     request.on('response', (response: IncomingMessage) => {
       const chunks: Buffer[] = [];

@@ -58,9 +58,11 @@ describe('webhook signing secrets', () => {
   });
 
   it('need an explicit key in production and derive the same development key everywhere else', () => {
-    expect(() => webhookSecretKeyFromConfig(loadConfig({ NODE_ENV: 'production' }))).toThrow(
-      /WEBHOOK_SECRET_ENCRYPTION_KEY: is required in production/,
-    );
+    expect(() =>
+      webhookSecretKeyFromConfig(
+        loadConfig({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://pay.example.com' }),
+      ),
+    ).toThrow(/WEBHOOK_SECRET_ENCRYPTION_KEY: is required in production/);
     const development = webhookSecretKeyFromConfig(loadConfig({ NODE_ENV: 'development' }));
     expect(development).toHaveLength(32);
     expect(webhookSecretKeyFromConfig(loadConfig({ NODE_ENV: 'test' }))).toEqual(development);

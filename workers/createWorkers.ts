@@ -2,6 +2,7 @@ import {
   bundleWorkflowCode,
   Runtime,
   Worker,
+  type ActivityInterceptorsFactory,
   type NativeConnection,
   type WorkflowBundle,
 } from '@temporalio/worker';
@@ -13,6 +14,7 @@ import { createPaymasterReceiptActivities } from '../activities/paymasterReceipt
 import { createPrepaidBalanceActivities } from '../activities/prepaidBalances';
 import { createSettlementActivities } from '../activities/settlement';
 import type { NetworkRegistry } from '../chain/networkRegistry';
+import { withRedactedProviderUrls } from '../chain/providerUrlRedaction';
 import type { OperatorChains } from '../chain/operatorChains';
 import { createSessionReconcilerActivities } from '../activities/sessionReconciler';
 import { createSessionActivities } from '../activities/sessions';
@@ -166,6 +168,23 @@ export async function bundleWorkflows(workflowInterceptorModules: string[] = [])
   });
 }
 
+/**
+ * Every activity failure leaves the worker without provider URLs in it (viem quotes the RPC URL, which
+ * may carry the provider's key): the message becomes the session's failureReason, Temporal's history
+ * and the worker's log.
+ */
+export const redactingProviderUrls: ActivityInterceptorsFactory = () => ({
+  inbound: {
+    async execute(input, next) {
+      try {
+        return await next(input);
+      } catch (error) {
+        throw withRedactedProviderUrls(error);
+      }
+    },
+  },
+});
+
 /** One worker per task queue that has activities, all sharing one workflow bundle. */
 export async function createWorkers({
   connection,
@@ -193,6 +212,7 @@ export async function createWorkers({
       taskQueue,
       workflowBundle: bundle,
       activities: buildActivities(dependencies, names),
+      interceptors: { activity: [redactingProviderUrls] },
       shutdownGraceTime: '10 seconds',
       ...(tracing && { plugins: [tracing.workerPlugin] }),
     });

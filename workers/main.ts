@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { ConfigError, loadConfigOrExit, requireSetting } from '../config';
+import { ConfigError, loadConfigOrExit, requireSetting, temporalTlsOf } from '../config';
 import { boundedWaitsFrom, createDb } from '../db/client';
 import { checkReadiness, postgresCheck, startReadinessServer, temporalCheck } from '../health/readiness';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
@@ -37,9 +37,13 @@ async function main(): Promise<void> {
       })
     : undefined;
   try {
-    const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+    const temporalTls = temporalTlsOf(config);
+    const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS, tls: temporalTls });
     try {
-      const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+      const clientConnection = await Connection.connect({
+        address: config.TEMPORAL_ADDRESS,
+        tls: temporalTls,
+      });
       const temporal = new Client({
         connection: clientConnection,
         namespace: config.TEMPORAL_NAMESPACE,

@@ -1,11 +1,14 @@
 import { Client, Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { unregisteredSearchAttributes } from '../workflows/searchAttributes';
+import type { TemporalTls } from '../config';
 
 export interface CreateTemporalClientOptions {
   /** Frontend `host:port`, e.g. `TEMPORAL_ADDRESS`. */
   address: string;
   namespace: string;
+  /** TLS (and mTLS) from TEMPORAL_TLS_* (`temporalTlsOf`); unset: plain gRPC. */
+  tls?: TemporalTls;
 }
 
 export interface TemporalClient {
@@ -19,8 +22,9 @@ export interface TemporalClient {
 export async function createTemporalClient({
   address,
   namespace,
+  tls,
 }: CreateTemporalClientOptions): Promise<TemporalClient> {
-  const connection = await Connection.connect({ address });
+  const connection = await Connection.connect({ address, tls });
   const client = new Client({ connection, namespace });
   return { client, connection, close: () => connection.close() };
 }

@@ -3,20 +3,30 @@ import type { Db } from '../../db/client';
 import { authenticateClient, checkOrigin } from '../../paymaster/clientChecks';
 import { describeDenial } from '../../paymaster/denials';
 import { NO_USAGE_FACTS, recordPaymasterDenial } from '../../paymaster/usageRecords';
+import { jsonRpcError } from '../../paymaster/jsonRpc';
 import { forbidden, unauthorized } from '../httpErrors';
 import type { Logger } from '../../logging/logger';
+import type { TokenBuckets } from '../rateLimits';
 
 /**
  * Paymaster routes (CLIENT): the publishable client id from `X-Client-Id` (or, on paths under
  * `queryClientIdPathPrefix`, the `clientId` query parameter; the header wins), then the Origin check.
  * Missing, unknown or revoked id → 401 `paymaster_unauthorized`; Origin missing or unlisted while
  * allowedOrigins is set → 403 `paymaster_origin_not_allowed` (recorded as a `denied_origin` usage row).
- * Both answer with the framework-style body. Sets `ctx.state.paymasterClient` and `ctx.state.merchantId`.
+ * Both answer with the framework-style body. Then the client's request rate (`requestRate`,
+ * PAYMASTER_RPC_PER_CLIENT_PER_MINUTE): past it the JSON-RPC path answers HTTP 200 with -32600
+ * `Policy denied: paymaster_rate_limit_exceeded (client request rate)` (SPEC's rate-limit denial; no
+ * usage row, which is load the limit sheds) and the bundler path 429 with its error body, both with
+ * Retry-After. Sets `ctx.state.paymasterClient` and `ctx.state.merchantId`.
  */
 export function requirePaymasterClient(
   db: Db,
   logger: Logger,
-  { queryClientIdPathPrefix }: { queryClientIdPathPrefix?: string } = {},
+  {
+    queryClientIdPathPrefix,
+    jsonRpcPath,
+    requestRate,
+  }: { queryClientIdPathPrefix?: string; jsonRpcPath?: string; requestRate?: TokenBuckets } = {},
 ): Middleware {
   return async (ctx, next) => {
     const fromQuery =
@@ -39,6 +49,21 @@ export function requirePaymasterClient(
         origin.denial.code,
       );
       throw forbidden(describeDenial(origin.denial));
+    }
+    const retryAfterSec = requestRate?.take(client.clientId);
+    if (retryAfterSec !== undefined) {
+      const message = `Policy denied: paymaster_rate_limit_exceeded (client request rate; retry after ${retryAfterSec} s)`;
+      ctx.set('retry-after', String(retryAfterSec));
+      if (ctx.path === jsonRpcPath) {
+        const body = ctx.state.body as { id?: unknown } | undefined;
+        const id = typeof body?.id === 'string' || typeof body?.id === 'number' ? body.id : null;
+        ctx.status = 200;
+        ctx.body = jsonRpcError(id, { code: -32600, message });
+      } else {
+        ctx.status = 429;
+        ctx.body = { error: { message: message.replace('Policy denied: ', ''), type: 'error' } };
+      }
+      return;
     }
     ctx.state.paymasterClient = client;
     ctx.state.merchantId = client.merchantId;

@@ -44,6 +44,31 @@ const errorBodySchema: JsonSchema = {
   properties: { statusCode: { type: 'integer' }, message: { type: 'string' }, error: { type: 'string' } },
 };
 
+/**
+ * What a reader of the document needs beyond the routes themselves (it stands alone: no link outside
+ * it): conventions, credentials, session states, the error format and rate limits.
+ */
+export const CONTRACT_OVERVIEW = [
+  'Stablecoin payment sessions, signed webhooks, merchant account and a managed ERC-4337 paymaster.',
+  '',
+  '**Conventions.** JSON bodies; amounts are decimal strings (USD, at most 6 fractional digits); token amounts are ' +
+    'base-unit integer strings; timestamps ISO 8601 UTC. Page lists `{data, page, limit, total}`, cursor lists ' +
+    '`{data, nextCursor}`. Bodies above 1 MiB answer 413.',
+  '',
+  '**Credentials.** Merchant token: `Authorization: Bearer <JWT>` from `POST /v1/auth/verify` (dashboard and ' +
+    'paymaster management). Secret API key: `Authorization: Bearer sk_...` (session creation, webhooks). ' +
+    'Paymaster client id: `X-Client-Id: pmc_live_...|pmc_test_...` (paymaster RPC and bundler proxy). A missing, ' +
+    'malformed, expired or unknown credential answers 401; another merchant’s resource answers 404.',
+  '',
+  '**Session states.** `awaiting_payment` → `confirming` (deposit seen; webhook `session.confirming`) → ' +
+    '`bridging` (layer-2 payments) → `completed`; `confirming` → `failed` when settlement reverts; ' +
+    '`awaiting_payment` → `expired` once `expiresAt` passes (computed on read). `pending` is transient.',
+  '',
+  '**Errors.** Every error except the paymaster RPC’s is `{statusCode, message, error?}` (schema ErrorBody). ' +
+    'The paymaster RPC answers JSON-RPC errors with HTTP 200; a message starting `Policy denied: ` is a policy ' +
+    'decision. 429 (rate limits) and 503 (a dependency unavailable) carry `Retry-After` in seconds.',
+].join('\n');
+
 export function buildOpenApiDocument({
   routes,
   title,
@@ -186,7 +211,7 @@ export function buildOpenApiDocument({
 
   return {
     openapi: '3.1.0',
-    info: { title, version },
+    info: { title, version, description: CONTRACT_OVERVIEW },
     servers: [{ url: serverUrl }],
     paths,
     components: { schemas: components, securitySchemes: usedSecuritySchemes(routes) },

@@ -128,6 +128,14 @@ describe('OpenAPI documents', () => {
       );
       expect([...used].sort()).toEqual([...defined].sort());
     });
+
+    it('stands alone: it states the error format and the credentials, and points at nothing outside itself', () => {
+      const document = documentOf();
+      expect(document.info.description).toContain('{statusCode, message, error?}');
+      expect(document.info.description).toContain('X-Client-Id');
+      const text = JSON.stringify(document);
+      expect(text).not.toMatch(/\.\.\/|shared\/|SPEC|DESIGN/);
+    });
   });
 
   it('the full document has exactly one operation per mounted route', () => {

@@ -56,14 +56,21 @@ const userOpFields = {
 /** Unique across every request of the process (warm-ups and verification included). */
 let nextNonce = 1n;
 
-/** JSON-RPC bodies for `method` over the benchmark operation, each with the next nonce. */
-export function rpcBodies(method: string): () => string {
+/**
+ * JSON-RPC bodies for `method` over the benchmark operation (or the same sender's operation with
+ * `operationCallData`, e.g. a delegated transfer), each with the next nonce.
+ */
+export function rpcBodies(method: string, operationCallData: Hex = callData): () => string {
   const placeholder = '"__NONCE__"';
   const template = JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
     method,
-    params: [{ ...userOpFields, nonce: '__NONCE__' }, ENTRY_POINT_V08_ADDRESS, numberToHex(CHAIN_ID)],
+    params: [
+      { ...userOpFields, callData: operationCallData, nonce: '__NONCE__' },
+      ENTRY_POINT_V08_ADDRESS,
+      numberToHex(CHAIN_ID),
+    ],
   });
   const [prefix, suffix] = template.split(placeholder) as [string, string];
   return () => `${prefix}"${numberToHex(nextNonce++)}"${suffix}`;
@@ -178,7 +185,7 @@ export async function expectSignedResult(
   if (!decoded || decoded.mode !== 'sponsored')
     throw new Error(`${url} answered undecodable paymaster data: ${text}`);
   const { signature, ...terms } = decoded;
-  const { params } = JSON.parse(body) as { params: [{ nonce: Hex }] };
+  const { params } = JSON.parse(body) as { params: [{ nonce: Hex; callData: Hex }] };
   const hash = sponsorshipHash({
     chainId: CHAIN_ID,
     paymaster: result.paymaster,
@@ -186,7 +193,7 @@ export async function expectSignedResult(
     userOperation: {
       sender: SENDER,
       nonce: BigInt(params[0].nonce),
-      callData,
+      callData: params[0].callData,
       callGasLimit: BigInt(userOpFields.callGasLimit),
       verificationGasLimit: BigInt(userOpFields.verificationGasLimit),
       preVerificationGas: BigInt(userOpFields.preVerificationGas),

@@ -16,6 +16,7 @@ import * as emailLogin from './2026_11_24_300_email_login';
 import * as prepaidBalances from './2026_11_24_200_prepaid_balances';
 import * as uniqueSignedOperations from './2026_11_24_201_unique_signed_operations';
 import * as sponsorshipHolds from './2026_11_24_202_sponsorship_holds';
+import * as webhookRedispatchCounters from './2026_11_25_500_webhook_redispatch_counters';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_24_201_unique_signed_operations': uniqueSignedOperations,
   '2026_11_24_202_sponsorship_holds': sponsorshipHolds,
   '2026_11_24_300_email_login': emailLogin,
+  '2026_11_25_500_webhook_redispatch_counters': webhookRedispatchCounters,
 };

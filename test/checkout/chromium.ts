@@ -1,14 +1,17 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 
-/** Debian's chromium package (installed by .ci/run when missing); never a downloaded browser build. */
-export const CHROMIUM_PATH = '/usr/bin/chromium';
+/**
+ * Debian's chromium package (`npm test` installs it when missing, see dev/bootstrap.js), or the build
+ * CHROMIUM_PATH names; never a downloaded browser build.
+ */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 /** Headless chromium with a fresh temporary profile (playwright's launch makes one) and no background traffic. */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(
-      `${CHROMIUM_PATH} is missing: run \`apt-get update && apt-get install -y chromium\` (.ci/run does so when it is absent)`,
+      `${CHROMIUM_PATH} is missing: run \`npm test\` (it installs chromium) or set CHROMIUM_PATH`,
     );
   }
   return chromium.launch({

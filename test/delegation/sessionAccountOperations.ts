@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { encodeDeleGatorExecute, signDeleGatorUserOperation } from '../../chain/deleGatorAccounts';
 import { encodeRedeemDelegation } from '../../chain/delegations';
 import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
-import { publicClientFor, rpc, toRpcUserOperation } from '../paymaster/smartAccounts';
+import { type SimpleAccount, publicClientFor, rpc, toRpcUserOperation } from '../paymaster/smartAccounts';
 import { type LocalChain, frameworkOn, usdcTransfer } from './delegatorAccounts';
 
 /**
@@ -112,4 +112,29 @@ export async function redeemTransferThroughAlto(
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`user operation ${userOpHash} was not included within 30 s`);
+}
+
+/**
+ * The session account as the sender of sponsored operations (test/paymaster/sponsoredOperations.ts): a
+ * HybridDeleGator on EntryPoint v0.7 whose user operations the session key signs (EIP-712, its own domain).
+ */
+export function sessionAccountAsSender(account: SessionAccount): SimpleAccount {
+  const sessionKey = privateKeyToAccount(account.privateKey);
+  return {
+    version: '0.7',
+    owner: sessionKey,
+    address: account.address,
+    factory: account.factory,
+    factoryData: account.factoryData,
+    execute: () => {
+      throw new Error('a session account only calls the delegation manager: give its call data');
+    },
+    sign: (userOperation, chainId) =>
+      signDeleGatorUserOperation({
+        owner: sessionKey,
+        userOperation,
+        chainId,
+        entryPoint: ENTRY_POINT_V07_ADDRESS,
+      }),
+  };
 }

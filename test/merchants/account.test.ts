@@ -1,8 +1,12 @@
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { getAddress, serializeErc6492Signature, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { smartAccountRegistrationMessage } from '../../api/auth/smartAccountProof';
 import { generateSigningJwk } from '../../api/auth/merchantTokens';
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import { testStack } from '../harness/stack';
+import { contractWalletChain, type ContractWalletChain } from './contractWallets';
 
 describe('merchant account', () => {
   let app: TestApp;
@@ -177,29 +181,88 @@ describe('merchant account', () => {
   });
 
   describe('smart accounts', () => {
-    const register = (who: SignedInMerchant, address: string) =>
-      app.request('/v1/merchants/me/smart-accounts', {
-        method: 'POST',
-        headers: who.auth,
-        json: { address },
-      });
+    // Registration proves control: the account's own signature (ERC-1271, or ERC-6492 before deployment).
+    const CHAIN_ID = 84532;
+    let wallets: ContractWalletChain;
+    beforeAll(async () => {
+      const chain = testStack().chains.find((candidate) => candidate.chainId === CHAIN_ID)!;
+      wallets = await contractWalletChain({ chainId: CHAIN_ID, rpcUrl: chain.rpcUrl });
+    }, 240_000);
 
-    it('registration answers 204 and is idempotent, whatever the address casing', async () => {
-      const address = privateKeyToAccount(generatePrivateKey()).address;
-      expect((await register(merchant, address)).status).toBe(204);
-      expect((await register(merchant, address.toLowerCase())).status).toBe(204);
-      const rows = await app.db
+    const proofBy = (signer: PrivateKeyAccount, forMerchant: SignedInMerchant, address: Address) =>
+      signer.signMessage({
+        message: smartAccountRegistrationMessage({
+          merchantId: forMerchant.merchantId,
+          address: getAddress(address),
+          chainId: CHAIN_ID,
+        }),
+      });
+    const register = (who: SignedInMerchant, json: Record<string, unknown>) =>
+      app.request('/v1/merchants/me/smart-accounts', { method: 'POST', headers: who.auth, json });
+    /** A deployed contract account of a fresh owner, registered by `who` with the owner's signature. */
+    async function ownedAccount() {
+      const owner = privateKeyToAccount(generatePrivateKey());
+      return { owner, address: await wallets.deployWallet(owner.address) };
+    }
+    const registerWithProof = async (who: SignedInMerchant, owner: PrivateKeyAccount, address: Address) =>
+      register(who, { address, chainId: CHAIN_ID, signature: await proofBy(owner, who, address) });
+    const ownerOf = (address: string) =>
+      app.db
         .selectFrom('smart_accounts')
-        .selectAll()
+        .select('merchant_id')
         .where('address', '=', address.toLowerCase())
         .execute();
-      expect(rows).toEqual([expect.objectContaining({ merchant_id: merchant.merchantId })]);
+
+    it('a deployed contract account signed by its owner (ERC-1271) registers with 204, idempotently, whatever the casing', async () => {
+      const { owner, address } = await ownedAccount();
+      expect((await registerWithProof(merchant, owner, address)).status).toBe(204);
+      const again = await register(merchant, {
+        address: address.toLowerCase(),
+        chainId: CHAIN_ID,
+        signature: await proofBy(owner, merchant, address),
+      });
+      expect(again.status).toBe(204);
+      expect(await ownerOf(address)).toEqual([{ merchant_id: merchant.merchantId }]);
     });
 
-    it('an account claimed by another merchant answers 409', async () => {
-      const address = privateKeyToAccount(generatePrivateKey()).address;
-      expect((await register(merchant, address)).status).toBe(204);
-      const response = await register(other, address);
+    it('an account not deployed yet proves control with an ERC-6492 signature', async () => {
+      const owner = privateKeyToAccount(generatePrivateKey());
+      const { address, deployCalldata } = await wallets.counterfactualWallet(owner.address);
+      const signature = serializeErc6492Signature({
+        address: wallets.factory,
+        data: deployCalldata,
+        signature: await proofBy(owner, merchant, address),
+      });
+      expect((await register(merchant, { address, chainId: CHAIN_ID, signature })).status).toBe(204);
+      expect(await ownerOf(address)).toEqual([{ merchant_id: merchant.merchantId }]);
+    });
+
+    it.each([
+      ['a stranger’s signature', 'stranger'],
+      ['the owner’s signature made for another merchant', 'replayed'],
+      ['a signature that is not one', 'garbage'],
+    ])('%s answers 403 and claims nothing', async (_case, kind) => {
+      const { owner, address } = await ownedAccount();
+      const signature =
+        kind === 'stranger'
+          ? await proofBy(privateKeyToAccount(generatePrivateKey()), merchant, address)
+          : kind === 'replayed'
+            ? await proofBy(owner, other, address)
+            : '0xdeadbeef';
+      const response = await register(merchant, { address, chainId: CHAIN_ID, signature });
+      expect(response.status).toBe(403);
+      expect(response.body).toEqual({
+        statusCode: 403,
+        message: 'The signature does not prove control of the smart account',
+        error: 'Forbidden',
+      });
+      expect(await ownerOf(address)).toEqual([]);
+    });
+
+    it('an account claimed by another merchant answers 409, even with a valid proof', async () => {
+      const { owner, address } = await ownedAccount();
+      expect((await registerWithProof(merchant, owner, address)).status).toBe(204);
+      const response = await registerWithProof(other, owner, address);
       expect(response.status).toBe(409);
       expect(response.body).toEqual({
         statusCode: 409,
@@ -209,22 +272,26 @@ describe('merchant account', () => {
     });
 
     it('two merchants claiming the same account concurrently: exactly one wins', async () => {
-      for (let round = 0; round < 5; round += 1) {
-        const address = privateKeyToAccount(generatePrivateKey()).address;
-        const [a, b] = await Promise.all([register(merchant, address), register(other, address)]);
+      for (let round = 0; round < 3; round += 1) {
+        const { owner, address } = await ownedAccount();
+        const [a, b] = await Promise.all([
+          registerWithProof(merchant, owner, address),
+          registerWithProof(other, owner, address),
+        ]);
         expect([a.status, b.status].sort()).toEqual([204, 409]);
-        const owners = await app.db
-          .selectFrom('smart_accounts')
-          .select('merchant_id')
-          .where('address', '=', address.toLowerCase())
-          .execute();
-        expect(owners).toHaveLength(1);
+        expect(await ownerOf(address)).toHaveLength(1);
       }
     });
 
-    it('a malformed address answers 400', async () => {
-      const response = await register(merchant, 'not-an-address');
+    it.each([
+      [{ address: 'not-an-address', chainId: CHAIN_ID, signature: '0x01' }, 'address'],
+      [{ address: '0x0000000000000000000000000000000000000001', chainId: CHAIN_ID }, 'signature'],
+      [{ address: '0x0000000000000000000000000000000000000001', signature: '0x01' }, 'chainId'],
+      [{ address: '0x0000000000000000000000000000000000000001', chainId: 999, signature: '0x01' }, 'chainId'],
+    ])('%j answers 400 naming %s', async (json, field) => {
+      const response = await register(merchant, json);
       expect(response.status).toBe(400);
+      expect(response.body.message).toMatch(new RegExp(`^Validation failed: .*${field}`));
     });
   });
 

@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createBillingStatementActivities } from '../../activities/billingStatements';
-import { chargeIncludedOperation, gasChargeReference, recordReceiptAndCharge } from '../../db/gasCharges';
+import {
+  chargeIncludedOperation,
+  gasChargeReference,
+  gasChargesBetween,
+  recordReceiptAndCharge,
+} from '../../db/gasCharges';
 import { insertUsageRecord } from '../../db/paymasterUsage';
 import { creditPrepaidBalance } from '../../db/prepaidLedger';
 import type { TestApp } from '../harness/app';
@@ -367,6 +372,19 @@ describe('gas charges', () => {
       eth_usd_price: listed.body.data[2].ethUsdPrice,
     });
     expect(records[2]).toMatchObject({ eth_usd_price: '', amount_usd: '' });
+    // The export is streamed by keyset pages: pages of one charge read the same rows in the same order.
+    const pages: string[][] = [];
+    for await (const page of gasChargesBetween(
+      db,
+      {
+        merchantId: merchant.merchantId,
+        from: new Date(`${utcDay(-1)}T00:00:00Z`),
+        toExclusive: new Date(`${utcDay(2)}T00:00:00Z`),
+      },
+      1,
+    ))
+      pages.push(page.map((charge) => charge.id));
+    expect(pages).toEqual(records.map((record) => [record.charge_id]));
 
     const arbitrumCsv = await app.request(
       `/v1/merchants/me/balance/charges.csv?from=${utcDay(0)}&to=${utcDay(0)}&chainId=42161`,
@@ -409,6 +427,9 @@ describe('gas charges', () => {
     ['from=2026/01/01&to=2026-01-02', 'from'],
     ['from=2026-01-01&to=26-01-02', 'to'],
     ['from=2026-01-02&to=2026-01-01', 'from'],
+    // At most 366 days, both ends included.
+    ['from=2025-01-01&to=2026-01-02', 'to: the range may span at most 366 days'],
+    ['from=2000-01-01&to=2099-12-31', 'to: the range may span at most 366 days'],
   ])('answers 400 for CSV dates %j', async (query, field) => {
     const response = await app.request(`/v1/merchants/me/balance/charges.csv?${query}`, {
       headers: merchant.auth,
@@ -416,6 +437,14 @@ describe('gas charges', () => {
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
     expect(response.body.message).toMatch(new RegExp(`^Validation failed: .*${field}`));
+  });
+
+  it('serves a CSV of exactly 366 days (a leap year, both ends included)', async () => {
+    const response = await app.request('/v1/merchants/me/balance/charges.csv?from=2028-01-01&to=2028-12-31', {
+      headers: merchant.auth,
+    });
+    expect(response.status).toBe(200);
+    expect(response.text.split('\n')[0]).toContain('amount_usd');
   });
 
   it("states the month on a PDF statement whose totals are the ledger's and the charges'", async () => {

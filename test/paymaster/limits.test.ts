@@ -3,7 +3,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { LocalPriceFeed } from '../../contracts/artifacts';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { startTestApp, type TestApp } from '../harness/app';
-import type { SignedInMerchant } from '../harness/merchants';
+import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
 import { startFakeSigner } from './fakeSigner';
 import { paymasterRpc } from './paymasterApi';
@@ -180,6 +180,27 @@ describe('GET and PATCH /v1/paymaster/limits', () => {
       const response = await patchLimits(setup, body);
       expect({ body, status: response.status }).toEqual({ body, status: 400 });
       expect(response.body.message).toMatch(/^Validation failed: /);
+    }
+  });
+
+  it('concurrent PATCHes of different limits never lose one another (one upsert of the given keys)', async () => {
+    const changes: Record<string, unknown>[] = [
+      { perSenderHourlyOps: 40 },
+      { perSenderDailyUsd: '41' },
+      { perTxUsd: '4.2' },
+      { perMerchantDailyUsd: '43' },
+      { perClientDailyUsd: '44' },
+    ];
+    for (let round = 0; round < 5; round += 1) {
+      const merchant = await signInNewMerchant(setup.app);
+      const answers = await Promise.all(
+        changes.map((json) =>
+          setup.app.request('/v1/paymaster/limits', { method: 'PATCH', headers: merchant.auth, json }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(changes.map(() => 200));
+      const read = await setup.app.request('/v1/paymaster/limits', { headers: merchant.auth });
+      expect(read.body.merchant).toMatchObject(Object.assign({}, ...changes));
     }
   });
 

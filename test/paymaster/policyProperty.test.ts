@@ -43,7 +43,7 @@ const ALLOWED: Address[] = [
 ];
 const DENIED_TARGET = getAddress('0xd000000000000000000000000000000000000001'); // allowlisted and blocked
 const UNLISTED = getAddress('0xb000000000000000000000000000000000000001');
-/** The local chain's delegation manager (from the deployments file): allowlisted, still refused. */
+/** The local chain's delegation manager (from the deployments file): allowlisted; arbitrary calls to it are no delegated transfer (SPEC rule 7), so refused. */
 const DELEGATION_MANAGER: Address = testStack().chains.find((chain) => chain.chainId === CHAIN_ID)!.contracts
   .delegationManager!;
 const SENDER: Address = '0x5000000000000000000000000000000000000001';

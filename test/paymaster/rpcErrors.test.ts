@@ -443,9 +443,9 @@ describe('paymaster RPC errors (SPEC table)', () => {
       body: stub(userOp({ callData: executeBatch([ALLOWED, DELEGATION_MANAGER]) })),
       http: 200,
       code: -32602,
-      message: policy('paymaster_target_not_allowed: call 1'),
+      message: policy('paymaster_target_not_allowed: call 1: a batch must not contain a delegated transfer'),
       usage: 'denied_target',
-      reason: 'delegation_manager_target',
+      reason: 'delegated_batch',
     },
     {
       name: 'an empty value array',
@@ -475,16 +475,18 @@ describe('paymaster RPC errors (SPEC table)', () => {
       reason: 'unsupported_execution_mode',
     },
     {
-      name: 'ERC-7579 SingleDefault to the delegation manager (delegated transfer)',
+      name: 'ERC-7579 SingleDefault to the delegation manager with call data that is no redemption',
       client: 'test',
       body: stub(
         userOp({ callData: erc7579(ERC7579_SINGLE_DEFAULT_MODE, `${DELEGATION_MANAGER}${'00'.repeat(32)}`) }),
       ),
       http: 200,
       code: -32602,
-      message: policy('paymaster_target_not_allowed: call 0'),
+      message: policy(
+        'paymaster_target_not_allowed: delegated transfer: the call to the delegation manager cannot be decoded',
+      ),
       usage: 'denied_target',
-      reason: 'delegated_transfer_unsupported',
+      reason: 'delegation_undecodable',
     },
     {
       name: "SimpleAccount v0.8's executeBatch((address,uint256,bytes)[])",
@@ -573,6 +575,8 @@ describe('paymaster RPC errors (SPEC table)', () => {
         signer: createSignerClient({ url: undefined, sharedSecret: undefined }),
         paymasterFor: () => undefined,
         delegationManagerFor: () => DELEGATION_MANAGER,
+        caveatEnforcersFor: () => undefined,
+        publicClientFor: () => undefined,
         now: () => new Date(),
         logger: silent,
       },

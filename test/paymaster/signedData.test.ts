@@ -183,6 +183,14 @@ describe('signed paymaster data (real signing service)', () => {
         entryPoint: ENTRY_POINTS[version],
         userOpHash: expectedUserOpHash(version, nonce, result),
         targets: [A, B, A],
+        actualGasCost: null,
+        actualGasUsed: null,
+        // Priced when signed at the local feed's 3,000 USD per ETH (the charge comes with the receipt).
+        usdSnapshot: {
+          ethUsdPrice: '3000',
+          estimatedGasCostWei: expect.stringMatching(/^[1-9][0-9]*$/),
+          estimatedCostUsd: expect.stringMatching(/^[0-9]+(\.[0-9]{1,6})?$/),
+        },
         createdAt: expect.any(String),
       });
     },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Address } from 'viem';
+import { erc20Abi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Db } from '../../db/client';
 import { expireSession, transitionSession } from '../../db/sessions';
@@ -11,7 +11,8 @@ import { payDeposit, startSettlementStack, type SettlementStack } from '../settl
 /**
  * Self-serve top-ups: POST creates a live payment session that settles to the platform treasury; each
  * settlement the treasury receives (real workflow, deposit monitor and settlement on a local mainnet
- * stand-in) credits the prepaid ledger with what arrived, exactly once.
+ * stand-in) credits the prepaid ledger with what arrived, exactly once. Live mode runs locally end to end
+ * on the same stand-in (DESIGN §7.1): a merchant's live session is paid there and completes.
  */
 const ETHEREUM = 1;
 const CONFIRMATIONS = 12;
@@ -86,6 +87,54 @@ describe('prepaid gas top-ups', () => {
     expect(await listTopups(merchant)).toEqual([created.body]);
     expect(await ledgerOf(merchant.merchantId)).toEqual([]);
   });
+
+  it('a live merchant session is offered and paid on the Ethereum mainnet stand-in and completes with sUSDe for the merchant', async () => {
+    const created = await stack.app.request('/v1/sessions', {
+      method: 'POST',
+      headers: stack.sk,
+      json: { amount: '40', sandboxMode: false, paymentOptionSymbols: ['USDT'] },
+    });
+    expect(created.status).toBe(201);
+    const session = (await stack.app.request(`/v1/sessions/${created.body.id}`)).body as {
+      paymentOptions: Array<{
+        chainId: number;
+        network: string;
+        tokenAddress: Address;
+        depositAddress: Address;
+        amount: string;
+      }>;
+    };
+    expect(session.paymentOptions.map(({ chainId, network }) => ({ chainId, network }))).toEqual([
+      { chainId: ETHEREUM, network: 'ethereum' },
+    ]);
+    const [option] = session.paymentOptions;
+    const payout = (await stack.app.request('/v1/merchants/me', { headers: stack.merchant.auth })).body
+      .payoutAddress as Address;
+    const susdeOfMerchant = () =>
+      stack.chain(ETHEREUM).readContract({
+        address: stack.contracts(ETHEREUM).susde!,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [payout],
+      });
+    const before = await susdeOfMerchant();
+    await payDeposit(stack.chain(ETHEREUM), {
+      token: option!.tokenAddress,
+      to: option!.depositAddress,
+      amount: BigInt(option!.amount),
+    });
+    await stack.chain(ETHEREUM).mine({ blocks: CONFIRMATIONS + 1 });
+    await waitForStatus(created.body.id, 'completed', 120_000);
+    const [settlement] = await stack.db
+      .selectFrom('settlements')
+      .select(['chain_id', 'shares', 'amount_in'])
+      .where('session_id', '=', created.body.id)
+      .execute();
+    expect(settlement).toMatchObject({ chain_id: ETHEREUM, amount_in: option!.amount });
+    // Staked on the stand-in itself (Ethereum needs no bridge): the merchant holds exactly the shares recorded.
+    expect(BigInt(settlement!.shares!)).toBeGreaterThan(0n);
+    expect((await susdeOfMerchant()) - before).toBe(BigInt(settlement!.shares!));
+  }, 180_000);
 
   it('writes the session and its top-up together: when the top-up row fails, no session is left behind', async () => {
     const merchant = await signInNewMerchant(stack.app);

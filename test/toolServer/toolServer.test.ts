@@ -1,3 +1,4 @@
+import { smartAccountRegistrationMessage } from '../../api/auth/smartAccountProof';
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -213,7 +214,20 @@ describe('the MCP tool server over stdio', () => {
     // The merchant's DeleGator account (owned by its wallet); sessionKey.test.ts redeems such a grant on chain.
     const local = testStack().chains.find((chain) => chain.chainId === chainId)!;
     const { account } = await deployFundedDeleGator(local, merchant.account.address, 0n);
-    const request = { smartAccount: account.address, chainId, token: local.contracts.usdc, allowance: '1' };
+    const request = {
+      smartAccount: account.address,
+      chainId,
+      token: local.contracts.usdc,
+      allowance: '1',
+      // The owner's proof that the account is the merchant's (smart-account registration checks it).
+      registrationSignature: await merchant.account.signMessage({
+        message: smartAccountRegistrationMessage({
+          merchantId: merchant.merchantId,
+          address: account.address,
+          chainId,
+        }),
+      }),
+    };
     const pending = await ok('create_session_key', { ...request, payee: merchant.account.address });
     expect(pending).toMatchObject({ status: 'awaiting_owner_signature', typedData: expect.any(Object) });
     const { domain, types, primaryType, message } = pending.typedData;

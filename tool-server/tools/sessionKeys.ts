@@ -25,7 +25,8 @@ export const sessionKeyTools: AnyToolDefinition[] = [
     name: 'create_session_key',
     description:
       'Create a session key on the merchant’s registered DeleGator smart account, with an ERC-7715 permission to transfer up to `allowance` of one ERC-20 token to one payee until it expires. ' +
-      'Call once with smartAccount, chainId, token, allowance, payee (validForSec optional): the key is generated and kept on this machine, and the answer carries the typed data the smart account’s owner must sign. ' +
+      'Call once with smartAccount, chainId, token, allowance, payee (validForSec optional) and registrationSignature — the owner’s personal_sign of ' +
+      '"StablePay: register smart account <smartAccount, checksummed> on chain <chainId> for merchant <merchant id from get_profile>", which proves the account is the merchant’s: the key is generated and kept on this machine, and the answer carries the typed data the smart account’s owner must sign. ' +
       'Then call again with smartAccount, sessionKeyId and ownerSignature to activate it.',
     inputSchema: {
       smartAccount: address.describe('the merchant’s DeleGator smart account (0x)'),
@@ -40,6 +41,11 @@ export const sessionKeyTools: AnyToolDefinition[] = [
         .max(MAX_SESSION_KEY_VALIDITY_SEC)
         .optional()
         .describe(`default ${DEFAULT_SESSION_KEY_VALIDITY_SEC}`),
+      registrationSignature: z
+        .string()
+        .regex(/^0x[0-9a-fA-F]+$/)
+        .optional()
+        .describe('first call: the owner’s personal_sign of the registration text (see the description)'),
       sessionKeyId: z.string().optional().describe('second call: the id the first call answered'),
       ownerSignature: z
         .string()
@@ -71,17 +77,10 @@ export const sessionKeyTools: AnyToolDefinition[] = [
         return describeSessionKey(active, chain);
       }
 
-      const missing = (['chainId', 'token', 'allowance', 'payee'] as const).filter(
+      const missing = (['chainId', 'token', 'allowance', 'payee', 'registrationSignature'] as const).filter(
         (field) => input[field] === undefined,
       );
       if (missing.length > 0) throw new ToolFailure(`a new session key needs ${missing.join(', ')}`);
-      // The account must be the merchant's: registering it is idempotent, and 409 when another merchant holds it.
-      await api.call({
-        method: 'POST',
-        path: '/v1/merchants/me/smart-accounts',
-        auth: 'jwt',
-        body: { address: smartAccount },
-      });
       const chain = chains.get(input.chainId!);
       const pending = await onChain(chain.chainId, () =>
         prepareSessionKey({
@@ -94,6 +93,15 @@ export const sessionKeyTools: AnyToolDefinition[] = [
           now: now(),
         }),
       );
+      // Checked on chain first (a DeleGator of this chain); then the account must be the merchant's:
+      // registering it with the owner's proof of control is idempotent, 403 without a valid proof and
+      // 409 when another merchant holds it.
+      await api.call({
+        method: 'POST',
+        path: '/v1/merchants/me/smart-accounts',
+        auth: 'jwt',
+        body: { address: smartAccount, chainId: input.chainId, signature: input.registrationSignature },
+      });
       await credentials.update((current) => ({ ...current, sessionKeys: [...current.sessionKeys, pending] }));
       return describeSessionKey(pending, chain);
     },

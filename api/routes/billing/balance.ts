@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { chainIdQuery } from '../../routing/chainIdQuery';
 import { csvLine } from '../../../billing/chargesCsv';
@@ -48,6 +49,8 @@ const dateQuery = z
   .transform((text) => utcDate(text)!);
 
 const csvQuery = z.object({ from: dateQuery, to: dateQuery, chainId: chainIdQuery });
+/** Most days one charges CSV covers, both ends included: a year, leap day and all. */
+export const CHARGES_CSV_MAX_DAYS = 366;
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -202,22 +205,38 @@ export function billingBalanceRoutes(app: AppContext): AnyRoute[] {
       audience: 'dashboard',
       summary: 'Gas charges of a UTC date range (inclusive) as CSV, oldest first',
       query: csvQuery,
-      responses: { 200: { description: 'CSV with a header row', contentType: 'text/csv' } },
+      responses: {
+        200: { description: 'CSV with a header row', contentType: 'text/csv' },
+        400: { description: 'Missing or invalid dates, from after to, or a range of more than 366 days' },
+      },
       async handler({ merchantId, query, ctx }) {
         if (query.from.getTime() > query.to.getTime())
           throw badRequest('Validation failed: from: must not be after to');
-        const rows = await gasChargesBetween(app.db, {
+        // Streamed page by page; the range is still bounded so one export stays a reasonable request.
+        if ((query.to.getTime() - query.from.getTime()) / DAY_MS + 1 > CHARGES_CSV_MAX_DAYS)
+          throw badRequest(
+            `Validation failed: to: the range may span at most ${CHARGES_CSV_MAX_DAYS} days (request several ranges)`,
+          );
+        const pages = gasChargesBetween(app.db, {
           merchantId,
           from: query.from,
           toExclusive: new Date(query.to.getTime() + DAY_MS),
           chainId: query.chainId,
         });
+        // The first page is read before answering, so a database failure still answers 503, not a cut CSV.
+        const first = await pages.next();
+        async function* lines() {
+          yield csvLine(CHARGES_CSV_HEADER);
+          if (first.done) return;
+          for (const row of first.value) yield csvLine(csvRow(toItem(row)));
+          for await (const page of pages) for (const row of page) yield csvLine(csvRow(toItem(row)));
+        }
         const fromText = query.from.toISOString().slice(0, 10);
         const toText = query.to.toISOString().slice(0, 10);
         ctx.status = 200;
         ctx.type = 'text/csv; charset=utf-8';
         ctx.set('content-disposition', `attachment; filename="gas-charges-${fromText}-${toText}.csv"`);
-        ctx.body = csvLine(CHARGES_CSV_HEADER) + rows.map((row) => csvLine(csvRow(toItem(row)))).join('');
+        ctx.body = Readable.from(lines());
       },
     }),
     defineRoute({

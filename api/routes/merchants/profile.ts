@@ -1,4 +1,4 @@
-import { getAddress, isAddress } from 'viem';
+import { getAddress, isAddress, type Hex } from 'viem';
 import { z } from 'zod';
 import { claimSmartAccount } from '../../../db/smartAccounts';
 import { deleteEmailCode } from '../../../db/emailCodes';
@@ -12,14 +12,15 @@ import { normaliseEmail } from '../../auth/emailCodes';
 import { verificationCodeMail } from '../../email/codeMails';
 import { takeCodeSendAllowance } from '../../email/codeSendLimits';
 import type { AppContext } from '../../appContext';
-import { conflict, unauthorized } from '../../httpErrors';
+import { badRequest, conflict, forbidden, unauthorized } from '../../httpErrors';
+import { proveSmartAccountControl } from '../../auth/smartAccountProof';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { merchantProfileSchema, toMerchantProfile } from './profileModel';
 
 /**
  * | GET   | /v1/merchants/me                | 200 profile |
  * | PATCH | /v1/merchants/me                | 200 profile; a new e-mail is unverified and gets a mailed code |
- * | POST  | /v1/merchants/me/smart-accounts | 204, idempotent; 409 when claimed by another merchant |
+ * | POST  | /v1/merchants/me/smart-accounts | 204, idempotent; 403 without the account's signature; 409 when claimed by another merchant |
  */
 const address = z
   .string()
@@ -54,7 +55,24 @@ function emailChange(
   return same && current.email_verified_at !== null ? 'unchanged' : 'unverified';
 }
 
-const smartAccountBody = z.object({ address }).strict().meta({ id: 'SmartAccountRegistration' });
+const smartAccountBody = z
+  .object({
+    address,
+    chainId: z
+      .number()
+      .int()
+      .positive()
+      .describe('The chain whose RPC verifies the signature (where the account is deployed, or will be)'),
+    signature: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]+$/, 'must be 0x hex')
+      .describe(
+        'The account’s signature (EIP-191 personal_sign, checked with ERC-1271, or ERC-6492 before deployment) of ' +
+          '"StablePay: register smart account <address> on chain <chainId> for merchant <merchant id>"',
+      ),
+  })
+  .strict()
+  .meta({ id: 'SmartAccountRegistration' });
 
 export function profileRoutes(app: AppContext): AnyRoute[] {
   // A valid token for a merchant that no longer exists is an unknown credential.
@@ -143,10 +161,23 @@ export function profileRoutes(app: AppContext): AnyRoute[] {
       responses: {
         204: { description: 'Registered (or already registered to this merchant)' },
         400: { description: 'Validation failed' },
+        403: { description: 'The signature does not prove control of the account' },
         409: { description: 'Claimed by another merchant' },
       },
       async handler({ merchantId, body }) {
         await loadMerchant(merchantId);
+        // Control first: only the account itself may have it claimed (and learn whether someone has).
+        const proof = await proveSmartAccountControl({
+          publicClients: app.publicClients,
+          merchantId,
+          address: body.address,
+          chainId: body.chainId,
+          signature: body.signature as Hex,
+        });
+        if (proof === 'no_rpc')
+          throw badRequest(`Validation failed: chainId: chain ${body.chainId} is not one this service reads`);
+        if (proof === 'not_proven')
+          throw forbidden('The signature does not prove control of the smart account');
         const outcome = await claimSmartAccount(app.db, merchantId, body.address);
         if (outcome === 'claimed_by_another')
           throw conflict('Smart account already claimed by another merchant');

@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { findMerchantLimits, saveMerchantLimits } from '../../../db/paymasterLimits';
+import { saveMerchantLimits } from '../../../db/paymasterLimits';
 import {
   LIMIT_KEYS,
   type LimitKey,
   limitsViews,
   looserThanPlatform,
-  merchantLimits,
   platformLimits,
   type LimitsView,
   type LimitsViews,
@@ -126,12 +125,12 @@ export function paymasterLimitRoutes(app: AppContext): AnyRoute[] {
               .join('; ')}`,
           );
         }
-        const current = merchantLimits(await findMerchantLimits(app.db, merchantId));
-        // Keys left out keep their value; null clears one back to the platform default.
-        const next = Object.fromEntries(
-          LIMIT_KEYS.map((key) => [key, body[key] === undefined ? current[key] : body[key]]),
-        ) as Pick<LimitsView, LimitKey>;
-        await saveMerchantLimits(app.db, merchantId, next);
+        // Keys left out keep their value; null clears one back to the platform default. One statement
+        // sets only the given keys: a concurrent PATCH of another key is never written back over.
+        const given = Object.fromEntries(
+          LIMIT_KEYS.filter((key) => body[key] !== undefined).map((key) => [key, body[key]]),
+        ) as Partial<Pick<LimitsView, LimitKey>>;
+        await saveMerchantLimits(app.db, merchantId, given);
         return { status: 200, body: await limitsViews(app.db, app.config, merchantId) };
       },
     }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { resolveDelegationFramework } from '../../../chain/delegationFramework';
 import { paymasterFromContracts } from '../../../chain/paymasters';
 import { delegationManagerFor } from '../../../paymaster/delegationManager';
 import type { PaymasterClient } from '../../../paymaster/clientChecks';
@@ -53,6 +54,9 @@ export function paymasterRpcRoutes(app: AppContext): AnyRoute[] {
       paymasterFromContracts(app.networks.byChainId(chainId)?.contracts, version),
     delegationManagerFor: (chainId) =>
       delegationManagerFor(app.config, chainId, app.networks.byChainId(chainId)?.contracts),
+    caveatEnforcersFor: (chainId) =>
+      resolveDelegationFramework(chainId, app.networks.byChainId(chainId)?.contracts),
+    publicClientFor: (chainId) => app.publicClients.forChain(chainId),
     now: app.now,
     logger: app.logger,
     limits: app.sponsorshipLimits,

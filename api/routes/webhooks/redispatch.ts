@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { findLatestSessionEvent } from '../../../db/events';
+import { findLatestSessionEvent, takeWebhookRedispatch } from '../../../db/events';
 import { findMerchantSession } from '../../../db/sessions';
 import { listSubscribedEndpoints } from '../../../db/webhooks';
 import { redispatchWebhookDelivery } from '../../../workflowClient/webhookDeliveries';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
 import type { AppContext } from '../../appContext';
 import { conflict, HttpError, notFound } from '../../httpErrors';
+import { tooManyRequests } from '../../rateLimits';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { WEBHOOKS_TAG } from './routeSets';
 
@@ -17,6 +18,7 @@ import { WEBHOOKS_TAG } from './routeSets';
  * subscribed to it; see `redispatchWebhookDelivery` for how this meets an earlier delivery run.
  */
 const sessionIdParams = z.object({ id: z.string().uuid() });
+const HOUR_MS = 3600 * 1000;
 
 const redispatchAccepted = z
   .object({
@@ -31,6 +33,18 @@ export function webhookRedispatchRoutes(app: AppContext): AnyRoute[] {
     if (!session) throw notFound('Session not found');
     const event = await findLatestSessionEvent(app.db, session.id);
     if (!event) throw conflict('The session has no event to re-dispatch yet (no deposit was detected)');
+    // Each re-dispatch is one delivery per endpoint: capped per session and UTC hour, across replicas.
+    const now = app.now();
+    const windowStart = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
+    const allowed = await takeWebhookRedispatch(app.db, {
+      sessionId: session.id,
+      windowStart,
+      limit: app.config.WEBHOOK_RETRIES_PER_SESSION_PER_HOUR,
+    });
+    if (!allowed) {
+      const retryAfterSec = Math.ceil((windowStart.getTime() + HOUR_MS - now.getTime()) / 1000);
+      throw tooManyRequests('webhook re-dispatches of this session this hour', retryAfterSec);
+    }
     const endpoints = await listSubscribedEndpoints(app.db, merchantId, event.type);
     try {
       for (const endpoint of endpoints) {
@@ -61,6 +75,9 @@ export function webhookRedispatchRoutes(app: AppContext): AnyRoute[] {
     202: { description: 'Accepted: deliveries (re)started', schema: redispatchAccepted },
     404: { description: 'Unknown or foreign session' },
     409: { description: 'The session has no event yet' },
+    429: {
+      description: 'WEBHOOK_RETRIES_PER_SESSION_PER_HOUR re-dispatches used this UTC hour (Retry-After)',
+    },
     503: { description: 'Temporal unreachable' },
   };
   return [

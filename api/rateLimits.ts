@@ -1,0 +1,78 @@
+import type { Middleware } from 'koa';
+import type { Config } from '../config';
+import { HttpError } from './httpErrors';
+
+/**
+ * Request-rate limits, in process: one token bucket per key (a client IP, a paymaster client id), so a
+ * hot path (the checkout page polls its status) costs no database write. Each api replica counts on its
+ * own, so the service-wide allowance is the configured rate times the replicas (docs/decisions.md).
+ */
+export class TokenBuckets {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    /** Requests allowed per minute, and the burst a quiet key may spend at once. */
+    private readonly perMinute: number,
+    private readonly now: () => number = Date.now,
+    /** Keys remembered; the least recently used goes first (a flood of new keys cannot exhaust memory). */
+    private readonly maxKeys = 100_000,
+  ) {}
+
+  /** Takes one request from `key`'s bucket: undefined when allowed, else the seconds until one is. */
+  take(key: string): number | undefined {
+    const now = this.now();
+    const perMs = this.perMinute / 60_000;
+    const stored = this.buckets.get(key);
+    const tokens = stored
+      ? Math.min(this.perMinute, stored.tokens + (now - stored.at) * perMs)
+      : this.perMinute;
+    this.buckets.delete(key);
+    if (tokens < 1) {
+      this.buckets.set(key, { tokens, at: now });
+      return Math.max(1, Math.ceil((1 - tokens) / perMs / 1000));
+    }
+    this.buckets.set(key, { tokens: tokens - 1, at: now });
+    if (this.buckets.size > this.maxKeys) this.buckets.delete(this.buckets.keys().next().value!);
+    return undefined;
+  }
+}
+
+/** 429 in the framework-style body, with Retry-After in seconds. */
+export const tooManyRequests = (what: string, retryAfterSec: number) =>
+  new HttpError(429, `Too many ${what}; retry after ${retryAfterSec} s`, {
+    'retry-after': String(retryAfterSec),
+  });
+
+/** The unauthenticated routes, by the allowance they share. */
+const UNAUTHENTICATED_ROUTES: { group: 'login' | 'publicSession'; method: string; path: RegExp }[] = [
+  { group: 'login', method: 'GET', path: /^\/v1\/auth\/login-payload$/ },
+  { group: 'login', method: 'POST', path: /^\/v1\/auth\/verify$/ },
+  { group: 'login', method: 'POST', path: /^\/v1\/auth\/email\/(start|verify)$/ },
+  { group: 'publicSession', method: 'GET', path: /^\/v1\/sessions\/[^/]+(\/status)?$/ },
+  { group: 'publicSession', method: 'GET', path: /^\/pay\/[^/]+$/ },
+];
+
+/**
+ * Per client IP (`ctx.ip`: the peer, or with TRUST_PROXY the address the first trusted proxy saw):
+ * login (RATE_LIMIT_LOGIN_PER_MINUTE) and the public session read, status and checkout page
+ * (RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE). Past it: 429 with Retry-After, before any work.
+ */
+export function limitUnauthenticatedRoutes(
+  config: Pick<Config, 'RATE_LIMIT_LOGIN_PER_MINUTE' | 'RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE'>,
+  now: () => number = Date.now,
+): Middleware {
+  const buckets = {
+    login: new TokenBuckets(config.RATE_LIMIT_LOGIN_PER_MINUTE, now),
+    publicSession: new TokenBuckets(config.RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE, now),
+  };
+  return async (ctx, next) => {
+    const route = UNAUTHENTICATED_ROUTES.find(
+      ({ method, path }) => method === ctx.method && path.test(ctx.path),
+    );
+    if (route) {
+      const retryAfterSec = buckets[route.group].take(ctx.ip);
+      if (retryAfterSec !== undefined) throw tooManyRequests('requests from this client', retryAfterSec);
+    }
+    return next();
+  };
+}
