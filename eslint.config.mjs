@@ -14,6 +14,7 @@ const PRODUCTION_FOLDERS = [
   'paymaster',
   'signer',
   'tool-server',
+  'tracing',
   'web',
   'webhooks',
   'workers',

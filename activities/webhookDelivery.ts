@@ -7,6 +7,7 @@ import { WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_RESPONSE_BODY_LIMIT_BYTES } from '.
 import { sendWebhook, type WebhookSendResult } from '../webhooks/sendWebhook';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhookPayload } from '../webhooks/signWebhookPayload';
 import type { WebhookSecretBox } from '../webhooks/webhookSecrets';
+import { tracedHttpCall } from '../tracing/outboundCalls';
 
 /** Activities of the delivery workflow: the HTTP attempt and the records around it. */
 export interface WebhookDeliveryActivityDependencies {
@@ -62,20 +63,23 @@ export function createWebhookDeliveryActivities({
         return { kind: 'endpoint_unavailable', reason: 'unsubscribed' };
       const secret = secrets.open(endpoint.secret_ciphertext, endpoint.id);
       const { header } = signWebhookPayload({ rawBody: event.payload, secret });
-      const result = await sendWebhook({
-        url: endpoint.url,
-        rawBody: event.payload,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'stablepay-webhooks/1',
-          [SIGNATURE_HEADER]: header,
-          [EVENT_ID_HEADER]: event.id,
-        },
-        allowPrivateTargets,
-        timeoutMs: WEBHOOK_ATTEMPT_TIMEOUT_MS,
-        responseBodyLimitBytes: WEBHOOK_RESPONSE_BODY_LIMIT_BYTES,
-        signal: cancellationSignal(),
-      });
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'stablepay-webhooks/1',
+        [SIGNATURE_HEADER]: header,
+        [EVENT_ID_HEADER]: event.id,
+      };
+      const result = await tracedHttpCall({ method: 'POST', url: endpoint.url, headers }, (traced) =>
+        sendWebhook({
+          url: endpoint.url,
+          rawBody: event.payload,
+          headers: traced,
+          allowPrivateTargets,
+          timeoutMs: WEBHOOK_ATTEMPT_TIMEOUT_MS,
+          responseBodyLimitBytes: WEBHOOK_RESPONSE_BODY_LIMIT_BYTES,
+          signal: cancellationSignal(),
+        }),
+      );
       return { kind: 'sent', result };
     },
 

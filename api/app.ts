@@ -51,6 +51,7 @@ import { yieldSiteRoutes } from './routes/yield/site';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { assertTreasuryConfigured } from '../billing/platformTreasury';
 import { checkReadiness, postgresCheck, signerCheck, temporalCheck } from '../health/readiness';
+import type { Tracing } from '../tracing/tracing';
 
 /** What the HTTP app needs from the outside world; tests hand in real instances. */
 export interface AppDependencies {
@@ -70,6 +71,8 @@ export interface AppDependencies {
    * to measure what exact accounting costs. Production never sets it.
    */
   sponsorshipLimits?: SponsorshipLimits;
+  /** OpenTelemetry tracing, when the process started it (OTEL_EXPORTER_OTLP_ENDPOINT): request spans and traced workflow starts. */
+  tracing?: Tracing;
 }
 
 export interface App {
@@ -100,7 +103,11 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     tokens: await createMerchantTokenService(deps.config),
     publicClients,
     networks,
-    temporal: new Client({ connection: temporalConnection, namespace: deps.config.TEMPORAL_NAMESPACE }),
+    temporal: new Client({
+      connection: temporalConnection,
+      namespace: deps.config.TEMPORAL_NAMESPACE,
+      ...(deps.tracing && { interceptors: { workflow: deps.tracing.workflowClientInterceptors } }),
+    }),
     taskQueues: taskQueueNames(deps.config.TEMPORAL_TASK_QUEUE_PREFIX),
     paymasterSigner: createSignerClient({
       url: deps.config.SIGNER_URL,
@@ -183,11 +190,12 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   // TRUST_PROXY hops of X-Forwarded-For are believed (ctx.ip is the address the first trusted proxy
   // saw); with 0 the header is ignored, so nobody can pick their own IP for the per-IP limits.
   const koa = new Koa({ proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY });
+  if (deps.tracing) koa.use(deps.tracing.requestSpans());
   koa.use(requestContext(deps.logger, metrics));
   koa.use(errorBody());
   koa.use(limitUnauthenticatedRoutes(deps.config));
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
-  koa.use(router.routes()).use(router.allowedMethods({ throw: true }));
+  koa.use(router.routes()).use(router.allowedMethods());
   return {
     koa,
     routes,

@@ -42,6 +42,9 @@ export const badRequest = (message: string) => new HttpError(400, message);
 export const unauthorized = (message = 'Unauthorized') => new HttpError(401, message);
 export const forbidden = (message = 'Forbidden') => new HttpError(403, message);
 export const notFound = (message = 'Not Found') => new HttpError(404, message);
+/** A path that exists answering a method it does not serve; `allow` lists the ones it does. */
+export const methodNotAllowed = (method: string, path: string, allow: string) =>
+  new HttpError(405, `Method ${method} is not allowed on ${path}`, { allow });
 export const conflict = (message: string) => new HttpError(409, message);
 export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, `Request body larger than ${limitBytes} bytes`);

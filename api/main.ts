@@ -13,12 +13,21 @@ async function main(): Promise<void> {
     onIdleError: (error) =>
       logger.warn({ errorName: error.name, message: error.message }, 'idle database connection lost'),
   });
-  const { koa, close } = await createApp({ config, db, logger });
+  // Loaded only when configured: with tracing off, no OpenTelemetry module is even imported.
+  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
+    ? (await import('../tracing/tracing')).startTracing({
+        endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+        serviceName: 'stablepay-api',
+      })
+    : undefined;
+  const { koa, close } = await createApp({ config, db, logger, tracing });
   const server = koa.listen(config.PORT, () => logger.info({ port: config.PORT }, 'api listening'));
 
   const shutdown = () => {
     logger.info('api shutting down');
-    server.close(() => void Promise.all([close(), db.destroy()]).then(() => process.exit(0)));
+    server.close(
+      () => void Promise.all([close(), db.destroy(), tracing?.shutdown()]).then(() => process.exit(0)),
+    );
     setTimeout(() => process.exit(0), 5000).unref();
   };
   process.once('SIGINT', shutdown);

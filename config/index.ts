@@ -136,6 +136,11 @@ export const configSchema = z.object({
   /** Deadline of each dependency check of `GET /ready` (Postgres, Temporal, the signer). */
   READY_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
   /**
+   * OTLP/HTTP collector base URL (traces go to `<url>/v1/traces`). Set, the api and the worker export
+   * OpenTelemetry traces; unset (the default), no tracer, interceptor or instrumentation is installed.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: url.optional(),
+  /**
    * How many reverse proxies in front of the api append to X-Forwarded-For; the client IP (per-IP limits)
    * is the address the outermost of them saw. 0: the header is ignored and the peer address is the IP.
    */

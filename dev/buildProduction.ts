@@ -26,6 +26,7 @@ const PRODUCTION_FOLDERS = [
   'logging',
   'paymaster',
   'signer',
+  'tracing',
   'web',
   'webhooks',
   'workers',

@@ -31,6 +31,7 @@ import {
 import type { Db } from '../db/client';
 import { chainMonitorWorkflowId } from '../workflows/workflowIds';
 import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
+import type { Tracing } from '../tracing/tracing';
 
 /**
  * Wiring only: which task queue runs which activities. Every worker registers all workflows of
@@ -154,6 +155,8 @@ export interface CreateWorkersOptions {
   taskQueues?: Partial<Record<TaskQueueRole, string>>;
   /** A bundle of `workflows/index.ts` made earlier; bundled here otherwise. */
   workflowBundle?: WorkflowBundle;
+  /** OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT): workflow and activity spans, bundled interceptors. */
+  tracing?: Pick<Tracing, 'workerPlugin' | 'workflowInterceptorModules'>;
 }
 
 export interface TemporalWorkers {
@@ -173,8 +176,12 @@ export interface TemporalWorkers {
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
 /** Bundles `workflows/index.ts` for `createWorkers` (webpack, about a second), logging like the workers do. */
-export async function bundleWorkflows(): Promise<WorkflowBundle> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: Runtime.instance().logger });
+export async function bundleWorkflows(workflowInterceptorModules: string[] = []): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules,
+    logger: Runtime.instance().logger,
+  });
 }
 
 /**
@@ -201,8 +208,13 @@ export async function createWorkers({
   dependencies,
   taskQueues = {},
   workflowBundle,
+  tracing,
 }: CreateWorkersOptions): Promise<TemporalWorkers> {
-  const bundle = workflowBundle ?? (await bundleWorkflows());
+  if (tracing && workflowBundle)
+    throw new Error(
+      'createWorkers: a prebuilt workflow bundle lacks the tracing interceptors; omit one of them',
+    );
+  const bundle = workflowBundle ?? (await bundleWorkflows(tracing?.workflowInterceptorModules));
   const byTaskQueue = new Map<string, Worker>();
   const names = { ...TASK_QUEUES, ...taskQueues };
   for (const [role, buildActivities] of Object.entries(ACTIVITIES_BY_ROLE) as [
@@ -218,6 +230,7 @@ export async function createWorkers({
       activities: buildActivities(dependencies, names),
       interceptors: { activity: [redactingProviderUrls] },
       shutdownGraceTime: '10 seconds',
+      ...(tracing && { plugins: [tracing.workerPlugin] }),
     });
     byTaskQueue.set(taskQueue, worker);
   }

@@ -30,6 +30,13 @@ async function main(): Promise<void> {
     ...boundedWaitsFrom(config),
     onIdleError: (error) => process.stderr.write(`idle database connection lost: ${error.message}\n`),
   });
+  // Loaded only when configured: with tracing off, no OpenTelemetry module is even imported.
+  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
+    ? (await import('../tracing/tracing')).startTracing({
+        endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+        serviceName: 'stablepay-worker',
+      })
+    : undefined;
   try {
     const temporalTls = temporalTlsOf(config);
     const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS, tls: temporalTls });
@@ -38,7 +45,11 @@ async function main(): Promise<void> {
         address: config.TEMPORAL_ADDRESS,
         tls: temporalTls,
       });
-      const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+      const temporal = new Client({
+        connection: clientConnection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        ...(tracing && { interceptors: { workflow: tracing.workflowClientInterceptors } }),
+      });
       const registered = await ensureSearchAttributes(clientConnection, config.TEMPORAL_NAMESPACE);
       if (registered.length) process.stdout.write(`registered search attributes: ${registered.join(', ')}\n`);
       const taskQueues = taskQueueNames(config.TEMPORAL_TASK_QUEUE_PREFIX);
@@ -77,6 +88,7 @@ async function main(): Promise<void> {
           yield: { deployer: yieldDeployer, lookupTxt: createTxtLookup(config.YIELD_DNS_SERVER) },
         },
         taskQueues,
+        tracing,
       });
       const receiptTrackers = await startPaymasterReceiptTrackers(temporal, {
         chainIds: networks
@@ -147,6 +159,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await db.destroy();
+    await tracing?.shutdown();
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import { isDatabaseUnavailable } from '../../db/databaseUnavailable';
 import { TemporalUnavailableError } from '../../workflowClient/connection';
-import { HttpError, notFound, serviceUnavailable } from '../httpErrors';
+import { HttpError, methodNotAllowed, notFound, serviceUnavailable } from '../httpErrors';
 
 /**
  * Turns every failure into the framework-style body `{ statusCode, message, error }`.
@@ -14,6 +14,16 @@ export function errorBody(): Middleware {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw notFound(`Cannot ${ctx.method} ${ctx.path}`);
+      // The router answers a method the path lacks with a bare 405, and one it implements nowhere (TRACE)
+      // with a bare 501 (on any path, known or not): both are the client's mistake, so a known path
+      // answers 405 naming its methods and an unknown one 404.
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
+        const allow = ctx.response.get('allow');
+        ctx.remove('allow');
+        throw allow
+          ? methodNotAllowed(ctx.method, ctx.path, allow)
+          : notFound(`Cannot ${ctx.method} ${ctx.path}`);
+      }
     } catch (caught) {
       const error = asHttpError(caught);
       if (error.statusCode === 503) ctx.state.log?.warn({ err: caught }, 'dependency unavailable');

@@ -186,11 +186,17 @@ export function buildOpenApiDocument({
         ];
       }),
     );
+    // The outcomes every route of a kind shares (mountRoutes and the body parser answer them before the
+    // handler runs), so each operation's document lists every status it can answer.
+    const errorOutcome = (description: string) => ({
+      description,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+    });
+    if (route.body || route.query)
+      responses['400'] ??= errorOutcome('Invalid input: malformed JSON or a field that fails validation');
+    if (pathParams.length) responses['404'] ??= errorOutcome('No such resource for this merchant');
     if (route.auth === 'jwt' || route.auth === 'sk')
-      responses['401'] ??= {
-        description: 'Missing, malformed, expired or unknown credential',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
-      };
+      responses['401'] ??= errorOutcome('Missing, malformed, expired or unknown credential');
     paths[path] ??= {};
     paths[path][route.method] = {
       operationId: `${route.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, next: string | undefined) => (next ? next.toUpperCase() : ''))}`,

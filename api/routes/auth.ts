@@ -8,6 +8,7 @@ import { unauthorized } from '../httpErrors';
 import { defineRoute, type AnyRoute } from '../routing/route';
 import { loginResultSchema } from './loginResult';
 import { toMerchantProfile } from './merchants/profileModel';
+import { MAX_STORED_CHAIN_ID } from '../routing/chainIdQuery';
 
 /**
  * | GET  | /v1/auth/login-payload | none | 200 SIWE payload + message; 400 bad address/chainId |
@@ -21,6 +22,8 @@ const loginPayloadQuery = z.object({
     .string()
     .regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer chain id')
     .transform(Number)
+    // The nonce row stores it as Postgres `integer`: larger ones are 400, not a 500 from the insert.
+    .refine((chainId) => chainId <= MAX_STORED_CHAIN_ID, `must be at most ${MAX_STORED_CHAIN_ID}`)
     .optional(),
 });
 

@@ -39,10 +39,24 @@ function serverProcesses(serverPid: number): number[] {
   return [serverPid, ...children];
 }
 
-export async function startPrivatePostgres(dataDir: string): Promise<PrivatePostgres> {
+/**
+ * `persistent` keeps the data directory when the server stops, so a second call with the same folder and
+ * `port` restarts the same database where its clients expect it.
+ */
+export async function startPrivatePostgres(
+  dataDir: string,
+  { port, persistent = false }: { port?: number; persistent?: boolean } = {},
+): Promise<PrivatePostgres> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', join(__dirname, 'embeddedPostgresMain.ts'), dataDir],
+    [
+      '--import',
+      'tsx',
+      join(__dirname, 'embeddedPostgresMain.ts'),
+      dataDir,
+      port ? String(port) : '',
+      persistent ? 'persistent' : '',
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const adminUrl = await new Promise<string>((resolve, reject) => {

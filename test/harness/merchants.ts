@@ -12,7 +12,7 @@ export interface SignedInMerchant {
 
 /** Full headless SIWE login with a fresh wallet: login-payload → sign → verify. */
 export async function signInNewMerchant(
-  app: TestApp,
+  app: Pick<TestApp, 'request'>,
   account = privateKeyToAccount(generatePrivateKey()),
 ): Promise<SignedInMerchant> {
   const payload = await app.request(`/v1/auth/login-payload?address=${account.address}`);
@@ -34,7 +34,7 @@ export async function signInNewMerchant(
 
 /** Creates a secret API key for a signed-in merchant; returns the raw key (shown once). */
 export async function createApiKey(
-  app: TestApp,
+  app: Pick<TestApp, 'request'>,
   merchant: SignedInMerchant,
   label?: string,
 ): Promise<string> {

@@ -10,7 +10,7 @@ export interface CreatedClient {
 }
 
 export async function createPaymasterClient(
-  app: TestApp,
+  app: Pick<TestApp, 'request'>,
   merchant: SignedInMerchant,
   body: Record<string, unknown> = {},
 ): Promise<CreatedClient> {
@@ -24,7 +24,7 @@ export async function createPaymasterClient(
 }
 
 export async function allowContract(
-  app: TestApp,
+  app: Pick<TestApp, 'request'>,
   merchant: SignedInMerchant,
   chainId: number,
   contractAddress: string,
@@ -54,7 +54,7 @@ export async function addDenyRule(
 
 /** POST /v1/paymaster/rpc with a client id; `body` is sent as JSON unless it is a string (sent raw). */
 export function paymasterRpc(
-  app: TestApp,
+  app: Pick<TestApp, 'request'>,
   clientId: string | undefined,
   body: unknown,
   headers: Record<string, string> = {},

@@ -30,6 +30,7 @@ const PRODUCTION = [
   'paymaster',
   'signer',
   'tool-server',
+  'tracing',
   'web',
   'webhooks',
   'workers',
