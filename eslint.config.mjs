@@ -1,27 +1,9 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import productionFolders from './production-folders.json' with { type: 'json' };
 
-/** Folders whose code runs in production (api, worker, signer, tool server, deployment scripts). */
-const PRODUCTION_FOLDERS = [
-  'activities',
-  'api',
-  'billing',
-  'chain',
-  'config',
-  'db',
-  'health',
-  'logging',
-  'paymaster',
-  'signer',
-  'tool-server',
-  'tracing',
-  'web',
-  'webhooks',
-  'workers',
-  'workflowClient',
-  'workflows',
-  'yield',
-];
+/** Folders whose code runs in production (production-folders.json). */
+const PRODUCTION_FOLDERS = productionFolders.folders;
 
 export default tseslint.config(
   {

@@ -40,17 +40,29 @@ export async function signAndRecordFlush(
   }
 }
 
+/** A transaction signed and recorded before it was broadcast: what it takes to bring it to a receipt. */
+export interface RecordedTransaction {
+  hash: Hex;
+  /** The sender's nonce it was signed with (null for records from before nonces were kept). */
+  nonce: string | number | null;
+  /** The signed bytes, to broadcast again (null when not kept). */
+  rawTransaction: Hex | null;
+  /** What it is, for the error a retry shows: "flush transaction", "deploy transaction". */
+  what: string;
+  /** Drops the record when another transaction took its nonce (it never happened). */
+  discard(): Promise<void>;
+}
+
 /**
- * Brings the recorded flush of `row` to its receipt: broadcasts it (again) whenever the node does not know
- * it, and waits. `dropped` when the operator's nonce was used by another transaction while ours was never
- * mined — the flush never happened, so the record is discarded and the funds are still in the forwarder.
+ * Brings a recorded transaction to its receipt: broadcasts it (again) whenever the node does not know it,
+ * and waits. `dropped` when the sender's nonce was used by another transaction while ours was never mined
+ * — it never happened, so the record is discarded (for a flush, the funds are still in the forwarder).
  */
-export async function awaitRecordedFlush(
-  db: Db,
+export async function awaitRecordedTransaction(
   client: OperatorClient,
-  row: SettlementRow,
+  recorded: RecordedTransaction,
 ): Promise<TransactionReceipt | 'dropped'> {
-  const hash = row.flush_tx_hash as Hex;
+  const { hash } = recorded;
   const deadline = Date.now() + RECEIPT_WAIT_MS;
   for (;;) {
     const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
@@ -58,22 +70,37 @@ export async function awaitRecordedFlush(
     const known = await client.getTransaction({ hash }).catch(() => null);
     if (!known) {
       const mined = await client.getTransactionCount({ address: client.account.address, blockTag: 'latest' });
-      if (row.flush_nonce !== null && mined > Number(row.flush_nonce)) {
+      if (recorded.nonce !== null && mined > Number(recorded.nonce)) {
         // Its nonce is spent; unless ours was mined in the meantime, another transaction took it.
         const late = await client.getTransactionReceipt({ hash }).catch(() => null);
         if (late) return late;
-        await discardFlush(db, row.id);
+        await recorded.discard();
         return 'dropped';
       }
       // Recorded but never broadcast (a crash in between), or forgotten by the node: send it again.
-      if (row.flush_raw_tx)
+      if (recorded.rawTransaction)
         await client
-          .sendRawTransaction({ serializedTransaction: row.flush_raw_tx as Hex })
+          .sendRawTransaction({ serializedTransaction: recorded.rawTransaction })
           .catch(() => undefined);
     }
     if (Date.now() > deadline)
-      throw new Error(`flush transaction ${hash} has no receipt after ${RECEIPT_WAIT_MS} ms; retrying`);
+      throw new Error(`${recorded.what} ${hash} has no receipt after ${RECEIPT_WAIT_MS} ms; retrying`);
     heartbeat();
     await sleep(POLL_MS);
   }
+}
+
+/** The recorded flush of `row` brought to its receipt (awaitRecordedTransaction). */
+export function awaitRecordedFlush(
+  db: Db,
+  client: OperatorClient,
+  row: SettlementRow,
+): Promise<TransactionReceipt | 'dropped'> {
+  return awaitRecordedTransaction(client, {
+    hash: row.flush_tx_hash as Hex,
+    nonce: row.flush_nonce,
+    rawTransaction: row.flush_raw_tx as Hex | null,
+    what: 'flush transaction',
+    discard: () => discardFlush(db, row.id),
+  });
 }

@@ -1,4 +1,3 @@
-import { heartbeat, sleep } from '@temporalio/activity';
 import {
   BaseError,
   ContractFunctionRevertedError,
@@ -14,6 +13,7 @@ import {
 import { YieldVaultFactory } from '../contracts/artifacts';
 import type { OperatorChains, OperatorClient } from '../chain/operatorChains';
 import { vaultSetIdOf } from '../chain/yieldVaultFactory';
+import { awaitRecordedTransaction } from './flushTransactions';
 import type { Db } from '../db/client';
 import type { YieldVaultRecord } from '../db/schema';
 import {
@@ -34,10 +34,6 @@ import { vaultNaming } from '../yield/vaultNaming';
  * refuses a set id (the deployment id) the deployer already used, and a set already on chain is read back
  * instead of deployed: however often the step runs, one set exists.
  */
-
-/** How long one attempt waits for the receipt before the activity retry takes over. */
-const RECEIPT_WAIT_MS = 120_000;
-const POLL_MS = 500;
 
 export type DeployVaultSetOutcome =
   | { status: 'deployed'; txHash: string; vaults: YieldVaultRecord[]; deployedAt: string }
@@ -248,36 +244,17 @@ async function signAndRecord(
   }
 }
 
-/**
- * Brings the recorded transaction to its receipt, broadcasting it (again) whenever the node does not know
- * it. `dropped` when its nonce went to another transaction: the record is discarded for a fresh one.
- */
-async function awaitRecordedDeploy(
+/** The recorded deploy transaction brought to its receipt (activities/flushTransactions.ts). */
+function awaitRecordedDeploy(
   db: Db,
   client: OperatorClient,
   deployment: YieldDeploymentRow,
 ): Promise<TransactionReceipt | 'dropped'> {
-  const hash = deployment.deploy_tx_hash as Hex;
-  const deadline = Date.now() + RECEIPT_WAIT_MS;
-  for (;;) {
-    const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
-    if (receipt) return receipt;
-    const known = await client.getTransaction({ hash }).catch(() => null);
-    if (!known) {
-      const mined = await client.getTransactionCount({ address: client.account.address, blockTag: 'latest' });
-      if (deployment.deploy_nonce !== null && mined > Number(deployment.deploy_nonce)) {
-        const late = await client.getTransactionReceipt({ hash }).catch(() => null);
-        if (late) return late;
-        await discardDeployTransaction(db, deployment.id);
-        return 'dropped';
-      }
-      await client
-        .sendRawTransaction({ serializedTransaction: deployment.deploy_raw_tx as Hex })
-        .catch(() => undefined);
-    }
-    if (Date.now() > deadline)
-      throw new Error(`deploy transaction ${hash} has no receipt after ${RECEIPT_WAIT_MS} ms; retrying`);
-    heartbeat();
-    await sleep(POLL_MS);
-  }
+  return awaitRecordedTransaction(client, {
+    hash: deployment.deploy_tx_hash as Hex,
+    nonce: deployment.deploy_nonce,
+    rawTransaction: deployment.deploy_raw_tx as Hex | null,
+    what: 'deploy transaction',
+    discard: () => discardDeployTransaction(db, deployment.id),
+  });
 }

@@ -1,6 +1,7 @@
 import { cp, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
+import productionFolders from '../production-folders.json';
 
 /**
  * `npm run build`: compiles the production code to JavaScript in `dist/`, one file per module in the
@@ -15,24 +16,9 @@ const out = join(root, 'dist');
 
 /** Folders whose code runs in production, and the generated contract artifacts they import. */
 const PRODUCTION_FOLDERS = [
-  'activities',
-  'api',
-  'billing',
-  'chain',
-  'config',
+  // The tool server runs on the merchant's machine from a checkout, not in the image.
+  ...productionFolders.folders.filter((folder) => folder !== 'tool-server'),
   'contracts/artifacts',
-  'db',
-  'health',
-  'logging',
-  'paymaster',
-  'signer',
-  'tracing',
-  'web',
-  'webhooks',
-  'workers',
-  'workflowClient',
-  'workflows',
-  'yield',
 ];
 
 async function filesUnder(folder: string): Promise<string[]> {

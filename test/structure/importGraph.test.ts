@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
+import productionFolders from '../../production-folders.json';
 
 /**
  * The module graph of the repository, read with the TypeScript parser (type-only imports included):
@@ -18,26 +19,7 @@ const SKIPPED = new Set([
   'test-output',
   'coverage',
 ]);
-const PRODUCTION = [
-  'activities',
-  'api',
-  'billing',
-  'chain',
-  'config',
-  'db',
-  'health',
-  'logging',
-  'paymaster',
-  'signer',
-  'tool-server',
-  'tracing',
-  'web',
-  'webhooks',
-  'workers',
-  'workflowClient',
-  'workflows',
-  'yield',
-];
+const PRODUCTION = productionFolders.folders;
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(folder).flatMap((name) => {
