@@ -424,9 +424,10 @@ describe('faults under load', () => {
       await worker.kill();
       await delay(2_000);
       worker.start();
-      await worker.waitForOutput(/worker polling/);
+      // A restarted worker bundles its workflows again: on a loaded machine that alone can take a minute.
+      await worker.waitForOutput(/worker polling/, 150_000);
     });
-  }, 120_000);
+  }, 200_000);
 
   it('stall the chain RPC for 30 s', async () => {
     await underLoad('stall the chain RPC for 30 s', async () => {

@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { TestResponse } from './app';
 
+/** How much of a process's output is kept for waitForOutput and failure messages. */
+const OUTPUT_KEPT_CHARS = 4_000_000;
+
 /** A project process (`api/main.ts`, `workers/main.ts`) run as an orchestrator would: started, killed, started again. */
 export class ProjectProcess {
   child?: ChildProcess;
@@ -19,7 +22,10 @@ export class ProjectProcess {
       env: { ...process.env, ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const keep = (chunk: Buffer) => (this.output = (this.output + chunk.toString()).slice(-20_000));
+    // A generous window: a worker restarted under load can log megabytes of retried-task warnings right
+    // after the line a test waits for, and a short window would let that line slide out unseen.
+    const keep = (chunk: Buffer) =>
+      (this.output = (this.output + chunk.toString()).slice(-OUTPUT_KEPT_CHARS));
     this.child.stdout!.on('data', keep);
     this.child.stderr!.on('data', keep);
     // Never outlive the test process, whatever happens to it.
