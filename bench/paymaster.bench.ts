@@ -84,10 +84,17 @@ async function main(): Promise<void> {
         LOG_LEVEL: 'info',
         SIGNER_URL: signer.url,
         SIGNER_SHARED_SECRET: sharedSecret,
-        // One sender sends every request: limits stay active but generous enough never to refuse.
+        // One sender sends every request: limits stay active but generous enough never to refuse
+        // (the bench's benchmark chain is a testnet: its budget and the merchant's share of it too;
+        // holds count until validUntil, so a run holds every operation it signed).
         PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: '1000000',
         PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: '100000000',
         PAYMASTER_PLATFORM_DAILY_BUDGET_USD: '100000000',
+        PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: '100000000',
+        PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: '100000000',
+        PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
+        // The client's request rate limit is not what this bench measures.
+        PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: '10000000',
       }),
     );
     const rpcUrl = `${api.url}/v1/paymaster/rpc`;
