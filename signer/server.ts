@@ -1,12 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { privateKeyToAccount } from 'viem/accounts';
 import { type Config, requireSetting } from '../config';
 import { loadDeployments } from '../chain/deployments';
 import { createPublicClients } from '../chain/publicClients';
 import { type Logger, createLogger } from '../logging/logger';
 import { createChainFeeLevels } from '../chain/operationBounds';
+import { createPaymasterDeposits } from './deposits';
+import { fastLocalAccount } from './fastAccount';
 import { createPaymasterDataSigner } from './signPaymasterData';
 import { SIGNER_RPC_ERROR_CODES, SignerRpcError } from './signerRpcError';
 
@@ -50,8 +51,12 @@ export async function startSignerServer({
   logger = createLogger({ level: config.LOG_LEVEL, name: 'signer' }),
 }: StartSignerServerParameters): Promise<SignerServer> {
   const secretDigest = digest(requireSetting(config, 'SIGNER_SHARED_SECRET'));
-  const account = privateKeyToAccount(requireSetting(config, 'SIGNER_PRIVATE_KEY') as `0x${string}`);
+  // libsecp256k1 (native prebuild) when it loads, viem's signer otherwise: the same signatures.
+  const { account, backend } = fastLocalAccount(
+    requireSetting(config, 'SIGNER_PRIVATE_KEY') as `0x${string}`,
+  );
   const publicClients = createPublicClients(config);
+  const deposits = createPaymasterDeposits({ publicClientFor: (chainId) => publicClients.forChain(chainId) });
   const methods: Record<string, (params: unknown) => Promise<unknown>> = {
     signer_signPaymasterData: createPaymasterDataSigner({
       account,
@@ -62,6 +67,7 @@ export async function startSignerServer({
       onDepositReadFailure: (chainId, error) =>
         logger.warn({ chainId, errorName: (error as Error)?.name }, 'paymaster deposit could not be read'),
       feeLevels: createChainFeeLevels({ publicClients, logger }),
+      deposits,
       bounds: {
         maxValiditySec: config.SIGNER_MAX_VALIDITY_SEC,
         feeBoundBps: config.SIGNER_FEE_BOUND_BPS,
@@ -135,12 +141,13 @@ export async function startSignerServer({
   });
   const { address, port: boundPort } = server.address() as AddressInfo;
   const url = `http://${address.includes(':') ? `[${address}]` : address}:${boundPort}`;
-  logger.info({ url, signer: account.address }, 'signer listening');
+  logger.info({ url, signer: account.address, signing: backend }, 'signer listening');
 
   return {
     url,
     stop: () =>
       new Promise<void>((resolve, reject) => {
+        deposits.stop();
         server.closeAllConnections();
         server.close((error) => (error ? reject(error) : resolve()));
       }),

@@ -1,7 +1,7 @@
-import { type Address, type Hex, type PublicClient, numberToHex } from 'viem';
+import { type Hex, type PublicClient, numberToHex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
 import type { ChainContracts } from '../chain/deployments';
-import { type EntryPointVersion, entryPointAbi } from '../chain/entryPoints';
+import type { EntryPointVersion } from '../chain/entryPoints';
 import {
   type SponsoredUserOperation,
   type SponsorshipTerms,
@@ -27,6 +27,7 @@ import {
   type SignPaymasterDataRequest,
   type SignPaymasterDataResult,
 } from './protocol';
+import { type PaymasterDeposits, readDeposit } from './deposits';
 
 /**
  * `signer_signPaymasterData`: checks that this signer can serve the operation (chain, entry point,
@@ -50,6 +51,8 @@ export interface PaymasterDataSignerDependencies {
   feeLevels: ChainFeeLevels;
   /** This signer's own bounds, whatever the API decided (SIGNER_MAX_* / SIGNER_FEE_BOUND_BPS). */
   bounds: SignerBounds;
+  /** The deposits, read once per block (signer/deposits.ts); without it every signature reads its own. */
+  deposits?: PaymasterDeposits;
 }
 
 export interface SignerBounds {
@@ -132,11 +135,18 @@ export function createPaymasterDataSigner(deps: PaymasterDataSignerDependencies)
     const outOfGas = gasLimitViolation(signedGas, deps.bounds.maxOperationGas);
     if (outOfGas) throw operationOutOfBounds(outOfGas);
     const maxCost = totalGas(signedGas) * userOp.maxFeePerGas;
-    const [level, deposit] = await Promise.all([
+    const entryPoint = PAYMASTER_RELEASES[version].entryPoint;
+    const depositOf = (fresh: boolean) =>
+      deposit(
+        () =>
+          deps.deposits
+            ? deps.deposits.current(request.chainId, entryPoint, paymaster, { fresh })
+            : readDeposit(publicClient, entryPoint, paymaster),
+        (error) => deps.onDepositReadFailure?.(request.chainId, error),
+      );
+    const [level, knownDeposit] = await Promise.all([
       deps.feeLevels.current(request.chainId),
-      readDeposit(publicClient, PAYMASTER_RELEASES[version].entryPoint, paymaster, (error) =>
-        deps.onDepositReadFailure?.(request.chainId, error),
-      ),
+      depositOf(false),
     ]);
     if (!level)
       throw new SignerRpcError(
@@ -145,8 +155,10 @@ export function createPaymasterDataSigner(deps: PaymasterDataSignerDependencies)
       );
     const outOfFees = feeViolation(userOp, level, deps.bounds.feeBoundBps);
     if (outOfFees) throw operationOutOfBounds(outOfFees);
-    // One operation may take only a share of the deposit, so no single signature can drain it.
-    if (maxCost * 10_000n > deposit * BigInt(deps.bounds.maxDepositShareBps)) throw depositTooLow();
+    // One operation may take only a share of the deposit, so no single signature can drain it. A
+    // refusal is decided on a deposit read now, not on the block's cached figure (a top-up counts at once).
+    const tooLow = (amount: bigint) => maxCost * 10_000n > amount * BigInt(deps.bounds.maxDepositShareBps);
+    if (tooLow(knownDeposit) && (!deps.deposits || tooLow(await depositOf(true)))) throw depositTooLow();
 
     const hash = sponsorshipHash({
       userOperation,
@@ -178,21 +190,11 @@ function parseRequest(params: unknown): SignPaymasterDataRequest {
   return parsed.data[0];
 }
 
-async function readDeposit(
-  client: PublicClient,
-  entryPoint: Address,
-  paymaster: Address,
-  onFailure: (error: unknown) => void,
-): Promise<bigint> {
+/** The deposit, or the signer's -32603 when it cannot be read (the RPC URL may carry a provider key: no detail). */
+async function deposit(read: () => Promise<bigint>, onFailure: (error: unknown) => void): Promise<bigint> {
   try {
-    return await client.readContract({
-      address: entryPoint,
-      abi: entryPointAbi,
-      functionName: 'balanceOf',
-      args: [paymaster],
-    });
+    return await read();
   } catch (error) {
-    // The RPC URL may carry a provider key: the caller gets no transport detail.
     onFailure(error);
     throw new SignerRpcError(
       SIGNER_RPC_ERROR_CODES.internalError,

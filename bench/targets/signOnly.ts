@@ -1,24 +1,26 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { type Address, type Hex, numberToHex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { loadDeployments } from '../../chain/deployments';
 import { encodePaymasterData, sponsorshipHash, type SponsorshipTerms } from '../../chain/paymasterData';
 import { paymasterFromContracts } from '../../chain/paymasters';
 import { loadConfig, requireSetting } from '../../config';
 import { sponsorshipWindow } from '../../paymaster/sponsorshipWindow';
 import { MINIMUM_PAYMASTER_GAS } from '../../chain/paymasterData';
+import { fastLocalAccount } from '../../signer/fastAccount';
 
 /**
  * Baseline for the paymaster benchmark: the cost floor of producing a paymaster signature over HTTP.
  * One Koa route, `POST /sign`, takes the same JSON-RPC body wallets send to `pm_getPaymasterData`
  * (`params = [userOp, entryPoint, chainId]`), computes the same sponsorship hash the signing service
  * signs (chain/paymasterData.ts `sponsorshipHash`, sponsored mode, the signer's gas floors and the
- * API's validity window) and signs it with the signer key (SIGNER_PRIVATE_KEY) via viem. No policy,
+ * API's validity window) and signs it with the signer key (SIGNER_PRIVATE_KEY) exactly as the signing
+ * service does (signer/fastAccount.ts: libsecp256k1, the fastest signing measured here). No policy,
  * no database, no second hop, no deposit read.
  */
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' });
-const account = privateKeyToAccount(requireSetting(config, 'SIGNER_PRIVATE_KEY') as Hex);
+// The signing service's own signer (libsecp256k1), so this stays the floor of a signature over HTTP.
+const { account } = fastLocalAccount(requireSetting(config, 'SIGNER_PRIVATE_KEY') as Hex);
 const deployments = loadDeployments(config.DEPLOYMENTS_FILE);
 const minimumGas = MINIMUM_PAYMASTER_GAS.sponsored;
 
