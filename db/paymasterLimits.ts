@@ -114,6 +114,32 @@ export async function consumeSponsorshipLimits(
   return refused === 0 ? undefined : refused - 1;
 }
 
+/**
+ * Which consumption would refuse, without taking anything (`try_paymaster_limits`: the same
+ * consumption, rolled back at once). Undefined when all would be taken now.
+ */
+export async function trySponsorshipLimits(
+  db: Db,
+  consumptions: readonly CounterConsumption[],
+  hold: HoldTerms,
+): Promise<number | undefined> {
+  if (consumptions.length === 0) return undefined;
+  const { rows } = await sql<{ refused: number }>`
+    SELECT try_paymaster_limits(
+      ${consumptions.map(({ counter }) => counter.key)}::text[],
+      ${consumptions.map(({ counter }) => counter.windowStart.toISOString())}::timestamptz[],
+      ${consumptions.map(({ amount }) => amount.toString())}::bigint[],
+      ${consumptions.map(({ limit }) => limit.toString())}::bigint[],
+      ${consumptions.map(({ basis }) => basis)}::text[],
+      ${hold.holdId}::uuid,
+      ${hold.expiresAt.toISOString()}::timestamptz,
+      ${hold.now.toISOString()}::timestamptz,
+      ${hold.merchantId}::uuid
+    ) AS refused`.execute(db);
+  const refused = rows[0]!.refused;
+  return refused === 0 ? undefined : refused - 1;
+}
+
 /** Gives back every hold of these operations (never signed, or never included): they stop counting. */
 export async function releaseLimitHolds(db: Db, holdIds: readonly string[]): Promise<void> {
   if (holdIds.length === 0) return;

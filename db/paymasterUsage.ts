@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from './client';
-import { releaseLimitHolds } from './paymasterLimits';
+import { type CounterConsumption, type HoldTerms, releaseLimitHolds } from './paymasterLimits';
 import type {
   PaymasterUsageStatus,
   PaymasterUsageTable,
@@ -69,6 +69,64 @@ export async function insertSignedUsageRecord(
     )
     .returningAll()
     .executeTakeFirst();
+}
+
+/** What recording a signed operation with its limits did. */
+export type SignedOperationRecording =
+  | { kind: 'recorded' }
+  /** 0-based index of the consumption that refused; nothing was taken or inserted. */
+  | { kind: 'refused'; refusedAt: number }
+  /** The operation already had its row (an identical request): nothing was taken; its stored answer. */
+  | { kind: 'duplicate'; stored: StoredPaymasterResult };
+
+/**
+ * Consumes the operation's limits and inserts its `submitted` row in one round trip, all or nothing
+ * (`record_signed_paymaster_operation`, migration 600): a refusal takes and inserts nothing; an
+ * operation that already has its row consumes nothing and answers the stored result.
+ */
+export async function recordSignedOperation(
+  db: Db,
+  consumptions: readonly CounterConsumption[],
+  hold: HoldTerms,
+  record: NewSignedUsageRecord,
+): Promise<SignedOperationRecording> {
+  const values = usageRowValues(record);
+  const usage = {
+    ...values,
+    user_op_hash: record.userOpHash.toLowerCase(),
+    entry_point: values.entry_point?.toLowerCase() ?? null,
+    valid_until: values.valid_until?.toISOString() ?? null,
+    request_fingerprint: record.requestFingerprint,
+    signed_result: record.signedResult,
+  };
+  const { rows } = await sql<{ refused: number; stored_result: StoredPaymasterResult | null }>`
+    SELECT refused, stored_result FROM record_signed_paymaster_operation(
+      ${consumptions.map(({ counter }) => counter.key)}::text[],
+      ${consumptions.map(({ counter }) => counter.windowStart.toISOString())}::timestamptz[],
+      ${consumptions.map(({ amount }) => amount.toString())}::bigint[],
+      ${consumptions.map(({ limit }) => limit.toString())}::bigint[],
+      ${consumptions.map(({ basis }) => basis)}::text[],
+      ${hold.holdId}::uuid,
+      ${hold.expiresAt.toISOString()}::timestamptz,
+      ${hold.now.toISOString()}::timestamptz,
+      ${hold.merchantId}::uuid,
+      ${JSON.stringify(usage)}::jsonb
+    )`.execute(db);
+  const { refused, stored_result: stored } = rows[0]!;
+  if (refused !== 0) return { kind: 'refused', refusedAt: refused - 1 };
+  if (stored) {
+    // jsonb keeps no key order: answer the fields in the order the signer's result has them.
+    return {
+      kind: 'duplicate',
+      stored: {
+        paymaster: stored.paymaster,
+        paymasterData: stored.paymasterData,
+        paymasterVerificationGasLimit: stored.paymasterVerificationGasLimit,
+        paymasterPostOpGasLimit: stored.paymasterPostOpGasLimit,
+      },
+    };
+  }
+  return { kind: 'recorded' };
 }
 
 /**

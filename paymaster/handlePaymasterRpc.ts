@@ -3,7 +3,10 @@ import type { Logger } from '../logging/logger';
 import type { EntryPointVersion } from '../chain/entryPoints';
 import { EIP7702_INITCODE_MARKER } from '../chain/paymasterData';
 import type { Db } from '../db/client';
-import { findSignedResult, insertSignedUsageRecord } from '../db/paymasterUsage';
+import { randomUUID } from 'node:crypto';
+import { readPaymasterDecisionInputs } from '../db/paymasterDecisionReads';
+import { trySponsorshipLimits } from '../db/paymasterLimits';
+import { recordSignedOperation } from '../db/paymasterUsage';
 import type { PaymasterUsageStatus, SponsorshipMode } from '../db/schema';
 import {
   checkChainAllowed,
@@ -32,7 +35,7 @@ import {
 import { MINIMUM_PAYMASTER_GAS } from '../chain/paymasterData';
 import { type ChainFeeLevels, feeViolation, gasLimitViolation } from '../chain/operationBounds';
 import type { SponsorshipLimits } from './limits';
-import { checkAllowlist, checkDenyRules } from './merchantPolicies';
+import { allowlistOutcome, denyRulesOutcome } from './merchantPolicies';
 import type { PaymasterResult, SignerClient } from './signerClient';
 import {
   GAS_FIELDS_REQUIRED_FOR_SIGNING,
@@ -222,10 +225,32 @@ async function decideSponsorship(
       : [];
   facts.targets = targets.map((target) => target.toLowerCase());
 
-  // Deny rules before the allowlist (SPEC rule 9): the sender, the delegated owner, every call target.
+  // Everything read from Postgres before deciding, in one round trip: the deny rules matching the
+  // operation, its allowlisted targets, what an identical signing request already answered, and the
+  // merchant's limits. The checks below still decide in SPEC's order.
   const merchantId = client.merchantId;
-  const denyRules = await checkDenyRules(db, {
+  // A delegated transfer needs its token allowlisted (the manager is the platform's, not the merchant's, to allow).
+  const allowlistTargets = transfer ? [transfer.token] : targets;
+  const window = delegatedWindow(sponsorshipWindow(deps.now()), transfer);
+  const requestFingerprint = signingRequestFingerprint({
+    chainId,
+    entryPoint: entryPoint.address,
+    mode,
+    ...(token && { token }),
+    ...window,
+    userOp,
+  });
+  const reads = await readPaymasterDecisionInputs(db, {
     merchantId,
+    chainId,
+    senders: [userOp.sender.toLowerCase(), ...(transfer ? [transfer.owner.toLowerCase()] : [])],
+    denyTargets: facts.targets,
+    allowlistTargets: decoded.ok ? allowlistTargets.map((target) => target.toLowerCase()) : [],
+    ...(signs && { signedRequest: { entryPoint: entryPoint.address, requestFingerprint } }),
+  });
+
+  // Deny rules before the allowlist (SPEC rule 9): the sender, the delegated owner, every call target.
+  const denyRules = denyRulesOutcome(reads.denyRules, {
     chainId,
     sender: userOp.sender,
     ...(transfer && { delegatedOwner: transfer.owner }),
@@ -233,8 +258,7 @@ async function decideSponsorship(
   });
   if (!denyRules.ok) return rejectFromDenial(denyRules.denial);
 
-  // Decoding and allowlist: one refused call refuses the whole operation, before signing. A delegated
-  // transfer needs its token allowlisted (the manager is the platform's, not the merchant's, to allow).
+  // Decoding and allowlist: one refused call refuses the whole operation, before signing.
   if (!decoded.ok) {
     return rejectFromDenial(
       denial('paymaster_target_not_allowed', `callData: ${decoded.refusal.detail}`, decoded.refusal.reason),
@@ -243,11 +267,7 @@ async function decideSponsorship(
   if (delegated && !delegated.ok) return rejectFromDenial(delegated.denial);
   const rules = checkExecutionRules(decoded.execution, { delegationManager });
   if (!rules.ok) return rejectFromDenial(rules.denial);
-  const allowlist = await checkAllowlist(db, {
-    merchantId,
-    chainId,
-    targets: transfer ? [transfer.token] : targets,
-  });
+  const allowlist = allowlistOutcome(reads.allowlisted, { chainId, targets: allowlistTargets });
   if (!allowlist.ok) return rejectFromDenial(allowlist.denial);
 
   // The owner's signature of the delegation, verified on this chain as the manager will.
@@ -283,23 +303,7 @@ async function decideSponsorship(
 
   // A repeat of an operation already signed (identical request in the same second, from any client)
   // answers what was signed then and consumes nothing: one operation, one usage row, one charge.
-  const window = delegatedWindow(sponsorshipWindow(deps.now()), transfer);
-  const requestFingerprint = signingRequestFingerprint({
-    chainId,
-    entryPoint: entryPoint.address,
-    mode,
-    ...(token && { token }),
-    ...window,
-    userOp,
-  });
-  if (signs) {
-    const stored = await findSignedResult(db, {
-      chainId,
-      entryPoint: entryPoint.address,
-      requestFingerprint,
-    });
-    if (stored) return { ok: true, result: stored };
-  }
+  if (signs && reads.signedResult) return { ok: true, result: reads.signedResult };
 
   // Bounds of a signed operation: its gas (the paymaster limits as the signer will sign them) and fees.
   const bounded = signs ? await boundSignedOperation(deps, chainId, userOp.gas, token) : undefined;
@@ -308,7 +312,8 @@ async function decideSponsorship(
 
   // Sponsorship limits: prepaid balance reservation (mainnets) → merchant per-transaction cap (priced) →
   // platform budget → the merchant's share of it → merchant and client daily caps → per-sender daily USD
-  // cap → per-sender hourly op limit. Stub data only reads them; signed data holds and consumes them.
+  // cap → per-sender hourly op limit. Stub data only reads them; for signed data this prices the
+  // operation and checks its caps, and the counters are consumed with the usage row once it is signed.
   if (!deps.limits) throw new Error('sponsorship limits are not wired into the paymaster RPC');
   const limits = await deps.limits.check({
     merchantId,
@@ -319,6 +324,7 @@ async function decideSponsorship(
     mode,
     consume: signs,
     ...(signedGas && { gas: signedGas, holdUntil: new Date(window.validUntil * 1000) }),
+    merchantLimits: reads.merchantLimits,
   });
   if (limits.snapshot) facts.usdSnapshot = limits.snapshot;
   if (!limits.ok) return rejectFromDenial(limits.denial);
@@ -555,8 +561,9 @@ type SignedGas = {
 };
 
 /**
- * The last step of a signing request that passed every check: the signing service signs, the operation
- * is recorded (before the signature leaves), and limits a failed or duplicate request consumed are given back.
+ * The last step of a signing request that passed every check: the signing service signs, then the
+ * operation's limits are consumed and its usage row inserted in one round trip (all or nothing) before
+ * the signature leaves; a refused or duplicate operation answers the refusal or the stored data.
  */
 async function signAndRecord(
   deps: PaymasterRpcDependencies,
@@ -599,8 +606,13 @@ async function signAndRecord(
     ...window,
   });
   if (!signed.ok) {
-    // Nothing was signed: give back the limits this request consumed.
-    await limits.release();
+    // Nothing was consumed. A limit that would refuse this operation still answers first (SPEC's order:
+    // limits before the signer): the consumption is tried and rolled back.
+    if (limits.consumption) {
+      const { consumptions, hold, refusal } = limits.consumption;
+      const refusedAt = await trySponsorshipLimits(db, consumptions, hold);
+      if (refusedAt !== undefined) return rejectFromDenial(refusal(refusedAt));
+    }
     const { failure } = signed;
     switch (failure.kind) {
       case 'rejected':
@@ -634,8 +646,16 @@ async function signAndRecord(
     userOp,
     paymaster: signed.result,
   });
-  // Recorded before the signature leaves: an operation we cannot account for is not released.
-  const recorded = await insertSignedUsageRecord(db, {
+  // Limits and usage row in one round trip, committed before the signature leaves: an operation we
+  // cannot account for is not released, and one that any limit refuses is not answered.
+  const consumption = limits.consumption ?? {
+    consumptions: [],
+    hold: { holdId: randomUUID(), expiresAt: deps.now(), now: deps.now(), merchantId: client.merchantId },
+    refusal: () => {
+      throw new Error('nothing to refuse');
+    },
+  };
+  const recording = await recordSignedOperation(db, consumption.consumptions, consumption.hold, {
     merchantId: client.merchantId,
     clientId: client.clientId,
     ...facts,
@@ -649,13 +669,15 @@ async function signAndRecord(
     signedResult: signed.result,
     holdId: limits.holdId ?? null,
   });
-  if (recorded) return { ok: true, result: signed.result };
-  // A concurrent identical request recorded this operation first: its row owns it, ours gives back
-  // what it consumed and answers the same stored data.
-  await limits.release();
-  const stored = await findSignedResult(db, { chainId, entryPoint: entryPoint.address, userOpHash });
-  if (!stored) throw new Error(`user operation ${userOpHash} conflicts with a row that has no signed result`);
-  return { ok: true, result: stored };
+  switch (recording.kind) {
+    case 'recorded':
+      return { ok: true, result: signed.result };
+    case 'refused':
+      return rejectFromDenial(consumption.refusal(recording.refusedAt));
+    case 'duplicate':
+      // The operation was recorded already (an identical request): its row owns it; nothing was consumed.
+      return { ok: true, result: recording.stored };
+  }
 }
 
 /** The usage reason of a delegated transfer: `delegated_by:<owner>` (lower-case address). */

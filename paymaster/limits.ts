@@ -4,11 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { networkByChainId } from '../chain/networks';
 import {
   type ConsumptionBasis,
-  consumeSponsorshipLimits,
+  type CounterConsumption,
   findMerchantLimits,
+  type HoldTerms,
   limitCountersUsage,
-  releaseLimitCounter,
-  releaseLimitHolds,
   type LimitCounter,
   type MerchantLimitsRow,
 } from '../db/paymasterLimits';
@@ -95,7 +94,18 @@ export function platformLimits(config: Config): LimitsView {
   };
 }
 
-export function merchantLimits(row: MerchantLimitsRow | undefined): LimitsView {
+export function merchantLimits(
+  row:
+    | Pick<
+        MerchantLimitsRow,
+        | 'per_sender_hourly_ops'
+        | 'per_sender_daily_usd'
+        | 'per_tx_usd'
+        | 'per_merchant_daily_usd'
+        | 'per_client_daily_usd'
+      >
+    | undefined,
+): LimitsView {
   return {
     perSenderHourlyOps: row?.per_sender_hourly_ops ?? null,
     perSenderDailyUsd: normalizedUsd(row?.per_sender_daily_usd ?? null),
@@ -191,15 +201,31 @@ export interface SponsorshipLimitRequest {
   gas?: Parameters<typeof maxGasCostWei>[0];
   /** The paymaster data's validUntil: dollar holds count until then. Needed only to consume. */
   holdUntil?: Date;
+  /** The merchant's own limits when the caller already read them (null: none set); read here otherwise. */
+  merchantLimits?: Parameters<typeof merchantLimits>[0] | null;
+}
+
+/**
+ * What a signed operation takes, all or nothing, when it is recorded: its counters in lock order and
+ * its holds' terms; `refusal` names the denial of the consumption that refused (0-based).
+ */
+export interface PendingConsumption {
+  consumptions: CounterConsumption[];
+  hold: HoldTerms;
+  refusal(index: number): PaymasterDenial;
 }
 
 export type SponsorshipLimitOutcome =
   | {
       ok: true;
       snapshot?: UsdSnapshot;
-      /** The operation's holds (recorded on its usage row, settled on receipt); none when nothing was held. */
+      /** The operation's holds (recorded on its usage row, settled on receipt); none when nothing is held. */
       holdId?: string;
-      release: () => Promise<void>;
+      /**
+       * Signed data only: what to consume with the usage row (nothing is consumed yet). Absent for
+       * stub data, and where every operation is admitted (the benchmarks' no-limits baseline).
+       */
+      consumption?: PendingConsumption;
     }
   | { ok: false; denial: PaymasterDenial; snapshot?: UsdSnapshot };
 
@@ -232,7 +258,11 @@ export function createSponsorshipLimits({
 
   return {
     async check(request) {
-      const merchant = merchantLimits(await findMerchantLimits(db, request.merchantId));
+      const merchant = merchantLimits(
+        request.merchantLimits !== undefined
+          ? (request.merchantLimits ?? undefined)
+          : await findMerchantLimits(db, request.merchantId),
+      );
       const effective = effectiveLimits(platform, merchant);
       const at = now();
       const hour = startOfUtcHour(at);
@@ -342,7 +372,7 @@ export function createSponsorshipLimits({
         );
         const usedUp = applicable.find((rule, index) => usage[index]! >= rule.limit!);
         if (usedUp) return { ok: false, denial: usedUp.refusal() };
-        return { ok: true, release: async () => {} };
+        return { ok: true };
       }
 
       // Price the operation when a dollar rule applies (always for sponsored: the platform budget).
@@ -407,30 +437,24 @@ export function createSponsorshipLimits({
       const amountOf = (basis: ConsumptionBasis): bigint =>
         basis === 'ops' ? 1n : basis === 'cost' ? costMicro : chargedMicro;
       const holdId = randomUUID();
-      const holdUntil = request.holdUntil ?? at;
-      const refusedAt = await consumeSponsorshipLimits(
-        db,
-        steps.map((step) => ({
-          counter: step.counter,
-          amount: amountOf(step.basis),
-          limit: step.limit!,
-          basis: step.basis,
-        })),
-        { holdId, expiresAt: holdUntil, now: at, merchantId },
-      );
-      if (refusedAt !== undefined)
-        return { ok: false, denial: steps[refusedAt]!.refusal(), ...(snapshot && { snapshot }) };
       const holds = steps.some((step) => step.basis !== 'ops');
-      const opsCounters = steps.filter((step) => step.basis === 'ops').map((step) => step.counter);
-      // A later failure (the signer, or a concurrent identical request recorded first) gives everything back.
-      let released = false;
-      const release = async () => {
-        if (released) return;
-        released = true;
-        if (holds) await releaseLimitHolds(db, [holdId]);
-        for (const counter of opsCounters) await releaseLimitCounter(db, counter, 1n);
+      // Taken by the caller with the operation's usage row, in one round trip, once it is signed
+      // (db/paymasterUsage.ts recordSignedOperation): all or nothing, under the counters' row locks.
+      return {
+        ok: true,
+        ...(snapshot && { snapshot }),
+        ...(holds && { holdId }),
+        consumption: {
+          consumptions: steps.map((step) => ({
+            counter: step.counter,
+            amount: amountOf(step.basis),
+            limit: step.limit!,
+            basis: step.basis,
+          })),
+          hold: { holdId, expiresAt: request.holdUntil ?? at, now: at, merchantId },
+          refusal: (index) => steps[index]!.refusal(),
+        },
       };
-      return { ok: true, ...(snapshot && { snapshot }), ...(holds && { holdId }), release };
     },
   };
 }

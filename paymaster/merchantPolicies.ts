@@ -19,13 +19,26 @@ export async function checkDenyRules(
     targets,
   }: { merchantId: string; chainId: number; sender: Address; delegatedOwner?: Address; targets: Address[] },
 ): Promise<CheckOutcome> {
-  const lowerTargets = targets.map((target) => target.toLowerCase());
   const rules = await findMatchingDenyRules(db, {
     merchantId,
     chainId,
     senders: [sender.toLowerCase(), ...(delegatedOwner ? [delegatedOwner.toLowerCase()] : [])],
-    targets: lowerTargets,
+    targets: targets.map((target) => target.toLowerCase()),
   });
+  return denyRulesOutcome(rules, { chainId, sender, ...(delegatedOwner && { delegatedOwner }), targets });
+}
+
+/** The deny-rule decision over the rules that match the operation (read by the caller). */
+export function denyRulesOutcome(
+  rules: { kind: 'sender' | 'target'; address: string }[],
+  {
+    chainId,
+    sender,
+    delegatedOwner,
+    targets,
+  }: { chainId: number; sender: Address; delegatedOwner?: Address; targets: Address[] },
+): CheckOutcome {
+  const lowerTargets = targets.map((target) => target.toLowerCase());
   if (rules.length === 0) return PASSED;
   const blockedAccounts = new Set(rules.filter((rule) => rule.kind === 'sender').map((rule) => rule.address));
   if (blockedAccounts.has(sender.toLowerCase())) {
@@ -55,8 +68,20 @@ export async function checkAllowlist(
   db: Db,
   { merchantId, chainId, targets }: { merchantId: string; chainId: number; targets: Address[] },
 ): Promise<CheckOutcome> {
+  const allowed = await findAllowlistedAddresses(db, {
+    merchantId,
+    chainId,
+    addresses: targets.map((target) => target.toLowerCase()),
+  });
+  return allowlistOutcome(allowed, { chainId, targets });
+}
+
+/** The allowlist decision over the operation's targets that are allowlisted (read by the caller). */
+export function allowlistOutcome(
+  allowed: Set<string>,
+  { chainId, targets }: { chainId: number; targets: Address[] },
+): CheckOutcome {
   const lowerTargets = targets.map((target) => target.toLowerCase());
-  const allowed = await findAllowlistedAddresses(db, { merchantId, chainId, addresses: lowerTargets });
   const index = lowerTargets.findIndex((target) => !allowed.has(target));
   if (index === -1) return PASSED;
   return denied(

@@ -10,7 +10,7 @@ import type { SponsorshipLimits } from '../../paymaster/limits';
  * (price, estimated cost), as pricing is part of what it skips.
  */
 const admitEverything: SponsorshipLimits = {
-  check: async () => ({ ok: true, release: async () => {} }),
+  check: async () => ({ ok: true }),
 };
 
 serveApp({ sponsorshipLimits: admitEverything });

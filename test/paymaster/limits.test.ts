@@ -334,16 +334,23 @@ describe('a signing-service failure after the limits were consumed', () => {
         );
       }
       expect(signer.requests).toHaveLength(3);
+      // Limits are consumed with the usage row once the operation is signed: a failed signature takes
+      // nothing (no counter moved, no hold), so the one operation per hour is still there to take.
       const counters = await setup.app.db
         .selectFrom('paymaster_limit_counters')
-        .select(['counter_key', 'used'])
+        .select(['counter_key', 'used', 'held'])
         .where('counter_key', 'like', `%:${setup.merchant.merchantId}:%`)
-        .orderBy('counter_key')
         .execute();
-      expect(counters).toEqual([
-        { counter_key: `sender_ops:${setup.merchant.merchantId}:${sender.toLowerCase()}`, used: '0' },
-        { counter_key: `sender_usd:${setup.merchant.merchantId}:${sender.toLowerCase()}`, used: '0' },
-      ]);
+      expect(counters.filter((counter) => counter.used !== '0' || String(counter.held) !== '0')).toEqual([]);
+      const holds = await setup.app.db
+        .selectFrom('paymaster_limit_holds')
+        .select('counter_key')
+        .where('counter_key', 'like', `%:${setup.merchant.merchantId}:%`)
+        .execute();
+      expect(holds).toEqual([]);
+      signer.replyWith({ kind: 'json-rpc-error', code: -32000, message: 'paymaster deposit too low' });
+      // A signer refusal is answered as such: the limits would still take this operation.
+      expect((await call(setup, 'pm_getPaymasterData', sender)).error.message).toBe('paymaster deposit too low');
     } finally {
       await signer.close();
     }

@@ -1,0 +1,111 @@
+import { sql } from 'kysely';
+import type { Db } from './client';
+import type { DenyRuleRow } from './paymasterPolicies';
+import type { MerchantLimitsRow } from './paymasterLimits';
+import type { StoredPaymasterResult } from './schema';
+
+/**
+ * Everything the paymaster RPC reads about a merchant before it decides, in one statement (one round
+ * trip instead of four): the deny rules matching the operation's accounts and targets, which of its
+ * targets are allowlisted, what an identical signing request already answered (by its fingerprint), and
+ * the merchant's own limits. Each part is the query it replaces (db/paymasterPolicies.ts
+ * `findMatchingDenyRules`, `findAllowlistedAddresses`; db/paymasterUsage.ts `findSignedResult`;
+ * db/paymasterLimits.ts `findMerchantLimits`), read in one snapshot.
+ */
+export interface PaymasterDecisionReads {
+  denyRules: Pick<DenyRuleRow, 'kind' | 'address'>[];
+  allowlisted: Set<string>;
+  /** Undefined when no fingerprint was given or nothing was signed for it. */
+  signedResult: StoredPaymasterResult | undefined;
+  /** Null when the merchant set no limits of its own. */
+  merchantLimits: Pick<
+    MerchantLimitsRow,
+    | 'per_sender_hourly_ops'
+    | 'per_sender_daily_usd'
+    | 'per_tx_usd'
+    | 'per_merchant_daily_usd'
+    | 'per_client_daily_usd'
+  > | null;
+}
+
+export async function readPaymasterDecisionInputs(
+  db: Db,
+  {
+    merchantId,
+    chainId,
+    senders,
+    denyTargets,
+    allowlistTargets,
+    signedRequest,
+  }: {
+    merchantId: string;
+    chainId: number;
+    /** Lower-case addresses. */
+    senders: string[];
+    denyTargets: string[];
+    allowlistTargets: string[];
+    /** A signing request's fingerprint on its chain and entry point (lower-case); none for stub data. */
+    signedRequest?: { entryPoint: string; requestFingerprint: string };
+  },
+): Promise<PaymasterDecisionReads> {
+  const { rows } = await sql<{
+    deny_rules: { kind: DenyRuleRow['kind']; address: string }[];
+    allowlisted: string[];
+    signed_result: StoredPaymasterResult | null;
+    has_limits: boolean;
+    per_sender_hourly_ops: number | null;
+    per_sender_daily_usd: string | null;
+    per_tx_usd: string | null;
+    per_merchant_daily_usd: string | null;
+    per_client_daily_usd: string | null;
+  }>`
+    SELECT
+      (SELECT coalesce(json_agg(json_build_object('kind', rule.kind, 'address', rule.address)), '[]'::json)
+        FROM paymaster_deny_rules AS rule
+        WHERE rule.merchant_id = ${merchantId} AND rule.chain_id = ${chainId}
+          AND ((rule.kind = 'sender' AND rule.address = ANY(${[...new Set(senders)]}::text[]))
+            OR (rule.kind = 'target' AND rule.address = ANY(${[...new Set(denyTargets)]}::text[])))
+      ) AS deny_rules,
+      (SELECT coalesce(array_agg(entry.contract_address), '{}'::text[])
+        FROM paymaster_allowlist_entries AS entry
+        WHERE entry.merchant_id = ${merchantId} AND entry.chain_id = ${chainId}
+          AND entry.contract_address = ANY(${[...new Set(allowlistTargets)]}::text[])
+      ) AS allowlisted,
+      (SELECT usage.signed_result FROM paymaster_usage AS usage
+        WHERE ${signedRequest !== undefined}
+          AND usage.chain_id = ${chainId}
+          AND usage.entry_point = ${signedRequest?.entryPoint.toLowerCase() ?? ''}
+          AND usage.request_fingerprint = ${signedRequest?.requestFingerprint ?? ''}
+          AND usage.signed_result IS NOT NULL
+        ORDER BY usage.seq LIMIT 1
+      ) AS signed_result,
+      limits.merchant_id IS NOT NULL AS has_limits,
+      limits.per_sender_hourly_ops, limits.per_sender_daily_usd, limits.per_tx_usd,
+      limits.per_merchant_daily_usd, limits.per_client_daily_usd
+    FROM (SELECT 1) AS one
+    LEFT JOIN paymaster_merchant_limits AS limits ON limits.merchant_id = ${merchantId}`.execute(db);
+  const row = rows[0]!;
+  const stored = row.signed_result;
+  return {
+    denyRules: row.deny_rules,
+    allowlisted: new Set(row.allowlisted),
+    // jsonb keeps no key order: answer the fields in the order the signer's result has them.
+    signedResult: stored
+      ? {
+          paymaster: stored.paymaster,
+          paymasterData: stored.paymasterData,
+          paymasterVerificationGasLimit: stored.paymasterVerificationGasLimit,
+          paymasterPostOpGasLimit: stored.paymasterPostOpGasLimit,
+        }
+      : undefined,
+    merchantLimits: row.has_limits
+      ? {
+          per_sender_hourly_ops: row.per_sender_hourly_ops,
+          per_sender_daily_usd: row.per_sender_daily_usd,
+          per_tx_usd: row.per_tx_usd,
+          per_merchant_daily_usd: row.per_merchant_daily_usd,
+          per_client_daily_usd: row.per_client_daily_usd,
+        }
+      : null,
+  };
+}
