@@ -22,16 +22,21 @@ export interface EthUsdPrices {
   fresh(chainId: number): Promise<EthUsdPrice | undefined>;
 }
 
+/** How long a fresh price read is reused (milliseconds). */
+export const PRICE_REUSE_MS = 1_000;
+
 export function createEthUsdPrices({
   config,
   publicClients,
   networks,
   logger,
+  now = () => Date.now(),
 }: {
   config: Config;
   publicClients: PublicClients;
   networks: NetworkRegistry;
   logger: Logger;
+  now?: () => number;
 }): EthUsdPrices {
   const feedOf = (chainId: number): Address | undefined => {
     const configured = (config as unknown as Record<string, string | undefined>)[
@@ -41,8 +46,10 @@ export function createEthUsdPrices({
     return networks.byChainId(chainId)?.contracts.priceFeed;
   };
   const maxAge = BigInt(config.PAYMASTER_PRICE_MAX_AGE_SEC);
-  // Concurrent requests on one chain share one read instead of each calling the RPC.
-  const inFlight = new Map<number, Promise<EthUsdPrice | undefined>>();
+  // Concurrent requests on one chain share one read instead of each calling the RPC, and a fresh price
+  // is reused for PRICE_REUSE_MS (one local block; the chain's fee levels are reused as long): an
+  // aggregator update is seen within a second, and the freshness rule is hours, not seconds.
+  const recent = new Map<number, { at: number; reading: Promise<EthUsdPrice | undefined> }>();
 
   const read = async (chainId: number): Promise<EthUsdPrice | undefined> => {
     const feed = feedOf(chainId);
@@ -60,10 +67,15 @@ export function createEthUsdPrices({
 
   return {
     fresh(chainId) {
-      const pending = inFlight.get(chainId);
-      if (pending) return pending;
-      const reading = read(chainId).finally(() => inFlight.delete(chainId));
-      inFlight.set(chainId, reading);
+      const cached = recent.get(chainId);
+      if (cached && now() - cached.at < PRICE_REUSE_MS) return cached.reading;
+      const reading = read(chainId);
+      const entry = { at: now(), reading };
+      recent.set(chainId, entry);
+      // No price (stale, unreadable) is never reused: the next request reads again.
+      void reading.then((price) => {
+        if (price === undefined && recent.get(chainId) === entry) recent.delete(chainId);
+      });
       return reading;
     },
   };
