@@ -350,7 +350,9 @@ describe('a signing-service failure after the limits were consumed', () => {
       expect(holds).toEqual([]);
       signer.replyWith({ kind: 'json-rpc-error', code: -32000, message: 'paymaster deposit too low' });
       // A signer refusal is answered as such: the limits would still take this operation.
-      expect((await call(setup, 'pm_getPaymasterData', sender)).error.message).toBe('paymaster deposit too low');
+      expect((await call(setup, 'pm_getPaymasterData', sender)).error.message).toBe(
+        'paymaster deposit too low',
+      );
     } finally {
       await signer.close();
     }
