@@ -81,7 +81,7 @@ async function main(): Promise<void> {
     target = await startTarget('api.ts', [], {
       ...services.env,
       LOG_LEVEL: 'info',
-      RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: '100000000',
+      RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: '1000000',
     });
     const createHeaders = { authorization: `Bearer ${rawKey}`, 'content-type': 'application/json' };
 
