@@ -52,22 +52,16 @@ export async function measureRounds<Name extends string>(
   const roundLoads: (RoundLoad & { reruns: number })[] = [];
   for (const name of names) await measure(loads[name]);
   for (let round = 0; round < rounds; round++) {
-    for (let reruns = 0; ; reruns++) {
-      const atStart = loadavg()[0]!;
-      const measured: Partial<Record<Name, LoadFigures>> = {};
-      for (const name of names) measured[name] = await measure(loads[name]);
-      const atEnd = loadavg()[0]!;
-      const moved = Math.abs(atEnd - atStart) > LOAD_MOVED_LIMIT;
-      if (moved && reruns < MAX_RERUNS) {
-        process.stdout.write(
-          `  round ${round + 1}: load average moved ${atStart.toFixed(2)} → ${atEnd.toFixed(2)}, measuring it again\n`,
-        );
-        continue;
-      }
-      for (const name of names) figures[name].push(measured[name]!);
-      roundLoads.push({ atStart, atEnd, reruns });
-      break;
-    }
+    const { value: measured, load } = await measureAtSteadyLoad(
+      async () => {
+        const one: Partial<Record<Name, LoadFigures>> = {};
+        for (const name of names) one[name] = await measure(loads[name]);
+        return one as Record<Name, LoadFigures>;
+      },
+      `round ${round + 1}`,
+    );
+    for (const name of names) figures[name].push(measured[name]);
+    roundLoads.push(load);
   }
   const failed = names.filter((name) => figures[name].some((round) => round.non2xx > 0 || round.errors > 0));
   if (failed.length) {
@@ -82,6 +76,29 @@ export async function measureRounds<Name extends string>(
     >,
     machine: { cpus: cpus().length, rounds: roundLoads },
   };
+}
+
+/**
+ * Runs one measured round, reading the load average before and after it; a round during which it
+ * moved by more than LOAD_MOVED_LIMIT measured two different machines and is run again (up to
+ * MAX_RERUNS times; the last one is kept and its load says so).
+ */
+export async function measureAtSteadyLoad<T>(
+  measureOnce: () => Promise<T>,
+  label: string,
+): Promise<{ value: T; load: RoundLoad & { reruns: number } }> {
+  for (let reruns = 0; ; reruns++) {
+    const atStart = loadavg()[0]!;
+    const value = await measureOnce();
+    const atEnd = loadavg()[0]!;
+    if (Math.abs(atEnd - atStart) > LOAD_MOVED_LIMIT && reruns < MAX_RERUNS) {
+      process.stdout.write(
+        `  ${label}: load average moved ${atStart.toFixed(2)} → ${atEnd.toFixed(2)}, measuring it again\n`,
+      );
+      continue;
+    }
+    return { value, load: { atStart, atEnd, reruns } };
+  }
 }
 
 /** measureRounds for callers that only want the figures (the machine load is printed either way). */
