@@ -10,6 +10,7 @@ import { createChainFeeLevels } from '../chain/operationBounds';
 import { createEthUsdPrices } from '../paymaster/prices';
 import { createSignerClient } from '../paymaster/signerClient';
 import type { AppContext } from './appContext';
+import { workflowStartMarks } from './sessions/workflowStartMarks';
 import { requireApiKey, requireMerchantToken } from './auth/authenticate';
 import { ApiKeyCache, uncachedApiKeyLookups, type ApiKeyLookups } from './auth/apiKeyCache';
 import { API_KEY_CHANGES_CHANNEL, findActiveApiKeyByHash, touchApiKeyLastUsed } from '../db/apiKeys';
@@ -142,6 +143,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     emailCodes: createEmailCodes({ db: deps.db, hashKey: emailCodeHashKeyFromConfig(deps.config) }),
     mailer: createMailer({ config: deps.config, logger: deps.logger }),
     apiKeys,
+    markWorkflowStarted: workflowStartMarks(deps.db),
     now,
   };
   const revision = resolveRevision(deps.config.REVISION);

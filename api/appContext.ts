@@ -39,6 +39,8 @@ export interface AppContext {
   webhookSecrets: WebhookSecretBox;
   /** sk_ key lookups by hash, cached and invalidated through LISTEN/NOTIFY (api/auth/apiKeyCache.ts). */
   apiKeys: ApiKeyLookups;
+  /** Records that a session's workflow started (batched: api/sessions/workflowStartMarks.ts). */
+  markWorkflowStarted: (sessionId: string) => Promise<void>;
   /** The current time; tests inject a fixed or moving clock instead of sleeping. */
   now: () => Date;
 }
