@@ -194,7 +194,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   ];
   routes.push(...openApiRoutes({ routes, config: deps.config, revision }));
 
-  const router = mountRoutes(routes, {
+  const { router, staticRoutes } = mountRoutes(routes, {
     jwt: requireMerchantToken(context.tokens),
     sk: requireApiKey((keyHash) => apiKeys.find(keyHash)),
     client: requirePaymasterClient(context.db, context.logger, {
@@ -213,6 +213,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   koa.use(errorBody());
   koa.use(limitUnauthenticatedRoutes(deps.config));
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
+  koa.use(staticRoutes);
   koa.use(router.routes()).use(router.allowedMethods());
   return {
     koa,
