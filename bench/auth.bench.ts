@@ -70,7 +70,8 @@ async function main(): Promise<void> {
         ...baseline,
       },
       subject: {
-        server: 'full app, real sk_ check (SHA-256, api_keys lookup by hash)',
+        server:
+          'full app, real sk_ check (SHA-256, api_keys lookup by hash through the per-process cache LISTEN/NOTIFY invalidates)',
         ...subject,
       },
       ratios: {
