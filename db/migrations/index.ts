@@ -19,6 +19,7 @@ import * as sponsorshipHolds from './2026_11_24_202_sponsorship_holds';
 import * as yieldDeployments from './2026_11_25_400_yield_deployments';
 import * as webhookRedispatchCounters from './2026_11_25_500_webhook_redispatch_counters';
 import * as recordSignedOperation from './2026_11_26_600_record_signed_operation';
+import * as apiKeyNotifications from './2026_11_26_610_api_key_notifications';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_25_400_yield_deployments': yieldDeployments,
   '2026_11_25_500_webhook_redispatch_counters': webhookRedispatchCounters,
   '2026_11_26_600_record_signed_operation': recordSignedOperation,
+  '2026_11_26_610_api_key_notifications': apiKeyNotifications,
 };
