@@ -18,6 +18,8 @@ import * as uniqueSignedOperations from './2026_11_24_201_unique_signed_operatio
 import * as sponsorshipHolds from './2026_11_24_202_sponsorship_holds';
 import * as yieldDeployments from './2026_11_25_400_yield_deployments';
 import * as webhookRedispatchCounters from './2026_11_25_500_webhook_redispatch_counters';
+import * as paymasterUsageWindowIndex from './2026_11_26_630_paymaster_usage_window_index';
+import * as paymentOptionsWatchCoveringIndex from './2026_11_26_631_payment_options_watch_covering_index';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +42,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_24_300_email_login': emailLogin,
   '2026_11_25_400_yield_deployments': yieldDeployments,
   '2026_11_25_500_webhook_redispatch_counters': webhookRedispatchCounters,
+  '2026_11_26_630_paymaster_usage_window_index': paymasterUsageWindowIndex,
+  '2026_11_26_631_payment_options_watch_covering_index': paymentOptionsWatchCoveringIndex,
 };
