@@ -395,14 +395,11 @@ async function main(): Promise<void> {
       throw new Error(
         `${createdOk} sessions answered 201, ${createdStored} stored, ${created!.started} with a started workflow`,
       );
-    const tableCounts = Object.fromEntries(
-      await Promise.all(
-        ['sessions', 'payment_options', 'deposits', 'events', 'paymaster_usage'].map(async (table) => {
-          const { rows } = await pg.query<{ count: string }>(`SELECT count(*) FROM ${table}`);
-          return [table, Number(rows[0]!.count)] as const;
-        }),
-      ),
-    );
+    const tableCounts: Record<string, number> = {};
+    for (const table of ['sessions', 'payment_options', 'deposits', 'events', 'paymaster_usage']) {
+      const { rows } = await pg.query<{ count: string }>(`SELECT count(*) FROM ${table}`);
+      tableCounts[table] = Number(rows[0]!.count);
+    }
     // 1 template session + the active ones + the history + the created ones (each with one option per template).
     const expectSessions = ACTIVE_ADDRESSES + seeded.sessions + createdStored;
     if (tableCounts.sessions !== expectSessions)
