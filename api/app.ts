@@ -10,7 +10,10 @@ import { createChainFeeLevels } from '../chain/operationBounds';
 import { createEthUsdPrices } from '../paymaster/prices';
 import { createSignerClient } from '../paymaster/signerClient';
 import type { AppContext } from './appContext';
+import { workflowStartMarks } from './sessions/workflowStartMarks';
 import { requireApiKey, requireMerchantToken } from './auth/authenticate';
+import { ApiKeyCache, uncachedApiKeyLookups, type ApiKeyLookups } from './auth/apiKeyCache';
+import { API_KEY_CHANGES_CHANNEL, findActiveApiKeyByHash, touchApiKeyLastUsed } from '../db/apiKeys';
 import { createEmailCodes, emailCodeHashKeyFromConfig } from './auth/emailCodes';
 import { createMailer } from './email/mailer';
 import { requirePaymasterClient } from './auth/paymasterClient';
@@ -79,6 +82,8 @@ export interface App {
   koa: Koa;
   /** Every route definition, as mounted (the OpenAPI documents and the auth-matrix test walk this). */
   routes: AnyRoute[];
+  /** sk_ key lookups (the LISTEN/NOTIFY-invalidated cache); tests read its stats. */
+  apiKeys: ApiKeyLookups;
   /**
    * Waits for e-mails still being sent, then closes what the app opened lazily (the Temporal connection,
    * the SMTP transport); the database belongs to the caller.
@@ -96,6 +101,17 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   const publicClients = createPublicClients(deps.config);
   const networks = deps.networks ?? createNetworkRegistry(deps.config);
   const now = deps.now ?? (() => new Date());
+  const lookupApiKey = (keyHash: string) => findActiveApiKeyByHash(deps.db, keyHash);
+  // The listener connects on the first sk_ request, to the database the pool uses.
+  const apiKeys: ApiKeyLookups = deps.config.DATABASE_URL
+    ? new ApiKeyCache({
+        connectionString: deps.config.DATABASE_URL,
+        channel: API_KEY_CHANGES_CHANNEL,
+        lookup: lookupApiKey,
+        touch: (id) => touchApiKeyLastUsed(deps.db, id),
+        logger: deps.logger,
+      })
+    : uncachedApiKeyLookups(lookupApiKey);
   const context: AppContext = {
     config: deps.config,
     db: deps.db,
@@ -126,6 +142,8 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
     emailCodes: createEmailCodes({ db: deps.db, hashKey: emailCodeHashKeyFromConfig(deps.config) }),
     mailer: createMailer({ config: deps.config, logger: deps.logger }),
+    apiKeys,
+    markWorkflowStarted: workflowStartMarks(deps.db),
     now,
   };
   const revision = resolveRevision(deps.config.REVISION);
@@ -176,9 +194,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   ];
   routes.push(...openApiRoutes({ routes, config: deps.config, revision }));
 
-  const router = mountRoutes(routes, {
+  const { router, staticRoutes } = mountRoutes(routes, {
     jwt: requireMerchantToken(context.tokens),
-    sk: requireApiKey(context.db),
+    sk: requireApiKey((keyHash) => apiKeys.find(keyHash)),
     client: requirePaymasterClient(context.db, context.logger, {
       queryClientIdPathPrefix: '/v1/paymaster/bundler/',
       jsonRpcPath: '/v1/paymaster/rpc',
@@ -195,11 +213,14 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   koa.use(errorBody());
   koa.use(limitUnauthenticatedRoutes(deps.config));
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
+  koa.use(staticRoutes);
   koa.use(router.routes()).use(router.allowedMethods());
   return {
     koa,
     routes,
+    apiKeys,
     close: async () => {
+      await apiKeys.close();
       await context.mailer.drain();
       await temporalConnection.close();
     },

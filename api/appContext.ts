@@ -7,6 +7,7 @@ import type { Db } from '../db/client';
 import type { ChainFeeLevels } from '../chain/operationBounds';
 import type { SponsorshipLimits } from '../paymaster/limits';
 import type { SignerClient } from '../paymaster/signerClient';
+import type { ApiKeyLookups } from './auth/apiKeyCache';
 import type { EmailCodes } from './auth/emailCodes';
 import type { MerchantTokenService } from './auth/merchantTokens';
 import type { Mailer } from './email/mailer';
@@ -36,6 +37,10 @@ export interface AppContext {
   chainFees: ChainFeeLevels;
   /** Encrypts webhook signing secrets for storage (WEBHOOK_SECRET_ENCRYPTION_KEY). */
   webhookSecrets: WebhookSecretBox;
+  /** sk_ key lookups by hash, cached and invalidated through LISTEN/NOTIFY (api/auth/apiKeyCache.ts). */
+  apiKeys: ApiKeyLookups;
+  /** Records that a session's workflow started (batched: api/sessions/workflowStartMarks.ts). */
+  markWorkflowStarted: (sessionId: string) => Promise<void>;
   /** The current time; tests inject a fixed or moving clock instead of sleeping. */
   now: () => Date;
 }

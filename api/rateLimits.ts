@@ -52,6 +52,8 @@ const UNAUTHENTICATED_ROUTES: { group: 'login' | 'publicSession'; method: string
   { group: 'publicSession', method: 'GET', path: /^\/pay\/[^/]+$/ },
 ];
 
+const LIMITED_PREFIXES = ['/v1/auth/', '/v1/sessions/', '/pay/'];
+
 /**
  * Per client IP (`ctx.ip`: the peer, or with TRUST_PROXY the address the first trusted proxy saw):
  * login (RATE_LIMIT_LOGIN_PER_MINUTE) and the public session read, status and checkout page
@@ -66,8 +68,12 @@ export function limitUnauthenticatedRoutes(
     publicSession: new TokenBuckets(config.RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE, now),
   };
   return async (ctx, next) => {
+    const path = ctx.path;
+    // Every limited path starts with one of these: the rest (health, sk_ and JWT routes) skip the patterns.
+    if (!LIMITED_PREFIXES.some((prefix) => path.startsWith(prefix))) return next();
+    const method = ctx.method;
     const route = UNAUTHENTICATED_ROUTES.find(
-      ({ method, path }) => method === ctx.method && path.test(ctx.path),
+      (limited) => limited.method === method && limited.path.test(path),
     );
     if (route) {
       const retryAfterSec = buckets[route.group].take(ctx.ip);

@@ -35,12 +35,21 @@ export async function revokeApiKey(db: Db, merchantId: string, id: string): Prom
     .executeTakeFirst();
 }
 
+/** The channel the api_keys trigger announces a changed key's hash on (migration 610). */
+export const API_KEY_CHANGES_CHANNEL = 'api_key_changes';
+
+/** An active key, as authentication needs it. */
+export interface ActiveApiKey {
+  id: string;
+  merchantId: string;
+}
+
 /**
- * The merchant owning an active key with this hash, found through the unique hash index, in one
- * round trip that also records the last use (at most once a minute, so hot keys do not write per request).
+ * The active key with this hash and its merchant, found through the unique hash index, in one round trip
+ * that also records the last use (at most once a minute, so hot keys do not write per request).
  */
-export async function authenticateApiKeyHash(db: Db, keyHash: string): Promise<string | undefined> {
-  const result = await sql<{ merchant_id: string }>`
+export async function findActiveApiKeyByHash(db: Db, keyHash: string): Promise<ActiveApiKey | undefined> {
+  const result = await sql<{ id: string; merchant_id: string }>`
     WITH active AS (
       SELECT id, merchant_id, last_used_at FROM api_keys WHERE key_hash = ${keyHash} AND revoked_at IS NULL
     ), touched AS (
@@ -49,6 +58,28 @@ export async function authenticateApiKeyHash(db: Db, keyHash: string): Promise<s
       WHERE api_keys.id = active.id
         AND (active.last_used_at IS NULL OR active.last_used_at < now() - interval '1 minute')
     )
-    SELECT merchant_id FROM active`.execute(db);
-  return result.rows[0]?.merchant_id;
+    SELECT id, merchant_id FROM active`.execute(db);
+  const row = result.rows[0];
+  return row && { id: row.id, merchantId: row.merchant_id };
+}
+
+/** The merchant owning an active key with this hash (recording the last use, as findActiveApiKeyByHash). */
+export async function authenticateApiKeyHash(db: Db, keyHash: string): Promise<string | undefined> {
+  return (await findActiveApiKeyByHash(db, keyHash))?.merchantId;
+}
+
+/** Records a use of an active key served without a lookup (at most once a minute, like the lookup). */
+export async function touchApiKeyLastUsed(db: Db, id: string): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: sql`now()` })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .where((eb) =>
+      eb.or([
+        eb('last_used_at', 'is', null),
+        eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`),
+      ]),
+    )
+    .execute();
 }

@@ -33,6 +33,31 @@ export async function insertSessionWithOptions(
   return row;
 }
 
+/**
+ * The same rows as insertSessionWithOptions in one statement (the options in a data-modifying CTE): one
+ * round trip, atomic on its own, so a caller that writes nothing else needs no transaction around it.
+ */
+export async function insertSessionWithOptionsAtOnce(
+  db: Db,
+  session: NewSession,
+  options: NewPaymentOption[],
+): Promise<SessionRow> {
+  const withSession = db.with('session', (query) =>
+    query.insertInto('sessions').values(session).returningAll(),
+  );
+  if (options.length === 0) return withSession.selectFrom('session').selectAll().executeTakeFirstOrThrow();
+  return withSession
+    .with('options', (query) =>
+      query
+        .insertInto('payment_options')
+        .values(options.map((option) => ({ ...option, session_id: session.id })))
+        .returning('payment_options.id'),
+    )
+    .selectFrom('session')
+    .selectAll()
+    .executeTakeFirstOrThrow();
+}
+
 export async function findSessionById(db: Db, id: string): Promise<SessionRow | undefined> {
   return db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
 }
@@ -102,6 +127,16 @@ export async function listMerchantSessions(
 
 export async function markWorkflowStarted(db: Db, id: string): Promise<void> {
   await db.updateTable('sessions').set({ workflow_started_at: new Date() }).where('id', '=', id).execute();
+}
+
+/** markWorkflowStarted for several sessions in one statement. */
+export async function markWorkflowsStarted(db: Db, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('sessions')
+    .set({ workflow_started_at: new Date() })
+    .where('id', 'in', [...ids])
+    .execute();
 }
 
 /** Sessions created more than `olderThanSec` ago whose workflow was never started (a crash between commit and start). */

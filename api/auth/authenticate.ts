@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
-import type { Db } from '../../db/client';
-import { authenticateApiKeyHash } from '../../db/apiKeys';
+import type { ActiveApiKey } from '../../db/apiKeys';
 import { unauthorized } from '../httpErrors';
 import type { MerchantTokenService } from './merchantTokens';
 
@@ -31,16 +30,21 @@ export function requireMerchantToken(tokens: MerchantTokenService): Middleware {
   };
 }
 
-/** Integration routes (session create, webhook management): only a secret API key. */
-export function requireApiKey(db: Db): Middleware {
+/**
+ * Integration routes (session create, webhook management): only a secret API key. `findActiveKey` is the
+ * lookup by key hash: the LISTEN/NOTIFY-invalidated cache in the api (api/auth/apiKeyCache.ts).
+ */
+export function requireApiKey(
+  findActiveKey: (keyHash: string) => Promise<ActiveApiKey | undefined>,
+): Middleware {
   return async (ctx, next) => {
     const token = bearerToken(ctx.get('authorization'));
     if (!token) throw unauthorized('Missing bearer token');
     if (!token.startsWith(API_KEY_PREFIX))
       throw unauthorized('This route requires a secret API key (sk_...)');
-    const merchantId = await authenticateApiKeyHash(db, hashApiKey(token));
-    if (!merchantId) throw unauthorized('Unknown or revoked API key');
-    ctx.state.merchantId = merchantId;
+    const key = await findActiveKey(hashApiKey(token));
+    if (!key) throw unauthorized('Unknown or revoked API key');
+    ctx.state.merchantId = key.merchantId;
     return next();
   };
 }

@@ -4,18 +4,18 @@ import { buildPaymentOptions } from '../../chain/paymentOptions';
 import { STABLECOIN_SYMBOLS, type StablecoinSymbol } from '../../chain/stablecoins';
 import type { Db } from '../../db/client';
 import { findMerchantById } from '../../db/merchants';
-import { insertSessionWithOptions, markWorkflowStarted } from '../../db/sessions';
+import { insertSessionWithOptionsAtOnce } from '../../db/sessions';
 import { withTemporalDeadline } from '../../workflowClient/connection';
 import { startSessionWorkflow } from '../../workflowClient/sessions';
 import type { AppContext } from '../appContext';
 import { badRequest, unauthorized } from '../httpErrors';
-import { idempotently } from '../routing/idempotency';
+import { idempotently, type IdempotentAnswer } from '../routing/idempotency';
 
 /**
  * Creating a payment session, for every route that makes one (SK and dashboard create, top-ups):
- * payment options computed exactly, the session and its options written in one transaction (with the
- * idempotency record and any rows that belong with it), then the workflow started. A crash after the
- * commit leaves `workflow_started_at` empty for the reconciler.
+ * payment options computed exactly, the session and its options written in one statement (in one
+ * transaction with the idempotency record and any rows that belong with it, when there are such), then
+ * the workflow started. A crash after the commit leaves `workflow_started_at` empty for the reconciler.
  */
 
 const IDEMPOTENCY_SCOPE = 'sessions.create';
@@ -60,66 +60,73 @@ export async function createPaymentSession(
   const now = app.now();
   const expiresAt = new Date(now.getTime() + (request.expiresInSec ?? DEFAULT_EXPIRES_IN_SEC) * 1000);
 
-  const created = await idempotently<PaymentSessionCreated['body']>(
-    app.db,
-    { merchantId, scope: IDEMPOTENCY_SCOPE, key: idempotencyKey, request },
-    async (trx) => {
-      const merchant = await findMerchantById(trx, merchantId);
-      if (!merchant) throw unauthorized('Unknown merchant');
-      const payoutAddress = getAddress(merchant.payout_address);
-      const symbols = request.paymentOptionSymbols ?? STABLECOIN_SYMBOLS;
-      const options = buildPaymentOptions({
-        sessionId,
-        amountUsd: request.amount,
-        symbols,
-        networks: app.networks.paymentNetworks(sandboxMode),
-        payoutAddressOf: payoutAddressOf ?? (() => payoutAddress),
-      });
-      if (options.length === 0) {
-        throw badRequest(
-          `No payment option is available: no ${sandboxMode ? 'testnet' : 'mainnet'} with a deployed forwarder factory offers ${symbols.join(', ')}`,
-        );
-      }
-      const row = await insertSessionWithOptions(
-        trx,
-        {
-          id: sessionId,
-          merchant_id: merchantId,
-          amount: request.amount,
-          merchant_name: request.merchantName ?? merchant.name,
-          line_items: JSON.stringify(request.lineItems ?? []),
-          payment_option_symbols: [...new Set(options.map((option) => option.symbol))],
-          sandbox_mode: sandboxMode,
-          success_url: request.successUrl ?? null,
-          payout_address: payoutAddress,
-          expires_at: expiresAt,
-          created_at: now,
-          updated_at: now,
-        },
-        options.map((option) => ({
-          chain_id: option.chainId,
-          network: option.network,
-          symbol: option.symbol,
-          token_address: option.tokenAddress,
-          decimals: option.decimals,
-          amount: option.amount,
-          deposit_address: option.depositAddress,
-          payout_address: option.payoutAddress,
-        })),
+  const work = async (db: Db): Promise<IdempotentAnswer<PaymentSessionCreated['body']>> => {
+    const merchant = await findMerchantById(db, merchantId);
+    if (!merchant) throw unauthorized('Unknown merchant');
+    const payoutAddress = getAddress(merchant.payout_address);
+    const symbols = request.paymentOptionSymbols ?? STABLECOIN_SYMBOLS;
+    const options = buildPaymentOptions({
+      sessionId,
+      amountUsd: request.amount,
+      symbols,
+      networks: app.networks.paymentNetworks(sandboxMode),
+      payoutAddressOf: payoutAddressOf ?? (() => payoutAddress),
+    });
+    if (options.length === 0) {
+      throw badRequest(
+        `No payment option is available: no ${sandboxMode ? 'testnet' : 'mainnet'} with a deployed forwarder factory offers ${symbols.join(', ')}`,
       );
-      await alsoWrite?.(trx, row.id);
-      return {
-        status: 201,
-        body: {
-          id: row.id,
-          paymentUrl: paymentUrlOf(app.config.PUBLIC_BASE_URL, row.id),
-          status: row.status,
-          expiresAt: row.expires_at.toISOString(),
-          createdAt: row.created_at.toISOString(),
-        },
-      };
-    },
-  );
+    }
+    const row = await insertSessionWithOptionsAtOnce(
+      db,
+      {
+        id: sessionId,
+        merchant_id: merchantId,
+        amount: request.amount,
+        merchant_name: request.merchantName ?? merchant.name,
+        line_items: JSON.stringify(request.lineItems ?? []),
+        payment_option_symbols: [...new Set(options.map((option) => option.symbol))],
+        sandbox_mode: sandboxMode,
+        success_url: request.successUrl ?? null,
+        payout_address: payoutAddress,
+        expires_at: expiresAt,
+        created_at: now,
+        updated_at: now,
+      },
+      options.map((option) => ({
+        chain_id: option.chainId,
+        network: option.network,
+        symbol: option.symbol,
+        token_address: option.tokenAddress,
+        decimals: option.decimals,
+        amount: option.amount,
+        deposit_address: option.depositAddress,
+        payout_address: option.payoutAddress,
+      })),
+    );
+    await alsoWrite?.(db, row.id);
+    return {
+      status: 201,
+      body: {
+        id: row.id,
+        paymentUrl: paymentUrlOf(app.config.PUBLIC_BASE_URL, row.id),
+        status: row.status,
+        expiresAt: row.expires_at.toISOString(),
+        createdAt: row.created_at.toISOString(),
+      },
+    };
+  };
+  // Without an Idempotency-Key or rows to write beside it, the one insert statement is the whole write:
+  // no transaction (BEGIN and COMMIT were two of the route's round trips). The merchant read before it is
+  // read-committed either way.
+  const created =
+    idempotencyKey === undefined && !alsoWrite
+      ? { ...(await work(app.db)), replayed: false }
+      : await idempotently<PaymentSessionCreated['body']>(
+          app.db,
+          { merchantId, scope: IDEMPOTENCY_SCOPE, key: idempotencyKey, request },
+          work,
+        );
   if (created.replayed) return { status: created.status, body: created.body };
 
   try {
@@ -133,7 +140,7 @@ export async function createPaymentSession(
         taskQueue: app.taskQueues.sessions,
       }),
     );
-    await markWorkflowStarted(app.db, sessionId);
+    await app.markWorkflowStarted(sessionId);
   } catch (error) {
     // The session exists and is payable; the reconciler starts its workflow once Temporal answers.
     app.logger.warn({ err: error, sessionId }, 'session workflow not started; left to the reconciler');

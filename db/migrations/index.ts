@@ -18,6 +18,7 @@ import * as uniqueSignedOperations from './2026_11_24_201_unique_signed_operatio
 import * as sponsorshipHolds from './2026_11_24_202_sponsorship_holds';
 import * as yieldDeployments from './2026_11_25_400_yield_deployments';
 import * as webhookRedispatchCounters from './2026_11_25_500_webhook_redispatch_counters';
+import * as apiKeyNotifications from './2026_11_26_610_api_key_notifications';
 import * as paymasterUsageWindowIndex from './2026_11_26_630_paymaster_usage_window_index';
 import * as paymentOptionsWatchCoveringIndex from './2026_11_26_631_payment_options_watch_covering_index';
 
@@ -42,6 +43,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_24_300_email_login': emailLogin,
   '2026_11_25_400_yield_deployments': yieldDeployments,
   '2026_11_25_500_webhook_redispatch_counters': webhookRedispatchCounters,
+  '2026_11_26_610_api_key_notifications': apiKeyNotifications,
   '2026_11_26_630_paymaster_usage_window_index': paymasterUsageWindowIndex,
   '2026_11_26_631_payment_options_watch_covering_index': paymentOptionsWatchCoveringIndex,
 };

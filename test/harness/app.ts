@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../config';
 import { createApp } from '../../api/app';
 import { generateSigningJwk } from '../../api/auth/merchantTokens';
+import type { ApiKeyLookups } from '../../api/auth/apiKeyCache';
 import type { AnyRoute } from '../../api/routing/route';
 import { createDb, type Db } from '../../db/client';
 import { createLogger } from '../../logging/logger';
@@ -13,6 +14,8 @@ export interface TestApp {
   db: Db;
   config: Config;
   routes: AnyRoute[];
+  /** The app's sk_ key lookups (cache stats); apps built by hand may leave it out. */
+  apiKeys?: ApiKeyLookups;
   /** Every log line the app wrote, for assertions that secrets never reach the logs. */
   logLines: string[];
   /** fetch against the app with JSON helpers. */
@@ -76,7 +79,7 @@ export async function startTestApp(
   });
   const logger = createLogger({ level: config.LOG_LEVEL }, sink);
   const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
-  const { koa, routes, close: closeApp } = await createApp({ config, db, logger, now });
+  const { koa, routes, apiKeys, close: closeApp } = await createApp({ config, db, logger, now });
   const server = koa.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -86,6 +89,7 @@ export async function startTestApp(
     db,
     config,
     routes,
+    apiKeys,
     logLines,
     async request(path, init = {}) {
       const { json, ...rest } = init;

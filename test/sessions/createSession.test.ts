@@ -56,6 +56,33 @@ describe('creating payment sessions', () => {
     expect(response.body.expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
+  it('concurrent creates each write their options in the same statement and record their workflow start', async () => {
+    const tag = `concurrent-creates-${Date.now()}`;
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, () => create({ amount: '3.5', sandboxMode: true, merchantName: tag })),
+    );
+    expect(responses.map((response) => response.status)).toEqual(Array(12).fill(201));
+    const ids = responses.map((response) => response.body.id as string);
+    const sessions = await app.db
+      .selectFrom('sessions')
+      .select(['id', 'workflow_started_at'])
+      .where('merchant_name', '=', tag)
+      .execute();
+    expect(sessions.map((row) => row.id).sort()).toEqual([...ids].sort());
+    // The marks are written in groups; every session's start is recorded all the same.
+    expect(sessions.every((row) => row.workflow_started_at instanceof Date)).toBe(true);
+    const optionCounts = await app.db
+      .selectFrom('payment_options')
+      .select(['session_id', (eb) => eb.fn.countAll<string>().as('count')])
+      .where('session_id', 'in', ids)
+      .groupBy('session_id')
+      .execute();
+    const expected = (await app.request(`/v1/sessions/${ids[0]}`)).body.paymentOptions.length;
+    expect(expected).toBeGreaterThan(0);
+    expect(optionCounts).toHaveLength(12);
+    expect(optionCounts.every((row) => Number(row.count) === expected)).toBe(true);
+  });
+
   it('the dashboard route takes the same body with a JWT', async () => {
     const response = await app.request('/v1/merchants/me/sessions', {
       method: 'POST',

@@ -116,6 +116,8 @@ export function apiKeyRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, params }) {
         const row = await revokeApiKey(app.db, merchantId, params.id);
         if (!row?.revoked_at) throw notFound('API key not found');
+        // This process drops it now; the trigger's notification tells every other one (and this one again).
+        app.apiKeys.invalidate(row.key_hash);
         return { status: 200, body: { id: row.id, revoked: true, revokedAt: row.revoked_at.toISOString() } };
       },
     }),
