@@ -20,6 +20,8 @@ import * as yieldDeployments from './2026_11_25_400_yield_deployments';
 import * as webhookRedispatchCounters from './2026_11_25_500_webhook_redispatch_counters';
 import * as recordSignedOperation from './2026_11_26_600_record_signed_operation';
 import * as apiKeyNotifications from './2026_11_26_610_api_key_notifications';
+import * as paymasterUsageWindowIndex from './2026_11_26_630_paymaster_usage_window_index';
+import * as paymentOptionsWatchCoveringIndex from './2026_11_26_631_payment_options_watch_covering_index';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +46,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_25_500_webhook_redispatch_counters': webhookRedispatchCounters,
   '2026_11_26_600_record_signed_operation': recordSignedOperation,
   '2026_11_26_610_api_key_notifications': apiKeyNotifications,
+  '2026_11_26_630_paymaster_usage_window_index': paymasterUsageWindowIndex,
+  '2026_11_26_631_payment_options_watch_covering_index': paymentOptionsWatchCoveringIndex,
 };
