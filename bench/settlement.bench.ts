@@ -94,6 +94,9 @@ function startStatusPoller(apiUrl: string, watchers: Map<number, BlockWatcher>) 
           try {
             status = await readSessionStatus(apiUrl, payment.sessionId);
           } catch (error) {
+            // The API's per-client rate limit answers a busy poller 429: ask again next round (a later
+            // observation can only make the figures worse, never better).
+            if (error instanceof Error && / answered 429/.test(error.message)) return;
             payment.failure = `status view: ${error instanceof Error ? error.message : String(error)}`;
             inFlight.delete(payment);
             return;
