@@ -26,6 +26,7 @@ import {
   seedSponsoringMerchant,
 } from './lib/paymasterRpc';
 import { reportBenchmark } from './lib/results';
+import { machineLoad, measureAtSteadyLoad } from './lib/rounds';
 import { startBenchServices } from './lib/services';
 import { startTarget, type BenchTarget } from './lib/target';
 
@@ -145,11 +146,18 @@ async function main(): Promise<void> {
 
     const measure = (nextBody: () => string) =>
       measureRpcLoad({ url: api.url, path: '/v1/paymaster/rpc', headers, nextBody, ...LOAD });
+    const machineAtStart = machineLoad();
     const plainRuns = [];
     const delegatedRuns = [];
+    const roundLoads = [];
     for (let round = 0; round < ROUNDS; round += 1) {
-      plainRuns.push(await measure(plainBodies));
-      delegatedRuns.push(await measure(delegatedBodies));
+      const { value, load } = await measureAtSteadyLoad(
+        async () => ({ plain: await measure(plainBodies), delegated: await measure(delegatedBodies) }),
+        `round ${round + 1}`,
+      );
+      plainRuns.push(value.plain);
+      delegatedRuns.push(value.delegated);
+      roundLoads.push(load);
     }
 
     process.stdout.write(
@@ -177,6 +185,7 @@ async function main(): Promise<void> {
         'The delegated owner is a deployed HybridDeleGator: every delegated request reads its code and calls its ERC-1271 isValidSignature on the local chain.',
         "The delegated path consumes the owner's per-account limit counters besides the sender's.",
       ],
+      machine: { atStart: machineAtStart, atEnd: machineLoad(), rounds: roundLoads },
       plain: plainRuns,
       delegated: delegatedRuns,
       wallSeconds: (performance.now() - started) / 1000,

@@ -1,16 +1,22 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { formatGoalTable, readStoredResults } from './lib/results';
 
 /**
  * `npm run bench [name...]`: runs bench/<name>.bench.ts files one after another (never in parallel:
- * they would measure each other). Each prints ratios and writes bench/results/<name>.json.
+ * they would measure each other). Each prints ratios and writes bench/results/<name>.json; the run
+ * ends with the table of every stored result's goals (now vs goal, baseline figures beside).
+ * `npm run bench table` prints only that table.
  */
 const wanted = process.argv.slice(2);
-const files = readdirSync(__dirname)
-  .filter((file) => file.endsWith('.bench.ts'))
-  .filter((file) => wanted.length === 0 || wanted.includes(file.replace(/\.bench\.ts$/, '')))
-  .sort();
+const onlyTable = wanted.length === 1 && wanted[0] === 'table';
+const files = onlyTable
+  ? []
+  : readdirSync(__dirname)
+      .filter((file) => file.endsWith('.bench.ts'))
+      .filter((file) => wanted.length === 0 || wanted.includes(file.replace(/\.bench\.ts$/, '')))
+      .sort();
 
 let failed = 0;
 for (const file of files) {
@@ -20,4 +26,5 @@ for (const file of files) {
   });
   if (result.status !== 0) failed += 1;
 }
+process.stdout.write(`\n== now vs goal (bench/results/*.json) ==\n${formatGoalTable(readStoredResults())}`);
 process.exit(failed ? 1 : 0);
