@@ -1,14 +1,15 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { createPublicClient, getAddress, http, type Address, type PublicClient } from 'viem';
 import { fetchDepositTransfers } from '../chain/depositTransfers';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { Db } from '../db/client';
 import {
-  acceptedTotal,
+  acceptedTotals,
   findDepositTargets,
   findWatchedDepositAddresses,
   readCheckpoint,
-  recordDeposit,
+  recordDeposits,
   writeCheckpoint,
 } from '../db/deposits';
 import { findFlushTransactions } from '../db/settlements';
@@ -24,6 +25,8 @@ export interface ChainMonitorDependencies {
   addressesPerRequest?: number;
   /** How long after a session's expiry its deposit addresses are still watched for late payments. */
   lateWatchSec?: number;
+  /** How often a scan waiting for the next block asks for the head (default 250 ms). */
+  headPollMs?: number;
 }
 
 export interface ScanInput {
@@ -34,6 +37,12 @@ export interface ScanInput {
   maxBlockRange: number;
   /** The range this scan tries, as the previous scan advised (adaptive); maxBlockRange when absent. */
   blockRange?: number;
+  /**
+   * When nothing is past the checkpoint yet, wait up to this long for the next safe block (polling the
+   * head every headPollMs) instead of returning at once: a deposit is seen within a head poll of its
+   * last confirmation, not after the rest of a workflow timer. 0 or absent: return at once.
+   */
+  waitForBlockMs?: number;
 }
 
 export interface ScanResult {
@@ -56,6 +65,8 @@ export interface ScanResult {
 /** Defaults: 500 addresses per `to` list, and late payments watched for 7 days after expiry. */
 export const DEFAULT_ADDRESSES_PER_REQUEST = 500;
 export const DEFAULT_LATE_WATCH_SEC = 7 * 24 * 3600;
+/** A waiting scan asks for the head this often: a quarter of a 1 s block, 4 requests a second per chain. */
+export const DEFAULT_HEAD_POLL_MS = 250;
 /** A scan that fetched fewer logs than this lets the next one try twice the range (up to the maximum). */
 const SMALL_SCAN_LOGS = 1_000;
 
@@ -81,6 +92,7 @@ export function createChainMonitorActivities({
   logger,
   addressesPerRequest = DEFAULT_ADDRESSES_PER_REQUEST,
   lateWatchSec = DEFAULT_LATE_WATCH_SEC,
+  headPollMs = DEFAULT_HEAD_POLL_MS,
 }: ChainMonitorDependencies) {
   const clients = new Map<number, PublicClient>();
   const clientFor = (chainId: number): PublicClient => {
@@ -97,15 +109,33 @@ export function createChainMonitorActivities({
   };
 
   return {
-    async scanDeposits({ chainId, monitorId, maxBlockRange, blockRange }: ScanInput): Promise<ScanResult> {
+    async scanDeposits({
+      chainId,
+      monitorId,
+      maxBlockRange,
+      blockRange,
+      waitForBlockMs = 0,
+    }: ScanInput): Promise<ScanResult> {
       const network = networks.byChainId(chainId);
       if (!network) throw new Error(`unknown chain ${chainId}`);
       const client = clientFor(chainId);
       const range = BigInt(Math.max(1, Math.min(blockRange ?? maxBlockRange, maxBlockRange)));
       // No cache: viem keeps a block number for 4 s by default, which would delay detection by blocks.
-      const head = await client.getBlockNumber({ cacheTime: 0 });
+      const [firstHead, stored] = await Promise.all([
+        client.getBlockNumber({ cacheTime: 0 }),
+        readCheckpoint(db, monitorId),
+      ]);
+      let head = firstHead;
+      // Caught up: wait here for the next safe block (the workflow then scans again without a timer).
+      if (stored !== undefined && waitForBlockMs > 0) {
+        const waitUntil = Date.now() + waitForBlockMs;
+        while (head - BigInt(network.confirmations) <= stored && Date.now() < waitUntil) {
+          await delay(Math.min(headPollMs, Math.max(0, waitUntil - Date.now())));
+          head = await client.getBlockNumber({ cacheTime: 0 });
+        }
+      }
       const safeHead = head - BigInt(network.confirmations);
-      const checkpoint = (await readCheckpoint(db, monitorId)) ?? safeHead - range;
+      const checkpoint = stored ?? safeHead - range;
       const fromBlock = checkpoint + 1n < 0n ? 0n : checkpoint + 1n;
       const toBlock = fromBlock + range - 1n < safeHead ? fromBlock + range - 1n : safeHead;
       if (toBlock < fromBlock) {
@@ -143,55 +173,92 @@ export function createChainMonitorActivities({
             ? Math.min(Number(range) * 2, maxBlockRange)
             : Number(range);
       const recipients = [...new Set(logs.map((log) => log.args.to.toLowerCase()))];
-      const targets = await findDepositTargets(db, chainId, recipients);
+      // Targets by (address, token): one lookup per log instead of a scan of every target.
+      const [targets, toBlockTime] = await Promise.all([
+        findDepositTargets(db, chainId, recipients),
+        blockTimestamps(client, [toBlock]).then((times) => times.get(toBlock)!),
+      ]);
+      const targetOf = new Map<string, (typeof targets)[number]>();
+      for (const target of targets) {
+        const key = `${target.depositAddress.toLowerCase()}:${target.tokenAddress}`;
+        if (!targetOf.has(key)) targetOf.set(key, target);
+      }
+      const matchedLogs = logs.flatMap((log) => {
+        const target = targetOf.get(`${log.args.to.toLowerCase()}:${log.address.toLowerCase()}`);
+        return target ? [{ log, target }] : [];
+      });
       // A flush swaps into the forwarder itself (the router pays USDe to it): those transfers are not payments.
-      const matched = logs.filter((log) =>
-        targets.some((target) => target.depositAddress.toLowerCase() === log.args.to.toLowerCase()),
-      );
       const flushes = await findFlushTransactions(db, [
-        ...new Set(matched.map((log) => log.transactionHash!)),
+        ...new Set(matchedLogs.map(({ log }) => log.transactionHash!)),
       ]);
+      const payments = matchedLogs.filter(({ log }) => !flushes.has(log.transactionHash!));
       // On time is judged by the block's timestamp, not by when this scan runs: a lagging monitor must not
-      // turn a payment mined before expiry into a late one.
+      // turn a payment mined before expiry into a late one. Block timestamps never decrease, so a target
+      // expiring after the range's last block is on time for every block of it: only the others need
+      // their own block's timestamp.
       const blockTimes = await blockTimestamps(client, [
-        ...new Set([...matched.map((log) => log.blockNumber!), toBlock]),
+        ...new Set(
+          payments
+            .filter(({ target }) => target.expiresAt.getTime() <= toBlockTime.getTime())
+            .map(({ log }) => log.blockNumber!),
+        ),
       ]);
-      let accepted = 0;
-      let late = 0;
+      blockTimes.set(toBlock, toBlockTime);
+      const onTimeOf = ({ log, target }: (typeof payments)[number]) =>
+        target.expiresAt.getTime() > toBlockTime.getTime() ||
+        blockTimes.get(log.blockNumber!)!.getTime() < target.expiresAt.getTime();
 
-      for (const log of logs) {
-        const tokenAddress = log.address.toLowerCase();
-        const target = targets.find(
-          (entry) =>
-            entry.depositAddress.toLowerCase() === log.args.to.toLowerCase() &&
-            entry.tokenAddress === tokenAddress,
-        );
-        if (!target || flushes.has(log.transactionHash!)) continue;
-        const onTime = blockTimes.get(log.blockNumber!)!.getTime() < target.expiresAt.getTime();
-        // A session its timer expired may still have been paid on time (it waits for lagging scans, but
-        // not forever): such a transfer counts as paying it; retry-forwarder settles it.
-        const open = onTime && (target.status === 'awaiting_payment' || target.status === 'expired');
-        await recordDeposit(db, {
+      // A session its timer expired may still have been paid on time (it waits for lagging scans, but
+      // not forever): such a transfer counts as paying it; retry-forwarder settles it.
+      const recorded = payments.map((payment) => {
+        const { target } = payment;
+        const open =
+          onTimeOf(payment) && (target.status === 'awaiting_payment' || target.status === 'expired');
+        return { ...payment, open };
+      });
+      // Every transfer recorded once, in one statement; then the accepted totals of the sessions paid.
+      await recordDeposits(
+        db,
+        recorded.map(({ log, target, open }) => ({
           session_id: target.sessionId,
           chain_id: chainId,
-          token_address: tokenAddress,
+          token_address: log.address.toLowerCase(),
           deposit_address: target.depositAddress,
           amount: log.args.value.toString(),
           tx_hash: log.transactionHash!,
           log_index: log.logIndex!,
           block_number: log.blockNumber!,
           kind: open ? 'accepted' : 'late',
-        });
-        if (!open) {
-          late += 1;
-          continue;
-        }
-        accepted += 1;
-        const total = await acceptedTotal(db, { sessionId: target.sessionId, chainId, tokenAddress });
+        })),
+      );
+      const acceptedLogs = recorded.filter(({ open }) => open);
+      const accepted = acceptedLogs.length;
+      const late = recorded.length - accepted;
+      const totals = await acceptedTotals(db, {
+        chainId,
+        sessionIds: [...new Set(acceptedLogs.map(({ target }) => target.sessionId))],
+      });
+      // The running total before this range's transfers (the rows of earlier ranges), then log by log: a
+      // session is signalled once, with the transfer that first covers its option (as recorded in order).
+      const inRange = new Map<string, bigint>();
+      for (const { log, target } of acceptedLogs) {
+        const key = `${target.sessionId}:${log.address.toLowerCase()}`;
+        inRange.set(key, (inRange.get(key) ?? 0n) + log.args.value);
+      }
+      const running = new Map(
+        [...inRange].map(([key, sum]) => [key, (totals.get(key) ?? 0n) - sum] as const),
+      );
+      const signals = new Map<string, DepositDetected>();
+      for (const { log, target } of acceptedLogs) {
+        const tokenAddress = log.address.toLowerCase();
+        const key = `${target.sessionId}:${tokenAddress}`;
+        const total = running.get(key)! + log.args.value;
+        running.set(key, total);
         // Underpaid so far: recorded, the session keeps waiting for the rest. An expired session's workflow
         // has ended: nothing to signal.
         if (total < BigInt(target.expectedAmount) || target.status !== 'awaiting_payment') continue;
-        const deposit: DepositDetected = {
+        if (signals.has(target.sessionId)) continue;
+        signals.set(target.sessionId, {
           chainId,
           token: tokens.get(tokenAddress)!.address,
           amount: total.toString(),
@@ -200,20 +267,27 @@ export function createChainMonitorActivities({
           logIndex: log.logIndex!,
           depositAddress: target.depositAddress,
           decimals: tokens.get(tokenAddress)!.decimals,
-        };
-        try {
-          await temporal.workflow
-            .getHandle(sessionWorkflowId(target.sessionId))
-            .signal('depositDetected', deposit);
-        } catch (error) {
-          // The reconciler starts a missing workflow; the deposit row keeps the payment either way.
-          if (!(error instanceof WorkflowNotFoundError)) throw error;
-          logger?.warn(
-            { sessionId: target.sessionId, txHash: deposit.txHash },
-            'deposit for a session without a running workflow',
-          );
-        }
+        });
       }
+      // One signal per session paid, concurrently; the workflow takes the first covering deposit it gets.
+      const sent = await Promise.allSettled(
+        [...signals].map(async ([sessionId, deposit]) => {
+          try {
+            await temporal.workflow
+              .getHandle(sessionWorkflowId(sessionId))
+              .signal('depositDetected', deposit);
+          } catch (error) {
+            // The reconciler starts a missing workflow; the deposit row keeps the payment either way.
+            if (!(error instanceof WorkflowNotFoundError)) throw error;
+            logger?.warn(
+              { sessionId, txHash: deposit.txHash },
+              'deposit for a session without a running workflow',
+            );
+          }
+        }),
+      );
+      const failed = sent.find((outcome) => outcome.status === 'rejected');
+      if (failed) throw failed.reason;
 
       await writeCheckpoint(db, { monitorId, chainId, block: toBlock, blockTime: blockTimes.get(toBlock) });
       return {

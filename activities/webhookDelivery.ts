@@ -1,9 +1,13 @@
 import { cancellationSignal } from '@temporalio/activity';
 import type { Db } from '../db/client';
-import { findEventById } from '../db/events';
+import { findEventById, type EventRow } from '../db/events';
 import { finishWebhookDelivery, openWebhookDelivery, recordWebhookAttempt } from '../db/webhookDeliveries';
-import { findWebhookEndpointById } from '../db/webhooks';
-import { WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_RESPONSE_BODY_LIMIT_BYTES } from '../webhooks/deliveryPolicy';
+import { findWebhookEndpointById, type WebhookEndpointRow } from '../db/webhooks';
+import {
+  WEBHOOK_ATTEMPT_TIMEOUT_MS,
+  WEBHOOK_RESPONSE_BODY_LIMIT_BYTES,
+  WEBHOOK_RETRY_DELAYS_MS,
+} from '../webhooks/deliveryPolicy';
 import { sendWebhook, type WebhookSendResult } from '../webhooks/sendWebhook';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhookPayload } from '../webhooks/signWebhookPayload';
 import type { WebhookSecretBox } from '../webhooks/webhookSecrets';
@@ -23,12 +27,114 @@ export type AttemptReport =
   | { kind: 'sent'; result: WebhookSendResult }
   | { kind: 'endpoint_unavailable'; reason: 'deleted' | 'disabled' | 'unsubscribed' };
 
+/** What the first attempt, made in the same activity as the delivery record, came to. */
+export type FirstAttempt =
+  | { kind: 'endpoint_gone' }
+  | {
+      kind: 'attempted';
+      deliveryId: string;
+      attemptedAt: string;
+      report: AttemptReport;
+      /** False when recording the attempt failed (the workflow records it with its retried activity). */
+      recorded: boolean;
+    };
+
 export function createWebhookDeliveryActivities({
   db,
   secrets,
   allowPrivateTargets,
 }: WebhookDeliveryActivityDependencies) {
+  /** Signs the stored payload with the endpoint's current secret and the current time, and POSTs it once. */
+  const sendOnce = async (
+    endpoint: WebhookEndpointRow | undefined,
+    event: EventRow | undefined,
+  ): Promise<AttemptReport> => {
+    if (!endpoint || !event) return { kind: 'endpoint_unavailable', reason: 'deleted' };
+    if (!endpoint.enabled) return { kind: 'endpoint_unavailable', reason: 'disabled' };
+    if (!endpoint.events.includes(event.type))
+      return { kind: 'endpoint_unavailable', reason: 'unsubscribed' };
+    const secret = secrets.open(endpoint.secret_ciphertext, endpoint.id);
+    const { header } = signWebhookPayload({ rawBody: event.payload, secret });
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'stablepay-webhooks/1',
+      [SIGNATURE_HEADER]: header,
+      [EVENT_ID_HEADER]: event.id,
+    };
+    const result = await tracedHttpCall({ method: 'POST', url: endpoint.url, headers }, (traced) =>
+      sendWebhook({
+        url: endpoint.url,
+        rawBody: event.payload,
+        headers: traced,
+        allowPrivateTargets,
+        timeoutMs: WEBHOOK_ATTEMPT_TIMEOUT_MS,
+        responseBodyLimitBytes: WEBHOOK_RESPONSE_BODY_LIMIT_BYTES,
+        signal: cancellationSignal(),
+      }),
+    );
+    return { kind: 'sent', result };
+  };
+
   return {
+    /**
+     * The common case in one activity (one task instead of three): opens the run's delivery record,
+     * makes attempt 1 and records it. Never retried (it sends): a database failure before the send
+     * throws with nothing sent, and the workflow takes the step-by-step path; one after the send
+     * returns `recorded: false` and the workflow records the attempt with its retried activity.
+     */
+    async openAndAttemptFirst(input: {
+      eventId: string;
+      endpointId: string;
+      workflowId: string;
+      workflowRunId: string;
+    }): Promise<FirstAttempt> {
+      const [endpoint, event] = await Promise.all([
+        findWebhookEndpointById(db, input.endpointId),
+        findEventById(db, input.eventId),
+      ]);
+      if (!endpoint) return { kind: 'endpoint_gone' };
+      const delivery = await openWebhookDelivery(db, {
+        eventId: input.eventId,
+        endpointId: input.endpointId,
+        workflowId: input.workflowId,
+        workflowRunId: input.workflowRunId,
+        merchantId: endpoint.merchant_id,
+      });
+      if (!delivery) return { kind: 'endpoint_gone' };
+      const attemptedAt = new Date();
+      const report = await sendOnce(endpoint, event);
+      if (report.kind !== 'sent')
+        return {
+          kind: 'attempted',
+          deliveryId: delivery.id,
+          attemptedAt: attemptedAt.toISOString(),
+          report,
+          recorded: true,
+        };
+      const succeeded = report.result.outcome === 'succeeded';
+      const firstPauseMs = WEBHOOK_RETRY_DELAYS_MS[0];
+      let recorded = true;
+      try {
+        await recordWebhookAttempt(db, {
+          deliveryId: delivery.id,
+          attemptNumber: 1,
+          attemptedAt,
+          ...report.result,
+          nextAttemptAt:
+            succeeded || firstPauseMs === undefined ? null : new Date(attemptedAt.getTime() + firstPauseMs),
+        });
+      } catch {
+        recorded = false;
+      }
+      return {
+        kind: 'attempted',
+        deliveryId: delivery.id,
+        attemptedAt: attemptedAt.toISOString(),
+        report,
+        recorded,
+      };
+    },
+
     /** The delivery record of this workflow run (created once per run); null when the endpoint is gone. */
     async openDelivery(input: {
       eventId: string;
@@ -57,30 +163,7 @@ export function createWebhookDeliveryActivities({
         findWebhookEndpointById(db, endpointId),
         findEventById(db, eventId),
       ]);
-      if (!endpoint || !event) return { kind: 'endpoint_unavailable', reason: 'deleted' };
-      if (!endpoint.enabled) return { kind: 'endpoint_unavailable', reason: 'disabled' };
-      if (!endpoint.events.includes(event.type))
-        return { kind: 'endpoint_unavailable', reason: 'unsubscribed' };
-      const secret = secrets.open(endpoint.secret_ciphertext, endpoint.id);
-      const { header } = signWebhookPayload({ rawBody: event.payload, secret });
-      const headers = {
-        'content-type': 'application/json',
-        'user-agent': 'stablepay-webhooks/1',
-        [SIGNATURE_HEADER]: header,
-        [EVENT_ID_HEADER]: event.id,
-      };
-      const result = await tracedHttpCall({ method: 'POST', url: endpoint.url, headers }, (traced) =>
-        sendWebhook({
-          url: endpoint.url,
-          rawBody: event.payload,
-          headers: traced,
-          allowPrivateTargets,
-          timeoutMs: WEBHOOK_ATTEMPT_TIMEOUT_MS,
-          responseBodyLimitBytes: WEBHOOK_RESPONSE_BODY_LIMIT_BYTES,
-          signal: cancellationSignal(),
-        }),
-      );
-      return { kind: 'sent', result };
+      return sendOnce(endpoint, event);
     },
 
     /** Records one attempt (idempotent per attempt number); a 2xx also marks the session webhookDelivered. */

@@ -4,6 +4,7 @@ import {
   Worker,
   type ActivityInterceptorsFactory,
   type NativeConnection,
+  type WorkerOptions,
   type WorkflowBundle,
 } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
@@ -201,6 +202,14 @@ export const redactingProviderUrls: ActivityInterceptorsFactory = () => ({
   },
 });
 
+/**
+ * The settings every worker of this process runs with (the webhook bench's engine-only baseline worker
+ * uses them too, so the comparison is the same engine under the same settings).
+ */
+export const WORKER_TUNING = {
+  shutdownGraceTime: '10 seconds',
+} as const satisfies Partial<WorkerOptions>;
+
 /** One worker per task queue that has activities, all sharing one workflow bundle. */
 export async function createWorkers({
   connection,
@@ -229,7 +238,7 @@ export async function createWorkers({
       workflowBundle: bundle,
       activities: buildActivities(dependencies, names),
       interceptors: { activity: [redactingProviderUrls] },
-      shutdownGraceTime: '10 seconds',
+      ...WORKER_TUNING,
       ...(tracing && { plugins: [tracing.workerPlugin] }),
     });
     byTaskQueue.set(taskQueue, worker);

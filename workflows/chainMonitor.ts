@@ -1,4 +1,4 @@
-import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import { continueAsNew, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { ChainMonitorActivities } from '../activities/chainMonitor';
 
 const { scanDeposits } = proxyActivities<ChainMonitorActivities>({
@@ -27,15 +27,19 @@ const SCANS_PER_RUN = 200;
 export async function chainMonitorWorkflow(input: ChainMonitorInput): Promise<never> {
   // Adaptive: a provider's size refusal narrows the range, small scans grow it back (the activity advises).
   let blockRange = input.blockRange ?? input.maxBlockRange;
+  // The scan waits for the next safe block itself (polling the head), so a deposit is seen within a
+  // head poll of its last confirmation instead of up to a poll interval later; no timer between scans.
+  const waitsInScan = patched('monitor-waits-for-block-in-scan');
   for (let scan = 0; scan < SCANS_PER_RUN; scan += 1) {
     const result = await scanDeposits({
       chainId: input.chainId,
       monitorId: input.monitorId,
       maxBlockRange: input.maxBlockRange,
       blockRange,
+      ...(waitsInScan && { waitForBlockMs: input.pollIntervalMs }),
     });
     blockRange = result.nextBlockRange ?? blockRange;
-    if (result.caughtUp) await sleep(input.pollIntervalMs);
+    if (result.caughtUp && !waitsInScan) await sleep(input.pollIntervalMs);
   }
   return continueAsNew<typeof chainMonitorWorkflow>({ ...input, blockRange });
 }

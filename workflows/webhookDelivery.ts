@@ -3,12 +3,13 @@ import {
   condition,
   defineSignal,
   log,
+  patched,
   proxyActivities,
   setHandler,
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AttemptReport, WebhookDeliveryActivities } from '../activities/webhookDelivery';
+import type { AttemptReport, FirstAttempt, WebhookDeliveryActivities } from '../activities/webhookDelivery';
 import {
   WEBHOOK_ATTEMPT_TIMEOUT_MS,
   WEBHOOK_MAX_ATTEMPTS,
@@ -37,6 +38,12 @@ const { sendWebhookAttempt } = proxyActivities<WebhookDeliveryActivities>({
   retry: { maximumAttempts: 1 },
 });
 
+const { openAndAttemptFirst } = proxyActivities<WebhookDeliveryActivities>({
+  // The attempt's budget plus the delivery record before it and the attempt record after it.
+  startToCloseTimeout: WEBHOOK_ATTEMPT_TIMEOUT_MS + 30_000,
+  retry: { maximumAttempts: 1 },
+});
+
 /** A manual re-dispatch reaching a running delivery: make the next attempt now instead of after the pause. */
 export const deliverNowSignal = defineSignal('deliverNow');
 
@@ -62,16 +69,37 @@ export async function webhookDeliveryWorkflow({
   });
 
   const { workflowId, runId } = workflowInfo();
-  const delivery = await openDelivery({ eventId, endpointId, workflowId, workflowRunId: runId });
+  // Attempt 1 with its delivery record and attempt record in one activity (one task instead of three);
+  // when that activity fails, the step-by-step path below makes attempt 1 itself.
+  let first: FirstAttempt | undefined;
+  if (patched('webhook-first-attempt-in-one-activity')) {
+    redispatchesAnswered = redispatchesRequested;
+    try {
+      first = await openAndAttemptFirst({ eventId, endpointId, workflowId, workflowRunId: runId });
+    } catch (error) {
+      if (!(error instanceof ActivityFailure)) throw error;
+      log.warn('first webhook attempt activity failed', {
+        eventId,
+        endpointId,
+        error: error.cause?.message || error.message,
+      });
+    }
+    if (first?.kind === 'endpoint_gone') return { status: 'canceled', attempts: 0 };
+  }
+  const delivery =
+    first?.kind === 'attempted'
+      ? { deliveryId: first.deliveryId }
+      : await openDelivery({ eventId, endpointId, workflowId, workflowRunId: runId });
   if (!delivery) return { status: 'canceled', attempts: 0 };
 
   let delivered = false;
   let attempt = 0;
   while (attempt < WEBHOOK_MAX_ATTEMPTS) {
     attempt += 1;
-    redispatchesAnswered = redispatchesRequested;
-    const attemptedAt = new Date(Date.now()).toISOString();
-    const report = await attemptOnce({ eventId, endpointId });
+    const made = attempt === 1 && first?.kind === 'attempted' ? first : undefined;
+    if (!made) redispatchesAnswered = redispatchesRequested;
+    const attemptedAt = made ? made.attemptedAt : new Date(Date.now()).toISOString();
+    const report = made ? made.report : await attemptOnce({ eventId, endpointId });
     if (report.kind === 'endpoint_unavailable') {
       await finishDelivery({ deliveryId: delivery.deliveryId, status: 'canceled' });
       return { status: delivered ? 'succeeded' : 'canceled', attempts: attempt - 1 };
@@ -81,13 +109,14 @@ export async function webhookDeliveryWorkflow({
     delivered ||= succeeded;
     const redispatchPending = () => redispatchesRequested > redispatchesAnswered;
     const pauseMs = succeeded ? undefined : WEBHOOK_RETRY_DELAYS_MS[attempt - 1];
-    await recordAttempt({
-      deliveryId: delivery.deliveryId,
-      attemptNumber: attempt,
-      attemptedAt,
-      ...report.result,
-      nextAttemptAt: pauseMs === undefined ? null : new Date(Date.now() + pauseMs).toISOString(),
-    });
+    if (!made?.recorded)
+      await recordAttempt({
+        deliveryId: delivery.deliveryId,
+        attemptNumber: attempt,
+        attemptedAt,
+        ...report.result,
+        nextAttemptAt: pauseMs === undefined ? null : new Date(Date.now() + pauseMs).toISOString(),
+      });
     // A re-dispatch that arrived while this attempt was under way still gets a send of its own.
     if (succeeded && !redispatchPending()) return { status: 'succeeded', attempts: attempt };
     if (succeeded) continue;
