@@ -63,6 +63,9 @@ export async function startBenchServices({
       TEMPORAL_NAMESPACE: temporal.namespace,
       DEPLOYMENTS_FILE: deploymentsFile,
       LOG_LEVEL: 'warn',
+      // Every bench request comes from one IP: the per-IP limit on public session reads (300/min)
+      // would answer the load with 429s, measuring the limiter instead of the route.
+      RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: '1000000',
       ...Object.fromEntries(
         (local?.chains ?? []).flatMap((chain) => [
           [`RPC_URL_${chain.chainId}`, chain.rpcUrl],
