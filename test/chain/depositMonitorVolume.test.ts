@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { getAddress, type Address, type Hex } from 'viem';
+import { WaitForTransactionReceiptTimeoutError, getAddress, type Address, type Hex } from 'viem';
 import { createChainMonitorActivities, type ScanResult } from '../../activities/chainMonitor';
 import { createNetworkRegistry } from '../../chain/networkRegistry';
 import { loadConfig } from '../../config';
@@ -117,9 +117,23 @@ describe('deposit monitor at mainnet volume', () => {
         args: [usdc, recipients, recipients.map(() => amount)],
         gas: 29_000_000n,
       });
-      // A 2,000-mint block can take minutes on a loaded machine: wait past viem's default 3 minutes.
-      const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 25, timeout: 400_000 });
-      if (receipt.status !== 'success') throw new Error(`mint ${hash} reverted`);
+      // A 2,000-mint block can take minutes on a loaded machine. Once on CI a mint's receipt never came
+      // in 400 s while anvil answered: if a wait runs out, mine a block (it includes the transaction if
+      // the pool still holds it) and wait again, up to 6 minutes in all.
+      for (let wait = 1; ; wait += 1) {
+        try {
+          const receipt = await client.waitForTransactionReceipt({
+            hash,
+            pollingInterval: 25,
+            timeout: 60_000,
+          });
+          if (receipt.status !== 'success') throw new Error(`mint ${hash} reverted`);
+          return;
+        } catch (error) {
+          if (!(error instanceof WaitForTransactionReceiptTimeoutError) || wait === 6) throw error;
+          await client.mine({ blocks: 1 });
+        }
+      }
     };
     const floodTxs = FLOOD / FLOOD_PER_TX;
     const depositAfter = [1, 3, 5, 7].map((eighth) => Math.floor((floodTxs * eighth) / 8));

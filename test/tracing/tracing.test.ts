@@ -183,8 +183,9 @@ describe('OpenTelemetry traces from the api through Temporal to activities and o
       ['RunActivity:startWebhookDeliveries', 'stablepay-worker'],
       ['StartWorkflow:webhookDeliveryWorkflow', 'stablepay-worker'],
       ['RunWorkflow:webhookDeliveryWorkflow', 'stablepay-worker'],
-      ['StartActivity:sendWebhookAttempt', 'stablepay-worker'],
-      ['RunActivity:sendWebhookAttempt', 'stablepay-worker'],
+      // The first attempt runs in one activity with its delivery and attempt records.
+      ['StartActivity:openAndAttemptFirst', 'stablepay-worker'],
+      ['RunActivity:openAndAttemptFirst', 'stablepay-worker'],
     ];
     // Batches are exported every 2 s, workflow spans once the workflow run ends.
     await until(
