@@ -92,40 +92,36 @@ export interface HoldTerms {
  * under the row locks no concurrent request can push a counter past its limit. Returns the index of the
  * first refused consumption, or undefined when all were taken.
  */
-export async function consumeSponsorshipLimits(
+export function consumeSponsorshipLimits(
   db: Db,
   consumptions: readonly CounterConsumption[],
   hold: HoldTerms,
 ): Promise<number | undefined> {
-  if (consumptions.length === 0) return undefined;
-  const { rows } = await sql<{ refused: number }>`
-    SELECT consume_paymaster_limits(
-      ${consumptions.map(({ counter }) => counter.key)}::text[],
-      ${consumptions.map(({ counter }) => counter.windowStart.toISOString())}::timestamptz[],
-      ${consumptions.map(({ amount }) => amount.toString())}::bigint[],
-      ${consumptions.map(({ limit }) => limit.toString())}::bigint[],
-      ${consumptions.map(({ basis }) => basis)}::text[],
-      ${hold.holdId}::uuid,
-      ${hold.expiresAt.toISOString()}::timestamptz,
-      ${hold.now.toISOString()}::timestamptz,
-      ${hold.merchantId}::uuid
-    ) AS refused`.execute(db);
-  const refused = rows[0]!.refused;
-  return refused === 0 ? undefined : refused - 1;
+  return callLimitsFunction(db, 'consume_paymaster_limits', consumptions, hold);
 }
 
 /**
  * Which consumption would refuse, without taking anything (`try_paymaster_limits`: the same
  * consumption, rolled back at once). Undefined when all would be taken now.
  */
-export async function trySponsorshipLimits(
+export function trySponsorshipLimits(
   db: Db,
+  consumptions: readonly CounterConsumption[],
+  hold: HoldTerms,
+): Promise<number | undefined> {
+  return callLimitsFunction(db, 'try_paymaster_limits', consumptions, hold);
+}
+
+/** Both functions take the same arguments and answer the 1-based index of the refusal, 0 for none. */
+async function callLimitsFunction(
+  db: Db,
+  name: 'consume_paymaster_limits' | 'try_paymaster_limits',
   consumptions: readonly CounterConsumption[],
   hold: HoldTerms,
 ): Promise<number | undefined> {
   if (consumptions.length === 0) return undefined;
   const { rows } = await sql<{ refused: number }>`
-    SELECT try_paymaster_limits(
+    SELECT ${sql.raw(name)}(
       ${consumptions.map(({ counter }) => counter.key)}::text[],
       ${consumptions.map(({ counter }) => counter.windowStart.toISOString())}::timestamptz[],
       ${consumptions.map(({ amount }) => amount.toString())}::bigint[],
