@@ -14,6 +14,7 @@ import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
 import { benchWalletClient } from './lib/chainClients';
 import { percentile } from './lib/percentiles';
 import { reportBenchmark } from './lib/results';
+import { machineLoad } from './lib/rounds';
 import { startBenchServices } from './lib/services';
 
 /**
@@ -34,6 +35,7 @@ const ADDRESS_COUNTS = [10, 1_000, 10_000];
 const PAID_ADDRESSES = 10;
 
 async function main(): Promise<void> {
+  const machineAtStart = machineLoad();
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
     const services = await startBenchServices({ chains: true });
@@ -179,6 +181,7 @@ async function main(): Promise<void> {
 
     const base = byAddresses[10]!.msPerBlock;
     reportBenchmark('monitorVolume', {
+      machine: { atStart: machineAtStart, atEnd: machineLoad() },
       what: 'scanDeposits ms per scanned block: watched addresses 10 / 1k / 10k under a 2,000-transfer-per-block flood; 1k addresses under a 20 vs 2,000 per-block flood; detection latency in blocks',
       generationSec,
       rangeBlocks: RANGE_BLOCKS,
