@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { type Address, type Hex, getAddress } from 'viem';
-import { getUserOperationHash, type UserOperation } from 'viem/account-abstraction';
+import { getUserOperationHash } from 'viem/account-abstraction';
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from '../chain/entryPoints';
 import { EIP7702_INITCODE_MARKER } from '../chain/paymasterData';
 import type { SponsorshipUserOperation } from './sponsorshipParams';
-import { sponsoredUserOpHash } from './userOpHash';
+import { sponsoredUserOpHash, toViemUserOperation } from './userOpHash';
 
 const hex = (bytes: number): Hex => `0x${randomBytes(bytes).toString('hex')}`;
 const address = (): Address => getAddress(hex(20));
@@ -16,33 +16,9 @@ function viemHash(
   entryPoint: Address,
   entryPointVersion: '0.7' | '0.8',
   userOp: SponsorshipUserOperation,
-  paymaster: {
-    paymaster: Address;
-    paymasterData: Hex;
-    paymasterVerificationGasLimit: Hex;
-    paymasterPostOpGasLimit: Hex;
-  },
+  paymaster: Parameters<typeof toViemUserOperation>[2],
 ): Hex {
-  const userOperation: UserOperation<'0.7'> = {
-    sender: userOp.sender,
-    nonce: userOp.nonce,
-    factory: userOp.factory as Address | undefined,
-    factoryData: userOp.factoryData,
-    callData: userOp.callData,
-    callGasLimit: userOp.gas.callGasLimit ?? 0n,
-    verificationGasLimit: userOp.gas.verificationGasLimit ?? 0n,
-    preVerificationGas: userOp.gas.preVerificationGas ?? 0n,
-    maxFeePerGas: userOp.gas.maxFeePerGas ?? 0n,
-    maxPriorityFeePerGas: userOp.gas.maxPriorityFeePerGas ?? 0n,
-    paymaster: paymaster.paymaster,
-    paymasterVerificationGasLimit: BigInt(paymaster.paymasterVerificationGasLimit),
-    paymasterPostOpGasLimit: BigInt(paymaster.paymasterPostOpGasLimit),
-    paymasterData: paymaster.paymasterData,
-    signature: '0x',
-    ...(userOp.eip7702Delegate && {
-      authorization: { address: userOp.eip7702Delegate, chainId, nonce: 0, r: '0x0', s: '0x0', yParity: 0 },
-    }),
-  };
+  const userOperation = toViemUserOperation(chainId, userOp, paymaster);
   return getUserOperationHash({ chainId, entryPointAddress: entryPoint, entryPointVersion, userOperation });
 }
 

@@ -22,7 +22,21 @@ export function sponsoredUserOpHash({
   userOp: SponsorshipUserOperation;
   paymaster: PaymasterResult;
 }): Hex {
-  const userOperation: UserOperation<'0.7'> = {
+  const userOperation = toViemUserOperation(chainId, userOp, paymaster);
+  if (entryPointVersion === '0.8') return entryPointV08Hash(chainId, entryPoint, userOperation);
+  return getUserOperationHash({ chainId, entryPointAddress: entryPoint, entryPointVersion, userOperation });
+}
+
+/** The operation as viem types it, with our paymaster fields: what both hashes are computed over. */
+export function toViemUserOperation(
+  chainId: number,
+  userOp: SponsorshipUserOperation,
+  paymaster: Pick<
+    PaymasterResult,
+    'paymaster' | 'paymasterData' | 'paymasterVerificationGasLimit' | 'paymasterPostOpGasLimit'
+  >,
+): UserOperation<'0.7'> {
+  return {
     sender: userOp.sender,
     nonce: userOp.nonce,
     factory: userOp.factory as Address | undefined,
@@ -43,8 +57,6 @@ export function sponsoredUserOpHash({
       authorization: { address: userOp.eip7702Delegate, chainId, nonce: 0, r: '0x0', s: '0x0', yParity: 0 },
     }),
   };
-  if (entryPointVersion === '0.8') return entryPointV08Hash(chainId, entryPoint, userOperation);
-  return getUserOperationHash({ chainId, entryPointAddress: entryPoint, entryPointVersion, userOperation });
 }
 
 /**
