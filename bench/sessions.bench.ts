@@ -76,15 +76,14 @@ async function main(): Promise<void> {
   });
   try {
     const { merchantId, rawKey } = await seedMerchantWithApiKey(services.databaseUrl);
-    // Access logs at info, written nowhere, as in the health benchmark. The public status read is limited
-    // per client IP, and every request here comes from 127.0.0.1: the limit is not what is measured. The
-    // start deadline is the tests' 20 s, not production's 2 s: the baseline's starts have no deadline, and
+    // Access logs at info, written nowhere, as in the health benchmark (services.env lifts the per-IP
+    // limit on public session reads: every request here comes from 127.0.0.1). The start deadline is the
+    // tests' 20 s, not production's 2 s: the baseline's starts have no deadline, and
     // on a loaded 2-core machine a start's p99 passes 2 s, which answers 201 with the start left to the
     // reconciler (and fails the check below) instead of measuring it.
     target = await startTarget('api.ts', [], {
       ...services.env,
       LOG_LEVEL: 'info',
-      RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: '1000000',
       TEMPORAL_START_TIMEOUT_MS: '20000',
     });
     const createHeaders = { authorization: `Bearer ${rawKey}`, 'content-type': 'application/json' };
