@@ -1,6 +1,7 @@
 import type { Db } from '../db/client';
 import { deleteEmailCodeCountersBefore } from '../db/emailCodeCounters';
 import { deleteEmailCodesExpiredBefore } from '../db/emailCodes';
+import { deleteEmailCodeFailuresBefore } from '../db/emailLoginLockouts';
 import { deleteLoginNoncesExpiredBefore } from '../db/loginNonces';
 
 export interface LoginNonceActivityDependencies {
@@ -27,19 +28,23 @@ export function createLoginNonceActivities({ db }: LoginNonceActivityDependencie
     },
 
     /**
-     * Deletes e-mail codes that expired before `olderThan` and the hourly code counters of windows that
-     * ended before it; returns how many rows went. Neither can refuse or admit anything any more.
+     * Deletes e-mail codes that expired before `olderThan`, the hourly code counters of windows that ended
+     * before it and wrong-code records older than its day; returns how many rows went. None of them can
+     * refuse or admit anything any more.
      */
     async deleteExpiredEmailCodes({ olderThan }: DeleteExpiredLoginNoncesInput): Promise<number> {
       const cutoff = new Date(olderThan);
       if (Number.isNaN(cutoff.getTime()))
         throw new TypeError(`olderThan is not an ISO 8601 instant: ${olderThan}`);
       const windowsEndedBefore = new Date(cutoff.getTime() - 3600 * 1000);
-      const [codes, counters] = await Promise.all([
+      // Wrong-code records count for 24 h (the e-mail login failure budget); older ones count for nothing.
+      const failuresOutsideBudget = new Date(cutoff.getTime() - 24 * 3600 * 1000);
+      const [codes, counters, failures] = await Promise.all([
         deleteEmailCodesExpiredBefore(db, cutoff),
         deleteEmailCodeCountersBefore(db, windowsEndedBefore),
+        deleteEmailCodeFailuresBefore(db, failuresOutsideBudget),
       ]);
-      return codes + counters;
+      return codes + counters + failures;
     },
   };
 }

@@ -140,7 +140,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
       }),
     chainFees: createChainFeeLevels({ publicClients, logger: deps.logger }),
     webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
-    emailCodes: createEmailCodes({ db: deps.db, hashKey: emailCodeHashKeyFromConfig(deps.config) }),
+    emailCodes: createEmailCodes({ hashKey: emailCodeHashKeyFromConfig(deps.config) }),
     mailer: createMailer({ config: deps.config, logger: deps.logger }),
     apiKeys,
     markWorkflowStarted: workflowStartMarks(deps.db),

@@ -283,6 +283,11 @@ export const configSchema = z.object({
   /** Codes requested from one client IP per UTC hour, whatever the addresses. */
   EMAIL_CODES_PER_IP_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(30),
   /**
+   * Codes one client IP may request for one address per UTC hour; kept below the address allowance, so a
+   * stranger's IP is stopped before the allowance the owner shares is spent.
+   */
+  EMAIL_CODES_PER_IP_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1).max(1000).default(3),
+  /**
    * The delegation manager whose calls the paymaster treats as delegated transfers (per-chain overrides
    * below); unset, the deployments file's, else MetaMask's published one (@metamask/delegation-deployments).
    */

@@ -2,8 +2,13 @@ import { sql, type Kysely } from 'kysely';
 import type { Db } from './client';
 import type { Database, EmailCodePurpose } from './schema';
 
-/** One live e-mail code per (purpose, subject): issuing one replaces the previous code. */
-export async function replaceEmailCode(
+/**
+ * Stores a new e-mail code for (purpose, subject) and keeps only the newest `keep` unused ones: a login
+ * start adds a code without taking back the one already mailed (security review II, finding 3), while a
+ * verification code replaces the previous one (keep 1: a code mailed to an address the profile no longer
+ * holds must not verify the new one).
+ */
+export async function insertEmailCode(
   db: Kysely<Database>,
   code: {
     purpose: EmailCodePurpose;
@@ -14,27 +19,45 @@ export async function replaceEmailCode(
     codeHash: string;
     expiresAt: Date;
     now: Date;
+    keep: number;
   },
 ): Promise<void> {
-  const row = {
-    email: code.email,
-    merchant_id: code.merchantId,
-    code_hash: code.codeHash,
-    attempts: 0,
-    expires_at: code.expiresAt,
-    used_at: null,
-    created_at: code.now,
-  };
   await db
     .insertInto('email_codes')
-    .values({ purpose: code.purpose, subject: code.subject, ...row })
-    .onConflict((conflict) => conflict.columns(['purpose', 'subject']).doUpdateSet(row))
+    .values({
+      purpose: code.purpose,
+      subject: code.subject,
+      email: code.email,
+      merchant_id: code.merchantId,
+      code_hash: code.codeHash,
+      attempts: 0,
+      expires_at: code.expiresAt,
+      used_at: null,
+      created_at: code.now,
+    })
+    .execute();
+  await db
+    .deleteFrom('email_codes')
+    .where('purpose', '=', code.purpose)
+    .where('subject', '=', code.subject)
+    .where(
+      'id',
+      'not in',
+      db
+        .selectFrom('email_codes')
+        .select('id')
+        .where('purpose', '=', code.purpose)
+        .where('subject', '=', code.subject)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(code.keep),
+    )
     .execute();
 }
 
 export type EmailCodeAttempt =
   | { outcome: 'accepted'; merchantId: string; email: string }
-  /** A live code, another value; the try is counted. */
+  /** Live codes, none of this value; the try is counted against each. */
   | { outcome: 'wrong' }
   | { outcome: 'expired' }
   /** The allowed tries are used up; even the right code is refused now. */
@@ -43,12 +66,13 @@ export type EmailCodeAttempt =
   | { outcome: 'none' };
 
 /**
- * Tries `codeHash` against the live code of (purpose, subject): one conditional UPDATE counts the try and,
- * when it matches, marks the code used, so concurrent tries can neither exceed `maxAttempts` nor use a
- * code twice. When no live code took the try, a read says why.
+ * Tries `codeHash` against the live codes of (purpose, subject): one conditional UPDATE counts the try
+ * against every live code (so the tries budget holds across them, however many were mailed) and marks the
+ * matching one used, so concurrent tries can neither exceed `maxAttempts` nor use a code twice. When no
+ * live code took the try, a read says why.
  */
 export async function attemptEmailCode(
-  db: Db,
+  db: Kysely<Database>,
   {
     purpose,
     subject,
@@ -70,21 +94,23 @@ export async function attemptEmailCode(
     .where('attempts', '<', maxAttempts)
     .where('expires_at', '>', now)
     .returning(['merchant_id', 'email', matches.as('matched')])
-    .executeTakeFirst();
-  if (tried) {
-    return tried.matched && tried.merchant_id !== null
-      ? { outcome: 'accepted', merchantId: tried.merchant_id, email: tried.email }
+    .execute();
+  if (tried.length > 0) {
+    const match = tried.find((row) => row.matched && row.merchant_id !== null);
+    return match
+      ? { outcome: 'accepted', merchantId: match.merchant_id!, email: match.email }
       : { outcome: 'wrong' };
   }
-  const code = await db
+  const codes = await db
     .selectFrom('email_codes')
-    .select(['used_at', 'attempts', 'expires_at'])
+    .select('attempts')
     .where('purpose', '=', purpose)
     .where('subject', '=', subject)
-    .executeTakeFirst();
-  if (!code || code.used_at) return { outcome: 'none' };
-  if (code.attempts >= maxAttempts) return { outcome: 'exhausted' };
-  return { outcome: 'expired' };
+    .where('used_at', 'is', null)
+    .execute();
+  if (codes.some((code) => code.attempts >= maxAttempts)) return { outcome: 'exhausted' };
+  if (codes.length > 0) return { outcome: 'expired' };
+  return { outcome: 'none' };
 }
 
 export async function deleteEmailCode(

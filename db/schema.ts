@@ -32,8 +32,9 @@ export interface MerchantsTable {
 export type EmailCodePurpose = 'login' | 'verify_email';
 
 export interface EmailCodesTable {
+  id: Generated<string>;
   purpose: EmailCodePurpose;
-  /** Lower-case e-mail (login) or merchant id (verify_email): one live code each. */
+  /** Lower-case e-mail (login: the newest few codes live) or merchant id (verify_email: one live code). */
   subject: string;
   /** Lower-case address the code was (or, for an unknown login address, was not) mailed to. */
   email: string;
@@ -45,6 +46,23 @@ export interface EmailCodesTable {
   expires_at: Timestamp;
   used_at: NullableTimestamp;
   created_at: Timestamp;
+}
+
+/** One wrong login code, by a hash of the address: the rolling failure budget counts these. */
+export interface EmailCodeFailuresTable {
+  id: Generated<string>;
+  address_hash: string;
+  failed_at: Timestamp;
+}
+
+/** A spent failure budget: login codes for the address are refused until its owner signs in by wallet. */
+export interface EmailLoginLockoutsTable {
+  id: Generated<string>;
+  address_hash: string;
+  merchant_id: string | null;
+  failures: number;
+  locked_at: Timestamp;
+  cleared_at: NullableTimestamp;
 }
 
 export interface EmailCodeCountersTable {
@@ -549,6 +567,8 @@ export interface Database {
   login_nonces: LoginNoncesTable;
   email_codes: EmailCodesTable;
   email_code_counters: EmailCodeCountersTable;
+  email_code_failures: EmailCodeFailuresTable;
+  email_login_lockouts: EmailLoginLockoutsTable;
   api_keys: ApiKeysTable;
   smart_accounts: SmartAccountsTable;
   sessions: SessionsTable;

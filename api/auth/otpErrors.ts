@@ -28,9 +28,14 @@ const FAILURES = {
   none: { code: 'otp_invalid', message: 'Code is not valid' },
   exhausted: { code: 'otp_invalid', message: 'Too many wrong tries for this code; request a new one' },
   expired: { code: 'otp_expired', message: 'Code has expired; request a new one' },
+  locked: {
+    code: 'otp_invalid',
+    message:
+      'Too many wrong codes for this address: e-mail login is locked until you sign in with your wallet',
+  },
 } as const;
 
-export type RefusedEmailCode = Exclude<EmailCodeAttempt, { outcome: 'accepted' }>;
+export type RefusedEmailCode = Exclude<EmailCodeAttempt, { outcome: 'accepted' }> | { outcome: 'locked' };
 
 /** The refusal of a code with `status` (401 for login, 400 where a session token already authenticates). */
 export function otpError(status: 400 | 401, attempt: RefusedEmailCode | { outcome: 'none' }): HttpError {

@@ -1,7 +1,9 @@
 import { isAddress } from 'viem';
 import { z } from 'zod';
 import { consumeLoginNonce, insertLoginNonce, isLoginNonceUsable } from '../../db/loginNonces';
+import { clearEmailLoginLockouts } from '../../db/emailLoginLockouts';
 import { upsertMerchantByWallet } from '../../db/merchants';
+import { emailAddressHash } from '../auth/emailCodes';
 import type { AppContext } from '../appContext';
 import { checkSignedLoginPayload, createLoginPayload, loginPayloadSchema } from '../auth/siweLogin';
 import { unauthorized } from '../httpErrors';
@@ -121,6 +123,15 @@ export function authRoutes(app: AppContext): AnyRoute[] {
           walletAddress: payload.address,
           payoutAddress: payload.address,
         });
+        // The owner proved the wallet: e-mail login, locked by wrong codes, works again.
+        const unlocked = await clearEmailLoginLockouts(app.db, {
+          merchantId: merchant.id,
+          addressHash:
+            merchant.email && merchant.email_verified_at ? emailAddressHash(merchant.email) : undefined,
+          now,
+        });
+        if (unlocked > 0)
+          app.logger.info({ merchantId: merchant.id }, 'e-mail login unlocked by a wallet sign-in');
         const { token, expiresAt } = await app.tokens.issue({
           id: merchant.id,
           walletAddress: payload.address,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { findMerchantById, findMerchantByVerifiedEmail } from '../../db/merchants';
 import type { AppContext } from '../appContext';
 import { normaliseEmail } from '../auth/emailCodes';
+import { isEmailLoginLocked, tryLoginCode } from '../auth/emailLoginBudget';
 import { emailCodeField, otpError, otpErrorSchema } from '../auth/otpErrors';
 import { loginCodeMail } from '../email/codeMails';
 import { takeCodeSendAllowance } from '../email/codeSendLimits';
@@ -10,7 +11,7 @@ import { defineRoute, type AnyRoute } from '../routing/route';
 import { loginResult, loginResultSchema } from './loginResult';
 
 /**
- * | POST | /v1/auth/email/start  | none | 202 { sent: true } for any address (a known, verified one gets a code); 429 |
+ * | POST | /v1/auth/email/start  | none | 202 { sent: true } for any address (a known, verified, unlocked one gets a code); 429 |
  * | POST | /v1/auth/email/verify | none | 200 JWT; 401 with code otp_invalid or otp_expired |
  */
 const email = z.string({ error: 'is required' }).trim().email('must be an e-mail address').max(320);
@@ -43,7 +44,10 @@ export function emailLoginRoutes(app: AppContext): AnyRoute[] {
           schema: startResponse,
         },
         400: { description: 'Not an e-mail address' },
-        429: { description: 'Too many codes for this address or client IP this hour (Retry-After)' },
+        429: {
+          description:
+            'Too many codes for this address, for it from this client IP, or from this client IP this hour (Retry-After)',
+        },
         503: { description: 'No mail server is configured (SMTP_URL)' },
       },
       async handler({ body, ctx }) {
@@ -55,6 +59,8 @@ export function emailLoginRoutes(app: AppContext): AnyRoute[] {
         // can never succeed, so answers, timings and later verify answers do not tell the two apart.
         const issued = await app.db.transaction().execute(async (trx) => {
           await takeCodeSendAllowance(trx, { email: address, ip: ctx.ip, now, config: app.config });
+          // A locked address gets no code (it could not be used); the answer is the same.
+          if (await isEmailLoginLocked(trx, address)) return undefined;
           const merchant = await findMerchantByVerifiedEmail(trx, address);
           const code = await app.emailCodes.issue(trx, {
             purpose: 'login',
@@ -83,18 +89,13 @@ export function emailLoginRoutes(app: AppContext): AnyRoute[] {
         400: { description: 'email or code missing or malformed' },
         401: {
           description:
-            'Code refused: `otp_invalid` (wrong, used, replaced, unknown address, or a sixth try) or `otp_expired` (older than 10 minutes)',
+            'Code refused: `otp_invalid` (wrong, used, pushed out by 3 newer codes, unknown address, a sixth try, or the address locked after 10 wrong codes in 24 h until a wallet sign-in) or `otp_expired` (older than 10 minutes)',
           schema: otpErrorSchema,
         },
       },
       async handler({ body }) {
         const address = normaliseEmail(body.email);
-        const attempt = await app.emailCodes.attempt({
-          purpose: 'login',
-          subject: address,
-          code: body.code,
-          now: app.now(),
-        });
+        const attempt = await tryLoginCode(app, { address, code: body.code, now: app.now() });
         if (attempt.outcome !== 'accepted') throw otpError(401, attempt);
         // The code was mailed to the merchant's verified address; it must still be that address now.
         const merchant = await findMerchantById(app.db, attempt.merchantId);

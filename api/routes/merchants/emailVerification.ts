@@ -36,7 +36,7 @@ export function emailVerificationRoutes(app: AppContext): AnyRoute[] {
       },
       async handler({ merchantId, body }) {
         const now = app.now();
-        const attempt = await app.emailCodes.attempt({
+        const attempt = await app.emailCodes.attempt(app.db, {
           purpose: 'verify_email',
           subject: merchantId,
           code: body.code,
