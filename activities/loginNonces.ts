@@ -3,6 +3,7 @@ import { deleteEmailCodeCountersBefore } from '../db/emailCodeCounters';
 import { deleteEmailCodesExpiredBefore } from '../db/emailCodes';
 import { deleteEmailCodeFailuresBefore } from '../db/emailLoginLockouts';
 import { deleteLoginNoncesExpiredBefore } from '../db/loginNonces';
+import { deleteSessionTokenRevocationsExpiredBefore } from '../db/sessionTokenRevocations';
 
 export interface LoginNonceActivityDependencies {
   db: Db;
@@ -17,14 +18,19 @@ export interface DeleteExpiredLoginNoncesInput {
 export function createLoginNonceActivities({ db }: LoginNonceActivityDependencies) {
   return {
     /**
-     * Deletes the login nonces whose expiry lies before `olderThan`; returns how many went.
-     * A deleted nonce can no longer be verified, which is already true of an expired one.
+     * Deletes the login nonces, and the revocations of signed-out session tokens, whose expiry lies
+     * before `olderThan`; returns how many went. Either is already refused once expired.
      */
     async deleteExpiredLoginNonces({ olderThan }: DeleteExpiredLoginNoncesInput): Promise<number> {
       const cutoff = new Date(olderThan);
       if (Number.isNaN(cutoff.getTime()))
         throw new TypeError(`olderThan is not an ISO 8601 instant: ${olderThan}`);
-      return deleteLoginNoncesExpiredBefore(db, cutoff);
+      // Signed-out session tokens past their expiry too: their signature check refuses them anyway.
+      const [nonces, revocations] = await Promise.all([
+        deleteLoginNoncesExpiredBefore(db, cutoff),
+        deleteSessionTokenRevocationsExpiredBefore(db, cutoff),
+      ]);
+      return nonces + revocations;
     },
 
     /**

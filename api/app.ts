@@ -13,6 +13,16 @@ import type { AppContext } from './appContext';
 import { workflowStartMarks } from './sessions/workflowStartMarks';
 import { requireApiKey, requireMerchantToken } from './auth/authenticate';
 import { ApiKeyCache, uncachedApiKeyLookups, type ApiKeyLookups } from './auth/apiKeyCache';
+import {
+  SessionRevocationList,
+  uncachedSessionRevocations,
+  type SessionRevocationChecks,
+} from './auth/sessionRevocations';
+import {
+  isSessionTokenRevoked,
+  listLiveSessionTokenRevocations,
+  SESSION_TOKEN_REVOCATIONS_CHANNEL,
+} from '../db/sessionTokenRevocations';
 import { API_KEY_CHANGES_CHANNEL, findActiveApiKeyByHash, touchApiKeyLastUsed } from '../db/apiKeys';
 import { createEmailCodes, emailCodeHashKeyFromConfig } from './auth/emailCodes';
 import { createMailer } from './email/mailer';
@@ -24,6 +34,7 @@ import { limitUnauthenticatedRoutes, TokenBuckets } from './rateLimits';
 import { errorBody } from './middleware/errorBody';
 import { jsonBody } from './middleware/jsonBody';
 import { requestContext } from './middleware/requestContext';
+import { serveOnlyYieldSitesOnCustomDomains } from './middleware/customDomainSites';
 import { resolveRevision } from './revision';
 import { mountRoutes, type Authenticators } from './routing/mountRoutes';
 import type { AnyRoute } from './routing/route';
@@ -112,6 +123,16 @@ export async function createApp(deps: AppDependencies): Promise<App> {
         logger: deps.logger,
       })
     : uncachedApiKeyLookups(lookupApiKey);
+  const lookupRevocation = (tokenId: string) => isSessionTokenRevoked(deps.db, tokenId);
+  const sessionRevocations: SessionRevocationChecks = deps.config.DATABASE_URL
+    ? new SessionRevocationList({
+        connectionString: deps.config.DATABASE_URL,
+        channel: SESSION_TOKEN_REVOCATIONS_CHANNEL,
+        loadLive: (at) => listLiveSessionTokenRevocations(deps.db, at),
+        lookup: lookupRevocation,
+        logger: deps.logger,
+      })
+    : uncachedSessionRevocations(lookupRevocation);
   const context: AppContext = {
     config: deps.config,
     db: deps.db,
@@ -143,6 +164,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     emailCodes: createEmailCodes({ hashKey: emailCodeHashKeyFromConfig(deps.config) }),
     mailer: createMailer({ config: deps.config, logger: deps.logger }),
     apiKeys,
+    sessionRevocations,
     markWorkflowStarted: workflowStartMarks(deps.db),
     now,
   };
@@ -195,7 +217,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   routes.push(...openApiRoutes({ routes, config: deps.config, revision }));
 
   const { router, staticRoutes } = mountRoutes(routes, {
-    jwt: requireMerchantToken(context.tokens),
+    jwt: requireMerchantToken(context.tokens, sessionRevocations),
     sk: requireApiKey((keyHash) => apiKeys.find(keyHash)),
     client: requirePaymasterClient(context.db, context.logger, {
       queryClientIdPathPrefix: '/v1/paymaster/bundler/',
@@ -212,6 +234,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   koa.use(requestContext(deps.logger, metrics));
   koa.use(errorBody());
   koa.use(limitUnauthenticatedRoutes(deps.config));
+  koa.use(serveOnlyYieldSitesOnCustomDomains({ db: context.db, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
   koa.use(staticRoutes);
   koa.use(router.routes()).use(router.allowedMethods());
@@ -221,6 +244,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     apiKeys,
     close: async () => {
       await apiKeys.close();
+      await sessionRevocations.close();
       await context.mailer.drain();
       await temporalConnection.close();
     },

@@ -12,6 +12,7 @@ import type { EmailCodes } from './auth/emailCodes';
 import type { MerchantTokenService } from './auth/merchantTokens';
 import type { Mailer } from './email/mailer';
 import type { Logger } from '../logging/logger';
+import type { SessionRevocationChecks } from './auth/sessionRevocations';
 import type { WebhookSecretBox } from '../webhooks/webhookSecrets';
 
 /** Everything route handlers may use, built once per app. */
@@ -39,6 +40,8 @@ export interface AppContext {
   webhookSecrets: WebhookSecretBox;
   /** sk_ key lookups by hash, cached and invalidated through LISTEN/NOTIFY (api/auth/apiKeyCache.ts). */
   apiKeys: ApiKeyLookups;
+  /** Signed-out session tokens, kept current by LISTEN/NOTIFY beside the API-key cache. */
+  sessionRevocations: SessionRevocationChecks;
   /** Records that a session's workflow started (batched: api/sessions/workflowStartMarks.ts). */
   markWorkflowStarted: (sessionId: string) => Promise<void>;
   /** The current time; tests inject a fixed or moving clock instead of sleeping. */

@@ -50,14 +50,19 @@ const UNAUTHENTICATED_ROUTES: { group: 'login' | 'publicSession'; method: string
   { group: 'login', method: 'POST', path: /^\/v1\/auth\/email\/(start|verify)$/ },
   { group: 'publicSession', method: 'GET', path: /^\/v1\/sessions\/[^/]+(\/status)?$/ },
   { group: 'publicSession', method: 'GET', path: /^\/pay\/[^/]+$/ },
+  // The yield sites, on a custom domain's Host and as previews (security review II, finding 7).
+  { group: 'publicSession', method: 'GET', path: /^\/$/ },
+  { group: 'publicSession', method: 'HEAD', path: /^\/$/ },
+  { group: 'publicSession', method: 'GET', path: /^\/sites\/[^/]+$/ },
+  { group: 'publicSession', method: 'HEAD', path: /^\/sites\/[^/]+$/ },
 ];
 
-const LIMITED_PREFIXES = ['/v1/auth/', '/v1/sessions/', '/pay/'];
+const LIMITED_PREFIXES = ['/v1/auth/', '/v1/sessions/', '/pay/', '/sites/'];
 
 /**
  * Per client IP (`ctx.ip`: the peer, or with TRUST_PROXY the address the first trusted proxy saw):
- * login (RATE_LIMIT_LOGIN_PER_MINUTE) and the public session read, status and checkout page
- * (RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE). Past it: 429 with Retry-After, before any work.
+ * login (RATE_LIMIT_LOGIN_PER_MINUTE) and the public reads: session read, status, checkout page and
+ * the yield sites (RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE). Past it: 429 with Retry-After, before any work.
  */
 export function limitUnauthenticatedRoutes(
   config: Pick<Config, 'RATE_LIMIT_LOGIN_PER_MINUTE' | 'RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE'>,
@@ -70,7 +75,7 @@ export function limitUnauthenticatedRoutes(
   return async (ctx, next) => {
     const path = ctx.path;
     // Every limited path starts with one of these: the rest (health, sk_ and JWT routes) skip the patterns.
-    if (!LIMITED_PREFIXES.some((prefix) => path.startsWith(prefix))) return next();
+    if (path !== '/' && !LIMITED_PREFIXES.some((prefix) => path.startsWith(prefix))) return next();
     const method = ctx.method;
     const route = UNAUTHENTICATED_ROUTES.find(
       (limited) => limited.method === method && limited.path.test(path),

@@ -230,6 +230,20 @@ export const configSchema = z.object({
     .optional(),
   /** How often a pending custom domain's TXT record is checked. */
   YIELD_DOMAIN_POLL_MS: z.coerce.number().int().min(100).default(60_000),
+  /** How often a verified custom domain's TXT record is checked again (6 h). */
+  YIELD_DOMAIN_RECHECK_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(6 * 3600_000),
+  /** How long a verified domain's record may stay missing before its site stops and the hostname is freed (72 h). */
+  YIELD_DOMAIN_LAPSE_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(72 * 3600_000),
+  /** Pending (not yet verified) custom domains one merchant may have at once. */
+  YIELD_DOMAINS_PENDING_PER_MERCHANT: z.coerce.number().int().min(1).max(1000).default(5),
   /** Slippage against stablecoin parity accepted when swapping deposits to USDe, in basis points. */
   SETTLEMENT_SLIPPAGE_BPS: z.coerce.number().int().min(0).max(1000).default(50),
   CHAIN_MONITOR_POLL_MS: z.coerce.number().int().min(100).default(2000),

@@ -65,6 +65,14 @@ export interface EmailLoginLockoutsTable {
   cleared_at: NullableTimestamp;
 }
 
+/** A merchant session token signed out before its expiry, listed until then (by its jti). */
+export interface SessionTokenRevocationsTable {
+  token_id: string;
+  merchant_id: string;
+  expires_at: Timestamp;
+  revoked_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface EmailCodeCountersTable {
   /** `address:<sha256 of the lower-case e-mail>` or `ip:<client ip>`. */
   counter_key: string;
@@ -569,6 +577,7 @@ export interface Database {
   email_code_counters: EmailCodeCountersTable;
   email_code_failures: EmailCodeFailuresTable;
   email_login_lockouts: EmailLoginLockoutsTable;
+  session_token_revocations: SessionTokenRevocationsTable;
   api_keys: ApiKeysTable;
   smart_accounts: SmartAccountsTable;
   sessions: SessionsTable;

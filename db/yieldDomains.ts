@@ -3,24 +3,67 @@ import type { Db } from './client';
 import type { YieldDomainsTable } from './schema';
 import type { YieldDeploymentRow } from './yieldDeployments';
 
-/** Custom domains of yield deployments: unique hostnames across merchants, each with a TXT verification value. */
+/**
+ * Custom domains of yield deployments, each with a TXT verification value. Only a verified row holds its
+ * hostname (one across merchants); pending and failed rows hold nothing (security review II, finding 1).
+ */
 
 export type YieldDomainRow = Selectable<YieldDomainsTable>;
 
-/** Another merchant's (or deployment's) domain already has this hostname. */
+/** A verified domain already holds this hostname, or this merchant has it pending already. */
 export class HostnameTakenError extends Error {
   override name = 'HostnameTakenError';
-  constructor(readonly hostname: string) {
-    super(`Hostname ${hostname} is already attached to a yield deployment`);
+  constructor(
+    readonly hostname: string,
+    readonly by: 'verified' | 'own_pending',
+  ) {
+    super(
+      by === 'verified'
+        ? `Hostname ${hostname} is already verified by a yield deployment`
+        : `Hostname ${hostname} is already attached to one of your yield deployments`,
+    );
   }
 }
 
+/** The merchant has as many pending domains as it may have. */
+export class PendingDomainsCapError extends Error {
+  override name = 'PendingDomainsCapError';
+  constructor(readonly cap: number) {
+    super(
+      `A merchant may have at most ${cap} pending domains: remove one, or wait until one is verified or fails`,
+    );
+  }
+}
+
+/**
+ * Attaches a pending domain. The merchant's row is locked for the count, so concurrent attaches never
+ * exceed `maxPending`; a hostname some verified row holds, or that this merchant has pending, is refused.
+ */
 export async function insertYieldDomain(
   db: Db,
   values: { deploymentId: string; merchantId: string; hostname: string; verificationValue: string },
+  { maxPending }: { maxPending: number } = { maxPending: Number.MAX_SAFE_INTEGER },
 ): Promise<YieldDomainRow> {
-  try {
-    return await db
+  return db.transaction().execute(async (trx) => {
+    await trx.selectFrom('merchants').select('id').where('id', '=', values.merchantId).forUpdate().execute();
+    const holders = await trx
+      .selectFrom('yield_domains')
+      .select(['status', 'merchant_id'])
+      .where('hostname', '=', values.hostname)
+      .where('status', 'in', ['verified', 'pending'])
+      .execute();
+    if (holders.some((row) => row.status === 'verified'))
+      throw new HostnameTakenError(values.hostname, 'verified');
+    if (holders.some((row) => row.merchant_id === values.merchantId))
+      throw new HostnameTakenError(values.hostname, 'own_pending');
+    const { pending } = await trx
+      .selectFrom('yield_domains')
+      .select((eb) => eb.fn.countAll<string>().as('pending'))
+      .where('merchant_id', '=', values.merchantId)
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    if (Number(pending) >= maxPending) throw new PendingDomainsCapError(maxPending);
+    return trx
       .insertInto('yield_domains')
       .values({
         deployment_id: values.deploymentId,
@@ -31,10 +74,7 @@ export async function insertYieldDomain(
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-  } catch (error) {
-    if ((error as { code?: string }).code === '23505') throw new HostnameTakenError(values.hostname);
-    throw error;
-  }
+  });
 }
 
 /** The domains of these deployments, oldest first. */
@@ -67,19 +107,69 @@ export async function findYieldDomainById(db: Db, id: string): Promise<YieldDoma
   return db.selectFrom('yield_domains').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Settles a pending domain as verified or failed; a domain removed meanwhile is left alone. */
-export async function settleYieldDomain(
-  db: Db,
-  id: string,
-  status: 'verified' | 'failed',
-): Promise<YieldDomainRow | undefined> {
+/** Fails a pending domain (its seven days passed); a domain removed or settled meanwhile is left alone. */
+export async function failPendingYieldDomain(db: Db, id: string): Promise<YieldDomainRow | undefined> {
   return db
     .updateTable('yield_domains')
-    .set({ status, ...(status === 'verified' && { verified_at: sql<Date>`now()` }) })
+    .set({ status: 'failed' })
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * A pending domain proved its TXT record: it takes the hostname, and every other pending row of that
+ * hostname fails (a newer proof wins over them). 'held' when a verified row holds the hostname already
+ * (the proof waits until that one lapses); undefined when the domain is gone or no longer pending.
+ */
+export async function verifyYieldDomain(db: Db, id: string): Promise<YieldDomainRow | 'held' | undefined> {
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const verified = await trx
+        .updateTable('yield_domains')
+        .set({ status: 'verified', verified_at: sql<Date>`now()` })
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .returningAll()
+        .executeTakeFirst();
+      if (!verified) return undefined;
+      await trx
+        .updateTable('yield_domains')
+        .set({ status: 'failed' })
+        .where('hostname', '=', verified.hostname)
+        .where('status', '=', 'pending')
+        .where('id', '<>', id)
+        .execute();
+      return verified;
+    });
+  } catch (error) {
+    // The partial unique index: another row holds the hostname verified.
+    if ((error as { code?: string }).code === '23505') return 'held';
+    throw error;
+  }
+}
+
+/** A verified domain whose TXT record stayed away past the grace period: it stops and frees its hostname. */
+export async function releaseVerifiedYieldDomain(db: Db, id: string): Promise<YieldDomainRow | undefined> {
+  return db
+    .updateTable('yield_domains')
+    .set({ status: 'failed' })
+    .where('id', '=', id)
+    .where('status', '=', 'verified')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Whether some verified domain holds this hostname (lower-case). */
+export async function isVerifiedYieldHostname(db: Db, hostname: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('yield_domains')
+    .select('id')
+    .where('hostname', '=', hostname)
+    .where('status', '=', 'verified')
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** The deployment a verified hostname serves. */

@@ -10,6 +10,9 @@ import { ToolFailure, apiKeyRequired, loginRequired, reAuthRequired } from './to
 
 export type ApiAuth = 'none' | 'jwt' | 'sk';
 
+/** A 429 whose Retry-After is at most this is waited out and the call made once more; a longer one is reported. */
+export const MAX_RETRY_AFTER_WAIT_SEC = 5;
+
 export interface ApiRequest {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
@@ -70,19 +73,29 @@ export function createApiClient({
       if (credential) headers.authorization = credential;
       if (body !== undefined) headers['content-type'] = 'application/json';
 
-      let response: Response;
-      try {
-        response = await fetch(url, {
-          method,
-          headers,
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(30_000),
-        });
-      } catch (error) {
-        logger.warn({ method, path, err: (error as Error).message }, 'API unreachable');
-        throw new ToolFailure(
-          `the StablePay API at ${apiUrl} cannot be reached: ${(error as Error).message}`,
-        );
+      const send = async (): Promise<Response> => {
+        try {
+          return await fetch(url, {
+            method,
+            headers,
+            body: body === undefined ? undefined : JSON.stringify(body),
+            signal: AbortSignal.timeout(30_000),
+          });
+        } catch (error) {
+          logger.warn({ method, path, err: (error as Error).message }, 'API unreachable');
+          throw new ToolFailure(
+            `the StablePay API at ${apiUrl} cannot be reached: ${(error as Error).message}`,
+          );
+        }
+      };
+      let response = await send();
+      // A rate limit refuses before any work: waiting out a short Retry-After and asking once more is safe.
+      const retryAfterSec = Number(response.headers.get('retry-after'));
+      if (response.status === 429 && retryAfterSec > 0 && retryAfterSec <= MAX_RETRY_AFTER_WAIT_SEC) {
+        logger.debug({ method, path, retryAfterSec }, 'rate limited; waiting once');
+        await response.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, retryAfterSec * 1000));
+        response = await send();
       }
       logger.debug({ method, path, status: response.status }, 'API call');
       const text = await response.text();

@@ -40,7 +40,10 @@ export async function startYieldDeploymentWorkflow(
   }
 }
 
-/** Starts `yield-domain-<domainId>`, which checks the domain's TXT record until verified or seven days pass. */
+/**
+ * Starts `yield-domain-<domainId>`, which checks the domain's TXT record until verified or seven days pass,
+ * then leaves `yield-domain-watch-<domainId>` re-checking it while it stays verified.
+ */
 export async function startDomainVerificationWorkflow(
   client: Client,
   {
@@ -48,13 +51,23 @@ export async function startDomainVerificationWorkflow(
     merchantId,
     createdAt,
     pollIntervalMs,
+    recheckIntervalMs,
+    lapseGraceMs,
     taskQueue,
-  }: { domainId: string; merchantId: string; createdAt: Date; pollIntervalMs: number; taskQueue: string },
+  }: {
+    domainId: string;
+    merchantId: string;
+    createdAt: Date;
+    pollIntervalMs: number;
+    recheckIntervalMs: number;
+    lapseGraceMs: number;
+    taskQueue: string;
+  },
 ): Promise<void> {
   await client.workflow.start(yieldDomainVerificationWorkflow, {
     workflowId: yieldDomainWorkflowId(domainId),
     taskQueue,
-    args: [{ domainId, createdAt: createdAt.toISOString(), pollIntervalMs }],
+    args: [{ domainId, createdAt: createdAt.toISOString(), pollIntervalMs, recheckIntervalMs, lapseGraceMs }],
     typedSearchAttributes: [{ key: MerchantId, value: merchantId }],
   });
 }

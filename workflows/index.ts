@@ -11,4 +11,4 @@ export { paymasterReceiptTrackerWorkflow } from './paymasterReceipts';
 export { monthlyStatementsWorkflow } from './monthlyStatements';
 export { prepaidBalanceCheckWorkflow } from './prepaidBalanceCheck';
 export { yieldDeploymentWorkflow } from './yieldDeployment';
-export { yieldDomainVerificationWorkflow } from './yieldDomainVerification';
+export { yieldDomainVerificationWorkflow, yieldDomainWatchWorkflow } from './yieldDomainVerification';

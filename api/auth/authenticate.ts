@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import type { ActiveApiKey } from '../../db/apiKeys';
 import { unauthorized } from '../httpErrors';
 import type { MerchantTokenService } from './merchantTokens';
+import type { SessionRevocationChecks } from './sessionRevocations';
 
 const API_KEY_PREFIX = 'sk_';
 
@@ -16,16 +17,24 @@ export function hashApiKey(rawKey: string): string {
   return createHash('sha256').update(rawKey).digest('hex');
 }
 
-/** Dashboard routes: only a merchant session token (JWT). */
-export function requireMerchantToken(tokens: MerchantTokenService): Middleware {
+/**
+ * Dashboard routes: only a merchant session token (JWT), and not one signed out (POST /v1/auth/logout):
+ * `revocations` is the LISTEN/NOTIFY-kept list beside the API-key cache (api/auth/sessionRevocations.ts).
+ */
+export function requireMerchantToken(
+  tokens: MerchantTokenService,
+  revocations: Pick<SessionRevocationChecks, 'isRevoked'>,
+): Middleware {
   return async (ctx, next) => {
     const token = bearerToken(ctx.get('authorization'));
     if (!token) throw unauthorized('Missing bearer token');
     if (token.startsWith(API_KEY_PREFIX))
       throw unauthorized('This route requires a merchant session token, not an API key');
-    const merchantId = await tokens.verify(token);
-    if (!merchantId) throw unauthorized('Invalid or expired session token');
-    ctx.state.merchantId = merchantId;
+    const verified = await tokens.inspect(token);
+    if (!verified || (await revocations.isRevoked(verified.tokenId)))
+      throw unauthorized('Invalid or expired session token');
+    ctx.state.merchantId = verified.merchantId;
+    ctx.state.sessionToken = verified;
     return next();
   };
 }

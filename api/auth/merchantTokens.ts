@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   exportJWK,
   generateKeyPair,
@@ -20,10 +20,18 @@ export interface MerchantTokenService {
   issue(merchant: { id: string; walletAddress: string }): Promise<{ token: string; expiresAt: Date }>;
   /** The merchant id, or null for a malformed, expired, foreign-signed or otherwise invalid token. */
   verify(token: string): Promise<string | null>;
+  /** Like verify, with the token's id (its jti, else a hash of it: what logout lists) and expiry. */
+  inspect(token: string): Promise<VerifiedMerchantToken | null>;
 }
 
 const ALGORITHM = 'ES256';
 const AUDIENCE = 'merchant-dashboard';
+
+export interface VerifiedMerchantToken {
+  merchantId: string;
+  tokenId: string;
+  expiresAt: Date;
+}
 
 export async function createMerchantTokenService(config: Config): Promise<MerchantTokenService> {
   const signing = await loadSigningKey(config);
@@ -48,22 +56,33 @@ export async function createMerchantTokenService(config: Config): Promise<Mercha
       return { token, expiresAt };
     },
     async verify(token) {
-      try {
-        const { payload } = await jwtVerify(
-          token,
-          async (header) => {
-            const key = header.kid ? verificationKeys.get(header.kid) : undefined;
-            if (!key) throw new errors.JWKSNoMatchingKey();
-            return key;
-          },
-          { algorithms: [ALGORITHM], issuer, audience: AUDIENCE },
-        );
-        return typeof payload.sub === 'string' ? payload.sub : null;
-      } catch {
-        return null;
-      }
+      return (await inspect(token))?.merchantId ?? null;
     },
+    inspect,
   };
+
+  async function inspect(token: string): Promise<VerifiedMerchantToken | null> {
+    try {
+      const { payload } = await jwtVerify(
+        token,
+        async (header) => {
+          const key = header.kid ? verificationKeys.get(header.kid) : undefined;
+          if (!key) throw new errors.JWKSNoMatchingKey();
+          return key;
+        },
+        { algorithms: [ALGORITHM], issuer, audience: AUDIENCE },
+      );
+      if (typeof payload.sub !== 'string') return null;
+      return {
+        merchantId: payload.sub,
+        tokenId:
+          typeof payload.jti === 'string' ? payload.jti : createHash('sha256').update(token).digest('hex'),
+        expiresAt: new Date((payload.exp ?? 0) * 1000),
+      };
+    } catch {
+      return null;
+    }
+  }
 }
 
 async function loadSigningKey(

@@ -179,7 +179,9 @@ export function buildOpenApiDocument({
           ? toSchema(response.schema, 'output')
           : Number(status) >= 400
             ? { $ref: '#/components/schemas/ErrorBody' }
-            : undefined;
+            : response.contentType
+              ? fileSchema(response.contentType)
+              : undefined;
         return [
           status,
           { description: response.description, ...(schema && { content: { [contentType]: { schema } } }) },
@@ -216,4 +218,9 @@ export function buildOpenApiDocument({
     paths,
     components: { schemas: components, securitySchemes: usedSecuritySchemes(routes) },
   };
+}
+
+/** A file answer (CSV, PDF) with no schema of its own: text for text types, bytes otherwise. */
+function fileSchema(contentType: string): { type: 'string'; format?: 'binary' } {
+  return contentType.startsWith('text/') ? { type: 'string' } : { type: 'string', format: 'binary' };
 }

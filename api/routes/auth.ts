@@ -7,6 +7,8 @@ import { emailAddressHash } from '../auth/emailCodes';
 import type { AppContext } from '../appContext';
 import { checkSignedLoginPayload, createLoginPayload, loginPayloadSchema } from '../auth/siweLogin';
 import { unauthorized } from '../httpErrors';
+import type { VerifiedMerchantToken } from '../auth/merchantTokens';
+import { revokeSessionToken } from '../../db/sessionTokenRevocations';
 import { defineRoute, type AnyRoute } from '../routing/route';
 import { loginResultSchema } from './loginResult';
 import { toMerchantProfile } from './merchants/profileModel';
@@ -15,6 +17,7 @@ import { MAX_STORED_CHAIN_ID } from '../routing/chainIdQuery';
 /**
  * | GET  | /v1/auth/login-payload | none | 200 SIWE payload + message; 400 bad address/chainId |
  * | POST | /v1/auth/verify        | none | 200 JWT; 400 payload or signature absent; 401 when verification fails |
+ * | POST | /v1/auth/logout        | JWT  | 204; that token answers 401 everywhere afterwards (DESIGN §8.5)        |
  */
 const loginPayloadQuery = z.object({
   address: z
@@ -140,6 +143,29 @@ export function authRoutes(app: AppContext): AnyRoute[] {
           status: 200,
           body: { token, expiresAt: expiresAt.toISOString(), merchant: toMerchantProfile(merchant) },
         };
+      },
+    }),
+
+    defineRoute({
+      method: 'post',
+      path: '/v1/auth/logout',
+      auth: 'jwt',
+      tag: 'Login',
+      audience: 'dashboard',
+      summary: 'Sign out: the session token used answers 401 everywhere from now on',
+      responses: {
+        204: { description: 'Signed out; the token is listed as revoked until it expires' },
+      },
+      async handler({ merchantId, ctx }) {
+        const session = ctx.state.sessionToken as VerifiedMerchantToken;
+        await revokeSessionToken(app.db, {
+          tokenId: session.tokenId,
+          merchantId,
+          expiresAt: session.expiresAt,
+        });
+        // This process at once; the others through the notification.
+        app.sessionRevocations.add(session.tokenId, session.expiresAt);
+        return { status: 204 };
       },
     }),
   ];

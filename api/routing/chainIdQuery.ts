@@ -10,3 +10,14 @@ export const chainIdQuery = z.coerce
   .positive('must be a positive integer chain id')
   .max(MAX_STORED_CHAIN_ID, `must be at most ${MAX_STORED_CHAIN_ID}`)
   .optional();
+
+/** A required `chainId` query parameter: absent answers 400 "chainId: is required", not a lookup of undefined. */
+export const requiredChainIdQuery = z
+  .string({ error: 'is required' })
+  .pipe(
+    z.coerce
+      .number<string>({ error: 'must be a positive integer chain id' })
+      .int('must be a positive integer chain id')
+      .positive('must be a positive integer chain id')
+      .max(MAX_STORED_CHAIN_ID, `must be at most ${MAX_STORED_CHAIN_ID}`),
+  );

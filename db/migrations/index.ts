@@ -23,6 +23,8 @@ import * as apiKeyNotifications from './2026_11_26_610_api_key_notifications';
 import * as paymasterUsageWindowIndex from './2026_11_26_630_paymaster_usage_window_index';
 import * as paymentOptionsWatchCoveringIndex from './2026_11_26_631_payment_options_watch_covering_index';
 import * as emailLoginLockouts from './2026_11_26_640_email_login_lockouts';
+import * as yieldDomainClaims from './2026_11_26_650_yield_domain_claims';
+import * as sessionTokenRevocations from './2026_11_26_660_session_token_revocations';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +52,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_630_paymaster_usage_window_index': paymasterUsageWindowIndex,
   '2026_11_26_631_payment_options_watch_covering_index': paymentOptionsWatchCoveringIndex,
   '2026_11_26_640_email_login_lockouts': emailLoginLockouts,
+  '2026_11_26_650_yield_domain_claims': yieldDomainClaims,
+  '2026_11_26_660_session_token_revocations': sessionTokenRevocations,
 };

@@ -53,7 +53,10 @@ export const YIELD_CHAIN = 11155111;
 
 export async function startYieldWorld({
   privateChain = false,
+  env: extraEnv = {},
 }: {
+  /** More api and worker settings (e.g. short domain re-check intervals). */
+  env?: Record<string, string>;
   /**
    * Run YIELD_CHAIN on an anvil of this world's own (for tests that change the sUSDe rate, which other
    * tests on the shared chains must not see).
@@ -84,6 +87,7 @@ export async function startYieldWorld({
     YIELD_DOMAIN_POLL_MS: '200',
     YIELD_DNS_SERVER: dns.address,
     ...chainEnv,
+    ...extraEnv,
   };
   const app = await startTestApp(env);
 

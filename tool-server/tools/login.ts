@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { type AnyToolDefinition, defineTool, routeTool } from '../toolDefinition';
+import { ToolFailure } from '../toolResults';
 
 /**
  * | login_start  | POST /v1/auth/email/start  | mails a code to the merchant's verified e-mail |
  * | login_verify | POST /v1/auth/email/verify | stores the session token (never shown)        |
- * | logout       | (local)                    | forgets the token and the remembered sk_ key  |
+ * | logout       | POST /v1/auth/logout       | revokes the token, forgets it and the sk_ key |
  */
 const email = z.string().describe('The merchant’s verified profile e-mail');
 
@@ -27,11 +28,14 @@ export const loginTools: AnyToolDefinition[] = [
     inputSchema: { email, code: z.string().describe('The 6-digit code from the e-mail') },
     annotations: { openWorldHint: false },
     async run({ email: address, code }, { api, credentials }) {
+      // SPEC's prefix for a code that cannot be one, rather than the API's 400 for a malformed body.
+      if (!/^\d{6}$/.test(code.trim()))
+        throw new ToolFailure('the code must be the 6 digits from the e-mail', 'OTP_INVALID');
       const { body } = await api.call({
         method: 'POST',
         path: '/v1/auth/email/verify',
         auth: 'none',
-        body: { email: address, code },
+        body: { email: address, code: code.trim() },
       });
       const login = body as {
         token: string;
@@ -54,10 +58,17 @@ export const loginTools: AnyToolDefinition[] = [
   defineTool({
     name: 'logout',
     description:
-      'Forget the session token and the remembered sk_ API key on this machine (the key stays valid until revoked). Session keys are kept.',
+      'Sign out: the API revokes the session token, and this machine forgets it and the remembered sk_ API key (the key stays valid until revoked). Session keys are kept.',
     inputSchema: {},
     annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    async run(_input, { credentials }) {
+    async run(_input, { api, credentials }) {
+      const { session } = await credentials.read();
+      if (session && Date.parse(session.expiresAt) > Date.now()) {
+        // A token the API already refuses (401) is as good as revoked: forget it all the same.
+        await api.call({ method: 'POST', path: '/v1/auth/logout', auth: 'jwt' }).catch((error: unknown) => {
+          if (!(error instanceof ToolFailure && error.prefix === 'RE_AUTH_REQUIRED')) throw error;
+        });
+      }
       await credentials.update(({ session: _session, apiKey: _apiKey, ...rest }) => rest);
       return { signedOut: true };
     },

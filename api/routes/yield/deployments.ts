@@ -18,7 +18,7 @@ import { startYieldDeploymentWorkflow } from '../../../workers/yieldWorkflows';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
 import type { AppContext } from '../../appContext';
 import { badRequest, conflict, notFound } from '../../httpErrors';
-import { chainIdQuery } from '../../routing/chainIdQuery';
+import { requiredChainIdQuery } from '../../routing/chainIdQuery';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { branding, contractSet, deployment, toContractSet, toDeployment } from './yieldModels';
 
@@ -45,9 +45,7 @@ export const YIELD_BASE = '/v1/merchants/me/yield-deployments';
 
 const idParams = z.object({ id: z.string().uuid() });
 
-const requiredChainId = z.object({
-  chainId: chainIdQuery.refine((value) => value !== undefined, 'is required'),
-});
+const requiredChainId = z.object({ chainId: requiredChainIdQuery });
 
 const createBody = z
   .object({
@@ -159,7 +157,7 @@ export function yieldDeploymentRoutes(app: AppContext): AnyRoute[] {
       query: requiredChainId,
       responses: { 200: { description: 'Deploy options', schema: deployOptions } },
       handler({ query }) {
-        const { network, vaultFactory, permittedTokens } = requireYieldNetwork(app, query.chainId!);
+        const { network, vaultFactory, permittedTokens } = requireYieldNetwork(app, query.chainId);
         return {
           status: 200,
           body: {
@@ -185,8 +183,8 @@ export function yieldDeploymentRoutes(app: AppContext): AnyRoute[] {
       query: requiredChainId,
       responses: { 200: { description: 'Contract sets', schema: z.object({ data: z.array(contractSet) }) } },
       async handler({ merchantId, query }) {
-        requireYieldNetwork(app, query.chainId!);
-        const sets = await listContractSets(app.db, merchantId, query.chainId!);
+        requireYieldNetwork(app, query.chainId);
+        const sets = await listContractSets(app.db, merchantId, query.chainId);
         return { status: 200, body: { data: sets.map(toContractSet) } };
       },
     }),

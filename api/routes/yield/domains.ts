@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { deleteYieldDomain, HostnameTakenError, insertYieldDomain } from '../../../db/yieldDomains';
+import {
+  deleteYieldDomain,
+  HostnameTakenError,
+  insertYieldDomain,
+  PendingDomainsCapError,
+} from '../../../db/yieldDomains';
 import { newVerificationValue, normalizeHostname } from '../../../yield/domainVerification';
 import { startDomainVerificationWorkflow } from '../../../workers/yieldWorkflows';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
@@ -13,8 +18,11 @@ import { domain, toDomain } from './yieldModels';
  * | POST   | /{id}/domains            | attach a custom domain (pending, with its TXT record)  | 201 |
  * | DELETE | /{id}/domains/{domainId} | remove it; its site stops at once                       | 204 |
  *
- * A hostname belongs to one deployment of one merchant (409 otherwise). A workflow checks the TXT record
- * until it matches (verified) or seven days pass (failed).
+ * Only a verified domain holds its hostname (409 for anyone else); pending and failed ones hold nothing, and
+ * a merchant has at most YIELD_DOMAINS_PENDING_PER_MERCHANT pending (409 past it). A workflow checks the
+ * TXT record until it matches (verified; other pending rows of the hostname fail) or seven days pass
+ * (failed), then re-checks a verified one every YIELD_DOMAIN_RECHECK_MS and fails it once its record has
+ * been missing for YIELD_DOMAIN_LAPSE_GRACE_MS (security review II, finding 1).
  */
 
 const attachBody = z
@@ -47,20 +55,32 @@ export function yieldDomainRoutes(app: AppContext): AnyRoute[] {
       responses: {
         201: { description: 'The pending domain', schema: domain },
         404: { description: 'Unknown deployment' },
-        409: { description: 'Hostname already attached' },
+        409: {
+          description:
+            'Hostname already verified by a deployment, already pending on one of yours, or too many pending domains',
+        },
+        503: {
+          description:
+            'The workflow engine did not accept the verification in time: nothing was attached; retry (Retry-After)',
+        },
       },
       async handler({ merchantId, params, body }) {
         const deployment = await requireDeployment(app, merchantId, params.id);
         let row;
         try {
-          row = await insertYieldDomain(app.db, {
-            deploymentId: deployment.id,
-            merchantId,
-            hostname: body.hostname,
-            verificationValue: newVerificationValue(),
-          });
+          row = await insertYieldDomain(
+            app.db,
+            {
+              deploymentId: deployment.id,
+              merchantId,
+              hostname: body.hostname,
+              verificationValue: newVerificationValue(),
+            },
+            { maxPending: app.config.YIELD_DOMAINS_PENDING_PER_MERCHANT },
+          );
         } catch (error) {
-          if (error instanceof HostnameTakenError) throw conflict(error.message);
+          if (error instanceof HostnameTakenError || error instanceof PendingDomainsCapError)
+            throw conflict(error.message);
           throw error;
         }
         // No workflow, no verification: a start Temporal does not accept in time removes the domain again
@@ -71,6 +91,8 @@ export function yieldDomainRoutes(app: AppContext): AnyRoute[] {
             merchantId,
             createdAt: row.created_at,
             pollIntervalMs: app.config.YIELD_DOMAIN_POLL_MS,
+            recheckIntervalMs: app.config.YIELD_DOMAIN_RECHECK_MS,
+            lapseGraceMs: app.config.YIELD_DOMAIN_LAPSE_GRACE_MS,
             taskQueue: app.taskQueues.yield,
           }),
         ).catch(async (error: unknown) => {
