@@ -25,6 +25,7 @@ import * as paymentOptionsWatchCoveringIndex from './2026_11_26_631_payment_opti
 import * as emailLoginLockouts from './2026_11_26_640_email_login_lockouts';
 import * as yieldDomainClaims from './2026_11_26_650_yield_domain_claims';
 import * as sessionTokenRevocations from './2026_11_26_660_session_token_revocations';
+import * as webhookDeliveryOperations from './2026_11_26_800_webhook_delivery_operations';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_640_email_login_lockouts': emailLoginLockouts,
   '2026_11_26_650_yield_domain_claims': yieldDomainClaims,
   '2026_11_26_660_session_token_revocations': sessionTokenRevocations,
+  '2026_11_26_800_webhook_delivery_operations': webhookDeliveryOperations,
 };
