@@ -388,6 +388,13 @@ export interface WebhookEndpointsTable {
   /** The secret before the last rotation, still signing beside the new one until its expiry (migration 800). */
   previous_secret_ciphertext: ColumnType<string | null, string | null | undefined, string | null>;
   previous_secret_expires_at: NullableTimestamp;
+  /** Start of the current run of failed attempts (workflow time); null after a success (migration 820). */
+  failing_since: NullableTimestamp;
+  /** `failing`: disabled by the service after 5 days of failures; null when enabled or disabled by the merchant. */
+  disabled_reason: ColumnType<'failing' | null, 'failing' | null | undefined, 'failing' | null>;
+  disabled_at: NullableTimestamp;
+  /** The `endpoint.disabled` event of the last automatic disabling. */
+  disabled_event_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
@@ -397,7 +404,8 @@ export interface EventsTable {
   id: string;
   type: string;
   merchant_id: string;
-  session_id: string;
+  /** Null for events about the merchant's account rather than a session (`endpoint.disabled`). */
+  session_id: string | null;
   /** The serialised body, exactly the bytes every delivery sends and signs. */
   payload: string;
   created_at: Timestamp;

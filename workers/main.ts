@@ -9,6 +9,8 @@ import { createOperatorChains } from '../chain/operatorChains';
 import { startChainMonitors } from '../workflowClient/chainMonitors';
 import { startPaymasterReceiptTrackers } from '../workflowClient/paymasterReceiptTrackers';
 import { createTxtLookup } from '../yield/txtRecords';
+import { createLogger } from '../logging/logger';
+import { createMailer } from '../mail/mailer';
 import { ourPaymasters } from '../activities/paymasterReceipts';
 import { createWorkers } from './createWorkers';
 import { ensureSearchAttributes } from '../workflowClient/connection';
@@ -82,6 +84,10 @@ async function main(): Promise<void> {
           webhooks: {
             secrets: createWebhookSecretBox(webhookSecretKeyFromConfig(config)),
             allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+            mailer: createMailer({
+              config,
+              logger: createLogger({ level: config.LOG_LEVEL, name: 'worker-mail' }),
+            }),
           },
           settlement,
           paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS },
