@@ -20,8 +20,9 @@ import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol
  *        against the caller); `totalAssets` uses sUSDe's `previewRedeem`, which rounds down too.
  *      - Re-entrancy through a token with transfer hooks: every entry point that moves assets is `nonReentrant`,
  *        and shares are burnt before assets leave.
- *      - sUSDe's withdrawal cooldown: while it is on, `maxWithdraw`/`maxRedeem` are 0 and `withdraw`/`redeem`
- *        revert with ERC4626ExceededMax* (the asynchronous redemption it would need is not built here).
+ *      - sUSDe's withdrawal cooldown: while it is on, every `max*` is 0, so `deposit`/`mint` (money that could
+ *        not come back out) and `withdraw`/`redeem` revert with ERC4626ExceededMax* (the asynchronous
+ *        redemption a cooldown needs is not built here).
  */
 contract YieldVault is ERC4626, ReentrancyGuard {
     using SafeERC20 for IERC20;
@@ -41,6 +42,15 @@ contract YieldVault is ERC4626, ReentrancyGuard {
     /// @notice The assets the vault's sUSDe redeems for now.
     function totalAssets() public view override returns (uint256) {
         return stakedVault.previewRedeem(stakedVault.balanceOf(address(this)));
+    }
+
+    /// @notice Nothing while sUSDe's withdrawal cooldown is on: a deposit then could not be withdrawn again.
+    function maxDeposit(address receiver) public view override returns (uint256) {
+        return cooldownActive() ? 0 : super.maxDeposit(receiver);
+    }
+
+    function maxMint(address receiver) public view override returns (uint256) {
+        return cooldownActive() ? 0 : super.maxMint(receiver);
     }
 
     /// @notice At most what the vault's sUSDe position can pay out right now: nothing while sUSDe's withdrawal

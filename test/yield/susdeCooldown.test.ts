@@ -76,7 +76,7 @@ async function createDraft() {
 describe('finding 5 — vault deposits lock if sUSDe turns its cooldown on', () => {
   afterEach(() => setCooldown(0));
 
-  it('finding 5 — while sUSDe’s cooldown is on a vault reports nothing withdrawable (maxWithdraw and maxRedeem 0) and refuses a withdrawal as exceeding it; once off, the holder redeems in full', async () => {
+  it('finding 5 — while sUSDe’s cooldown is on a vault reports nothing withdrawable (maxWithdraw and maxRedeem 0), refuses a withdrawal as exceeding it and takes no new deposit; once off, the holder redeems in full', async () => {
     const receipt = await send(chain, 'operator', {
       address: chain.contracts.yieldVaultFactory,
       abi: YieldVaultFactory.abi,
@@ -118,6 +118,16 @@ describe('finding 5 — vault deposits lock if sUSDe turns its cooldown on', () 
     await setCooldown(SEVEN_DAYS);
     expect(await readVault<bigint>(vault, 'maxWithdraw', [holder])).toBe(0n);
     expect(await readVault<bigint>(vault, 'maxRedeem', [holder])).toBe(0n);
+    // No new money goes in that could not come back out.
+    expect(await readVault<bigint>(vault, 'maxDeposit', [holder])).toBe(0n);
+    expect(await readVault<bigint>(vault, 'maxMint', [holder])).toBe(0n);
+    await expectRevert(
+      chain,
+      'payer',
+      { address: vault, abi: YieldVault.abi, functionName: 'deposit', args: [1n, holder] },
+      'ERC4626ExceededMaxDeposit',
+      [holder, 1n, 0n],
+    );
     await expectRevert(
       chain,
       'payer',
