@@ -54,6 +54,7 @@ export const YIELD_CHAIN = 11155111;
 export async function startYieldWorld({
   privateChain = false,
   prepareChain,
+  env: extraEnv = {},
 }: {
   /**
    * Run YIELD_CHAIN on an anvil of this world's own (for tests that change the sUSDe rate, which other
@@ -62,6 +63,8 @@ export async function startYieldWorld({
   privateChain?: boolean;
   /** On the private chain, before the API starts: deploy more contracts; the answer replaces deployment entries. */
   prepareChain?: (chain: SettlementChain) => Promise<Record<string, Address>>;
+  /** More configuration of the API and the worker process (e.g. deploy limits). */
+  env?: Record<string, string>;
 } = {}): Promise<YieldWorld> {
   quietTemporalRuntime();
   const stack = testStack();
@@ -92,6 +95,7 @@ export async function startYieldWorld({
     YIELD_DOMAIN_POLL_MS: '200',
     YIELD_DNS_SERVER: dns.address,
     ...chainEnv,
+    ...extraEnv,
   };
   const app = await startTestApp(env);
 

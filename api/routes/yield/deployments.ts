@@ -12,6 +12,7 @@ import {
   updateYieldDeploymentDetails,
   type YieldDeploymentRow,
 } from '../../../db/yieldDeployments';
+import { queueYieldDeploy, returnYieldDeploy } from '../../../db/yieldDeployLimits';
 import { listYieldDomains } from '../../../db/yieldDomains';
 import { yieldNetworkOf, type PermittedYieldToken, type YieldNetwork } from '../../../yield/deployOptions';
 import {
@@ -22,7 +23,7 @@ import {
 import { startYieldDeploymentWorkflow } from '../../../workers/yieldWorkflows';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
 import type { AppContext } from '../../appContext';
-import { badRequest, conflict, notFound, serviceUnavailable } from '../../httpErrors';
+import { HttpError, badRequest, conflict, notFound, serviceUnavailable } from '../../httpErrors';
 import { chainIdQuery } from '../../routing/chainIdQuery';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { branding, contractSet, deployment, toContractSet, toDeployment } from './yieldModels';
@@ -378,6 +379,10 @@ export function yieldDeploymentRoutes(app: AppContext): AnyRoute[] {
           description:
             "Not a draft or failed deployment, or a token's staked vault has a withdrawal cooldown on",
         },
+        429: {
+          description:
+            'The merchant has queued YIELD_DEPLOYS_PER_MERCHANT_PER_DAY deploys this UTC day, or the deployment failed less than YIELD_REDEPLOY_BACKOFF_SEC ago (Retry-After)',
+        },
         503: { description: 'Temporal did not accept the workflow in time; nothing changed' },
       },
       async handler({ merchantId, params }) {
@@ -395,15 +400,32 @@ export function yieldDeploymentRoutes(app: AppContext): AnyRoute[] {
             `Yield deployment cannot be deployed on chain ${row.chain_id} while a withdrawal cooldown is on: ${describeCooldowns(cooling)}`,
           );
         }
-        const queued = await transitionYieldDeployment(app.db, {
+        // Each deploy costs the platform gas: per-merchant daily limit and a back-off after a failure.
+        const now = app.now();
+        const taken = await queueYieldDeploy(app.db, {
           merchantId,
           id: row.id,
-          from,
-          to: 'deploying',
-          unconfigured: true,
-          changes: { failure_reason: null, deploy_raw_tx: null, deploy_tx_hash: null, deploy_nonce: null },
+          now,
+          dailyLimit: app.config.YIELD_DEPLOYS_PER_MERCHANT_PER_DAY,
+          backoffSec: app.config.YIELD_REDEPLOY_BACKOFF_SEC,
         });
-        if (!queued) throw wrongState(row, 'deploying', from);
+        if (taken.outcome === 'not_found') throw yieldDeploymentNotFound();
+        if (taken.outcome === 'wrong_state') throw wrongState(taken.row, 'deploying', from);
+        if (taken.outcome === 'backing_off') {
+          throw new HttpError(
+            429,
+            `Yield deployment failed less than ${app.config.YIELD_REDEPLOY_BACKOFF_SEC} s ago; retry after ${taken.retryAfterSec} s`,
+            { 'retry-after': String(taken.retryAfterSec) },
+          );
+        }
+        if (taken.outcome === 'daily_limit') {
+          throw new HttpError(
+            429,
+            `Too many vault deploys today: ${app.config.YIELD_DEPLOYS_PER_MERCHANT_PER_DAY} per merchant per UTC day; retry after the UTC day ends`,
+            { 'retry-after': String(taken.retryAfterSec) },
+          );
+        }
+        const queued = taken.row;
         try {
           await withTemporalDeadline(app.temporal, app.config.TEMPORAL_START_TIMEOUT_MS, () =>
             startYieldDeploymentWorkflow(app.temporal, {
@@ -423,6 +445,7 @@ export function yieldDeploymentRoutes(app: AppContext): AnyRoute[] {
             to: row.status,
             changes: { failure_reason: row.failure_reason },
           });
+          await returnYieldDeploy(app.db, { merchantId, now });
           throw error;
         }
         return { status: 202, body: await present(app, queued) };
