@@ -223,7 +223,7 @@ interface ReopenedPayment {
 /**
  * The update both reopenings share: back to confirming, keeping the first payment's paidAt and txHash.
  * A completed session is final (SPEC): it is never reopened, so it never sends a second
- * `session.confirming`; funds reaching it late are only swept (migration 2026_11_26_711 refuses the change too).
+ * `session.confirming`; funds reaching it late are only swept (migration 2026_11_26_861 refuses the change too).
  */
 function reopenForSettlement(db: Db, { id, txHash, chainId, paidAt }: ReopenedPayment) {
   return db
