@@ -547,6 +547,16 @@ export interface YieldDeploymentsTable {
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   sunset_at: NullableTimestamp;
+  /** When the last deploy attempt failed: a redeploy waits YIELD_REDEPLOY_BACKOFF_SEC from here. */
+  failed_at: NullableTimestamp;
+}
+
+/** Deploys queued per merchant and UTC day (YIELD_DEPLOYS_PER_MERCHANT_PER_DAY). */
+export interface YieldDeployCountersTable {
+  merchant_id: string;
+  /** UTC date, YYYY-MM-DD. */
+  day: ColumnType<string, string, string>;
+  used: number;
 }
 
 export type YieldDomainStatus = 'pending' | 'verified' | 'failed';
@@ -597,4 +607,5 @@ export interface Database {
   yield_contract_sets: YieldContractSetsTable;
   yield_deployments: YieldDeploymentsTable;
   yield_domains: YieldDomainsTable;
+  yield_deploy_counters: YieldDeployCountersTable;
 }
