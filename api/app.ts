@@ -25,7 +25,7 @@ import {
 } from '../db/sessionTokenRevocations';
 import { API_KEY_CHANGES_CHANNEL, findActiveApiKeyByHash, touchApiKeyLastUsed } from '../db/apiKeys';
 import { createEmailCodes, emailCodeHashKeyFromConfig } from './auth/emailCodes';
-import { createMailer } from './email/mailer';
+import { createMailer } from '../mail/mailer';
 import { requirePaymasterClient } from './auth/paymasterClient';
 import { createMerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from '../logging/logger';

@@ -414,6 +414,13 @@ export interface WebhookEndpointsTable {
   /** The secret before the last rotation, still signing beside the new one until its expiry (migration 800). */
   previous_secret_ciphertext: ColumnType<string | null, string | null | undefined, string | null>;
   previous_secret_expires_at: NullableTimestamp;
+  /** Start of the current run of failed attempts (workflow time); null after a success (migration 820). */
+  failing_since: NullableTimestamp;
+  /** `failing`: disabled by the service after 5 days of failures; null when enabled or disabled by the merchant. */
+  disabled_reason: ColumnType<'failing' | null, 'failing' | null | undefined, 'failing' | null>;
+  disabled_at: NullableTimestamp;
+  /** The `endpoint.disabled` event of the last automatic disabling. */
+  disabled_event_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
@@ -423,7 +430,8 @@ export interface EventsTable {
   id: string;
   type: string;
   merchant_id: string;
-  session_id: string;
+  /** Null for events about the merchant's account rather than a session (`endpoint.disabled`). */
+  session_id: string | null;
   /** The serialised body, exactly the bytes every delivery sends and signs. */
   payload: string;
   created_at: Timestamp;
@@ -565,6 +573,16 @@ export interface YieldDeploymentsTable {
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   sunset_at: NullableTimestamp;
+  /** When the last deploy attempt failed: a redeploy waits YIELD_REDEPLOY_BACKOFF_SEC from here. */
+  failed_at: NullableTimestamp;
+}
+
+/** Deploys queued per merchant and UTC day (YIELD_DEPLOYS_PER_MERCHANT_PER_DAY). */
+export interface YieldDeployCountersTable {
+  merchant_id: string;
+  /** UTC date, YYYY-MM-DD. */
+  day: ColumnType<string, string, string>;
+  used: number;
 }
 
 export type YieldDomainStatus = 'pending' | 'verified' | 'failed';
@@ -618,4 +636,5 @@ export interface Database {
   yield_contract_sets: YieldContractSetsTable;
   yield_deployments: YieldDeploymentsTable;
   yield_domains: YieldDomainsTable;
+  yield_deploy_counters: YieldDeployCountersTable;
 }

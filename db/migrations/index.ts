@@ -26,6 +26,9 @@ import * as emailLoginLockouts from './2026_11_26_640_email_login_lockouts';
 import * as yieldDomainClaims from './2026_11_26_650_yield_domain_claims';
 import * as sessionTokenRevocations from './2026_11_26_660_session_token_revocations';
 import * as webhookDeliveryOperations from './2026_11_26_800_webhook_delivery_operations';
+import * as failingEndpoints from './2026_11_26_820_failing_endpoints';
+import * as completedSessionsAreFinal from './2026_11_26_861_completed_sessions_are_final';
+import * as yieldDeployLimits from './2026_11_26_862_yield_deploy_limits';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +59,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_650_yield_domain_claims': yieldDomainClaims,
   '2026_11_26_660_session_token_revocations': sessionTokenRevocations,
   '2026_11_26_800_webhook_delivery_operations': webhookDeliveryOperations,
+  '2026_11_26_820_failing_endpoints': failingEndpoints,
+  '2026_11_26_861_completed_sessions_are_final': completedSessionsAreFinal,
+  '2026_11_26_862_yield_deploy_limits': yieldDeployLimits,
 };
