@@ -1,5 +1,6 @@
 import type { Logger } from '../logging/logger';
 import type { Db } from '../db/client';
+import { countMalformedRequest } from '../db/paymasterMalformedRequests';
 import { insertUsageRecord } from '../db/paymasterUsage';
 import type { PaymasterUsageStatus, SponsorshipMode } from '../db/schema';
 import type { PaymasterClient } from './clientChecks';
@@ -51,7 +52,28 @@ export const NO_USAGE_FACTS: UsageFacts = {
   targets: [],
 };
 
-/** Records a paymaster denial; failing to write the row is logged and never changes the caller's answer. */
+/**
+ * Reasons of a request refused for its shape, before an operation could be read from it. Anyone with
+ * the public client id can send these: they are counted per client and hour, not stored as a usage row
+ * each (security review II, finding 10). The operation bounds (gas_limit_too_high, gas_price_too_high)
+ * are `denied_malformed` too but refuse a readable operation: they keep their row.
+ */
+const MALFORMED_REQUEST_REASONS: ReadonlySet<string> = new Set([
+  'parse_error',
+  'unknown_method',
+  'invalid_params',
+  'eip7702_needs_entrypoint_v08',
+  'eip7702_delegate_missing',
+  'paymaster_gas_fields_missing',
+  'paymaster_token_invalid',
+  'paymaster_token_unsupported_method',
+  'method_not_relayed',
+]);
+
+/**
+ * Records a paymaster denial (a malformed request only adds to its client's hourly counter); failing to
+ * write is logged and never changes the caller's answer.
+ */
 export async function recordPaymasterDenial(
   { db, logger }: { db: Db; logger: Logger },
   client: PaymasterClient,
@@ -60,6 +82,14 @@ export async function recordPaymasterDenial(
   reason: string | null,
 ): Promise<void> {
   try {
+    if (status === 'denied_malformed' && reason !== null && MALFORMED_REQUEST_REASONS.has(reason)) {
+      await countMalformedRequest(db, {
+        merchantId: client.merchantId,
+        clientId: client.clientId,
+        reason,
+      });
+      return;
+    }
     await insertUsageRecord(db, {
       merchantId: client.merchantId,
       clientId: client.clientId,
