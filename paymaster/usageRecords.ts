@@ -1,3 +1,4 @@
+import { isAddress } from 'viem';
 import type { Logger } from '../logging/logger';
 import type { Db } from '../db/client';
 import { countMalformedRequest } from '../db/paymasterMalformedRequests';
@@ -5,6 +6,8 @@ import { insertUsageRecord } from '../db/paymasterUsage';
 import type { PaymasterUsageStatus, SponsorshipMode } from '../db/schema';
 import type { PaymasterClient } from './clientChecks';
 import type { UsdSnapshot } from './limits';
+import { USER_OPERATION_METHODS } from './bundlerMethods';
+import { isPaymasterMethod } from './sponsorshipParams';
 
 /** Every usage status (SPEC "Paymaster usage status values"), for validation of filters. */
 export const PAYMASTER_USAGE_STATUSES = [
@@ -52,6 +55,31 @@ export const NO_USAGE_FACTS: UsageFacts = {
   targets: [],
 };
 
+/** What a usage row's `method` says when the caller named a method we do not serve. */
+export const UNKNOWN_METHOD = 'unknown_method';
+
+/**
+ * The facts as a usage row may hold them: a method we serve (anything else is `unknown_method`) and
+ * addresses only (anything else is null or left out). Usage rows are written by whoever holds a public
+ * client id and read by the merchant's AI agent: they never carry the caller's text (security review
+ * II, finding 4).
+ */
+export function factsToStore(facts: UsageFacts): UsageFacts {
+  const address = (value: string | null) =>
+    value !== null && isAddress(value, { strict: false }) ? value.toLowerCase() : null;
+  const { method } = facts;
+  return {
+    ...facts,
+    method:
+      method === null || isPaymasterMethod(method) || USER_OPERATION_METHODS.has(method)
+        ? method
+        : UNKNOWN_METHOD,
+    sender: address(facts.sender),
+    entryPoint: address(facts.entryPoint),
+    targets: facts.targets.flatMap((target) => address(target) ?? []),
+  };
+}
+
 /**
  * Reasons of a request refused for its shape, before an operation could be read from it. Anyone with
  * the public client id can send these: they are counted per client and hour, not stored as a usage row
@@ -93,7 +121,7 @@ export async function recordPaymasterDenial(
     await insertUsageRecord(db, {
       merchantId: client.merchantId,
       clientId: client.clientId,
-      ...facts,
+      ...factsToStore(facts),
       status,
       reason,
       userOpHash: null,
