@@ -23,6 +23,7 @@ import * as apiKeyNotifications from './2026_11_26_610_api_key_notifications';
 import * as paymasterUsageWindowIndex from './2026_11_26_630_paymaster_usage_window_index';
 import * as paymentOptionsWatchCoveringIndex from './2026_11_26_631_payment_options_watch_covering_index';
 import * as paymasterMalformedRequests from './2026_11_26_760_paymaster_malformed_requests';
+import * as paymasterUsageCallerText from './2026_11_26_761_paymaster_usage_caller_text';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_630_paymaster_usage_window_index': paymasterUsageWindowIndex,
   '2026_11_26_631_payment_options_watch_covering_index': paymentOptionsWatchCoveringIndex,
   '2026_11_26_760_paymaster_malformed_requests': paymasterMalformedRequests,
+  '2026_11_26_761_paymaster_usage_caller_text': paymasterUsageCallerText,
 };
