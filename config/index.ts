@@ -324,6 +324,18 @@ export const configSchema = z.object({
   PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: usdLimit.default('1000'),
   /** The share of each daily budget one merchant may hold or spend, in basis points (10000 = all of it). */
   PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: z.coerce.number().int().min(1).max(10_000).default(2000),
+  /**
+   * A sponsorship hold (limits and prepaid balance) ends when the receipt tracker reads a block whose time
+   * is past the operation's validUntil (included: settled; not: dropped). Our own clock releases it only
+   * this long after validUntil, in case the tracker stalls: a chain lagging our clock cannot spend a
+   * released hold twice.
+   */
+  PAYMASTER_HOLD_RELEASE_GRACE_SEC: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 24 * 3600)
+    .default(3600),
   /** Sponsored USD (markup included) per merchant per UTC day and network class; a merchant may only tighten it. */
   PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: usdLimit.default('10000'),
   /**

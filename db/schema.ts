@@ -250,6 +250,17 @@ export interface PaymasterDenyRulesTable {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/** Malformed paymaster requests counted per client, UTC hour and reason (instead of one usage row each). */
+export interface PaymasterMalformedRequestsTable {
+  client_id: string;
+  hour: Date;
+  /** One of our refusal codes (parse_error, unknown_method, invalid_params, ...), never the caller's text. */
+  reason: string;
+  merchant_id: string;
+  /** INT8: read as a string. */
+  count: ColumnType<string, string | number, string | number>;
+}
+
 export interface PaymasterUsageTable {
   id: Generated<string>;
   /** Insertion order, the cursor of the usage list (INT8: read as a string). */
@@ -621,6 +632,7 @@ export interface Database {
   paymaster_allowlist_entries: PaymasterAllowlistEntriesTable;
   paymaster_deny_rules: PaymasterDenyRulesTable;
   paymaster_usage: PaymasterUsageTable;
+  paymaster_malformed_requests: PaymasterMalformedRequestsTable;
   paymaster_merchant_limits: PaymasterMerchantLimitsTable;
   paymaster_limit_counters: PaymasterLimitCountersTable;
   paymaster_limit_holds: PaymasterLimitHoldsTable;

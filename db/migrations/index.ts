@@ -26,6 +26,8 @@ import * as emailLoginLockouts from './2026_11_26_640_email_login_lockouts';
 import * as yieldDomainClaims from './2026_11_26_650_yield_domain_claims';
 import * as sessionTokenRevocations from './2026_11_26_660_session_token_revocations';
 import * as webhookDeliveryOperations from './2026_11_26_800_webhook_delivery_operations';
+import * as paymasterMalformedRequests from './2026_11_26_810_paymaster_malformed_requests';
+import * as paymasterUsageCallerText from './2026_11_26_811_paymaster_usage_caller_text';
 import * as failingEndpoints from './2026_11_26_820_failing_endpoints';
 import * as completedSessionsAreFinal from './2026_11_26_861_completed_sessions_are_final';
 import * as yieldDeployLimits from './2026_11_26_862_yield_deploy_limits';
@@ -59,6 +61,8 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_650_yield_domain_claims': yieldDomainClaims,
   '2026_11_26_660_session_token_revocations': sessionTokenRevocations,
   '2026_11_26_800_webhook_delivery_operations': webhookDeliveryOperations,
+  '2026_11_26_810_paymaster_malformed_requests': paymasterMalformedRequests,
+  '2026_11_26_811_paymaster_usage_caller_text': paymasterUsageCallerText,
   '2026_11_26_820_failing_endpoints': failingEndpoints,
   '2026_11_26_861_completed_sessions_are_final': completedSessionsAreFinal,
   '2026_11_26_862_yield_deploy_limits': yieldDeployLimits,
