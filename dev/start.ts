@@ -19,6 +19,8 @@ import { startDnsServer } from './services/dnsServer';
 import { startMailDev } from './services/mailDev';
 import { ensureDatabase, startEmbeddedPostgres } from './services/postgres';
 import { startTemporalDevServer } from './services/temporal';
+import { ensureDevMerchant } from './devMerchant';
+import { readStackFile } from './stackFile';
 import type { StackDescription } from './stackDescription';
 
 /**
@@ -84,6 +86,7 @@ async function main(): Promise<void> {
     devAccount: { address: devAccount.address, privateKey: devAccount.privateKey },
   };
   const stackFile = join(devDir, 'stack.json');
+  const previousDevMerchant = readStackFile(stackFile)?.devMerchant;
   await writeFile(stackFile, `${JSON.stringify(stack, null, 2)}\n`);
 
   const env: NodeJS.ProcessEnv = {
@@ -132,6 +135,13 @@ async function main(): Promise<void> {
   startProcess('relayer', ['dev/relayer.ts', stackFile], env);
   startProcess('api', ['api/main.ts'], env);
   await waitForHealth(`http://127.0.0.1:${port}/health`);
+  const devMerchant = await ensureDevMerchant({
+    apiUrl: `http://127.0.0.1:${port}`,
+    mailWebUrl: mail.webUrl,
+    privateKey: devAccount.privateKey,
+    previous: previousDevMerchant,
+  });
+  await writeFile(stackFile, `${JSON.stringify({ ...stack, devMerchant }, null, 2)}\n`);
 
   log('ready');
   process.stdout.write(
@@ -149,6 +159,8 @@ async function main(): Promise<void> {
       `  Mail (MailDev) ${mail.webUrl}  (SMTP ${mail.smtpUrl}: login and verification codes land here)`,
       `  DNS           ${dns.host}:${dns.port}  (TXT records for domain verification: edit ${dns.recordsFile})`,
       `  Dev account   ${devAccount.address} (funded on every local chain; tokens have an open mint)`,
+      `  Dev merchant  ${devMerchant.id}  (${devMerchant.email}; its sk_live_ key is devMerchant.apiKey in the stack file,`,
+      `                a JWT: npm run --silent token; pay a session: npm run pay -- <sessionId>)`,
       `  Stack file    ${stackFile}`,
       '',
       '  Ctrl-C stops everything; the next `npm start` reuses the data in .dev/.',
