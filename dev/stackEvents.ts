@@ -1,3 +1,4 @@
+import { normaliseDecimal } from '../chain/tokenAmount';
 import type { Db } from '../db/client';
 
 /**
@@ -73,7 +74,7 @@ export function watchStackEvents({
       print(
         before
           ? `session ${session.id} ${before} → ${session.status}`
-          : `session ${session.id} ${session.status} (${session.amount} USD, ${mode})`,
+          : `session ${session.id} ${session.status} (${normaliseDecimal(session.amount)} USD, ${mode})`,
       );
     }
     for (const attempt of attempts) {

@@ -38,7 +38,7 @@ describe("the dev stack's event lines", () => {
     const created = (await create()).body.id as string;
     await watcher.poll();
     const ours = () => lines.filter((line) => line.includes(created) || line.includes(before));
-    expect(ours()).toEqual([`session ${created} awaiting_payment (12.50 USD, sandbox)`]);
+    expect(ours()).toEqual([`session ${created} awaiting_payment (12.5 USD, sandbox)`]);
 
     await watcher.poll();
     expect(ours()).toHaveLength(1);
@@ -51,7 +51,7 @@ describe("the dev stack's event lines", () => {
       .execute();
     await watcher.poll();
     expect(ours()).toEqual([
-      `session ${created} awaiting_payment (12.50 USD, sandbox)`,
+      `session ${created} awaiting_payment (12.5 USD, sandbox)`,
       `session ${created} awaiting_payment → confirming`,
     ]);
   });
