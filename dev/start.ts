@@ -191,7 +191,12 @@ async function main(): Promise<void> {
 async function startDatabase(): Promise<string> {
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
-    const server = await startEmbeddedPostgres({ dataDir: join(devDir, 'postgres'), persistent: true });
+    const server = await startEmbeddedPostgres({
+      dataDir: join(devDir, 'postgres'),
+      persistent: true,
+      // The supervisor's own SIGTERM handler stops everything in order (`kill <pid>` in the banner).
+      callerHandlesSignals: true,
+    });
     stops.set('postgres', server.stop);
     adminUrl = server.adminUrl;
   }
