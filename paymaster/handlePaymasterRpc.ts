@@ -131,7 +131,7 @@ const reject = (
 const malformed = (code: number, message: string, reason: string): Decision =>
   reject(code, message, 'denied_malformed', reason);
 
-/** Unknown method names are the caller's text: keep a bounded prefix in the usage row. */
+/** The caller's method name, bounded: the -32601 answer repeats it; a usage row stores only known names (usageRecords.ts). */
 const methodForUsage = (method: unknown): string | null =>
   typeof method === 'string' ? method.slice(0, 64) : null;
 
