@@ -152,6 +152,7 @@ describe('npm run keys', () => {
         'POSTGRES_PASSWORD',
         'SIGNER_PRIVATE_KEY',
         'OPERATOR_PRIVATE_KEY',
+        'YIELD_DEPLOYER_PRIVATE_KEY',
         'DEPLOYER_PRIVATE_KEY',
       ].sort(),
     );
@@ -187,7 +188,12 @@ describe('npm run keys', () => {
       cwd: root,
     });
     const lines = stdout.trim().split('\n');
-    for (const variable of ['SIGNER_PRIVATE_KEY', 'OPERATOR_PRIVATE_KEY', 'DEPLOYER_PRIVATE_KEY']) {
+    for (const variable of [
+      'SIGNER_PRIVATE_KEY',
+      'OPERATOR_PRIVATE_KEY',
+      'YIELD_DEPLOYER_PRIVATE_KEY',
+      'DEPLOYER_PRIVATE_KEY',
+    ]) {
       const index = lines.findIndex((line) => line.startsWith(`${variable}=`));
       const address = privateKeyToAccount(lines[index]!.slice(variable.length + 1) as Hex).address;
       expect(lines[index - 1]).toContain(address);
