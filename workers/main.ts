@@ -15,13 +15,14 @@ import { ourPaymasters } from '../activities/paymasterReceipts';
 import { createWorkers } from './createWorkers';
 import { ensureSearchAttributes } from '../workflowClient/connection';
 import { taskQueueNames } from './taskQueues';
+import { WORKER_SETTING_CHECKS } from './settingChecks';
 
 /**
  * The `worker` process (`npm run worker`): connects to Temporal and Postgres, polls every task
  * queue, and on SIGINT or SIGTERM lets in-flight tasks finish before closing its connections.
  */
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(process.env, WORKER_SETTING_CHECKS);
   // The runtime drains in-flight tasks on SIGINT/SIGTERM; if Temporal itself is gone (the whole dev
   // stack stopping at once) the drain cannot finish, so never outlive the signal by more than 20 s.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
