@@ -13,7 +13,7 @@ import {
   writeCheckpoint,
 } from '../db/deposits';
 import { findFlushTransactions } from '../db/settlements';
-import { sessionWorkflowId } from '../workflows/workflowIds';
+import { signalDepositDetected } from '../workflowClient/sessions';
 import type { DepositDetected } from './sessions';
 
 export interface ChainMonitorDependencies {
@@ -273,9 +273,7 @@ export function createChainMonitorActivities({
       const sent = await Promise.allSettled(
         [...signals].map(async ([sessionId, deposit]) => {
           try {
-            await temporal.workflow
-              .getHandle(sessionWorkflowId(sessionId))
-              .signal('depositDetected', deposit);
+            await signalDepositDetected(temporal, sessionId, deposit);
           } catch (error) {
             // The reconciler starts a missing workflow; the deposit row keeps the payment either way.
             if (!(error instanceof WorkflowNotFoundError)) throw error;

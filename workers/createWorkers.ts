@@ -31,7 +31,7 @@ import {
 } from '../webhooks/webhookSecrets';
 import type { Db } from '../db/client';
 import { chainMonitorWorkflowId } from '../workflows/workflowIds';
-import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
+import { TASK_QUEUES, type TaskQueueRole } from '../workflows/taskQueues';
 import type { Tracing } from '../tracing/tracing';
 
 /**

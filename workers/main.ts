@@ -1,6 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { ConfigError, loadConfigOrExit, requireSetting, temporalTlsOf } from '../config';
+import { ConfigError, loadConfigOrExit, requireSetting } from '../config';
 import { boundedWaitsFrom, createDb } from '../db/client';
 import { checkReadiness, postgresCheck, startReadinessServer, temporalCheck } from '../health/readiness';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
@@ -11,8 +10,8 @@ import { startPaymasterReceiptTrackers } from '../workflowClient/paymasterReceip
 import { createTxtLookup } from '../yield/txtRecords';
 import { ourPaymasters } from '../activities/paymasterReceipts';
 import { createWorkers } from './createWorkers';
-import { ensureSearchAttributes } from '../workflowClient/connection';
-import { taskQueueNames } from './taskQueues';
+import { createTemporalClient, ensureSearchAttributes, temporalTargetOf } from '../workflowClient/connection';
+import { taskQueueNames } from '../workflows/taskQueues';
 
 /**
  * The `worker` process (`npm run worker`): connects to Temporal and Postgres, polls every task
@@ -38,19 +37,15 @@ async function main(): Promise<void> {
       })
     : undefined;
   try {
-    const temporalTls = temporalTlsOf(config);
-    const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS, tls: temporalTls });
+    const { address, tls } = temporalTargetOf(config);
+    const connection = await NativeConnection.connect({ address, tls });
     try {
-      const clientConnection = await Connection.connect({
-        address: config.TEMPORAL_ADDRESS,
-        tls: temporalTls,
+      const temporalClient = await createTemporalClient({
+        ...temporalTargetOf(config),
+        interceptors: tracing?.workflowClientInterceptors,
       });
-      const temporal = new Client({
-        connection: clientConnection,
-        namespace: config.TEMPORAL_NAMESPACE,
-        ...(tracing && { interceptors: { workflow: tracing.workflowClientInterceptors } }),
-      });
-      const registered = await ensureSearchAttributes(clientConnection, config.TEMPORAL_NAMESPACE);
+      const temporal = temporalClient.client;
+      const registered = await ensureSearchAttributes(temporalClient.connection, config.TEMPORAL_NAMESPACE);
       if (registered.length) process.stdout.write(`registered search attributes: ${registered.join(', ')}\n`);
       const taskQueues = taskQueueNames(config.TEMPORAL_TASK_QUEUE_PREFIX);
       const networks = createNetworkRegistry(config);
@@ -152,7 +147,7 @@ async function main(): Promise<void> {
       // The worker runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves after it.
       await workers.run();
       await readiness?.close();
-      await clientConnection.close();
+      await temporalClient.close();
       process.stdout.write('worker stopped\n');
     } finally {
       await connection.close();

@@ -26,7 +26,7 @@ import { LOCAL_TESTNET_CHAIN_IDS, type LocalChainId } from '../../dev/localChain
 import { startLocalChains } from '../../dev/services/localChains';
 import { startChainMonitors } from '../../workflowClient/chainMonitors';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
-import { taskQueueNames, type TaskQueueRole } from '../../workers/taskQueues';
+import { taskQueueNames, type TaskQueueRole } from '../../workflows/taskQueues';
 import { startTestApp, type TestApp } from '../harness/app';
 import { writeDeploymentsFile } from '../harness/deployments';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';

@@ -14,7 +14,7 @@ import {
 } from '../../../db/yieldDeployments';
 import { listYieldDomains } from '../../../db/yieldDomains';
 import { yieldNetworkOf, type YieldNetwork } from '../../../yield/deployOptions';
-import { startYieldDeploymentWorkflow } from '../../../workers/yieldWorkflows';
+import { startYieldDeploymentWorkflow } from '../../../workflowClient/yieldWorkflows';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
 import type { AppContext } from '../../appContext';
 import { badRequest, conflict, notFound } from '../../httpErrors';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { deleteYieldDomain, HostnameTakenError, insertYieldDomain } from '../../../db/yieldDomains';
 import { newVerificationValue, normalizeHostname } from '../../../yield/domainVerification';
-import { startDomainVerificationWorkflow } from '../../../workers/yieldWorkflows';
+import { startDomainVerificationWorkflow } from '../../../workflowClient/yieldWorkflows';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
 import type { AppContext } from '../../appContext';
 import { conflict, notFound } from '../../httpErrors';
