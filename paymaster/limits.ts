@@ -9,7 +9,7 @@ import {
   type HoldTerms,
   limitCountersUsage,
   type LimitCounter,
-  type MerchantLimitsRow,
+  type MerchantLimitColumns,
 } from '../db/paymasterLimits';
 import type { SponsorshipMode } from '../db/schema';
 import { denial, type PaymasterDenial } from './denials';
@@ -94,18 +94,7 @@ export function platformLimits(config: Config): LimitsView {
   };
 }
 
-export function merchantLimits(
-  row:
-    | Pick<
-        MerchantLimitsRow,
-        | 'per_sender_hourly_ops'
-        | 'per_sender_daily_usd'
-        | 'per_tx_usd'
-        | 'per_merchant_daily_usd'
-        | 'per_client_daily_usd'
-      >
-    | undefined,
-): LimitsView {
+export function merchantLimits(row: MerchantLimitColumns | undefined): LimitsView {
   return {
     perSenderHourlyOps: row?.per_sender_hourly_ops ?? null,
     perSenderDailyUsd: normalizedUsd(row?.per_sender_daily_usd ?? null),

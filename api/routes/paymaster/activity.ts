@@ -6,7 +6,7 @@ import {
   tallyUsage,
   type UsageRecordRow,
 } from '../../../db/paymasterUsage';
-import { PAYMASTER_USAGE_STATUSES } from '../../../paymaster/usageRecords';
+import { PAYMASTER_USAGE_STATUSES } from '../../../db/paymasterUsageStatus';
 import type { AppContext } from '../../appContext';
 import { toUsageRecord, usageRecordSchema } from './usageRecordModel';
 import { sequenceCursor } from '../../routing/sequenceCursor';
