@@ -2,14 +2,14 @@
 # compiler, no dev stack: anvil, embedded Postgres, Alto and the Temporal test server stay out).
 # Build: docker build -t stablepay . ; run: node dist/api/main.js | dist/workers/main.js | dist/signer/main.js
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
 COPY . .
 RUN npx tsx contracts/build.ts && npx tsx dev/buildProduction.ts
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./

@@ -39,12 +39,25 @@ export type FirstAttempt =
       recorded: boolean;
     };
 
+/** What a delivery record is opened with: the pair, the workflow run, and for a resend its chosen id. */
+export interface DeliveryRecordInput {
+  eventId: string;
+  endpointId: string;
+  workflowId: string;
+  workflowRunId: string;
+  deliveryId?: string;
+  resendOf?: string;
+}
+
 export function createWebhookDeliveryActivities({
   db,
   secrets,
   allowPrivateTargets,
 }: WebhookDeliveryActivityDependencies) {
-  /** Signs the stored payload with the endpoint's current secret and the current time, and POSTs it once. */
+  /**
+   * Signs the stored payload with the endpoint's current secret (and the previous one while a
+   * rotation overlaps) and the current time, and POSTs it once.
+   */
   const sendOnce = async (
     endpoint: WebhookEndpointRow | undefined,
     event: EventRow | undefined,
@@ -54,7 +67,14 @@ export function createWebhookDeliveryActivities({
     if (!endpoint.events.includes(event.type))
       return { kind: 'endpoint_unavailable', reason: 'unsubscribed' };
     const secret = secrets.open(endpoint.secret_ciphertext, endpoint.id);
-    const { header } = signWebhookPayload({ rawBody: event.payload, secret });
+    const overlapping =
+      endpoint.previous_secret_ciphertext !== null &&
+      endpoint.previous_secret_expires_at !== null &&
+      endpoint.previous_secret_expires_at.getTime() > Date.now();
+    const previousSecret = overlapping
+      ? secrets.open(endpoint.previous_secret_ciphertext!, endpoint.id)
+      : null;
+    const { header } = signWebhookPayload({ rawBody: event.payload, secret, previousSecret });
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'stablepay-webhooks/1',
@@ -82,24 +102,13 @@ export function createWebhookDeliveryActivities({
      * throws with nothing sent, and the workflow takes the step-by-step path; one after the send
      * returns `recorded: false` and the workflow records the attempt with its retried activity.
      */
-    async openAndAttemptFirst(input: {
-      eventId: string;
-      endpointId: string;
-      workflowId: string;
-      workflowRunId: string;
-    }): Promise<FirstAttempt> {
+    async openAndAttemptFirst(input: DeliveryRecordInput): Promise<FirstAttempt> {
       const [endpoint, event] = await Promise.all([
         findWebhookEndpointById(db, input.endpointId),
         findEventById(db, input.eventId),
       ]);
       if (!endpoint) return { kind: 'endpoint_gone' };
-      const delivery = await openWebhookDelivery(db, {
-        eventId: input.eventId,
-        endpointId: input.endpointId,
-        workflowId: input.workflowId,
-        workflowRunId: input.workflowRunId,
-        merchantId: endpoint.merchant_id,
-      });
+      const delivery = await openWebhookDelivery(db, { ...input, merchantId: endpoint.merchant_id });
       if (!delivery) return { kind: 'endpoint_gone' };
       const attemptedAt = new Date();
       const report = await sendOnce(endpoint, event);
@@ -136,12 +145,7 @@ export function createWebhookDeliveryActivities({
     },
 
     /** The delivery record of this workflow run (created once per run); null when the endpoint is gone. */
-    async openDelivery(input: {
-      eventId: string;
-      endpointId: string;
-      workflowId: string;
-      workflowRunId: string;
-    }): Promise<{ deliveryId: string } | null> {
+    async openDelivery(input: DeliveryRecordInput): Promise<{ deliveryId: string } | null> {
       const endpoint = await findWebhookEndpointById(db, input.endpointId);
       if (!endpoint) return null;
       const delivery = await openWebhookDelivery(db, { ...input, merchantId: endpoint.merchant_id });

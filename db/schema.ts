@@ -62,6 +62,13 @@ export interface WebhookRedispatchCountersTable {
   used: number;
 }
 
+/** Resends and recoveries of a webhook endpoint per UTC hour (migration 800). */
+export interface WebhookEndpointOperationCountersTable {
+  endpoint_id: string;
+  window_start: Date;
+  used: number;
+}
+
 export interface LoginNoncesTable {
   nonce: string;
   address: string;
@@ -361,6 +368,9 @@ export interface WebhookEndpointsTable {
   enabled: ColumnType<boolean, boolean | undefined, boolean>;
   /** AES-256-GCM `v1.<nonce>.<tag>.<ciphertext>` of the `whsec_` secret; never returned by the API. */
   secret_ciphertext: string;
+  /** The secret before the last rotation, still signing beside the new one until its expiry (migration 800). */
+  previous_secret_ciphertext: ColumnType<string | null, string | null | undefined, string | null>;
+  previous_secret_expires_at: NullableTimestamp;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
@@ -392,6 +402,8 @@ export interface WebhookDeliveriesTable {
   status: ColumnType<WebhookDeliveryStatus, WebhookDeliveryStatus | undefined, WebhookDeliveryStatus>;
   attempt_count: ColumnType<number, number | undefined, number>;
   next_attempt_at: NullableTimestamp;
+  /** The delivery this one re-sends (`POST …/deliveries/{id}/resend`); null for the event's own deliveries. */
+  resend_of: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
@@ -528,6 +540,7 @@ export interface YieldDomainsTable {
 
 export interface Database {
   webhook_redispatch_counters: WebhookRedispatchCountersTable;
+  webhook_endpoint_operation_counters: WebhookEndpointOperationCountersTable;
   merchants: MerchantsTable;
   login_nonces: LoginNoncesTable;
   email_codes: EmailCodesTable;

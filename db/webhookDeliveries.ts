@@ -20,6 +20,10 @@ export interface OpenDeliveryParameters {
   eventId: string;
   workflowId: string;
   workflowRunId: string;
+  /** A resend's id, chosen before its workflow starts; generated otherwise. */
+  deliveryId?: string;
+  /** A resend: the delivery it sends again. */
+  resendOf?: string;
 }
 
 /**
@@ -34,6 +38,8 @@ export async function openWebhookDelivery(
     await db
       .insertInto('webhook_deliveries')
       .values({
+        ...(delivery.deliveryId ? { id: delivery.deliveryId } : {}),
+        resend_of: delivery.resendOf ?? null,
         merchant_id: delivery.merchantId,
         endpoint_id: delivery.endpointId,
         event_id: delivery.eventId,
@@ -187,4 +193,50 @@ export async function listEndpointDeliveries(
     })),
     total: Number(count.total),
   };
+}
+
+/** One delivery of the merchant's endpoint; undefined for another merchant's or another endpoint's. */
+export async function findEndpointDelivery(
+  db: Db,
+  { merchantId, endpointId, deliveryId }: { merchantId: string; endpointId: string; deliveryId: string },
+): Promise<WebhookDeliveryRow | undefined> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('id', '=', deliveryId)
+    .where('endpoint_id', '=', endpointId)
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
+}
+
+/**
+ * The events whose every delivery to this endpoint since `since` ended without success (failed, or
+ * canceled while the endpoint was disabled) and none is still under way: what a recovery sends
+ * again, oldest first, with the latest of those deliveries (the one a recovery re-sends).
+ */
+export async function listEventsToRecover(
+  db: Db,
+  {
+    merchantId,
+    endpointId,
+    since,
+    limit,
+  }: { merchantId: string; endpointId: string; since: Date; limit: number },
+): Promise<{ eventId: string; latestDeliveryId: string }[]> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .where('merchant_id', '=', merchantId)
+    .where('endpoint_id', '=', endpointId)
+    .where('created_at', '>=', since)
+    .groupBy('event_id')
+    .having(sql<boolean>`bool_and(status IN ('failed', 'canceled'))`)
+    .select([
+      'event_id',
+      sql<string>`(array_agg(id ORDER BY created_at DESC, id))[1]`.as('latest_delivery_id'),
+      sql<Date>`min(created_at)`.as('first_created_at'),
+    ])
+    .orderBy('first_created_at')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ eventId: row.event_id, latestDeliveryId: row.latest_delivery_id }));
 }

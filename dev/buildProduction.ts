@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     bundle: false,
     platform: 'node',
     format: 'cjs',
-    target: 'node20',
+    target: 'node24',
     sourcemap: true,
     logLevel: 'warning',
   });

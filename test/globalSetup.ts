@@ -50,7 +50,9 @@ export default async function globalSetup(): Promise<void> {
   const signer = await startSigner(stackFile, chains);
   await writeFile(stackFile, JSON.stringify({ ...stack, signer } satisfies TestStack, null, 2));
   process.env[TEST_STACK_FILE_VARIABLE] = stackFile;
-  process.stdout.write(`\nshared test services ready in ${Date.now() - started} ms (${stackFile})\n`);
+  process.stdout.write(
+    `\nshared test services ready in ${Date.now() - started} ms (${stackFile}); tests run on Node.js ${process.version}\n`,
+  );
 }
 
 async function startDatabase(workDir: string): Promise<{ url: string; adminUrl: string }> {

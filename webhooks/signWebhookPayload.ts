@@ -10,6 +10,11 @@ export interface SignWebhookPayloadParameters {
   rawBody: string | Uint8Array;
   /** The endpoint's `whsec_…` secret; its UTF-8 bytes are the HMAC key. */
   secret: string;
+  /**
+   * The secret before a rotation, while its overlap lasts: its signature follows the new one as a
+   * second `v1=`, so a receiver holding either secret verifies the request (DESIGN §8.4).
+   */
+  previousSecret?: string | null;
   /** Unix seconds written into `t=`; the current time by default. */
   timestamp?: number;
 }
@@ -18,7 +23,7 @@ export interface SignedWebhookPayload {
   timestamp: number;
   /** Lower-case hex HMAC-SHA256 over `<timestamp>.<raw body>`. */
   signature: string;
-  /** The full `X-Service-Signature` value: `t=<timestamp>,v1=<signature>`. */
+  /** The full `X-Service-Signature` value: `t=<timestamp>,v1=<signature>[,v1=<previous secret's>]`. */
   header: string;
 }
 
@@ -35,10 +40,12 @@ export function computeWebhookSignature(
 export function signWebhookPayload({
   rawBody,
   secret,
+  previousSecret,
   timestamp = Math.floor(Date.now() / 1000),
 }: SignWebhookPayloadParameters): SignedWebhookPayload {
   if (!Number.isSafeInteger(timestamp) || timestamp < 0)
     throw new RangeError(`timestamp must be whole unix seconds, got ${timestamp}`);
   const signature = computeWebhookSignature(rawBody, secret, timestamp);
-  return { timestamp, signature, header: `t=${timestamp},v1=${signature}` };
+  const previous = previousSecret ? `,v1=${computeWebhookSignature(rawBody, previousSecret, timestamp)}` : '';
+  return { timestamp, signature, header: `t=${timestamp},v1=${signature}${previous}` };
 }

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { deliverNowSignal, webhookDeliveryWorkflow } from '../workflows/webhookDelivery';
-import { webhookDeliveryWorkflowId } from '../workflows/workflowIds';
+import { webhookDeliveryWorkflowId, webhookResendWorkflowId } from '../workflows/workflowIds';
 
 /**
  * Starting delivery workflows (the client side; the worker side is workflows/webhookDelivery.ts).
@@ -57,4 +57,31 @@ export async function redispatchWebhookDelivery(
     signalArgs: [],
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
   });
+}
+
+/**
+ * A resend (DESIGN §8.4): a new delivery of the same event to the endpoint, with its own record
+ * (`deliveryId`, chosen by the caller so it can answer with it) and the full retry schedule, in a
+ * workflow of its own. A retried start of the same resend is harmless (the id is rejected).
+ */
+export async function startWebhookResend(
+  client: Client,
+  {
+    eventId,
+    endpointId,
+    taskQueue,
+    deliveryId,
+    resendOf,
+  }: DeliveryTarget & { deliveryId: string; resendOf: string },
+): Promise<void> {
+  try {
+    await client.workflow.start(webhookDeliveryWorkflow, {
+      workflowId: webhookResendWorkflowId(eventId, endpointId, deliveryId),
+      taskQueue,
+      args: [{ eventId, endpointId, deliveryId, resendOf }],
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
 }

@@ -50,6 +50,10 @@ export const deliverNowSignal = defineSignal('deliverNow');
 export interface WebhookDeliveryInput {
   eventId: string;
   endpointId: string;
+  /** A resend (DESIGN §8.4): the new delivery's id, chosen by the route that answers with it. */
+  deliveryId?: string;
+  /** A resend: the delivery it sends again. */
+  resendOf?: string;
 }
 
 export interface WebhookDeliveryResult {
@@ -60,7 +64,10 @@ export interface WebhookDeliveryResult {
 export async function webhookDeliveryWorkflow({
   eventId,
   endpointId,
+  deliveryId,
+  resendOf,
 }: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
+  const record = { eventId, endpointId, deliveryId, resendOf };
   // Re-dispatches asked for so far, and how many of them the latest attempt already answers.
   let redispatchesRequested = 0;
   let redispatchesAnswered = 0;
@@ -75,7 +82,7 @@ export async function webhookDeliveryWorkflow({
   if (patched('webhook-first-attempt-in-one-activity')) {
     redispatchesAnswered = redispatchesRequested;
     try {
-      first = await openAndAttemptFirst({ eventId, endpointId, workflowId, workflowRunId: runId });
+      first = await openAndAttemptFirst({ ...record, workflowId, workflowRunId: runId });
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
       log.warn('first webhook attempt activity failed', {
@@ -89,7 +96,7 @@ export async function webhookDeliveryWorkflow({
   const delivery =
     first?.kind === 'attempted'
       ? { deliveryId: first.deliveryId }
-      : await openDelivery({ eventId, endpointId, workflowId, workflowRunId: runId });
+      : await openDelivery({ ...record, workflowId, workflowRunId: runId });
   if (!delivery) return { status: 'canceled', attempts: 0 };
 
   let delivered = false;

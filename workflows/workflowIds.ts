@@ -10,6 +10,10 @@ export const sessionWorkflowId = (sessionId: string) => `session-${sessionId}`;
 export const webhookDeliveryWorkflowId = (eventId: string, endpointId: string) =>
   `webhook-${eventId}-${endpointId}`;
 
+/** A resend of one delivery (DESIGN §8.4): a workflow of its own beside the pair's, keyed by the new delivery. */
+export const webhookResendWorkflowId = (eventId: string, endpointId: string, deliveryId: string) =>
+  `webhook-${eventId}-${endpointId}-resend-${deliveryId}`;
+
 /** The deposit monitor of a chain; `prefix` is the deployment's task-queue prefix, so test runs do not share one. */
 export const chainMonitorWorkflowId = (chainId: number, prefix = '') => `${prefix}chain-monitor-${chainId}`;
 

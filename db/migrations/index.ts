@@ -22,6 +22,7 @@ import * as recordSignedOperation from './2026_11_26_600_record_signed_operation
 import * as apiKeyNotifications from './2026_11_26_610_api_key_notifications';
 import * as paymasterUsageWindowIndex from './2026_11_26_630_paymaster_usage_window_index';
 import * as paymentOptionsWatchCoveringIndex from './2026_11_26_631_payment_options_watch_covering_index';
+import * as webhookDeliveryOperations from './2026_11_26_800_webhook_delivery_operations';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_610_api_key_notifications': apiKeyNotifications,
   '2026_11_26_630_paymaster_usage_window_index': paymasterUsageWindowIndex,
   '2026_11_26_631_payment_options_watch_covering_index': paymentOptionsWatchCoveringIndex,
+  '2026_11_26_800_webhook_delivery_operations': webhookDeliveryOperations,
 };

@@ -220,7 +220,7 @@ async function altoEntryScript(): Promise<string> {
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node20',
+    target: 'node24',
     logLevel: 'error',
     // CommonJS dependencies call require(); an ES module has none of its own.
     banner: {

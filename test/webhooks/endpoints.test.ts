@@ -116,7 +116,11 @@ describe('webhook endpoints', () => {
         headers,
       });
       expect(rotated.status).toBe(200);
-      expect(rotated.body).toEqual({ id: created.body.id, secret: expect.stringMatching(/^whsec_/) });
+      expect(rotated.body).toEqual({
+        id: created.body.id,
+        secret: expect.stringMatching(/^whsec_/),
+        previousSecretExpiresAt: expect.any(String),
+      });
       expect(rotated.body.secret).not.toBe(created.body.secret);
       const row = await app.db
         .selectFrom('webhook_endpoints')

@@ -1,33 +1,113 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { listEndpointDeliveries } from '../../../db/webhookDeliveries';
-import { findMerchantWebhookEndpoint } from '../../../db/webhooks';
+import {
+  findEndpointDelivery,
+  listEndpointDeliveries,
+  listEventsToRecover,
+} from '../../../db/webhookDeliveries';
+import {
+  findMerchantWebhookEndpoint,
+  takeEndpointOperation,
+  type WebhookEndpointRow,
+} from '../../../db/webhooks';
+import {
+  WEBHOOK_ENDPOINT_OPERATIONS_PER_HOUR,
+  WEBHOOK_RECOVERY_MAX_EVENTS,
+  WEBHOOK_RECOVERY_WINDOW_MS,
+} from '../../../webhooks/deliveryPolicy';
+import { withTemporalDeadline } from '../../../workflowClient/connection';
+import { startWebhookResend } from '../../../workflowClient/webhookDeliveries';
 import type { AppContext } from '../../appContext';
+import { badRequest, conflict, HttpError, notFound } from '../../httpErrors';
+import { tooManyRequests } from '../../rateLimits';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { pageQuery } from '../sessions/dashboardSessions';
 import { webhookEndpointNotFound } from './endpoints';
-import { WEBHOOKS_TAG } from './routeSets';
+import { WEBHOOK_ROUTE_SETS, WEBHOOKS_TAG, type WebhookRouteSet } from './routeSets';
 import { DELIVERY_STATUSES, deliverySchema, endpointIdParams, toDelivery } from './webhookModels';
 
 /**
- * | GET | /v1/merchants/me/webhooks/{id}/deliveries | JWT | 200 list of delivery attempts; query limit, page, status |
+ * Under `/v1/merchants/me/webhooks` (JWT) and `/v1/webhooks` (SK), identical shapes:
+ * | GET  | /{id}/deliveries                       | 200 deliveries with their attempts; query limit, page, status |
+ * | POST | /{id}/deliveries/{deliveryId}/resend   | 202 `{ deliveryId }`: a new delivery of the same event |
+ * | POST | /{id}/recover `{ since }`              | 202 `{ queued }`: a new delivery of each event that failed since then |
  *
  * One item per delivery (an event sent to this endpoint by one workflow run) with its attempts.
+ * Resends and recoveries share a budget per endpoint and UTC hour (DESIGN §8.4).
  */
 const listQuery = z.object({
   ...pageQuery,
   status: z.enum(DELIVERY_STATUSES, { error: `must be one of: ${DELIVERY_STATUSES.join(', ')}` }).optional(),
 });
 
-export function webhookDeliveryRoutes(app: AppContext): AnyRoute[] {
+const deliveryParams = z.object({ id: z.string().uuid(), deliveryId: z.string().uuid() });
+
+const recoverBody = z
+  .object({
+    since: z.iso
+      .datetime({ offset: true, error: 'must be an ISO 8601 timestamp' })
+      .describe('Recover events whose deliveries failed since then; at most 14 days back'),
+  })
+  .strict()
+  .meta({ id: 'WebhookRecoveryRequest' });
+
+const HOUR_MS = 3600_000;
+
+function deliveryRoutesFor(app: AppContext, { base, auth, audience, label }: WebhookRouteSet): AnyRoute[] {
+  const endpointOf = async (merchantId: string, id: string): Promise<WebhookEndpointRow> => {
+    const endpoint = await findMerchantWebhookEndpoint(app.db, merchantId, id);
+    if (!endpoint) throw webhookEndpointNotFound();
+    return endpoint;
+  };
+
+  /** A resend or recovery needs an enabled endpoint and one of this hour's operations. */
+  const takeOperation = async (endpoint: WebhookEndpointRow) => {
+    if (!endpoint.enabled) throw conflict('The webhook endpoint is disabled; enable it first');
+    const now = app.now();
+    const windowStart = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
+    const allowed = await takeEndpointOperation(app.db, {
+      endpointId: endpoint.id,
+      windowStart,
+      limit: WEBHOOK_ENDPOINT_OPERATIONS_PER_HOUR,
+    });
+    if (!allowed) {
+      const retryAfterSec = Math.ceil((windowStart.getTime() + HOUR_MS - now.getTime()) / 1000);
+      throw tooManyRequests('resends and recoveries of this endpoint this hour', retryAfterSec);
+    }
+  };
+
+  const resend = async (endpoint: WebhookEndpointRow, eventId: string, resendOf: string) => {
+    const deliveryId = randomUUID();
+    try {
+      await withTemporalDeadline(app.temporal, app.config.TEMPORAL_START_TIMEOUT_MS, () =>
+        startWebhookResend(app.temporal, {
+          eventId,
+          endpointId: endpoint.id,
+          taskQueue: app.taskQueues.webhooks,
+          deliveryId,
+          resendOf,
+        }),
+      );
+    } catch (error) {
+      app.logger.error(
+        { err: error, endpointId: endpoint.id, eventId },
+        'webhook resend could not reach Temporal',
+      );
+      throw new HttpError(503, 'Webhook resend is unavailable right now; retry later', {
+        'retry-after': '5',
+      });
+    }
+    return deliveryId;
+  };
+
   return [
     defineRoute({
       method: 'get',
-      path: '/v1/merchants/me/webhooks/:id/deliveries',
-      auth: 'jwt',
+      path: `${base}/:id/deliveries`,
+      auth,
       tag: WEBHOOKS_TAG,
-      audience: 'dashboard',
-      summary:
-        'Deliveries to one endpoint, newest first, each with every attempt (status code, latency, first KiB of the answer, error)',
+      audience,
+      summary: `Deliveries to one endpoint, newest first: event id and type, status, every attempt (time, HTTP status, duration, first KiB of the answer, error) and the next attempt's time (${label})`,
       params: endpointIdParams,
       query: listQuery,
       responses: {
@@ -44,8 +124,7 @@ export function webhookDeliveryRoutes(app: AppContext): AnyRoute[] {
         404: { description: 'Unknown or foreign endpoint' },
       },
       async handler({ merchantId, params, query }) {
-        const endpoint = await findMerchantWebhookEndpoint(app.db, merchantId, params.id);
-        if (!endpoint) throw webhookEndpointNotFound();
+        const endpoint = await endpointOf(merchantId, params.id);
         const { rows, total } = await listEndpointDeliveries(app.db, {
           merchantId,
           endpointId: endpoint.id,
@@ -57,5 +136,85 @@ export function webhookDeliveryRoutes(app: AppContext): AnyRoute[] {
         };
       },
     }),
+
+    defineRoute({
+      method: 'post',
+      path: `${base}/:id/deliveries/:deliveryId/resend`,
+      auth,
+      tag: WEBHOOKS_TAG,
+      audience,
+      summary: `Send a delivery's event again (same evt_ id, fresh signature) as a new delivery with the full retry schedule (${label})`,
+      params: deliveryParams,
+      responses: {
+        202: {
+          description: 'Accepted: the new delivery',
+          schema: z.object({ deliveryId: z.string().uuid() }).meta({ id: 'WebhookResend' }),
+        },
+        404: { description: 'Unknown or foreign endpoint or delivery' },
+        409: { description: 'The endpoint is disabled' },
+        429: {
+          description: `${WEBHOOK_ENDPOINT_OPERATIONS_PER_HOUR} resends and recoveries used this UTC hour (Retry-After)`,
+        },
+        503: { description: 'Temporal unreachable (Retry-After)' },
+      },
+      async handler({ merchantId, params }) {
+        const endpoint = await endpointOf(merchantId, params.id);
+        const delivery = await findEndpointDelivery(app.db, {
+          merchantId,
+          endpointId: endpoint.id,
+          deliveryId: params.deliveryId,
+        });
+        if (!delivery) throw notFound('Webhook delivery not found');
+        await takeOperation(endpoint);
+        const deliveryId = await resend(endpoint, delivery.event_id, delivery.id);
+        return { status: 202, body: { deliveryId } };
+      },
+    }),
+
+    defineRoute({
+      method: 'post',
+      path: `${base}/:id/recover`,
+      auth,
+      tag: WEBHOOKS_TAG,
+      audience,
+      summary: `Send again every event whose deliveries to this endpoint all failed since a time, at most 14 days back (${label})`,
+      params: endpointIdParams,
+      body: recoverBody,
+      responses: {
+        202: {
+          description: 'Accepted: how many events were queued again',
+          schema: z.object({ queued: z.number().int() }).meta({ id: 'WebhookRecovery' }),
+        },
+        400: { description: 'since missing, malformed, in the future or more than 14 days back' },
+        404: { description: 'Unknown or foreign endpoint' },
+        409: { description: 'The endpoint is disabled' },
+        429: {
+          description: `${WEBHOOK_ENDPOINT_OPERATIONS_PER_HOUR} resends and recoveries used this UTC hour (Retry-After)`,
+        },
+        503: { description: 'Temporal unreachable (Retry-After)' },
+      },
+      async handler({ merchantId, params, body }) {
+        const since = new Date(body.since);
+        const now = app.now();
+        if (since.getTime() > now.getTime())
+          throw badRequest('Validation failed: since: must not be in the future');
+        if (since.getTime() < now.getTime() - WEBHOOK_RECOVERY_WINDOW_MS)
+          throw badRequest('Validation failed: since: must be at most 14 days back');
+        const endpoint = await endpointOf(merchantId, params.id);
+        await takeOperation(endpoint);
+        const events = await listEventsToRecover(app.db, {
+          merchantId,
+          endpointId: endpoint.id,
+          since,
+          limit: WEBHOOK_RECOVERY_MAX_EVENTS,
+        });
+        for (const { eventId, latestDeliveryId } of events) await resend(endpoint, eventId, latestDeliveryId);
+        return { status: 202, body: { queued: events.length } };
+      },
+    }),
   ];
+}
+
+export function webhookDeliveryRoutes(app: AppContext): AnyRoute[] {
+  return WEBHOOK_ROUTE_SETS.flatMap((set) => deliveryRoutesFor(app, set));
 }

@@ -81,6 +81,12 @@ export const rotatedSecretSchema = z
   .object({
     id: z.string().uuid(),
     secret: z.string().describe('The new whsec_… signing secret, shown only now'),
+    previousSecretExpiresAt: z
+      .string()
+      .nullable()
+      .describe(
+        'Until then the old secret signs beside the new one (a second v1=); null when it stopped at once',
+      ),
   })
   .strict()
   .meta({ id: 'WebhookSecretRotation' });
@@ -116,7 +122,8 @@ export const deliverySchema = z
     eventType: z.string(),
     status: z.enum(DELIVERY_STATUSES),
     attemptCount: z.number().int(),
-    nextAttemptAt: z.string().nullable(),
+    nextAttemptAt: z.string().nullable().describe('When the next attempt is due; null once none is'),
+    resendOf: z.string().uuid().nullable().describe('The delivery this one re-sends; null for the first'),
     createdAt: z.string(),
     updatedAt: z.string(),
     attempts: z.array(attemptSchema),
@@ -131,6 +138,7 @@ export function toDelivery(row: WebhookDeliveryWithAttempts): z.infer<typeof del
     status: row.status,
     attemptCount: row.attempt_count,
     nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
+    resendOf: row.resend_of,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     attempts: row.attempts.map((attempt) => ({
