@@ -6,7 +6,7 @@ import { createDb, type Db } from '../../db/client';
 import { verifyWebhook, WebhookVerificationError } from '../../webhooks/verifyWebhook';
 import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
-import { taskQueueNames } from '../../workers/taskQueues';
+import { taskQueueNames } from '../../workflows/taskQueues';
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
