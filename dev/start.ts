@@ -124,7 +124,7 @@ async function main(): Promise<void> {
     SIGNER_ERC20_TOKENS: JSON.stringify(localErc20GasTokenRates(chains)),
   });
   // Only the worker gets the settlement operator key (it flushes forwarders).
-  startProcess('worker', ['workers/main.ts'], {
+  startProcess('worker', ['dev/worker.ts'], {
     ...env,
     OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
   });
@@ -257,7 +257,7 @@ function startProcess(name: ServiceName, args: string[], env: NodeJS.ProcessEnv)
         if (child.exitCode !== null || child.signalCode !== null) return resolveStop();
         child.once('exit', () => resolveStop());
         child.kill('SIGTERM');
-        // The worker gives its drain 20 s of its own (workers/main.ts); past that it is stuck.
+        // The worker gives its drain 20 s of its own (workers/runWorker.ts); past that it is stuck.
         setTimeout(() => child.kill('SIGKILL'), 25_000).unref();
       }),
   );
