@@ -149,8 +149,9 @@ export function createSessionActivities({
 
     /**
      * retry-forwarder on an ended session holding funds: when the transfers into the deposit's option cover
-     * its amount the session reopens (→ confirming, on to completed); otherwise it keeps its status and the
-     * funds are only swept to the payout address. Returns whether it reopened.
+     * its amount an expired or failed session reopens (→ confirming, on to completed); otherwise — underpaid,
+     * or already completed (final: one `session.confirming` per session) — it keeps its status and the funds
+     * are only swept to the payout address. Returns whether it reopened.
      */
     async beginLateSettlement(settling: SettlingAgain): Promise<boolean> {
       return reopenPaidSessionForSettlement(db, {

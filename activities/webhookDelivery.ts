@@ -1,8 +1,16 @@
 import { cancellationSignal } from '@temporalio/activity';
 import type { Db } from '../db/client';
 import { findEventById, type EventRow } from '../db/events';
-import { finishWebhookDelivery, openWebhookDelivery, recordWebhookAttempt } from '../db/webhookDeliveries';
-import { findWebhookEndpointById, type WebhookEndpointRow } from '../db/webhooks';
+import { findMerchantById } from '../db/merchants';
+import {
+  finishWebhookDelivery,
+  openWebhookDelivery,
+  recordWebhookAttempt,
+  type RecordedAttempt,
+} from '../db/webhookDeliveries';
+import { findWebhookEndpointById, listSubscribedEndpoints, type WebhookEndpointRow } from '../db/webhooks';
+import type { Mailer } from '../mail/mailer';
+import { endpointDisabledMail } from '../webhooks/endpointDisabledMail';
 import {
   WEBHOOK_ATTEMPT_TIMEOUT_MS,
   WEBHOOK_RESPONSE_BODY_LIMIT_BYTES,
@@ -20,6 +28,8 @@ export interface WebhookDeliveryActivityDependencies {
   secrets: WebhookSecretBox;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS. */
   allowPrivateTargets: boolean;
+  /** Tells the merchant's verified e-mail that an endpoint was disabled; without it no mail is sent. */
+  mailer?: Pick<Mailer, 'send'>;
 }
 
 /** What one attempt came to: sent (whatever the answer), or not sent because the endpoint is disabled or gone. */
@@ -37,6 +47,8 @@ export type FirstAttempt =
       report: AttemptReport;
       /** False when recording the attempt failed (the workflow records it with its retried activity). */
       recorded: boolean;
+      /** Set when this attempt's failure disabled the endpoint (see recordWebhookAttempt). */
+      disabledEventId?: string | null;
     };
 
 /** What a delivery record is opened with: the pair, the workflow run, and for a resend its chosen id. */
@@ -49,10 +61,16 @@ export interface DeliveryRecordInput {
   resendOf?: string;
 }
 
+/** The first attempt's record input: the workflow's time of the attempt (histories before it: the activity's clock). */
+export interface FirstAttemptInput extends DeliveryRecordInput {
+  attemptedAt?: string;
+}
+
 export function createWebhookDeliveryActivities({
   db,
   secrets,
   allowPrivateTargets,
+  mailer,
 }: WebhookDeliveryActivityDependencies) {
   /**
    * Signs the stored payload with the endpoint's current secret (and the previous one while a
@@ -102,7 +120,10 @@ export function createWebhookDeliveryActivities({
      * throws with nothing sent, and the workflow takes the step-by-step path; one after the send
      * returns `recorded: false` and the workflow records the attempt with its retried activity.
      */
-    async openAndAttemptFirst(input: DeliveryRecordInput): Promise<FirstAttempt> {
+    async openAndAttemptFirst({
+      attemptedAt: scheduledAt,
+      ...input
+    }: FirstAttemptInput): Promise<FirstAttempt> {
       const [endpoint, event] = await Promise.all([
         findWebhookEndpointById(db, input.endpointId),
         findEventById(db, input.eventId),
@@ -110,7 +131,7 @@ export function createWebhookDeliveryActivities({
       if (!endpoint) return { kind: 'endpoint_gone' };
       const delivery = await openWebhookDelivery(db, { ...input, merchantId: endpoint.merchant_id });
       if (!delivery) return { kind: 'endpoint_gone' };
-      const attemptedAt = new Date();
+      const attemptedAt = scheduledAt ? new Date(scheduledAt) : new Date();
       const report = await sendOnce(endpoint, event);
       if (report.kind !== 'sent')
         return {
@@ -122,9 +143,9 @@ export function createWebhookDeliveryActivities({
         };
       const succeeded = report.result.outcome === 'succeeded';
       const firstPauseMs = WEBHOOK_RETRY_DELAYS_MS[0];
-      let recorded = true;
+      let recorded: RecordedAttempt = { recorded: false, disabledEventId: null };
       try {
-        await recordWebhookAttempt(db, {
+        recorded = await recordWebhookAttempt(db, {
           deliveryId: delivery.id,
           attemptNumber: 1,
           attemptedAt,
@@ -133,14 +154,15 @@ export function createWebhookDeliveryActivities({
             succeeded || firstPauseMs === undefined ? null : new Date(attemptedAt.getTime() + firstPauseMs),
         });
       } catch {
-        recorded = false;
+        // Not recorded: the workflow records the attempt with its retried activity.
       }
       return {
         kind: 'attempted',
         deliveryId: delivery.id,
         attemptedAt: attemptedAt.toISOString(),
         report,
-        recorded,
+        recorded: recorded.recorded,
+        disabledEventId: recorded.disabledEventId,
       };
     },
 
@@ -170,7 +192,10 @@ export function createWebhookDeliveryActivities({
       return sendOnce(endpoint, event);
     },
 
-    /** Records one attempt (idempotent per attempt number); a 2xx also marks the session webhookDelivered. */
+    /**
+     * Records one attempt (idempotent per attempt number); a 2xx also marks the session
+     * webhookDelivered, and a failure that ends 5 days of failures disables the endpoint.
+     */
     async recordAttempt(
       attempt: {
         deliveryId: string;
@@ -178,12 +203,37 @@ export function createWebhookDeliveryActivities({
         attemptedAt: string;
         nextAttemptAt: string | null;
       } & WebhookSendResult,
-    ): Promise<boolean> {
+    ): Promise<RecordedAttempt> {
       return recordWebhookAttempt(db, {
         ...attempt,
         attemptedAt: new Date(attempt.attemptedAt),
         nextAttemptAt: attempt.nextAttemptAt ? new Date(attempt.nextAttemptAt) : null,
       });
+    },
+
+    /**
+     * Announces an endpoint the service disabled (DESIGN §8.4): mails the merchant's verified e-mail
+     * (at least once: a retried activity may send again) and answers the merchant's enabled endpoints
+     * that list `endpoint.disabled`, which the workflow then delivers the event to.
+     */
+    async announceEndpointDisabled({
+      eventId,
+    }: {
+      eventId: string;
+    }): Promise<{ endpointIds: string[]; mailed: boolean }> {
+      const event = await findEventById(db, eventId);
+      if (!event) return { endpointIds: [], mailed: false };
+      const endpoints = await listSubscribedEndpoints(db, event.merchant_id, event.type);
+      const merchant = await findMerchantById(db, event.merchant_id);
+      const payload = JSON.parse(event.payload) as {
+        data: { endpoint: { id: string; url: string; disabledAt: string } };
+      };
+      const mailed =
+        mailer !== undefined &&
+        merchant?.email != null &&
+        merchant.email_verified_at !== null &&
+        (await mailer.send(endpointDisabledMail({ to: merchant.email, endpoint: payload.data.endpoint })));
+      return { endpointIds: endpoints.map((endpoint) => endpoint.id), mailed };
     },
 
     async finishDelivery({

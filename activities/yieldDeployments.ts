@@ -24,7 +24,8 @@ import {
   storeContractSetAndActivate,
   type YieldDeploymentRow,
 } from '../db/yieldDeployments';
-import { yieldNetworkOf } from '../yield/deployOptions';
+import { yieldNetworkOf, type PermittedYieldToken } from '../yield/deployOptions';
+import { describeCooldowns, tokensInCooldown } from '../yield/stakedVaultCooldown';
 import { vaultNaming } from '../yield/vaultNaming';
 
 /**
@@ -37,6 +38,7 @@ import { vaultNaming } from '../yield/vaultNaming';
 
 export type DeployVaultSetOutcome =
   | { status: 'deployed'; txHash: string; vaults: YieldVaultRecord[]; deployedAt: string }
+  /** Reverted, or refused before sending (the factory would revert, or a staked vault's cooldown is on). */
   | { status: 'reverted'; reason: string }
   /** The deployment is no longer deploying (an operator settled it): nothing to do. */
   | { status: 'not_deploying' };
@@ -72,6 +74,14 @@ export function createYieldDeploymentActivities({
 
       let recorded = deployment;
       if (!recorded.deploy_tx_hash) {
+        // A withdrawal cooldown switched on after the deploy was queued: vaults over it could not pay back.
+        const cooling = await tokensInCooldown(client, plan.stakedTokens);
+        if (cooling.length > 0) {
+          return {
+            status: 'reverted',
+            reason: `refused before sending: ${describeCooldowns(cooling)} has a withdrawal cooldown on`,
+          };
+        }
         // Refused before anything is sent: the reason is the revert the factory would give.
         const refusal = await simulateRefusal(client, plan);
         if (refusal) return { status: 'reverted', reason: refusal };
@@ -120,6 +130,8 @@ interface DeploymentPlan {
   args: ContractFunctionArgs<typeof YieldVaultFactory.abi, 'nonpayable', 'deployVaultSet'>;
   data: Hex;
   vaults: Omit<YieldVaultRecord, 'address'>[];
+  /** The deployment's tokens with their staked vaults. */
+  stakedTokens: PermittedYieldToken[];
 }
 
 /** The factory call that deploys this deployment's vaults, one per token in the deployment's order. */
@@ -151,6 +163,7 @@ function deploymentPlan(deployer: OperatorChains, deployment: YieldDeploymentRow
       name,
       shareSymbol,
     })),
+    stakedTokens: specs.map(({ token }) => token),
   };
 }
 

@@ -15,7 +15,7 @@ import { requireApiKey, requireMerchantToken } from './auth/authenticate';
 import { ApiKeyCache, uncachedApiKeyLookups, type ApiKeyLookups } from './auth/apiKeyCache';
 import { API_KEY_CHANGES_CHANNEL, findActiveApiKeyByHash, touchApiKeyLastUsed } from '../db/apiKeys';
 import { createEmailCodes, emailCodeHashKeyFromConfig } from './auth/emailCodes';
-import { createMailer } from './email/mailer';
+import { createMailer } from '../mail/mailer';
 import { requirePaymasterClient } from './auth/paymasterClient';
 import { createMerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from '../logging/logger';

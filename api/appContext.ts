@@ -10,7 +10,7 @@ import type { SignerClient } from '../paymaster/signerClient';
 import type { ApiKeyLookups } from './auth/apiKeyCache';
 import type { EmailCodes } from './auth/emailCodes';
 import type { MerchantTokenService } from './auth/merchantTokens';
-import type { Mailer } from './email/mailer';
+import type { Mailer } from '../mail/mailer';
 import type { Logger } from '../logging/logger';
 import type { WebhookSecretBox } from '../webhooks/webhookSecrets';
 

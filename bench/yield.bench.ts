@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { startDnsServer } from '../dev/services/dnsServer';
-import { LOCAL_SETTLEMENT_OPERATOR } from '../dev/chains/localSettlement';
+import { LOCAL_SETTLEMENT_OPERATOR, LOCAL_YIELD_DEPLOYER } from '../dev/chains/localSettlement';
 import { watchBlocks } from './lib/blockWatcher';
 import { machineLoad, measureRounds } from './lib/rounds';
 import { signUpBenchMerchant } from './lib/merchantApi';
@@ -37,6 +37,7 @@ async function main(): Promise<void> {
     const worker = await startWorkerProcess({
       ...env,
       OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
+      YIELD_DEPLOYER_PRIVATE_KEY: LOCAL_YIELD_DEPLOYER.privateKey,
     });
     cleanups.unshift(() => worker.stop());
     const api = await startTarget('api.ts', [], env);

@@ -122,3 +122,49 @@ describe('the README configuration table', () => {
     expect([...new Set(missing)]).toEqual([]);
   });
 });
+
+describe('issue 26 finding 6: vault deploys are paid by an account apart from settlement', () => {
+  const operator = `0x${'11'.repeat(32)}`;
+  const yieldDeployer = `0x${'22'.repeat(32)}`;
+  const production = { NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://pay.example.com' };
+
+  it('finding 6 — the yield deployer key may not be the settlement operator key, in any environment', () => {
+    for (const NODE_ENV of ['development', 'test', 'production']) {
+      expect(() =>
+        loadConfig({
+          ...production,
+          NODE_ENV,
+          OPERATOR_PRIVATE_KEY: operator,
+          YIELD_DEPLOYER_PRIVATE_KEY: operator.toUpperCase().replace('0X', '0x'),
+        }),
+      ).toThrow(/YIELD_DEPLOYER_PRIVATE_KEY: must not be OPERATOR_PRIVATE_KEY/);
+    }
+  });
+
+  it('finding 6 — in production a worker with the settlement key needs its own yield deployer key; no fallback to the operator', () => {
+    expect(() => loadConfig({ ...production, OPERATOR_PRIVATE_KEY: operator })).toThrow(
+      /YIELD_DEPLOYER_PRIVATE_KEY: is required in production/,
+    );
+    const config = loadConfig({
+      ...production,
+      OPERATOR_PRIVATE_KEY: operator,
+      YIELD_DEPLOYER_PRIVATE_KEY: yieldDeployer,
+    });
+    expect(config.YIELD_DEPLOYER_PRIVATE_KEY).toBe(yieldDeployer);
+    // Outside production an unset key means no yield deploys on that worker, never the operator's key.
+    expect(loadConfig({ OPERATOR_PRIVATE_KEY: operator }).YIELD_DEPLOYER_PRIVATE_KEY).toBeUndefined();
+  });
+
+  it('finding 6 — the daily deploy cap and the redeploy back-off are configurable, with defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      YIELD_DEPLOYS_PER_MERCHANT_PER_DAY: 10,
+      YIELD_REDEPLOY_BACKOFF_SEC: 900,
+    });
+    expect(
+      loadConfig({ YIELD_DEPLOYS_PER_MERCHANT_PER_DAY: '3', YIELD_REDEPLOY_BACKOFF_SEC: '0' }),
+    ).toMatchObject({ YIELD_DEPLOYS_PER_MERCHANT_PER_DAY: 3, YIELD_REDEPLOY_BACKOFF_SEC: 0 });
+    expect(() => loadConfig({ YIELD_DEPLOYS_PER_MERCHANT_PER_DAY: '0' })).toThrow(
+      /YIELD_DEPLOYS_PER_MERCHANT_PER_DAY/,
+    );
+  });
+});

@@ -213,13 +213,19 @@ export const configSchema = z.object({
     .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
     .optional(),
   /**
-   * The key that deploys merchants' yield vault sets through the factory; defaults to OPERATOR_PRIVATE_KEY.
-   * A set's addresses depend on it (the factory salts by caller): change it only with no deployment deploying.
+   * The key that deploys merchants' yield vault sets through the factory: an account apart from settlement
+   * (never OPERATOR_PRIVATE_KEY), so vault gas and nonces never touch the flushes. Required in production
+   * next to OPERATOR_PRIVATE_KEY; unset elsewhere, the worker deploys no vaults. A set's addresses depend on
+   * it (the factory salts by caller): change it only with no deployment deploying.
    */
   YIELD_DEPLOYER_PRIVATE_KEY: z
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
     .optional(),
+  /** Vault deploys (POST …/deploy accepted) one merchant may queue per UTC day; the next answers 429. */
+  YIELD_DEPLOYS_PER_MERCHANT_PER_DAY: z.coerce.number().int().min(1).default(10),
+  /** Seconds a failed deployment waits before it may be deployed again (429 with Retry-After until then). */
+  YIELD_REDEPLOY_BACKOFF_SEC: z.coerce.number().int().min(0).default(900),
   /**
    * The DNS server (`host:port`, or `host` for port 53) that custom-domain verification asks for TXT
    * records; the system's resolvers when unset. The dev stack and the tests point it at their local server.
@@ -299,6 +305,18 @@ export const configSchema = z.object({
   PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: usdLimit.default('1000'),
   /** The share of each daily budget one merchant may hold or spend, in basis points (10000 = all of it). */
   PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: z.coerce.number().int().min(1).max(10_000).default(2000),
+  /**
+   * A sponsorship hold (limits and prepaid balance) ends when the receipt tracker reads a block whose time
+   * is past the operation's validUntil (included: settled; not: dropped). Our own clock releases it only
+   * this long after validUntil, in case the tracker stalls: a chain lagging our clock cannot spend a
+   * released hold twice.
+   */
+  PAYMASTER_HOLD_RELEASE_GRACE_SEC: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 24 * 3600)
+    .default(3600),
   /** Sponsored USD (markup included) per merchant per UTC day and network class; a merchant may only tighten it. */
   PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: usdLimit.default('10000'),
   /**
@@ -368,6 +386,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       variable: 'PUBLIC_BASE_URL',
       problem:
         'is required in production: it is the base of every paymentUrl and the domain wallets sign in to',
+    });
+  }
+  if (
+    config.YIELD_DEPLOYER_PRIVATE_KEY &&
+    config.YIELD_DEPLOYER_PRIVATE_KEY.toLowerCase() === config.OPERATOR_PRIVATE_KEY?.toLowerCase()
+  ) {
+    issues.push({
+      variable: 'YIELD_DEPLOYER_PRIVATE_KEY',
+      problem: 'must not be OPERATOR_PRIVATE_KEY: vault deploys are paid by an account apart from settlement',
+    });
+  }
+  if (config.NODE_ENV === 'production' && config.OPERATOR_PRIVATE_KEY && !config.YIELD_DEPLOYER_PRIVATE_KEY) {
+    issues.push({
+      variable: 'YIELD_DEPLOYER_PRIVATE_KEY',
+      problem:
+        'is required in production next to OPERATOR_PRIVATE_KEY: vault deploys never use the settlement key',
     });
   }
   if (config.TEMPORAL_TLS === false && temporalTlsRequested(config)) {

@@ -207,6 +207,17 @@ export interface PaymasterDenyRulesTable {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/** Malformed paymaster requests counted per client, UTC hour and reason (instead of one usage row each). */
+export interface PaymasterMalformedRequestsTable {
+  client_id: string;
+  hour: Date;
+  /** One of our refusal codes (parse_error, unknown_method, invalid_params, ...), never the caller's text. */
+  reason: string;
+  merchant_id: string;
+  /** INT8: read as a string. */
+  count: ColumnType<string, string | number, string | number>;
+}
+
 export interface PaymasterUsageTable {
   id: Generated<string>;
   /** Insertion order, the cursor of the usage list (INT8: read as a string). */
@@ -371,6 +382,13 @@ export interface WebhookEndpointsTable {
   /** The secret before the last rotation, still signing beside the new one until its expiry (migration 800). */
   previous_secret_ciphertext: ColumnType<string | null, string | null | undefined, string | null>;
   previous_secret_expires_at: NullableTimestamp;
+  /** Start of the current run of failed attempts (workflow time); null after a success (migration 820). */
+  failing_since: NullableTimestamp;
+  /** `failing`: disabled by the service after 5 days of failures; null when enabled or disabled by the merchant. */
+  disabled_reason: ColumnType<'failing' | null, 'failing' | null | undefined, 'failing' | null>;
+  disabled_at: NullableTimestamp;
+  /** The `endpoint.disabled` event of the last automatic disabling. */
+  disabled_event_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
@@ -380,7 +398,8 @@ export interface EventsTable {
   id: string;
   type: string;
   merchant_id: string;
-  session_id: string;
+  /** Null for events about the merchant's account rather than a session (`endpoint.disabled`). */
+  session_id: string | null;
   /** The serialised body, exactly the bytes every delivery sends and signs. */
   payload: string;
   created_at: Timestamp;
@@ -522,6 +541,16 @@ export interface YieldDeploymentsTable {
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   sunset_at: NullableTimestamp;
+  /** When the last deploy attempt failed: a redeploy waits YIELD_REDEPLOY_BACKOFF_SEC from here. */
+  failed_at: NullableTimestamp;
+}
+
+/** Deploys queued per merchant and UTC day (YIELD_DEPLOYS_PER_MERCHANT_PER_DAY). */
+export interface YieldDeployCountersTable {
+  merchant_id: string;
+  /** UTC date, YYYY-MM-DD. */
+  day: ColumnType<string, string, string>;
+  used: number;
 }
 
 export type YieldDomainStatus = 'pending' | 'verified' | 'failed';
@@ -557,6 +586,7 @@ export interface Database {
   paymaster_allowlist_entries: PaymasterAllowlistEntriesTable;
   paymaster_deny_rules: PaymasterDenyRulesTable;
   paymaster_usage: PaymasterUsageTable;
+  paymaster_malformed_requests: PaymasterMalformedRequestsTable;
   paymaster_merchant_limits: PaymasterMerchantLimitsTable;
   paymaster_limit_counters: PaymasterLimitCountersTable;
   paymaster_limit_holds: PaymasterLimitHoldsTable;
@@ -572,4 +602,5 @@ export interface Database {
   yield_contract_sets: YieldContractSetsTable;
   yield_deployments: YieldDeploymentsTable;
   yield_domains: YieldDomainsTable;
+  yield_deploy_counters: YieldDeployCountersTable;
 }

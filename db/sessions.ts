@@ -220,7 +220,11 @@ interface ReopenedPayment {
   paidAt: Date;
 }
 
-/** The update both reopenings share: back to confirming, keeping the first payment's paidAt and txHash. */
+/**
+ * The update both reopenings share: back to confirming, keeping the first payment's paidAt and txHash.
+ * A completed session is final (SPEC): it is never reopened, so it never sends a second
+ * `session.confirming`; funds reaching it late are only swept (migration 2026_11_26_861 refuses the change too).
+ */
 function reopenForSettlement(db: Db, { id, txHash, chainId, paidAt }: ReopenedPayment) {
   return db
     .updateTable('sessions')
@@ -233,7 +237,7 @@ function reopenForSettlement(db: Db, { id, txHash, chainId, paidAt }: ReopenedPa
       updated_at: new Date(),
     }))
     .where('id', '=', id)
-    .where('status', 'in', ['failed', 'expired', 'completed', 'awaiting_payment']);
+    .where('status', 'in', ['failed', 'expired', 'awaiting_payment']);
 }
 
 /**
@@ -259,8 +263,9 @@ const settlementsCoverAnOption = sql<boolean>`exists (
 )`;
 
 /**
- * retry-forwarder for funds an ended session holds: a session whose option is paid in full goes back to
- * confirming (like reopenSessionForSettlement); an underpaid one is left as it is. Returns whether it reopened.
+ * retry-forwarder for funds an ended session holds: an expired or failed session whose option is paid in full
+ * goes back to confirming (like reopenSessionForSettlement); an underpaid or completed one is left as it is.
+ * Returns whether it reopened.
  */
 export async function reopenPaidSessionForSettlement(
   db: Db,

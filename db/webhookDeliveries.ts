@@ -1,6 +1,10 @@
-import { sql, type Selectable } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { sql, type Selectable, type Transaction } from 'kysely';
+import { WEBHOOK_DISABLE_AFTER_FAILING_MS } from '../webhooks/deliveryPolicy';
+import { newEventId, serialiseEndpointDisabledEvent } from '../webhooks/events';
 import type { Db } from './client';
 import type {
+  Database,
   WebhookAttemptOutcome,
   WebhookDeliveriesTable,
   WebhookDeliveryAttemptsTable,
@@ -72,12 +76,25 @@ export interface RecordAttemptParameters {
   nextAttemptAt: Date | null;
 }
 
+/** What recording an attempt came to. */
+export interface RecordedAttempt {
+  /** False when the delivery was deleted with its endpoint meanwhile. */
+  recorded: boolean;
+  /** Set when this attempt's failure disabled the endpoint: the `endpoint.disabled` event to announce. */
+  disabledEventId: string | null;
+}
+
 /**
- * Records one attempt (once: a retried call changes nothing) and moves the delivery along; a
- * success also marks the session `webhookDelivered`, in the same transaction. False when the
- * delivery was deleted with its endpoint meanwhile.
+ * Records one attempt (once: a retried call changes nothing) and moves the delivery along, in one
+ * transaction with what follows from it: a success marks the session `webhookDelivered` and ends the
+ * endpoint's run of failures; a failure extends that run, and one that has lasted
+ * WEBHOOK_DISABLE_AFTER_FAILING_MS (by the attempts' own clock, workflow time) disables the endpoint
+ * and stores its `endpoint.disabled` event (DESIGN §8.4). A retried call answers the same.
  */
-export async function recordWebhookAttempt(db: Db, attempt: RecordAttemptParameters): Promise<boolean> {
+export async function recordWebhookAttempt(
+  db: Db,
+  attempt: RecordAttemptParameters,
+): Promise<RecordedAttempt> {
   const succeeded = attempt.outcome === 'succeeded';
   try {
     return await db.transaction().execute(async (trx) => {
@@ -104,9 +121,9 @@ export async function recordWebhookAttempt(db: Db, attempt: RecordAttemptParamet
           updated_at: new Date(),
         })
         .where('id', '=', attempt.deliveryId)
-        .returning('event_id')
+        .returning(['event_id', 'endpoint_id'])
         .executeTakeFirst();
-      if (!delivery) return false;
+      if (!delivery) return { recorded: false, disabledEventId: null };
       if (succeeded) {
         await trx
           .updateTable('sessions')
@@ -116,13 +133,86 @@ export async function recordWebhookAttempt(db: Db, attempt: RecordAttemptParamet
           )
           .where('webhook_delivered', '=', false)
           .execute();
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({ failing_since: null })
+          .where('id', '=', delivery.endpoint_id)
+          .where('failing_since', 'is not', null)
+          .execute();
+        return { recorded: true, disabledEventId: null };
       }
-      return true;
+      return {
+        recorded: true,
+        disabledEventId: await extendFailingRun(trx, delivery.endpoint_id, attempt.attemptedAt),
+      };
     });
   } catch (error) {
-    if (isForeignKeyViolation(error)) return false;
+    if (isForeignKeyViolation(error)) return { recorded: false, disabledEventId: null };
     throw error;
   }
+}
+
+/**
+ * A failed attempt at `attemptedAt`: starts or extends the endpoint's run of failures, disables the
+ * endpoint once the run is WEBHOOK_DISABLE_AFTER_FAILING_MS long, and answers the `endpoint.disabled`
+ * event of a disabling made at this attempt (also when a retried call finds it already made).
+ */
+async function extendFailingRun(
+  trx: Transaction<Database>,
+  endpointId: string,
+  attemptedAt: Date,
+): Promise<string | null> {
+  const endpoint = await trx
+    .updateTable('webhook_endpoints')
+    .set({ failing_since: sql<Date>`coalesce(failing_since, ${attemptedAt})` })
+    .where('id', '=', endpointId)
+    .returning([
+      'id',
+      'merchant_id',
+      'url',
+      'enabled',
+      'failing_since',
+      'disabled_reason',
+      'disabled_at',
+      'disabled_event_id',
+    ])
+    .executeTakeFirst();
+  if (!endpoint) return null;
+  const madeNow = (at: Date | null) => at !== null && at.getTime() === attemptedAt.getTime();
+  if (endpoint.disabled_reason === 'failing' && madeNow(endpoint.disabled_at))
+    return endpoint.disabled_event_id;
+  const failingForMs = attemptedAt.getTime() - (endpoint.failing_since ?? attemptedAt).getTime();
+  if (!endpoint.enabled || failingForMs < WEBHOOK_DISABLE_AFTER_FAILING_MS) return null;
+
+  const eventId = newEventId(randomUUID());
+  await trx
+    .insertInto('events')
+    .values({
+      id: eventId,
+      type: 'endpoint.disabled',
+      merchant_id: endpoint.merchant_id,
+      session_id: null,
+      payload: serialiseEndpointDisabledEvent({
+        id: eventId,
+        type: 'endpoint.disabled',
+        createdAt: attemptedAt.toISOString(),
+        data: { endpoint: { id: endpoint.id, url: endpoint.url, disabledAt: attemptedAt.toISOString() } },
+      }),
+      created_at: attemptedAt,
+    })
+    .execute();
+  await trx
+    .updateTable('webhook_endpoints')
+    .set({
+      enabled: false,
+      disabled_reason: 'failing',
+      disabled_at: attemptedAt,
+      disabled_event_id: eventId,
+      updated_at: new Date(),
+    })
+    .where('id', '=', endpoint.id)
+    .execute();
+  return eventId;
 }
 
 /** Ends a pending delivery as `failed` (attempts exhausted) or `canceled` (endpoint disabled or gone). */

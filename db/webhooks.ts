@@ -93,9 +93,12 @@ export async function updateWebhookEndpoint(
   id: string,
   changes: WebhookEndpointChanges,
 ): Promise<WebhookEndpointRow | undefined> {
+  // Any change of `enabled` by the merchant ends an automatic disabling and the run of failures behind it.
+  const enabledByMerchant =
+    changes.enabled === undefined ? {} : { disabled_reason: null, disabled_at: null, failing_since: null };
   return db
     .updateTable('webhook_endpoints')
-    .set({ ...changes, updated_at: new Date() })
+    .set({ ...changes, ...enabledByMerchant, updated_at: new Date() })
     .where('id', '=', id)
     .where('merchant_id', '=', merchantId)
     .returningAll()

@@ -205,7 +205,7 @@ export async function storeContractSetAndActivate(
 export async function failYieldDeployment(db: Db, id: string, reason: string): Promise<void> {
   await db
     .updateTable('yield_deployments')
-    .set({ status: 'failed', failure_reason: reason, updated_at: sql`now()` })
+    .set({ status: 'failed', failure_reason: reason, failed_at: sql`now()`, updated_at: sql`now()` })
     .where('id', '=', id)
     .where('status', '=', 'deploying')
     .execute();

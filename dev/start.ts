@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { generateSigningJwk } from '../api/auth/merchantTokens';
 import { LOCAL_PAYMASTER_SIGNER } from './chains/deployLocalChain';
-import { LOCAL_SETTLEMENT_OPERATOR } from './chains/localSettlement';
+import { LOCAL_SETTLEMENT_OPERATOR, LOCAL_YIELD_DEPLOYER } from './chains/localSettlement';
 import { localErc20GasTokenRates } from './chains/localPaymasters';
 import { loadConfig, temporalTlsOf } from '../config';
 import { createDb } from '../db/client';
@@ -123,10 +123,12 @@ async function main(): Promise<void> {
     SIGNER_PRIVATE_KEY: LOCAL_PAYMASTER_SIGNER.privateKey,
     SIGNER_ERC20_TOKENS: JSON.stringify(localErc20GasTokenRates(chains)),
   });
-  // Only the worker gets the settlement operator key (it flushes forwarders).
+  // Only the worker gets the settlement operator key (it flushes forwarders) and, apart from it, the key
+  // that pays for yield vault deploys.
   startProcess('worker', ['dev/worker.ts'], {
     ...env,
     OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
+    YIELD_DEPLOYER_PRIVATE_KEY: LOCAL_YIELD_DEPLOYER.privateKey,
   });
   // The local stand-in of the cross-chain messaging network: delivers bridged USDe to the settlement chain.
   startProcess('relayer', ['dev/relayer.ts', stackFile], env);

@@ -12,6 +12,7 @@ import {
 } from './clientChecks';
 import { type CheckOutcome, PAYMASTER_DENIALS, type PaymasterDenial, describeDenial } from './denials';
 import { relayToBundler } from './bundlerProxyUpstream';
+import { RELAYED_BUNDLER_METHODS, USER_OPERATION_METHODS } from './bundlerMethods';
 import { NO_USAGE_FACTS, type UsageFacts, recordPaymasterDenial } from './usageRecords';
 
 /**
@@ -26,23 +27,6 @@ import { NO_USAGE_FACTS, type UsageFacts, recordPaymasterDenial } from './usageR
  * when it is 1 (ERC-20). Operations without our paymaster (self-paid, or another paymaster) are
  * relayed without a gas-mode or balance check: the merchant sponsors nothing there.
  */
-
-/** Bundler methods that carry a user operation as params[0]. */
-const USER_OPERATION_METHODS = new Set(['eth_sendUserOperation', 'eth_estimateUserOperationGas']);
-
-/**
- * What the proxy relays (DESIGN §7.6): the ERC-4337 bundler methods and the gas-price method wallet SDKs
- * call on the bundler URL. Anything else (debug_*, provider admin or paid methods) would spend our
- * provider credential for the caller: it is answered -32601 and never reaches the provider.
- */
-export const RELAYED_BUNDLER_METHODS: ReadonlySet<string> = new Set([
-  ...USER_OPERATION_METHODS,
-  'eth_getUserOperationByHash',
-  'eth_getUserOperationReceipt',
-  'eth_supportedEntryPoints',
-  'eth_chainId',
-  'pimlico_getUserOperationGasPrice',
-]);
 
 /** Most requests one JSON-RPC batch may hold. */
 export const MAX_BUNDLER_BATCH = 20;

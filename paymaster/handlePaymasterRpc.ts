@@ -67,7 +67,7 @@ export type PaymasterRpcOutcome =
   /** Refused before the JSON-RPC request was read: the route answers with the denial's HTTP status. */
   { kind: 'http'; status: number; message: string } | { kind: 'jsonrpc'; response: JsonRpcResponse };
 
-/** Unknown method names are the caller's text: keep a bounded prefix in the usage row. */
+/** The caller's method name, bounded: the -32601 answer repeats it; a usage row stores only known names (usageRecords.ts). */
 const methodForUsage = (method: unknown): string | null =>
   typeof method === 'string' ? method.slice(0, 64) : null;
 

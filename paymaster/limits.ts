@@ -128,6 +128,8 @@ export function createSponsorshipLimits({
     testnet: usdToMicro(config.PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD),
   };
   const shareBps = config.PAYMASTER_MERCHANT_BUDGET_SHARE_BPS;
+  const holdExpiry = (validUntil: Date) =>
+    new Date(validUntil.getTime() + config.PAYMASTER_HOLD_RELEASE_GRACE_SEC * 1000);
 
   return {
     async check(request) {
@@ -324,7 +326,9 @@ export function createSponsorshipLimits({
             limit: step.limit!,
             basis: step.basis,
           })),
-          hold: { holdId, expiresAt: request.holdUntil ?? at, now: at, merchantId },
+          // Our clock releases the hold only a grace after validUntil: until then the receipt tracker
+          // settles or drops it by the chain's time (security review II, finding 9).
+          hold: { holdId, expiresAt: holdExpiry(request.holdUntil ?? at), now: at, merchantId },
           refusal: (index) => steps[index]!.refusal(),
         },
       };

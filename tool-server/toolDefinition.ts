@@ -3,7 +3,9 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ApiAuth, ApiClient, ApiRequest } from './apiClient';
 import type { CredentialsStore } from './credentials';
+import type { ConfirmAction } from './personConfirmation';
 import type { SessionKeyChains } from './sessionKeys/sessionKeyChains';
+import type { UntrustedFields } from './untrustedData';
 
 /** What every tool may use. */
 export interface ToolContext {
@@ -13,6 +15,8 @@ export interface ToolContext {
   chains: SessionKeyChains;
   logger: Logger;
   now: () => Date;
+  /** The person's confirmation of an action the agent alone may not take (personConfirmation.ts). */
+  confirm: ConfirmAction;
 }
 
 /** A tool: its fixed name, the zod shape the SDK publishes as JSON Schema, and what it does. */
@@ -21,6 +25,8 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   description: string;
   inputSchema: Shape;
   annotations?: ToolAnnotations;
+  /** Values of the answer written outside the merchant: labelled as untrusted data (untrustedData.ts). */
+  untrusted?: readonly UntrustedFields[];
   /** Answers the body the tool returns; throws ToolFailure for what the caller must act on. */
   run(input: z.infer<z.ZodObject<Shape>>, context: ToolContext): Promise<unknown>;
 }
@@ -49,6 +55,7 @@ export function routeTool<Shape extends z.ZodRawShape>({
   body,
   emptyResult,
   annotations,
+  untrusted,
 }: {
   name: string;
   description: string;
@@ -60,11 +67,13 @@ export function routeTool<Shape extends z.ZodRawShape>({
   body?: (input: Input<Shape>) => unknown;
   emptyResult?: (input: Input<Shape>) => unknown;
   annotations?: ToolAnnotations;
+  untrusted?: readonly UntrustedFields[];
 }): AnyToolDefinition {
   return defineTool({
     name,
     description,
     inputSchema,
+    ...(untrusted && { untrusted }),
     annotations: { readOnlyHint: method === 'GET', openWorldHint: false, ...annotations },
     async run(input, { api }) {
       const response = await api.call({

@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type UntrustedFields, labelUntrusted, untrustedNotice } from './untrustedData';
 
 /**
  * What a tool answers (DESIGN §7.3): the route's JSON body as text and as structured content, or a
@@ -46,13 +47,21 @@ export const apiKeyRequired = (why: string) =>
     'API_KEY_REQUIRED',
   );
 
-/** The body as the tool's answer: JSON text, and the same object as structured content. */
-export function toolSuccess(body: unknown): CallToolResult {
+/**
+ * The body as the tool's answer: JSON text, and the same object as structured content. With untrusted
+ * fields (untrustedData.ts), their values are wrapped in both and a notice comes first.
+ */
+export function toolSuccess(body: unknown, untrusted: readonly UntrustedFields[] = []): CallToolResult {
+  const labelled = untrusted.length > 0 ? labelUntrusted(body, untrusted) : body;
   const structured =
-    body !== null && typeof body === 'object' && !Array.isArray(body)
-      ? (body as Record<string, unknown>)
-      : { data: body };
-  return { content: [{ type: 'text', text: JSON.stringify(body, null, 2) }], structuredContent: structured };
+    labelled !== null && typeof labelled === 'object' && !Array.isArray(labelled)
+      ? (labelled as Record<string, unknown>)
+      : { data: labelled };
+  const json = { type: 'text' as const, text: JSON.stringify(labelled, null, 2) };
+  return {
+    content: untrusted.length > 0 ? [{ type: 'text', text: untrustedNotice(untrusted) }, json] : [json],
+    structuredContent: structured,
+  };
 }
 
 export function toolError(failure: ToolFailure): CallToolResult {

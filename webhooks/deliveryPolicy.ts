@@ -33,3 +33,6 @@ export const WEBHOOK_RECOVERY_WINDOW_MS = 14 * 24 * HOUR_MS;
 
 /** Events one recovery queues at most; a larger backlog takes another call (the answer says how many). */
 export const WEBHOOK_RECOVERY_MAX_EVENTS = 1000;
+
+/** An endpoint whose every attempt has failed for this long is disabled (DESIGN §8.4: 5 days). */
+export const WEBHOOK_DISABLE_AFTER_FAILING_MS = 5 * 24 * HOUR_MS;

@@ -1,5 +1,8 @@
-/** The event types a webhook endpoint can subscribe to; SPEC: only `session.confirming` exists today. */
-export const WEBHOOK_EVENT_TYPES = ['session.confirming'] as const;
+/**
+ * The event types a webhook endpoint can subscribe to: SPEC's `session.confirming`, and the types of
+ * DESIGN §8.3 the service emits. An endpoint receives only the types it lists.
+ */
+export const WEBHOOK_EVENT_TYPES = ['session.confirming', 'endpoint.disabled'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** What an endpoint subscribes to when its creation names no events (DESIGN §5). */
@@ -53,5 +56,25 @@ export function serialiseSessionConfirmingEvent(event: SessionConfirmingEvent): 
         txHash: session.txHash,
       },
     },
+  });
+}
+
+/** The body of an `endpoint.disabled` delivery (DESIGN §8.3): sent to the merchant's other endpoints that list it. */
+export interface EndpointDisabledEvent {
+  /** `evt_<uuid>` */
+  id: string;
+  type: 'endpoint.disabled';
+  createdAt: string;
+  data: { endpoint: { id: string; url: string; disabledAt: string } };
+}
+
+/** Serialised once, in a fixed key order, like every event body. */
+export function serialiseEndpointDisabledEvent(event: EndpointDisabledEvent): string {
+  const { endpoint } = event.data;
+  return JSON.stringify({
+    id: event.id,
+    type: event.type,
+    createdAt: event.createdAt,
+    data: { endpoint: { id: endpoint.id, url: endpoint.url, disabledAt: endpoint.disabledAt } },
   });
 }

@@ -31,6 +31,7 @@ import {
   type WebhookSecretBox,
 } from '../webhooks/webhookSecrets';
 import type { Db } from '../db/client';
+import type { Mailer } from '../mail/mailer';
 import { chainMonitorWorkflowId } from '../workflows/workflowIds';
 import { TASK_QUEUES, type TaskQueueRole } from '../workflows/taskQueues';
 import type { Tracing } from '../tracing/tracing';
@@ -87,6 +88,8 @@ export interface SettlementWorkerSettings {
 export interface WebhookWorkerSettings {
   secrets: WebhookSecretBox;
   allowPrivateTargets: boolean;
+  /** Tells merchants about endpoints disabled for failing (SMTP_URL); no mail without it. */
+  mailer?: Pick<Mailer, 'send'>;
 }
 
 const webhookSettingsOf = ({ webhooks }: WorkerDependencies): WebhookWorkerSettings =>

@@ -8,6 +8,8 @@ import { createOperatorChains } from '../chain/operatorChains';
 import { startChainMonitors } from '../workflowClient/chainMonitors';
 import { startPaymasterReceiptTrackers } from '../workflowClient/paymasterReceiptTrackers';
 import { createTxtLookup } from '../yield/txtRecords';
+import { createLogger } from '../logging/logger';
+import { createMailer } from '../mail/mailer';
 import { ourPaymasters } from '../activities/paymasterReceipts';
 import type { BridgeDeliveryFactory } from '../activities/bridgeDelivery';
 import { createWorkers } from './createWorkers';
@@ -69,12 +71,13 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
             lateWatchSec: config.CHAIN_MONITOR_LATE_WATCH_SEC,
           }
         : undefined;
-      const deployerKey = config.YIELD_DEPLOYER_PRIVATE_KEY ?? config.OPERATOR_PRIVATE_KEY;
-      // The settlement operator's clients when the key is the same: one nonce manager per key and process.
-      const yieldDeployer =
-        deployerKey === config.OPERATOR_PRIVATE_KEY
-          ? settlement?.operator
-          : createOperatorChains({ networks, operatorPrivateKey: deployerKey as `0x${string}` });
+      // Vault deploys are paid by their own account (never the settlement operator's key or nonces).
+      const yieldDeployer = config.YIELD_DEPLOYER_PRIVATE_KEY
+        ? createOperatorChains({
+            networks,
+            operatorPrivateKey: config.YIELD_DEPLOYER_PRIVATE_KEY as `0x${string}`,
+          })
+        : undefined;
       const workers = await createWorkers({
         connection,
         namespace: config.TEMPORAL_NAMESPACE,
@@ -84,6 +87,10 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
           webhooks: {
             secrets: createWebhookSecretBox(webhookSecretKeyFromConfig(config)),
             allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+            mailer: createMailer({
+              config,
+              logger: createLogger({ level: config.LOG_LEVEL, name: 'worker-mail' }),
+            }),
           },
           settlement,
           paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS },
@@ -119,6 +126,9 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
         process.stdout.write(
           'OPERATOR_PRIVATE_KEY unset: no deposit monitors or settlement on this worker\n',
         );
+      }
+      if (!yieldDeployer) {
+        process.stdout.write('YIELD_DEPLOYER_PRIVATE_KEY unset: no yield vault deploys on this worker\n');
       }
       process.stdout.write(
         `worker polling ${[...workers.byTaskQueue.keys()].join(', ')} on ${config.TEMPORAL_ADDRESS} ` +

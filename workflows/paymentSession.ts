@@ -23,9 +23,10 @@ import type { WorkflowSessionStatus } from '../db/sessionStatus';
  *          │                                   └──revert (slippage…)──▶ failed ──retry-forwarder──▶ confirming
  *          └──expiresAt passes (by chain time), no deposit──▶ expired
  *
- * retry-forwarder on an ended session holding funds starts a settling run: an option paid in full goes
- * through confirming to completed again; an underpaid one is only swept to the payout address and the
- * session keeps its status (never completed, no event).
+ * retry-forwarder on an ended session holding funds starts a settling run: an expired or failed session
+ * whose option is paid in full goes through confirming to completed; an underpaid one, or a completed one
+ * (final: it is never reopened and never sends a second event), is only swept to the payout address and
+ * keeps its status.
  */
 const sessions = proxyActivities<SessionActivities>({
   // Single-row conditional UPDATEs; retried while the database is unreachable.
@@ -113,7 +114,8 @@ export async function paymentSessionWorkflow({
     if (patched('underpaid-late-settlement-sweeps-only')) {
       const reopened = await sessions.beginLateSettlement({ sessionId, deposit: settleDeposit, paidAt });
       if (!reopened) {
-        // Underpaid: what arrived goes to the payout address; the session keeps its status, no event.
+        // Underpaid, or completed already: what arrived goes to the payout address; the session keeps its
+        // status and no event is sent.
         try {
           await settle(sessionId, settleDeposit, state, { sweepOnly: true });
         } catch (error) {

@@ -3,34 +3,42 @@ import {
   condition,
   defineSignal,
   log,
+  ParentClosePolicy,
   patched,
   proxyActivities,
   setHandler,
+  startChild,
   TimeoutFailure,
   workflowInfo,
+  WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { AttemptReport, FirstAttempt, WebhookDeliveryActivities } from '../activities/webhookDelivery';
 import {
   WEBHOOK_ATTEMPT_TIMEOUT_MS,
   WEBHOOK_MAX_ATTEMPTS,
   WEBHOOK_RETRY_DELAYS_MS,
 } from '../webhooks/deliveryPolicy';
+import { webhookDeliveryWorkflowId } from './workflowIds';
 
 /**
- * One workflow per (event, endpoint) pair, `webhook-<eventId>-<endpointId>` (DESIGN §4.2):
+ * One workflow per (event, endpoint) pair, `webhook-<eventId>-<endpointId>` (DESIGN §4.2), and one per
+ * resend (DESIGN §8.4):
  *
  *   attempt 1 ─fail─▶ 1 m ─▶ attempt 2 ─fail─▶ 5 m ─▶ 3 ─▶ 30 m ─▶ 4 ─▶ 2 h ─▶ 5 ─fail─▶ failed
  *        └──── any 2xx ─▶ succeeded (the session reads webhookDelivered: true)
  *        └──── endpoint disabled or deleted before an attempt ─▶ canceled
+ *        └──── a failure ending 5 days of failures ─▶ endpoint disabled, `endpoint.disabled` announced
  *
  * The schedule in webhooks/deliveryPolicy.ts is the retry policy: the send activity itself is
  * never retried by Temporal, and every attempt is recorded.
  */
-const { openDelivery, recordAttempt, finishDelivery } = proxyActivities<WebhookDeliveryActivities>({
-  // Small database writes; retried while the database is unreachable (each is idempotent).
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const { openDelivery, recordAttempt, finishDelivery, announceEndpointDisabled } =
+  proxyActivities<WebhookDeliveryActivities>({
+    // Small database writes; retried while the database is unreachable (each is idempotent).
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  });
 
 const { sendWebhookAttempt } = proxyActivities<WebhookDeliveryActivities>({
   // The attempt's budget; the HTTP request inside is aborted at the same bound.
@@ -82,7 +90,13 @@ export async function webhookDeliveryWorkflow({
   if (patched('webhook-first-attempt-in-one-activity')) {
     redispatchesAnswered = redispatchesRequested;
     try {
-      first = await openAndAttemptFirst({ ...record, workflowId, workflowRunId: runId });
+      // The attempt is dated by workflow time, like every later one: runs of failures compare them.
+      first = await openAndAttemptFirst({
+        ...record,
+        workflowId,
+        workflowRunId: runId,
+        attemptedAt: new Date(Date.now()).toISOString(),
+      });
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
       log.warn('first webhook attempt activity failed', {
@@ -116,14 +130,19 @@ export async function webhookDeliveryWorkflow({
     delivered ||= succeeded;
     const redispatchPending = () => redispatchesRequested > redispatchesAnswered;
     const pauseMs = succeeded ? undefined : WEBHOOK_RETRY_DELAYS_MS[attempt - 1];
-    if (!made?.recorded)
-      await recordAttempt({
-        deliveryId: delivery.deliveryId,
-        attemptNumber: attempt,
-        attemptedAt,
-        ...report.result,
-        nextAttemptAt: pauseMs === undefined ? null : new Date(Date.now() + pauseMs).toISOString(),
-      });
+    const recorded = made?.recorded
+      ? made
+      : await recordAttempt({
+          deliveryId: delivery.deliveryId,
+          attemptNumber: attempt,
+          attemptedAt,
+          ...report.result,
+          nextAttemptAt: pauseMs === undefined ? null : new Date(Date.now() + pauseMs).toISOString(),
+        });
+    // This failure ended 5 days of failures and disabled the endpoint (DESIGN §8.4): say so; the next
+    // attempt then finds the endpoint disabled and the delivery ends canceled.
+    if (recorded.disabledEventId && patched('announce-disabled-endpoint'))
+      await announceDisabledEndpoint(recorded.disabledEventId);
     // A re-dispatch that arrived while this attempt was under way still gets a send of its own.
     if (succeeded && !redispatchPending()) return { status: 'succeeded', attempts: attempt };
     if (succeeded) continue;
@@ -134,6 +153,27 @@ export async function webhookDeliveryWorkflow({
   if (delivered) return { status: 'succeeded', attempts: attempt };
   await finishDelivery({ deliveryId: delivery.deliveryId, status: 'failed' });
   return { status: 'failed', attempts: attempt };
+}
+
+/**
+ * The `endpoint.disabled` event goes to the merchant's other endpoints that list it, each a delivery
+ * workflow of its own (a child left running when this one ends; a replayed start is harmless), and
+ * the merchant is mailed.
+ */
+async function announceDisabledEndpoint(eventId: string): Promise<void> {
+  const { endpointIds } = await announceEndpointDisabled({ eventId });
+  for (const endpointId of endpointIds) {
+    try {
+      await startChild(webhookDeliveryWorkflow, {
+        workflowId: webhookDeliveryWorkflowId(eventId, endpointId),
+        args: [{ eventId, endpointId }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  }
 }
 
 /** One send; an activity that timed out or broke counts as a failed attempt, never as a failed workflow. */

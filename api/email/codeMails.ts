@@ -1,4 +1,4 @@
-import type { MailMessage } from './mailer';
+import type { MailMessage } from '../../mail/mailer';
 
 /** The messages that carry one-time codes; the code is the only secret in them and appears once. */
 

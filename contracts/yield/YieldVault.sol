@@ -20,6 +20,9 @@ import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol
  *        against the caller); `totalAssets` uses sUSDe's `previewRedeem`, which rounds down too.
  *      - Re-entrancy through a token with transfer hooks: every entry point that moves assets is `nonReentrant`,
  *        and shares are burnt before assets leave.
+ *      - sUSDe's withdrawal cooldown: while it is on, every `max*` is 0, so `deposit`/`mint` (money that could
+ *        not come back out) and `withdraw`/`redeem` revert with ERC4626ExceededMax* (the asynchronous
+ *        redemption a cooldown needs is not built here).
  */
 contract YieldVault is ERC4626, ReentrancyGuard {
     using SafeERC20 for IERC20;
@@ -41,17 +44,37 @@ contract YieldVault is ERC4626, ReentrancyGuard {
         return stakedVault.previewRedeem(stakedVault.balanceOf(address(this)));
     }
 
-    /// @notice At most what the vault's sUSDe position can pay out right now.
+    /// @notice Nothing while sUSDe's withdrawal cooldown is on: a deposit then could not be withdrawn again.
+    function maxDeposit(address receiver) public view override returns (uint256) {
+        return cooldownActive() ? 0 : super.maxDeposit(receiver);
+    }
+
+    function maxMint(address receiver) public view override returns (uint256) {
+        return cooldownActive() ? 0 : super.maxMint(receiver);
+    }
+
+    /// @notice At most what the vault's sUSDe position can pay out right now: nothing while sUSDe's withdrawal
+    ///         cooldown is on (its ERC-4626 `withdraw` reverts then, so promising funds would be a lie).
     function maxWithdraw(address owner) public view override returns (uint256) {
+        if (cooldownActive()) return 0;
         uint256 own = super.maxWithdraw(owner);
         uint256 available = stakedVault.maxWithdraw(address(this));
         return own < available ? own : available;
     }
 
     function maxRedeem(address owner) public view override returns (uint256) {
+        if (cooldownActive()) return 0;
         uint256 own = super.maxRedeem(owner);
         uint256 available = previewWithdraw(stakedVault.maxWithdraw(address(this)));
         return own < available ? own : available;
+    }
+
+    /// @notice Whether the staked vault has a withdrawal cooldown on (Ethena's `cooldownDuration() != 0`). A staked
+    ///         vault without `cooldownDuration` (a plain ERC-4626) has none.
+    function cooldownActive() public view returns (bool) {
+        (bool ok, bytes memory data) =
+            address(stakedVault).staticcall(abi.encodeWithSignature("cooldownDuration()"));
+        return ok && data.length >= 32 && abi.decode(data, (uint256)) != 0;
     }
 
     function deposit(uint256 assets, address receiver) public override nonReentrant returns (uint256) {

@@ -23,6 +23,11 @@ import * as apiKeyNotifications from './2026_11_26_610_api_key_notifications';
 import * as paymasterUsageWindowIndex from './2026_11_26_630_paymaster_usage_window_index';
 import * as paymentOptionsWatchCoveringIndex from './2026_11_26_631_payment_options_watch_covering_index';
 import * as webhookDeliveryOperations from './2026_11_26_800_webhook_delivery_operations';
+import * as paymasterMalformedRequests from './2026_11_26_810_paymaster_malformed_requests';
+import * as paymasterUsageCallerText from './2026_11_26_811_paymaster_usage_caller_text';
+import * as failingEndpoints from './2026_11_26_820_failing_endpoints';
+import * as completedSessionsAreFinal from './2026_11_26_861_completed_sessions_are_final';
+import * as yieldDeployLimits from './2026_11_26_862_yield_deploy_limits';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +55,9 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_630_paymaster_usage_window_index': paymasterUsageWindowIndex,
   '2026_11_26_631_payment_options_watch_covering_index': paymentOptionsWatchCoveringIndex,
   '2026_11_26_800_webhook_delivery_operations': webhookDeliveryOperations,
+  '2026_11_26_810_paymaster_malformed_requests': paymasterMalformedRequests,
+  '2026_11_26_811_paymaster_usage_caller_text': paymasterUsageCallerText,
+  '2026_11_26_820_failing_endpoints': failingEndpoints,
+  '2026_11_26_861_completed_sessions_are_final': completedSessionsAreFinal,
+  '2026_11_26_862_yield_deploy_limits': yieldDeployLimits,
 };

@@ -29,6 +29,9 @@ export const LOCAL_SETTLEMENT_CHAIN_ID = 11155111;
 /** The only account that may flush forwarders on local chains (the worker's operator key): anvil's dev account 7. */
 export const LOCAL_SETTLEMENT_OPERATOR = ANVIL_DEV_ACCOUNTS[7];
 
+/** The account that deploys yield vault sets on local chains (the worker's YIELD_DEPLOYER_PRIVATE_KEY): anvil's dev account 3, apart from settlement. */
+export const LOCAL_YIELD_DEPLOYER = ANVIL_DEV_ACCOUNTS[3];
+
 /** The only account that may deliver messenger packets on local chains (the dev relayer's key): anvil's dev account 8. */
 export const LOCAL_RELAYER = ANVIL_DEV_ACCOUNTS[8];
 

@@ -1,13 +1,16 @@
+import { markDroppedOperations } from '../../db/paymasterUsage';
 import type { TestApp } from '../harness/app';
 import { MAINNET_CHAIN_ID, appsOnMainnetStandIn } from './mainnetStandIn';
 import { paymasterRpc } from './paymasterApi';
 import {
+  OP_CHARGED_USD_MICRO,
   OP_COST_USD_MICRO,
   manualClock,
   merchantSponsoringTarget,
   signedDataRequest,
   usd,
   recordInclusion,
+  TENTH_OF_MAXIMUM_WEI,
 } from './signedDataRequests';
 
 /**
@@ -33,7 +36,7 @@ const sign = async (app: TestApp, clientId: string, chainId = TESTNET) =>
 const GLOBAL_CAP = /^Policy denied: paymaster_global_cap_exceeded: /;
 
 describe('issue 13 finding 3: the global daily budget can be exhausted by anyone', () => {
-  it('signed operations hold the budget only until their validUntil: unsent ones stop blocking other merchants then', async () => {
+  it('signed operations hold the budget only until their validUntil (by the chain’s time, or after the release grace): unsent ones stop blocking other merchants then', async () => {
     const clock = manualClock('2031-06-01T12:00:00.000Z');
     const budget = usd(5n * OP_COST_USD_MICRO);
     const app = await startApp(
@@ -48,8 +51,9 @@ describe('issue 13 finding 3: the global daily budget can be exhausted by anyone
     for (let index = 0; index < 5; index++) expect((await sign(app, attacker.clientId)).result).toBeDefined();
     expect((await sign(app, victim.clientId)).error.message).toMatch(GLOBAL_CAP);
 
-    // 600 s of validity and one more second: nothing was sent, so nothing of the budget is held.
-    clock.advance(601);
+    // 600 s of validity, the release grace (nothing told us the chain's time) and one more second:
+    // nothing was sent, so nothing of the budget is held.
+    clock.advance(600 + app.config.PAYMASTER_HOLD_RELEASE_GRACE_SEC + 1);
     expect((await sign(app, victim.clientId)).result).toBeDefined();
   });
 
@@ -139,5 +143,86 @@ describe('issue 13 finding 3: the global daily budget can be exhausted by anyone
     );
     expect((await sign(app, other.clientId)).result).toBeDefined();
     expect((await sign(app, other.clientId)).result).toBeDefined();
+  });
+});
+
+describe('security review II, finding 9: holds released by the server clock', () => {
+  it('finding 9 — a hold is released once the chain’s time is past its validUntil (or after the grace), not by the server clock, so a prepaid balance never goes negative', async () => {
+    const clock = manualClock('2031-06-05T12:00:00.000Z');
+    const app = await startApp({}, clock.now);
+    const { merchant, clientId } = await sponsoringMerchant(app, MAINNET_CHAIN_ID);
+    // Exactly one operation's maximum charge (markup included).
+    await app.db
+      .insertInto('prepaid_ledger_entries')
+      .values({
+        merchant_id: merchant.merchantId,
+        direction: 'credit',
+        amount_usd: usd(OP_CHARGED_USD_MICRO),
+        description: 'top-up',
+      })
+      .execute();
+    const signOnMainnet = () => sign(app, clientId, MAINNET_CHAIN_ID);
+    const BALANCE_RESERVED = /^Policy denied: paymaster_billing_balance_exhausted: /;
+    expect((await signOnMainnet()).result).toBeDefined();
+    expect((await signOnMainnet()).error.message).toMatch(BALANCE_RESERVED);
+
+    // The server's clock passes validUntil; the chain has not said so (its blocks may lag our clock, and
+    // the operation can still be included): the reservation still holds.
+    clock.advance(601);
+    expect((await signOnMainnet()).error.message).toMatch(BALANCE_RESERVED);
+
+    // The operation is included at its maximum cost: the balance is spent to exactly zero, never below.
+    const [signed] = await app.db
+      .selectFrom('paymaster_usage')
+      .select(['user_op_hash', 'valid_until'])
+      .where('merchant_id', '=', merchant.merchantId)
+      .where('status', '=', 'submitted')
+      .execute();
+    await recordInclusion(
+      app.db,
+      {
+        chainId: MAINNET_CHAIN_ID,
+        userOpHash: signed!.user_op_hash!,
+        actualGasCost: 10n * TENTH_OF_MAXIMUM_WEI,
+      },
+      app.config.PAYMASTER_MARKUP_BPS,
+    );
+    const balance = await app.db
+      .selectFrom('prepaid_balances')
+      .select('balance_usd')
+      .where('merchant_id', '=', merchant.merchantId)
+      .executeTakeFirstOrThrow();
+    expect(balance.balance_usd).toBe('0.000000');
+
+    // Topped up again: a new hold, its operation never sent. The receipt tracker, reading a block whose
+    // time is past validUntil, drops the operation and releases its hold at once.
+    await app.db
+      .insertInto('prepaid_ledger_entries')
+      .values({
+        merchant_id: merchant.merchantId,
+        direction: 'credit',
+        amount_usd: usd(OP_CHARGED_USD_MICRO),
+        description: 'top-up',
+      })
+      .execute();
+    expect((await signOnMainnet()).result).toBeDefined();
+    expect((await signOnMainnet()).error.message).toMatch(BALANCE_RESERVED);
+    const [unsent] = await app.db
+      .selectFrom('paymaster_usage')
+      .select('valid_until')
+      .where('merchant_id', '=', merchant.merchantId)
+      .where('status', '=', 'submitted')
+      .execute();
+    await markDroppedOperations(app.db, {
+      chainId: MAINNET_CHAIN_ID,
+      validBefore: new Date(unsent!.valid_until!.getTime() + 1000),
+    });
+    expect((await signOnMainnet()).result).toBeDefined();
+
+    // Without the tracker, the server clock releases a hold only after the grace.
+    clock.advance(601);
+    expect((await signOnMainnet()).error.message).toMatch(BALANCE_RESERVED);
+    clock.advance(app.config.PAYMASTER_HOLD_RELEASE_GRACE_SEC);
+    expect((await signOnMainnet()).result).toBeDefined();
   });
 });

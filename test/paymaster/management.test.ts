@@ -317,8 +317,19 @@ describe('paymaster management routes (JWT)', () => {
       clientA = (await createPaymasterClient(app, usageMerchant, { allowedChainIds: [84532, 421614] }))
         .clientId;
       clientB = (await createPaymasterClient(app, usageMerchant, { allowedChainIds: [84532] })).clientId;
-      // Five denials in a known order: three parse errors on A, one chain denial on A, one on B.
-      for (let i = 0; i < 3; i++) await paymasterRpc(app, clientA, 'not json');
+      // Five denials in a known order: three undecodable operations on A, one chain denial on A, one on B.
+      // (Parse errors are only counted, not stored: security review II, finding 10.)
+      for (let i = 0; i < 3; i++)
+        await paymasterRpc(app, clientA, {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'pm_getPaymasterStubData',
+          params: [
+            { sender: `0x${'22'.repeat(20)}`, nonce: '0x0', callData: '0xdeadbeef' },
+            '0x0000000071727De22E5E9d8BAf0edAc6f37da032',
+            84532,
+          ],
+        });
       await paymasterRpc(app, clientA, {
         jsonrpc: '2.0',
         id: 1,
@@ -350,9 +361,9 @@ describe('paymaster management routes (JWT)', () => {
       expect(seen.map((row) => [row.clientId, row.status, row.chainId])).toEqual([
         [clientB, 'denied_chain', 421614],
         [clientA, 'denied_chain', 1],
-        [clientA, 'denied_malformed', null],
-        [clientA, 'denied_malformed', null],
-        [clientA, 'denied_malformed', null],
+        [clientA, 'denied_target', 84532],
+        [clientA, 'denied_target', 84532],
+        [clientA, 'denied_target', 84532],
       ]);
       expect(seen[0]).toEqual({
         id: expect.any(String),
@@ -421,7 +432,7 @@ describe('paymaster management routes (JWT)', () => {
     it('filters by clientId, chainId and status', async () => {
       expect(await usageRows(app, usageMerchant, `&clientId=${clientB}`)).toHaveLength(1);
       expect(await usageRows(app, usageMerchant, '&chainId=1')).toHaveLength(1);
-      expect(await usageRows(app, usageMerchant, '&status=denied_malformed')).toHaveLength(3);
+      expect(await usageRows(app, usageMerchant, '&status=denied_target')).toHaveLength(3);
       expect(await usageRows(app, usageMerchant, `&status=denied_chain&clientId=${clientA}`)).toHaveLength(1);
       expect(await usageRows(app, usageMerchant, '&status=submitted')).toHaveLength(0);
       expect(await usageRows(app, usageMerchant, '&mode=user_paid')).toHaveLength(0);

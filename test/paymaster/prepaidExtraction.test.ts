@@ -64,8 +64,9 @@ describe('issue 13 finding 2: a publishable client id can extract the prepaid ba
     // Reserving is not charging: the balance itself is untouched.
     expect(await balanceOf(app, merchant)).toBe(usd(2n * OP_CHARGED_USD_MICRO + 1_000_000n));
 
-    // Neither operation was sent: past their validUntil the reservations are gone.
-    clock.advance(601);
+    // Neither operation was sent: past their validUntil and the release grace (no receipt tracker runs
+    // here to read the chain's time) the reservations are gone.
+    clock.advance(600 + app.config.PAYMASTER_HOLD_RELEASE_GRACE_SEC + 1);
     expect((await sign(app, clientId)).result).toBeDefined();
     expect((await sign(app, clientId)).result).toBeDefined();
     expect((await sign(app, clientId)).error.message).toMatch(/paymaster_billing_balance_exhausted/);

@@ -107,6 +107,8 @@ interface ErrorRow {
   /** Status of the usage row recorded for the denial (undefined: none, e.g. 401). */
   usage?: string;
   reason?: string;
+  /** A malformed request: no usage row, its client's hourly counter for this reason grows by one. */
+  counted?: string;
 }
 
 describe('paymaster RPC errors (SPEC table)', () => {
@@ -215,8 +217,7 @@ describe('paymaster RPC errors (SPEC table)', () => {
       code: -32700,
       message: /^Parse error/,
       id: null,
-      usage: 'denied_malformed',
-      reason: 'parse_error',
+      counted: 'parse_error',
     })),
     // -32601.
     {
@@ -226,7 +227,7 @@ describe('paymaster RPC errors (SPEC table)', () => {
       http: 200,
       code: -32601,
       message: /^Unknown method/,
-      usage: 'denied_malformed',
+      counted: 'unknown_method',
     },
     // -32602 Invalid params.
     ...(
@@ -245,8 +246,7 @@ describe('paymaster RPC errors (SPEC table)', () => {
       http: 200,
       code: -32602,
       message: /^Invalid params/,
-      usage: 'denied_malformed',
-      reason: 'invalid_params',
+      counted: 'invalid_params',
     })),
     // Chain and key class.
     {
@@ -287,8 +287,7 @@ describe('paymaster RPC errors (SPEC table)', () => {
           http: 200,
           code: -32602,
           message: new RegExp(`^paymaster_gas_fields_missing: .*missing ${field}`),
-          usage: 'denied_malformed',
-          reason: 'paymaster_gas_fields_missing',
+          counted: 'paymaster_gas_fields_missing',
         }),
       ),
     ),
@@ -300,7 +299,7 @@ describe('paymaster RPC errors (SPEC table)', () => {
       http: 200,
       code: -32602,
       message: /^paymaster_token_invalid/,
-      usage: 'denied_malformed',
+      counted: 'paymaster_token_invalid',
     },
     {
       name: 'context.token the zero address',
@@ -309,7 +308,7 @@ describe('paymaster RPC errors (SPEC table)', () => {
       http: 200,
       code: -32602,
       message: /^paymaster_token_invalid/,
-      usage: 'denied_malformed',
+      counted: 'paymaster_token_invalid',
     },
     {
       name: 'context.token with pm_sponsorUserOperation',
@@ -318,7 +317,7 @@ describe('paymaster RPC errors (SPEC table)', () => {
       http: 200,
       code: -32602,
       message: /^paymaster_token_unsupported_method/,
-      usage: 'denied_malformed',
+      counted: 'paymaster_token_unsupported_method',
     },
     // Gas mode.
     {
@@ -508,9 +507,20 @@ describe('paymaster RPC errors (SPEC table)', () => {
     },
   ];
 
+  const malformedCount = async (clientId: string | undefined, reason: string): Promise<number> => {
+    const row = await app.db
+      .selectFrom('paymaster_malformed_requests')
+      .select((eb) => eb.fn.sum<string>('count').as('count'))
+      .where('client_id', '=', clientId ?? '')
+      .where('reason', '=', reason)
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
+  };
+
   it.each(rows.map((row) => [row.name, row] as const))('%s', async (_name, row) => {
     const clientId = typeof row.client === 'string' ? clients[row.client] : row.client.clientId;
     const before = (await usageRows(app, merchant)).length;
+    const countedBefore = row.counted === undefined ? 0 : await malformedCount(clientId, row.counted);
     const response = await paymasterRpc(app, clientId, row.body, row.headers);
 
     expect(response.status).toBe(row.http);
@@ -531,6 +541,8 @@ describe('paymaster RPC errors (SPEC table)', () => {
     const rows = await usageRows(app, merchant);
     if (row.usage === undefined) {
       expect(rows).toHaveLength(before);
+      if (row.counted !== undefined)
+        expect(await malformedCount(clientId, row.counted)).toBe(countedBefore + 1);
       return;
     }
     expect(rows).toHaveLength(before + 1);

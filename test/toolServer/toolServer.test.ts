@@ -153,7 +153,13 @@ describe('the MCP tool server over stdio', () => {
     expect(await ok('get_profile')).toMatchObject({ email, emailVerified: true });
     expect(await ok('update_profile', { name: 'Agent Coffee' })).toMatchObject({ name: 'Agent Coffee' });
 
-    const key = await ok('create_api_key', { label: 'agent' });
+    // A new sk_ key waits for the person's confirmation (this client has no elicitation: a token).
+    const keyConfirmation = await ok('create_api_key', { label: 'agent' });
+    expect(keyConfirmation).toMatchObject({ confirmationRequired: true });
+    const key = await ok('create_api_key', {
+      label: 'agent',
+      confirmationToken: keyConfirmation.confirmationToken,
+    });
     expect(key.rawKey).toMatch(/^sk_live_/);
     expect((await ok('list_api_keys')).data.map((entry: { id: string }) => entry.id)).toContain(key.id);
 
@@ -355,7 +361,8 @@ describe('the MCP tool server over stdio', () => {
     const server = await toolServer();
     const { email } = await signedIn(server);
     const loginCode = await waitForCode(email, { count: 2 });
-    const key = resultBody(await server.call('create_api_key', { label: 'logged?' }));
+    const { confirmationToken } = resultBody(await server.call('create_api_key', { label: 'logged?' }));
+    const key = resultBody(await server.call('create_api_key', { label: 'logged?', confirmationToken }));
     const webhook = resultBody(await server.call('create_webhook', { url: 'http://127.0.0.1:9/hooks' }));
     await server.call('list_webhooks');
     const stored = JSON.parse(await readFile(server.credentialsFile, 'utf8'));
@@ -363,7 +370,7 @@ describe('the MCP tool server over stdio', () => {
     const logs = [...app.logLines, ...server.stderrLines].join('\n');
     expect(server.stderrLines.some((line) => line.includes('API call'))).toBe(true);
     expect(logs).not.toMatch(new RegExp(`(?<![0-9])${loginCode}(?![0-9])`));
-    for (const secret of [stored.session.token, key.rawKey, webhook.secret]) {
+    for (const secret of [stored.session.token, key.rawKey, webhook.secret, confirmationToken]) {
       expect(logs).not.toContain(secret);
     }
   });

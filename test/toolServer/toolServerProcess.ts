@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { TEST_STACK_FILE_VARIABLE } from '../harness/stack';
 
 /**
@@ -34,6 +39,11 @@ export interface StartToolServerParameters {
   env?: Record<string, string>;
   /** How to start it; defaults to `node --import tsx tool-server/main.ts`. */
   command?: { command: string; args: string[] };
+  /**
+   * The person's answer to an elicitation (MCP `elicitation/create`): when given, the client declares
+   * the elicitation capability and answers each request with it.
+   */
+  elicit?: (request: ElicitRequest['params']) => ElicitResult | Promise<ElicitResult>;
 }
 
 export async function startToolServer({
@@ -41,6 +51,7 @@ export async function startToolServer({
   credentialsFile,
   env = {},
   command = { command: process.execPath, args: ['--import', 'tsx', 'tool-server/main.ts'] },
+  elicit,
 }: StartToolServerParameters): Promise<ToolServerUnderTest> {
   const credentials =
     credentialsFile ?? join(await mkdtemp(join(tmpdir(), 'stablepay-mcp-')), 'config', 'credentials.json');
@@ -66,7 +77,11 @@ export async function startToolServer({
     stderrLines.push(...lines.filter(Boolean));
   });
   const protocolErrors: Error[] = [];
-  const client = new Client({ name: 'stablepay-tests', version: '1.0.0' });
+  const client = new Client(
+    { name: 'stablepay-tests', version: '1.0.0' },
+    elicit ? { capabilities: { elicitation: {} } } : {},
+  );
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request.params));
   client.onerror = (error) => protocolErrors.push(error);
   await client.connect(transport);
   const transcript: string[] = [];
@@ -93,9 +108,13 @@ export function resultText(result: CallToolResult): string {
   return result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
 
-/** The JSON body of a successful tool result; fails with the tool's text otherwise. */
+/**
+ * The JSON body of a successful tool result (its last text part: a notice about untrusted data may come
+ * first); fails with the tool's text otherwise.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function resultBody<T = any>(result: CallToolResult): T {
   if (result.isError) throw new Error(`tool failed: ${resultText(result)}`);
-  return JSON.parse(resultText(result)) as T;
+  const texts = result.content.flatMap((part) => (part.type === 'text' ? [part.text] : []));
+  return JSON.parse(texts[texts.length - 1]!) as T;
 }

@@ -7,7 +7,17 @@ import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harne
 import { createConfirmingSession } from './fixtures';
 
 /** Webhook endpoint management on both route sets (SPEC: Webhook endpoints), against the real app and database. */
-const SUMMARY_KEYS = ['createdAt', 'description', 'enabled', 'events', 'id', 'updatedAt', 'url'];
+const SUMMARY_KEYS = [
+  'createdAt',
+  'description',
+  'disabledAt',
+  'disabledReason',
+  'enabled',
+  'events',
+  'id',
+  'updatedAt',
+  'url',
+];
 const ROUTE_SETS = [
   { name: 'dashboard (JWT)', base: '/v1/merchants/me/webhooks', credential: 'jwt' },
   { name: 'API key (SK)', base: '/v1/webhooks', credential: 'sk' },

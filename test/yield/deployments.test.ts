@@ -15,7 +15,8 @@ let alice: SignedInMerchant;
 let bob: SignedInMerchant;
 
 beforeAll(async () => {
-  world = await startYieldWorld();
+  // No redeploy back-off here: the failed path is deployed again at once (test/yield/deployLimits.test.ts holds it).
+  world = await startYieldWorld({ env: { YIELD_REDEPLOY_BACKOFF_SEC: '0' } });
   alice = await signInNewMerchant(world.app);
   bob = await signInNewMerchant(world.app);
 }, 240_000);

@@ -20,7 +20,7 @@ import { createTxtLookup } from '../../yield/txtRecords';
 import { startTestApp, type TestApp } from '../harness/app';
 import { writeDeploymentsFile } from '../harness/deployments';
 import { testStack } from '../harness/stack';
-import { startSettlementChains } from '../chain/settlementFixture';
+import { startSettlementChains, type SettlementChain } from '../chain/settlementFixture';
 import { quietTemporalRuntime } from '../harness/workers';
 
 /**
@@ -53,12 +53,18 @@ export const YIELD_CHAIN = 11155111;
 
 export async function startYieldWorld({
   privateChain = false,
+  prepareChain,
+  env: extraEnv = {},
 }: {
   /**
    * Run YIELD_CHAIN on an anvil of this world's own (for tests that change the sUSDe rate, which other
    * tests on the shared chains must not see).
    */
   privateChain?: boolean;
+  /** On the private chain, before the API starts: deploy more contracts; the answer replaces deployment entries. */
+  prepareChain?: (chain: SettlementChain) => Promise<Record<string, Address>>;
+  /** More configuration of the API and the worker process (e.g. deploy limits). */
+  env?: Record<string, string>;
 } = {}): Promise<YieldWorld> {
   quietTemporalRuntime();
   const stack = testStack();
@@ -74,8 +80,13 @@ export async function startYieldWorld({
   if (ownChains) {
     const own = ownChains.chain(YIELD_CHAIN);
     rpcUrls[YIELD_CHAIN] = own.rpcUrl;
+    const replaced = prepareChain ? await prepareChain(own) : {};
     chainEnv.DEPLOYMENTS_FILE = writeDeploymentsFile([
-      { chainId: YIELD_CHAIN, rpcUrl: own.rpcUrl, contracts: own.contracts as Record<string, Address> },
+      {
+        chainId: YIELD_CHAIN,
+        rpcUrl: own.rpcUrl,
+        contracts: { ...(own.contracts as Record<string, Address>), ...replaced },
+      },
     ]);
     chainEnv[`RPC_URL_${YIELD_CHAIN}`] = own.rpcUrl;
   }
@@ -84,6 +95,7 @@ export async function startYieldWorld({
     YIELD_DOMAIN_POLL_MS: '200',
     YIELD_DNS_SERVER: dns.address,
     ...chainEnv,
+    ...extraEnv,
   };
   const app = await startTestApp(env);
 

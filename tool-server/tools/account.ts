@@ -1,11 +1,25 @@
 import { z } from 'zod';
+import type { CredentialsStore } from '../credentials';
 import { type AnyToolDefinition, defineTool, routeTool, segment } from '../toolDefinition';
+
+const confirmationToken = z
+  .string()
+  .optional()
+  .describe('Only after the person agreed: the token a first call answered (clients without elicitation)');
+
+/** The signed-in account as the person knows it. */
+async function accountName(credentials: CredentialsStore): Promise<string> {
+  const { session } = await credentials.read();
+  return session
+    ? `the merchant account ${session.email ?? session.merchantId}`
+    : 'the signed-in merchant account';
+}
 
 /**
  * | get_profile    | GET    /v1/merchants/me               |
- * | update_profile | PATCH  /v1/merchants/me               |
+ * | update_profile | PATCH  /v1/merchants/me               | a payout address needs the person's confirmation |
  * | list_api_keys  | GET    /v1/merchants/me/api-keys      |
- * | create_api_key | POST   /v1/merchants/me/api-keys      | the raw key is shown once and remembered |
+ * | create_api_key | POST   /v1/merchants/me/api-keys      | confirmed by the person; the raw key is shown once and remembered |
  * | revoke_api_key | DELETE /v1/merchants/me/api-keys/{id} |
  */
 export const accountTools: AnyToolDefinition[] = [
@@ -18,19 +32,35 @@ export const accountTools: AnyToolDefinition[] = [
     path: '/v1/merchants/me',
   }),
 
-  routeTool({
+  defineTool({
     name: 'update_profile',
     description:
-      'Update name, e-mail or payout address; null clears name or e-mail. A new e-mail is unverified until the code mailed to it is confirmed.',
+      'Update name, e-mail or payout address; null clears name or e-mail. A new e-mail is unverified until the code mailed to it is confirmed. A new payout address needs the person’s confirmation.',
     inputSchema: {
       name: z.string().nullable().optional(),
       email: z.string().nullable().optional(),
       payoutAddress: z.string().optional().describe('0x address that receives settlement (sUSDe)'),
+      confirmationToken,
     },
-    auth: 'jwt',
-    method: 'PATCH',
-    path: '/v1/merchants/me',
-    body: (input) => input,
+    annotations: { openWorldHint: false },
+    async run(input, { api, credentials, confirm }) {
+      const { confirmationToken: _token, ...body } = input;
+      if (body.payoutAddress !== undefined) {
+        const confirmation = await confirm({
+          tool: 'update_profile',
+          input,
+          action: `Change the payout address (where settlements are paid) of ${await accountName(credentials)} to ${body.payoutAddress}`,
+        });
+        if (!confirmation.confirmed) return confirmation.pending;
+      }
+      const { body: profile } = await api.call({
+        method: 'PATCH',
+        path: '/v1/merchants/me',
+        auth: 'jwt',
+        body,
+      });
+      return profile;
+    },
   }),
 
   routeTool({
@@ -45,10 +75,17 @@ export const accountTools: AnyToolDefinition[] = [
   defineTool({
     name: 'create_api_key',
     description:
-      'Create a secret sk_ API key. The raw key is returned this once and remembered as this server’s key for the webhook tools.',
-    inputSchema: { label: z.string().optional() },
+      'Create a secret sk_ API key (needs the person’s confirmation). The raw key is returned this once and remembered as this server’s key for the webhook tools.',
+    inputSchema: { label: z.string().optional(), confirmationToken },
     annotations: { openWorldHint: false },
-    async run({ label }, { api, credentials }) {
+    async run(input, { api, credentials, confirm }) {
+      const { label } = input;
+      const confirmation = await confirm({
+        tool: 'create_api_key',
+        input,
+        action: `Create a secret API key${label === undefined ? '' : ` labelled ${JSON.stringify(label)}`} for ${await accountName(credentials)}; it acts with the merchant’s authority until revoked`,
+      });
+      if (!confirmation.confirmed) return confirmation.pending;
       const { body } = await api.call({
         method: 'POST',
         path: '/v1/merchants/me/api-keys',

@@ -23,10 +23,28 @@ export const loginTools: AnyToolDefinition[] = [
   defineTool({
     name: 'login_verify',
     description:
-      'Finish signing in with the 6-digit code from the e-mail. The session token is kept in the credentials file (mode 0600) and never shown.',
-    inputSchema: { email, code: z.string().describe('The 6-digit code from the e-mail') },
+      'Finish signing in with the 6-digit code from the e-mail. The session token is kept in the credentials file (mode 0600) and never shown. Replacing a signed-in account with another needs the person’s confirmation.',
+    inputSchema: {
+      email,
+      code: z.string().describe('The 6-digit code from the e-mail'),
+      confirmationToken: z
+        .string()
+        .optional()
+        .describe('Only after the person agreed to switch accounts: the token a first call answered'),
+    },
     annotations: { openWorldHint: false },
-    async run({ email: address, code }, { api, credentials }) {
+    async run(input, { api, credentials, confirm }) {
+      const { email: address, code } = input;
+      // Signing in as another account than the one signed in is the person's decision (finding 4).
+      const { session } = await credentials.read();
+      if (session && session.email?.toLowerCase() !== address.trim().toLowerCase()) {
+        const confirmation = await confirm({
+          tool: 'login_verify',
+          input,
+          action: `Sign this tool server in as ${address}, replacing the signed-in account ${session.email ?? session.merchantId}`,
+        });
+        if (!confirmation.confirmed) return confirmation.pending;
+      }
       const { body } = await api.call({
         method: 'POST',
         path: '/v1/auth/email/verify',

@@ -116,5 +116,12 @@ export const paymasterTools: AnyToolDefinition[] = [
     method: 'GET',
     path: '/v1/paymaster/usage',
     query: (input) => input,
+    // A usage row records a request from whoever holds the public client id.
+    untrusted: [
+      {
+        paths: ['data.*.method', 'data.*.reason', 'data.*.sender', 'data.*.entryPoint', 'data.*.targets'],
+        origin: 'whoever called the paymaster with the public client id',
+      },
+    ],
   }),
 ];

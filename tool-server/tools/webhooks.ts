@@ -100,5 +100,11 @@ export const webhookTools: AnyToolDefinition[] = [
     method: 'GET',
     path: ({ webhookId }) => `/v1/merchants/me/webhooks/${segment(webhookId)}/deliveries`,
     query: (input) => without(input, 'webhookId'),
+    untrusted: [
+      {
+        paths: ['data.*.attempts.*.responseBody', 'data.*.attempts.*.error'],
+        origin: 'the server answering at the endpoint URL',
+      },
+    ],
   }),
 ];

@@ -6,6 +6,7 @@ import {
   tallyUsage,
   type UsageRecordRow,
 } from '../../../db/paymasterUsage';
+import { tallyMalformedRequests } from '../../../db/paymasterMalformedRequests';
 import { PAYMASTER_USAGE_STATUSES } from '../../../db/paymasterUsageStatus';
 import type { AppContext } from '../../appContext';
 import { toUsageRecord, usageRecordSchema } from './usageRecordModel';
@@ -87,6 +88,14 @@ const overview = z
     sponsored: modeFigures,
     userPaid: modeFigures,
     gasSpentWei: z.string().describe('Sum of actualGasCost of included operations'),
+    malformedRequests: z
+      .object({
+        total: z.number(),
+        byClient: z.array(z.object({ clientId: z.string(), count: z.number() })).describe('Most first'),
+      })
+      .describe(
+        'Requests refused for their shape (parse error, unknown method, invalid params, a method the bundler proxy does not relay): counted per client and hour, not usage rows; the window starts at the hour its start falls in',
+      ),
   })
   .meta({ id: 'PaymasterOverview' });
 
@@ -116,7 +125,10 @@ export function paymasterActivityRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, query }) {
         const seconds = OVERVIEW_WINDOWS[query.window];
         const since = seconds === undefined ? undefined : new Date(app.now().getTime() - seconds * 1000);
-        const tallies = await tallyUsage(app.db, { merchantId, since });
+        const [tallies, malformed] = await Promise.all([
+          tallyUsage(app.db, { merchantId, since }),
+          tallyMalformedRequests(app.db, { merchantId, since }),
+        ]);
         const counts = { total: 0, denied: 0, submitted: 0, succeeded: 0, reverted: 0, dropped: 0 };
         const byMode = { sponsored: { operations: 0, gas: 0n }, user_paid: { operations: 0, gas: 0n } };
         for (const tally of tallies) {
@@ -143,6 +155,10 @@ export function paymasterActivityRoutes(app: AppContext): AnyRoute[] {
               gasSpentWei: byMode.user_paid.gas.toString(),
             },
             gasSpentWei: (byMode.sponsored.gas + byMode.user_paid.gas).toString(),
+            malformedRequests: {
+              total: malformed.reduce((sum, { count }) => sum + count, 0),
+              byClient: malformed,
+            },
           },
         };
       },

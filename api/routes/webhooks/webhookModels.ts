@@ -65,6 +65,11 @@ const summaryFields = {
   description: z.string().nullable(),
   events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
   enabled: z.boolean(),
+  disabledReason: z
+    .enum(['failing'])
+    .nullable()
+    .describe('failing: disabled by the service after 5 days of failed deliveries; PATCH enabled: true clears it'),
+  disabledAt: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
 };
@@ -98,6 +103,8 @@ export function toEndpointSummary(row: WebhookEndpointRow): EndpointSummary {
     description: row.description,
     events: row.events as EndpointSummary['events'],
     enabled: row.enabled,
+    disabledReason: row.disabled_reason,
+    disabledAt: row.disabled_at?.toISOString() ?? null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

@@ -1,6 +1,6 @@
 import { createTransport, type Transporter } from 'nodemailer';
-import type { Config } from '../../config';
-import type { Logger } from '../../logging/logger';
+import type { Config } from '../config';
+import type { Logger } from '../logging/logger';
 
 /**
  * Sends e-mail through SMTP_URL with nodemailer, off the request path: a route hands over a job that
@@ -20,6 +20,11 @@ export interface Mailer {
   readonly configured: boolean;
   /** Runs `job` after the current request and sends the message it returns (none: nothing to send). */
   dispatch(job: () => Promise<MailMessage | undefined>): void;
+  /**
+   * Sends one message now and resolves once the SMTP server took it (for a worker's activity, which is
+   * retried when this throws); false when SMTP_URL is unset and nothing could be sent.
+   */
+  send(message: MailMessage): Promise<boolean>;
   /** Resolves once every dispatched job has finished (sent, or failed and logged). */
   drain(): Promise<void>;
 }
@@ -52,6 +57,15 @@ export function createMailer({ config, logger }: { config: Config; logger: Logge
       });
       running.add(run);
       void run.finally(() => running.delete(run));
+    },
+    async send(message) {
+      if (!transport) {
+        logger.warn('no SMTP_URL: an e-mail was not sent');
+        return false;
+      }
+      await transport.sendMail(message);
+      logger.info({ mail: 'sent' }, 'e-mail sent');
+      return true;
     },
     async drain() {
       while (running.size > 0) await Promise.all([...running]);
