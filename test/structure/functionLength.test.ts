@@ -27,7 +27,7 @@ const AWAITING_SPLIT = new Set([
   'paymaster/limits.ts#check',
   'paymaster/decodeDelegatedTransfer.ts#decodeDelegatedTransfer',
   'paymaster/handlePaymasterRpc.ts#decideSponsorship',
-  'paymaster/handlePaymasterRpc.ts#readSponsorshipRequest',
+  'paymaster/readSponsorshipRequest.ts#readSponsorshipRequest',
   'activities/chainMonitor.ts#createChainMonitorActivities',
   'activities/chainMonitor.ts#scanDeposits',
   'activities/webhookDelivery.ts#createWebhookDeliveryActivities',
