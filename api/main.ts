@@ -1,11 +1,12 @@
-import { loadConfigOrExit, requireSetting } from '../config';
+import { ConfigError, exitWithConfigError, loadConfigOrExit, requireSetting } from '../config';
+import { API_SETTING_CHECKS } from './settingChecks';
 import { boundedWaitsFrom, createDb } from '../db/client';
 import { createApp } from './app';
 import { createLogger } from '../logging/logger';
 
 /** The api process: HTTP server until SIGINT/SIGTERM, then a graceful close. */
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(process.env, API_SETTING_CHECKS);
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
   const db = createDb({
     connectionString: requireSetting(config, 'DATABASE_URL'),
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
 }
 
 void main().catch((error) => {
+  if (error instanceof ConfigError) exitWithConfigError(error);
   process.stderr.write(`api failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });

@@ -90,12 +90,12 @@ describe('process start-up with a bad configuration', () => {
       cwd: `${__dirname}/..`,
       env: { PATH: process.env.PATH, PORT: 'not-a-port', DATABASE_URL: 'postgres://x@127.0.0.1:1/x' },
       encoding: 'utf8',
-      timeout: 30_000,
+      timeout: 90_000,
     });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('Invalid configuration:');
     expect(result.stderr).toMatch(/PORT: /);
-  });
+  }, 120_000);
 });
 
 describe('production settings', () => {

@@ -349,9 +349,15 @@ export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };
 /** Names of every variable the configuration understands (the docker-compose test checks against it). */
 export const CONFIG_VARIABLES = Object.keys(configSchema.shape);
 
+/** One bad or missing setting: the variable and what is wrong with it. */
+export interface ConfigIssue {
+  variable: string;
+  problem: string;
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
-  constructor(readonly issues: { variable: string; problem: string }[]) {
+  constructor(readonly issues: ConfigIssue[]) {
     super(
       `Invalid configuration:\n${issues.map(({ variable, problem }) => `  ${variable}: ${problem}`).join('\n')}`,
     );
@@ -360,20 +366,32 @@ export class ConfigError extends Error {
 
 /** Parses the environment; throws a ConfigError that names each bad variable. Empty strings count as unset. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const { config, issues } = parseEnvironment(env);
+  if (issues.length) throw new ConfigError(issues);
+  return config;
+}
+
+/**
+ * Every issue of the environment at once, and the configuration as it would be without the bad
+ * variables (so the checks that need a parsed configuration still run and report theirs too).
+ */
+function parseEnvironment(env: NodeJS.ProcessEnv): { config: Config; issues: ConfigIssue[] } {
   const present = Object.fromEntries(
     Object.entries(env).filter(([name, value]) => name in configSchema.shape && value !== ''),
   );
-  const parsed = configSchema.safeParse(present);
+  const issues: ConfigIssue[] = [];
+  let parsed = configSchema.safeParse(present);
   if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => ({
-        variable: String(issue.path[0] ?? '(environment)'),
-        problem: issue.message,
-      })),
-    );
+    for (const issue of parsed.error.issues) {
+      const variable = String(issue.path[0] ?? '(environment)');
+      issues.push({ variable, problem: issue.message });
+      delete present[variable];
+    }
+    // Every variable is optional or defaulted, so without the bad ones the rest parses.
+    parsed = configSchema.safeParse(present);
+    if (!parsed.success) throw new ConfigError(issues);
   }
   const config = parsed.data;
-  const issues: { variable: string; problem: string }[] = [];
   if (config.NODE_ENV === 'production' && config.SIGNER_URL && !reachesSignerPrivately(config.SIGNER_URL)) {
     issues.push({
       variable: 'SIGNER_URL',
@@ -381,7 +399,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         'the shared secret would cross a public network in plain HTTP: use https, or run the signer on a private network (a loopback or private address, or a single-label service name)',
     });
   }
-  if (config.NODE_ENV === 'production' && !config.PUBLIC_BASE_URL) {
+  if (
+    config.NODE_ENV === 'production' &&
+    !config.PUBLIC_BASE_URL &&
+    !issues.some(isAbout('PUBLIC_BASE_URL'))
+  ) {
     issues.push({
       variable: 'PUBLIC_BASE_URL',
       problem:
@@ -416,8 +438,48 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problem: 'a client certificate needs its key and a key its certificate: set both or neither',
     });
   }
+  return {
+    config: { ...config, PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` },
+    issues,
+  };
+}
+
+const isAbout = (variable: string) => (issue: ConfigIssue) => issue.variable === variable;
+
+/**
+ * A check one process makes of its settings beyond the schema (a key it cannot run without, a key
+ * production requires): it throws a ConfigError naming the variable, as the code that reads the setting does.
+ */
+export type SettingCheck = (config: Config) => unknown;
+
+/** A check that `variable` is set: always, or only in production. */
+export function settingRequired(variable: keyof Config, { inProduction = false } = {}): SettingCheck {
+  return (config) => {
+    if (inProduction && config.NODE_ENV !== 'production') return;
+    if (config[variable] !== undefined) return;
+    throw new ConfigError([
+      { variable, problem: inProduction ? 'is required in production' : 'is required for this process' },
+    ]);
+  };
+}
+
+/**
+ * The configuration of one process, with every issue of the environment and of the process's own
+ * checks found in one pass: a ConfigError listing them all, or the configuration.
+ */
+export function loadProcessConfig(env: NodeJS.ProcessEnv, checks: SettingCheck[] = []): Config {
+  const { config, issues } = parseEnvironment(env);
+  for (const check of checks) {
+    try {
+      check(config);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      // A variable the schema already refused is not reported a second time as missing.
+      issues.push(...error.issues.filter((issue) => !issues.some(isAbout(issue.variable))));
+    }
+  }
   if (issues.length) throw new ConfigError(issues);
-  return { ...config, PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` };
+  return config;
 }
 
 /** Whether any TEMPORAL_TLS_* detail is set (each of them turns TLS on). */
@@ -481,17 +543,23 @@ export function reachesSignerPrivately(signerUrl: string): boolean {
   return host === '::1' || /^f[cd][0-9a-f]{0,2}:/.test(host);
 }
 
-/** For process entrypoints: prints the problem and exits with status 1 instead of throwing. */
-export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * For process entrypoints: the configuration, or every problem with it printed in one message (no
+ * stack trace) and exit status 1.
+ */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env, checks: SettingCheck[] = []): Config {
   try {
-    return loadConfig(env);
+    return loadProcessConfig(env, checks);
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
+    if (error instanceof ConfigError) exitWithConfigError(error);
     throw error;
   }
+}
+
+/** Prints a configuration problem found later in start-up the same way, and exits with status 1. */
+export function exitWithConfigError(error: ConfigError): never {
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
 }
 
 /** Throws a ConfigError naming `variable` when a process needs a value that is optional elsewhere. */

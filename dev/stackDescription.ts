@@ -1,4 +1,5 @@
 import type { Address, Hex } from 'viem';
+import type { DevMerchant } from './devMerchant';
 
 /** Addresses of one local chain's deployment, as written to .dev/stack.json (DESIGN §5). */
 export interface ChainDeployment {
@@ -25,4 +26,6 @@ export interface StackDescription {
    */
   dns: { host: string; port: number; recordsFile: string };
   devAccount: { address: Address; privateKey: Hex };
+  /** The dev account's merchant, ready to use (DESIGN §8.2); written once the api answers. */
+  devMerchant?: DevMerchant;
 }

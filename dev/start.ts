@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, type WriteStream } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { generateSigningJwk } from '../api/auth/merchantTokens';
 import { LOCAL_PAYMASTER_SIGNER } from './chains/deployLocalChain';
@@ -19,6 +19,10 @@ import { startDnsServer } from './services/dnsServer';
 import { startMailDev } from './services/mailDev';
 import { ensureDatabase, startEmbeddedPostgres } from './services/postgres';
 import { startTemporalDevServer } from './services/temporal';
+import { ensureDevMerchant } from './devMerchant';
+import { readStackFile } from './stackFile';
+import { watchStackEvents } from './stackEvents';
+import { temporalCliPath } from './installTemporal';
 import type { StackDescription } from './stackDescription';
 
 /**
@@ -35,11 +39,12 @@ import type { StackDescription } from './stackDescription';
  */
 const root = resolve(__dirname, '..');
 const devDir = join(root, '.dev');
+const logsDir = join(devDir, 'logs');
 const SUPERVISOR_ARGUMENT = '--supervise';
 const log = (message: string) => process.stdout.write(`[stack] ${message}\n`);
 
 type ServiceName =
-  'api' | 'worker' | 'signer' | 'relayer' | 'chains' | 'maildev' | 'dns' | 'temporal' | 'postgres';
+  'events' | 'api' | 'worker' | 'signer' | 'relayer' | 'chains' | 'maildev' | 'dns' | 'temporal' | 'postgres';
 
 /**
  * Who stops before whom, one phase at a time (a phase's services stop together): the api and the worker
@@ -48,7 +53,7 @@ type ServiceName =
  * PostgreSQL last.
  */
 const STOP_ORDER: ServiceName[][] = [
-  ['api', 'worker'],
+  ['events', 'api', 'worker'],
   ['signer', 'relayer'],
   ['chains', 'maildev', 'dns'],
   ['temporal'],
@@ -60,6 +65,7 @@ async function main(): Promise<void> {
   await mkdir(devDir, { recursive: true });
   // PostgreSQL runs as the `postgres` user when we are root: it must be able to enter .dev/.
   await chmod(devDir, 0o755);
+  await mkdir(logsDir, { recursive: true });
 
   const [databaseUrl, temporal, chains, mail, dns] = await Promise.all([
     startDatabase(),
@@ -84,6 +90,7 @@ async function main(): Promise<void> {
     devAccount: { address: devAccount.address, privateKey: devAccount.privateKey },
   };
   const stackFile = join(devDir, 'stack.json');
+  const previousDevMerchant = readStackFile(stackFile)?.devMerchant;
   await writeFile(stackFile, `${JSON.stringify(stack, null, 2)}\n`);
 
   const env: NodeJS.ProcessEnv = {
@@ -134,14 +141,25 @@ async function main(): Promise<void> {
   startProcess('relayer', ['dev/relayer.ts', stackFile], env);
   startProcess('api', ['api/main.ts'], env);
   await waitForHealth(`http://127.0.0.1:${port}/health`);
+  const devMerchant = await ensureDevMerchant({
+    apiUrl: `http://127.0.0.1:${port}`,
+    mailWebUrl: mail.webUrl,
+    privateKey: devAccount.privateKey,
+    previous: previousDevMerchant,
+  });
+  await writeFile(stackFile, `${JSON.stringify({ ...stack, devMerchant }, null, 2)}\n`);
 
   log('ready');
+  const temporalCli = process.env.TEMPORAL_ADDRESS
+    ? 'temporal'
+    : relative(process.cwd(), temporalCliPath()) || temporalCliPath();
   process.stdout.write(
     [
       '',
-      `  API           ${apiUrl}  (health: ${apiUrl}/health, contract: ${apiUrl}/openapi.json)`,
+      `  API           ${apiUrl}  (health: /health, readiness: /ready, contract: /openapi.json)`,
       `  Temporal UI   ${temporal.uiUrl}`,
       `  Temporal      ${temporal.address} (namespace ${temporal.namespace})`,
+      `  Temporal CLI  ${temporalCli} workflow list --address ${temporal.address} --namespace ${temporal.namespace}`,
       `  PostgreSQL    ${databaseUrl}`,
       ...chains.map(
         (chain) =>
@@ -151,18 +169,36 @@ async function main(): Promise<void> {
       `  Mail (MailDev) ${mail.webUrl}  (SMTP ${mail.smtpUrl}: login and verification codes land here)`,
       `  DNS           ${dns.host}:${dns.port}  (TXT records for domain verification: edit ${dns.recordsFile})`,
       `  Dev account   ${devAccount.address} (funded on every local chain; tokens have an open mint)`,
+      `  Dev merchant  ${devMerchant.id}  (${devMerchant.email}; its sk_live_ key is devMerchant.apiKey in the stack file,`,
+      `                a JWT: npm run --silent token; pay a session: npm run pay -- <sessionId>)`,
       `  Stack file    ${stackFile}`,
+      `  Logs          ${logsDir}/<process>.log  (api, worker, signer, relayer, temporal)`,
       '',
-      '  Ctrl-C stops everything; the next `npm start` reuses the data in .dev/.',
+      `  Ctrl-C (or kill ${process.pid}, the supervisor) stops everything; the next \`npm start\` reuses the data in .dev/.`,
+      '  What happens from here (sessions, webhooks, sponsored operations), one line each:',
       '',
     ].join('\n'),
   );
+  const eventsDb = createDb({ connectionString: databaseUrl, maxConnections: 2 });
+  const events = watchStackEvents({
+    db: eventsDb,
+    print: (line) => process.stdout.write(`  ${new Date().toISOString().slice(11, 19)} ${line}\n`),
+  });
+  stops.set('events', async () => {
+    events.stop();
+    await eventsDb.destroy();
+  });
 }
 
 async function startDatabase(): Promise<string> {
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
-    const server = await startEmbeddedPostgres({ dataDir: join(devDir, 'postgres'), persistent: true });
+    const server = await startEmbeddedPostgres({
+      dataDir: join(devDir, 'postgres'),
+      persistent: true,
+      // The supervisor's own SIGTERM handler stops everything in order (`kill <pid>` in the banner).
+      callerHandlesSignals: true,
+    });
     stops.set('postgres', server.stop);
     adminUrl = server.adminUrl;
   }
@@ -185,7 +221,11 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string; namesp
       namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
     };
   }
-  const server = await startTemporalDevServer({ dbFile: join(devDir, 'temporal.sqlite') });
+  const temporalLog = logFile('temporal');
+  const server = await startTemporalDevServer({
+    dbFile: join(devDir, 'temporal.sqlite'),
+    stderr: (chunk) => temporalLog.write(chunk),
+  });
   stops.set('temporal', server.stop);
   log(`temporal dev server at ${server.address}, UI ${server.uiUrl}`);
   return server;
@@ -242,12 +282,25 @@ function startProcess(name: ServiceName, args: string[], env: NodeJS.ProcessEnv)
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
     cwd: root,
     env,
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // The terminal stays quiet: the whole output goes to the process's log file, the last lines are kept
+  // to say why it stopped.
+  const file = logFile(name);
+  let tail = '';
+  for (const stream of [child.stdout!, child.stderr!]) {
+    stream.on('data', (chunk: Buffer) => {
+      file.write(chunk);
+      tail = (tail + chunk.toString('utf8')).slice(-4000);
+    });
+  }
   let stopping = false;
   child.once('exit', (code, signal) => {
     if (!stopping && !shuttingDown) {
-      log(`${name} exited unexpectedly (${signal ?? code}); stopping the stack`);
+      const lastLines = tail.trimEnd().split('\n').slice(-15).join('\n');
+      log(`${name} exited unexpectedly (${signal ?? code}); its log ${join(logsDir, `${name}.log`)} ends:`);
+      process.stdout.write(`${lastLines}\n`);
+      log('stopping the stack');
       void shutdown(1);
     }
   });
@@ -264,6 +317,11 @@ function startProcess(name: ServiceName, args: string[], env: NodeJS.ProcessEnv)
       }),
   );
   return child;
+}
+
+/** `.dev/logs/<name>.log`, started afresh on every `npm start`. */
+function logFile(name: string): WriteStream {
+  return createWriteStream(join(logsDir, `${name}.log`), { flags: 'w' });
 }
 
 async function waitForHealth(url: string, timeoutMs = 60_000): Promise<void> {

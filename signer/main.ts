@@ -1,10 +1,11 @@
 import { loadConfigOrExit } from '../config';
+import { SIGNER_SETTING_CHECKS } from './settingChecks';
 import { createLogger } from '../logging/logger';
 import { startSignerServer } from './server';
 
 /** The signer process: `npx tsx signer/main.ts` (SIGNER_PRIVATE_KEY, SIGNER_SHARED_SECRET, DEPLOYMENTS_FILE, RPC_URL_<chainId>). */
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(process.env, SIGNER_SETTING_CHECKS);
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'signer' });
   const server = await startSignerServer({ config, logger });
   const shutdown = (signal: string): void => {

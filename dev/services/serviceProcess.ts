@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { findFreePort } from './freePort';
+import { killOnExit } from './killOnExit';
 
 /**
  * What the local chain and bundler launchers share: supervising a spawned service process, waiting for
@@ -23,14 +24,11 @@ export function superviseProcess(
     child.once('error', (error) => resolve(error.message));
   });
   // Never leave the service behind when this process exits without calling stop().
-  const killOnExit = (): void => {
-    child.kill('SIGTERM');
-  };
-  process.once('exit', killOnExit);
+  const forget = killOnExit(child);
   return {
     exited,
     async stop() {
-      process.removeListener('exit', killOnExit);
+      forget();
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), stopTimeoutMs);

@@ -11,6 +11,7 @@ import {
   unregisteredSearchAttributes,
 } from '../../workflows/searchAttributes';
 import { ensureTemporalInstalled } from '../installTemporal';
+import { killOnExit } from './killOnExit';
 import { findFreePort } from './freePort';
 
 /**
@@ -23,6 +24,8 @@ export interface StartTemporalDevServerOptions {
   dbFile?: string;
   /** Do not forward the server's own output (warnings and errors) to this process's stderr. */
   silent?: boolean;
+  /** Where the server's warnings and errors go instead of this process's stderr (the dev stack's log file). */
+  stderr?: (chunk: Buffer) => void;
   /** Namespace to create at launch besides `default`. */
   namespace?: string;
   /** How long to wait for the frontend, the Web UI and the search attributes; 30 s by default. */
@@ -57,6 +60,7 @@ const portCollisionAttempts = 3;
 export async function startTemporalDevServer({
   dbFile,
   silent = false,
+  stderr,
   namespace = 'default',
   readyTimeoutMs = 30_000,
   port: fixedPort,
@@ -87,7 +91,7 @@ export async function startTemporalDevServer({
       ...(dbPath === undefined ? [] : ['--db-filename', dbPath]),
       ...searchAttributeCliArgs(),
     ];
-    const server = spawnServer(cli, args, silent);
+    const server = spawnServer(cli, args, silent, stderr);
     const address = `127.0.0.1:${port}`;
     const uiUrl = `http://127.0.0.1:${uiPort}`;
     try {
@@ -110,21 +114,25 @@ interface ServerProcess {
   stop(): Promise<void>;
 }
 
-function spawnServer(cli: string, args: string[], silent: boolean): ServerProcess {
+function spawnServer(
+  cli: string,
+  args: string[],
+  silent: boolean,
+  stderr: (chunk: Buffer) => void = (chunk) => process.stderr.write(chunk),
+): ServerProcess {
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   // stdout carries only the start banner (with `localhost` addresses); stderr carries warnings and errors.
   let forwardStderr = !silent;
   const collect = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-maxOutputChars);
-    if (stream === 'stderr' && forwardStderr) process.stderr.write(chunk);
+    if (stream === 'stderr' && forwardStderr) stderr(chunk);
   };
   child.stdout?.on('data', collect('stdout'));
   child.stderr?.on('data', collect('stderr'));
 
   // A dev process that dies without calling stop() must not leave the server behind.
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
+  const forget = killOnExit(child, 'SIGKILL');
 
   let exitedFlag = false;
   const exitInfo = new Promise<string>((resolveExit) => {
@@ -134,7 +142,7 @@ function spawnServer(cli: string, args: string[], silent: boolean): ServerProces
     });
     child.once('exit', (code, signal) => {
       exitedFlag = true;
-      process.off('exit', killOnExit);
+      forget();
       resolveExit(signal === null ? `exited with code ${code}` : `was killed by ${signal}`);
     });
   });

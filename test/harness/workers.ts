@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createDb, type Db } from '../../db/client';
-import { createWorkers } from '../../workers/createWorkers';
+import { createWorkers, type WebhookWorkerSettings } from '../../workers/createWorkers';
 import { taskQueueNames, type TaskQueueRole } from '../../workflows/taskQueues';
 import { testStack } from './stack';
 
@@ -24,8 +24,13 @@ export interface TestWorkers {
   stop(): Promise<void>;
 }
 
-/** The project's own workers on the run's Temporal dev server, on task queues unique to the caller. */
-export async function startTestWorkers(): Promise<TestWorkers> {
+/**
+ * The project's own workers on the run's Temporal dev server, on task queues unique to the caller;
+ * `webhooks` lets them deliver to a loopback receiver (allowPrivateTargets).
+ */
+export async function startTestWorkers({
+  webhooks,
+}: { webhooks?: WebhookWorkerSettings } = {}): Promise<TestWorkers> {
   quietTemporalRuntime();
   const stack = testStack();
   const prefix = `t${randomBytes(4).toString('hex')}-`;
@@ -37,7 +42,7 @@ export async function startTestWorkers(): Promise<TestWorkers> {
   const workers = await createWorkers({
     connection: workerConnection,
     namespace: stack.temporalNamespace,
-    dependencies: { db, temporal: client },
+    dependencies: { db, temporal: client, webhooks },
     taskQueues,
   });
   const running = workers.run();

@@ -76,7 +76,7 @@ describe('issue 13 finding 4: the same operation signed twice is charged twice',
 });
 
 describe('issue 13 finding 3: the global daily budget can be exhausted by anyone', () => {
-  it('300 unsent signed operations do not block another merchant once their validUntil passes', async () => {
+  it('300 unsent signed operations do not block another merchant once their validUntil and the release grace pass', async () => {
     clock = new Date('2031-08-02T12:00:00.000Z');
     const chain = chainById(TRACKED_CHAIN);
     // The attacker: the sponsor's publishable client id, a fresh sender per request, nothing ever sent.
@@ -95,8 +95,10 @@ describe('issue 13 finding 3: the global daily budget can be exhausted by anyone
       sponsorOperation(other, chain, account, mintCall(account), { gasMargin: true }),
     ).rejects.toThrow(/paymaster_global_cap_exceeded/);
 
-    // Ten minutes and a second later none of the 300 was sent: the other merchant's operation goes through.
-    clock = new Date(clock.getTime() + 601_000);
+    // None of the 300 was sent. The holds outlive validUntil (ten minutes) by the release grace (issue 26
+    // finding 9: the server clock releases a hold only an hour past it, in case the chain lags); then the
+    // other merchant's operation goes through.
+    clock = new Date(clock.getTime() + 601_000 + 3600_000);
     const { operation } = await sponsorOperation(other, chain, account, mintCall(account), {
       gasMargin: true,
     });

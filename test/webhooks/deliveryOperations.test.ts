@@ -1,16 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { createSessionEventActivities } from '../../activities/sessionEvents';
-import { createDb, type Db } from '../../db/client';
+import type { Client } from '@temporalio/client';
+import type { Db } from '../../db/client';
 import { verifyWebhook, WebhookVerificationError } from '../../webhooks/verifyWebhook';
 import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
-import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
-import { taskQueueNames } from '../../workflows/taskQueues';
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
-import { testStack } from '../harness/stack';
-import { quietTemporalRuntime } from '../harness/workers';
+import { startTestWorkers, type TestWorkers } from '../harness/workers';
 import { createConfirmingSession } from './fixtures';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from './receiver';
 
@@ -20,50 +15,25 @@ import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from
  * the deliveries list on both sets.
  */
 describe('webhook delivery operations (DESIGN §8.4)', () => {
-  const prefix = `ops${randomBytes(4).toString('hex')}-`;
-  const taskQueues = taskQueueNames(prefix);
   let app: TestApp;
-  let db: Db;
-  let clientConnection: Connection;
-  let client: Client;
-  let workerConnection: NativeConnection;
-  let workers: TemporalWorkers;
-  let running: Promise<void>;
+  let workers: TestWorkers;
   let receiver: WebhookReceiver;
+  let db: Db;
+  let client: Client;
 
   beforeAll(async () => {
-    quietTemporalRuntime();
-    const stack = testStack();
-    db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
-    clientConnection = await Connection.connect({ address: stack.temporalAddress });
-    client = new Client({ connection: clientConnection, namespace: stack.temporalNamespace });
-    workerConnection = await NativeConnection.connect({ address: stack.temporalAddress });
-    workers = await createWorkers({
-      connection: workerConnection,
-      namespace: stack.temporalNamespace,
-      dependencies: {
-        db,
-        temporal: client,
-        webhooks: {
-          secrets: createWebhookSecretBox(developmentWebhookSecretKey()),
-          allowPrivateTargets: true,
-        },
-      },
-      taskQueues,
+    workers = await startTestWorkers({
+      webhooks: { secrets: createWebhookSecretBox(developmentWebhookSecretKey()), allowPrivateTargets: true },
     });
-    running = workers.run();
-    app = await startTestApp({ TEMPORAL_TASK_QUEUE_PREFIX: prefix });
+    ({ db, client } = workers);
+    app = await startTestApp({ TEMPORAL_TASK_QUEUE_PREFIX: workers.prefix });
     receiver = await startWebhookReceiver();
   });
 
   afterAll(async () => {
     await receiver?.close();
     await app?.close();
-    await workers?.shutdown();
-    await running;
-    await workerConnection?.close();
-    await clientConnection?.close();
-    await db?.destroy();
+    await workers?.stop();
   });
 
   /** A merchant of its own with an sk_ key and an endpoint (created through the API) at the receiver. */
@@ -85,7 +55,7 @@ describe('webhook delivery operations (DESIGN §8.4)', () => {
     const events = createSessionEventActivities({
       db,
       temporal: client,
-      webhookTaskQueue: taskQueues.webhooks,
+      webhookTaskQueue: workers.taskQueues.webhooks,
     });
     const event = await events.recordSessionConfirmingEvent({ sessionId: session.id });
     await events.startWebhookDeliveries({ eventId: event.id });
