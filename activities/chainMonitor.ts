@@ -1,8 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { createPublicClient, getAddress, http, type Address, type PublicClient } from 'viem';
+import { getAddress, type Address, type PublicClient } from 'viem';
 import { fetchDepositTransfers } from '../chain/depositTransfers';
 import type { NetworkRegistry } from '../chain/networkRegistry';
+import { createPublicClients } from '../chain/publicClients';
 import type { Db } from '../db/client';
 import {
   acceptedTotals,
@@ -13,7 +14,7 @@ import {
   writeCheckpoint,
 } from '../db/deposits';
 import { findFlushTransactions } from '../db/settlements';
-import { sessionWorkflowId } from '../workflows/workflowIds';
+import { signalDepositDetected } from '../workflowClient/sessions';
 import type { DepositDetected } from './sessions';
 
 export interface ChainMonitorDependencies {
@@ -94,17 +95,10 @@ export function createChainMonitorActivities({
   lateWatchSec = DEFAULT_LATE_WATCH_SEC,
   headPollMs = DEFAULT_HEAD_POLL_MS,
 }: ChainMonitorDependencies) {
-  const clients = new Map<number, PublicClient>();
+  const publicClients = createPublicClients(networks);
   const clientFor = (chainId: number): PublicClient => {
-    const network = networks.byChainId(chainId);
-    if (!network?.rpcUrl) throw new Error(`chain ${chainId} has no RPC URL configured`);
-    let client = clients.get(chainId);
-    if (!client) {
-      client = createPublicClient({
-        transport: http(network.rpcUrl, { retryCount: 0, timeout: 15_000 }),
-      }) as PublicClient;
-      clients.set(chainId, client);
-    }
+    const client = publicClients.forChain(chainId);
+    if (!client) throw new Error(`chain ${chainId} has no RPC URL configured`);
     return client;
   };
 
@@ -273,9 +267,7 @@ export function createChainMonitorActivities({
       const sent = await Promise.allSettled(
         [...signals].map(async ([sessionId, deposit]) => {
           try {
-            await temporal.workflow
-              .getHandle(sessionWorkflowId(sessionId))
-              .signal('depositDetected', deposit);
+            await signalDepositDetected(temporal, sessionId, deposit);
           } catch (error) {
             // The reconciler starts a missing workflow; the deposit row keeps the payment either way.
             if (!(error instanceof WorkflowNotFoundError)) throw error;

@@ -1,6 +1,7 @@
-import { createPublicClient, http, type Address, type PublicClient } from 'viem';
+import type { Address } from 'viem';
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS, entryPointAbi } from '../chain/entryPoints';
 import type { NetworkRegistry } from '../chain/networkRegistry';
+import { createPublicClients } from '../chain/publicClients';
 import { PAYMASTER_RELEASES } from '../chain/paymasters';
 import type { Db } from '../db/client';
 import { readCheckpoint, writeCheckpoint } from '../db/deposits';
@@ -62,17 +63,7 @@ export function createPaymasterReceiptActivities({
   networks,
   markupBps = DEFAULT_PAYMASTER_MARKUP_BPS,
 }: PaymasterReceiptDependencies) {
-  const clients = new Map<number, PublicClient>();
-  const clientFor = (chainId: number, rpcUrl: string): PublicClient => {
-    let client = clients.get(chainId);
-    if (!client) {
-      client = createPublicClient({
-        transport: http(rpcUrl, { retryCount: 0, timeout: 15_000 }),
-      }) as PublicClient;
-      clients.set(chainId, client);
-    }
-    return client;
-  };
+  const publicClients = createPublicClients(networks);
 
   return {
     async scanPaymasterReceipts({
@@ -84,7 +75,7 @@ export function createPaymasterReceiptActivities({
       const network = networks.byChainId(chainId);
       if (!network?.rpcUrl) throw new Error(`chain ${chainId} has no RPC URL configured`);
       const paymasters = ourPaymasters(network.contracts);
-      const client = clientFor(chainId, network.rpcUrl);
+      const client = publicClients.forChain(chainId)!;
       const head = await client.getBlockNumber();
       const safeHead = head - BigInt(network.confirmations);
       const checkpoint = (await readCheckpoint(db, monitorId)) ?? safeHead - BigInt(maxBlockRange);

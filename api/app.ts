@@ -1,9 +1,9 @@
-import { Client, Connection } from '@temporalio/client';
 import Koa from 'koa';
-import { temporalTlsOf, type Config } from '../config';
+import type { Config } from '../config';
+import { createTemporalClient, temporalTargetOf } from '../workflowClient/connection';
 import { createNetworkRegistry, type NetworkRegistry } from '../chain/networkRegistry';
 import { createPublicClients } from '../chain/publicClients';
-import { taskQueueNames } from '../workers/taskQueues';
+import { taskQueueNames } from '../workflows/taskQueues';
 import type { Db } from '../db/client';
 import { createSponsorshipLimits, type SponsorshipLimits } from '../paymaster/limits';
 import { createChainFeeLevels } from '../chain/operationBounds';
@@ -105,9 +105,10 @@ export interface App {
 /** Wires middleware and the route table. Creating the app opens no connections. */
 export async function createApp(deps: AppDependencies): Promise<App> {
   assertTreasuryConfigured(deps.config);
-  const temporalConnection = Connection.lazy({
-    address: deps.config.TEMPORAL_ADDRESS,
-    tls: temporalTlsOf(deps.config),
+  const temporal = await createTemporalClient({
+    ...temporalTargetOf(deps.config),
+    lazy: true,
+    interceptors: deps.tracing?.workflowClientInterceptors,
   });
   const publicClients = createPublicClients(deps.config);
   const networks = deps.networks ?? createNetworkRegistry(deps.config);
@@ -140,11 +141,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     tokens: await createMerchantTokenService(deps.config),
     publicClients,
     networks,
-    temporal: new Client({
-      connection: temporalConnection,
-      namespace: deps.config.TEMPORAL_NAMESPACE,
-      ...(deps.tracing && { interceptors: { workflow: deps.tracing.workflowClientInterceptors } }),
-    }),
+    temporal: temporal.client,
     taskQueues: taskQueueNames(deps.config.TEMPORAL_TASK_QUEUE_PREFIX),
     paymasterSigner: createSignerClient({
       url: deps.config.SIGNER_URL,
@@ -246,7 +243,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
       await apiKeys.close();
       await sessionRevocations.close();
       await context.mailer.drain();
-      await temporalConnection.close();
+      await temporal.close();
     },
   };
 }

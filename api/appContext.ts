@@ -2,7 +2,7 @@ import type { Config } from '../config';
 import type { Client } from '@temporalio/client';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { PublicClients } from '../chain/publicClients';
-import type { TaskQueueRole } from '../workers/taskQueues';
+import type { TaskQueueRole } from '../workflows/taskQueues';
 import type { Db } from '../db/client';
 import type { ChainFeeLevels } from '../chain/operationBounds';
 import type { SponsorshipLimits } from '../paymaster/limits';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createDb } from '../db/client';
 import { createTemporalClient } from '../workflowClient/connection';
 import { startSessionWorkflow } from '../workflowClient/sessions';
-import { taskQueueNames } from '../workers/taskQueues';
+import { taskQueueNames } from '../workflows/taskQueues';
 import { latencyPercentiles, type LoadFigures } from './lib/load';
 import { reportBenchmark } from './lib/results';
 import { machineLoad, measureRounds } from './lib/rounds';

@@ -26,7 +26,7 @@ import { createEngineBaselineActivities } from './engineBaseline/activities';
 import { engineBaselineWorkflow } from './engineBaseline/workflows';
 import { percentile, summariseLatencies } from './lib/percentiles';
 import { machineLoad } from './lib/rounds';
-import { taskQueueNames } from '../workers/taskQueues';
+import { taskQueueNames } from '../workflows/taskQueues';
 import { reportBenchmark } from './lib/results';
 
 /**

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from './client';
 import type { DenyRuleRow } from './paymasterPolicies';
-import type { MerchantLimitsRow } from './paymasterLimits';
+import { MERCHANT_LIMIT_COLUMNS, type MerchantLimitColumns } from './paymasterLimits';
+import { storedResultInSignerOrder } from './paymasterUsage';
 import type { StoredPaymasterResult } from './schema';
 
 /**
@@ -18,14 +19,7 @@ export interface PaymasterDecisionReads {
   /** Undefined when no fingerprint was given or nothing was signed for it. */
   signedResult: StoredPaymasterResult | undefined;
   /** Null when the merchant set no limits of its own. */
-  merchantLimits: Pick<
-    MerchantLimitsRow,
-    | 'per_sender_hourly_ops'
-    | 'per_sender_daily_usd'
-    | 'per_tx_usd'
-    | 'per_merchant_daily_usd'
-    | 'per_client_daily_usd'
-  > | null;
+  merchantLimits: MerchantLimitColumns | null;
 }
 
 export async function readPaymasterDecisionInputs(
@@ -48,17 +42,14 @@ export async function readPaymasterDecisionInputs(
     signedRequest?: { entryPoint: string; requestFingerprint: string };
   },
 ): Promise<PaymasterDecisionReads> {
-  const { rows } = await sql<{
-    deny_rules: { kind: DenyRuleRow['kind']; address: string }[];
-    allowlisted: string[];
-    signed_result: StoredPaymasterResult | null;
-    has_limits: boolean;
-    per_sender_hourly_ops: number | null;
-    per_sender_daily_usd: string | null;
-    per_tx_usd: string | null;
-    per_merchant_daily_usd: string | null;
-    per_client_daily_usd: string | null;
-  }>`
+  const { rows } = await sql<
+    {
+      deny_rules: { kind: DenyRuleRow['kind']; address: string }[];
+      allowlisted: string[];
+      signed_result: StoredPaymasterResult | null;
+      has_limits: boolean;
+    } & MerchantLimitColumns
+  >`
     SELECT
       (SELECT coalesce(json_agg(json_build_object('kind', rule.kind, 'address', rule.address)), '[]'::json)
         FROM paymaster_deny_rules AS rule
@@ -80,8 +71,7 @@ export async function readPaymasterDecisionInputs(
         ORDER BY usage.seq LIMIT 1
       ) AS signed_result,
       limits.merchant_id IS NOT NULL AS has_limits,
-      limits.per_sender_hourly_ops, limits.per_sender_daily_usd, limits.per_tx_usd,
-      limits.per_merchant_daily_usd, limits.per_client_daily_usd
+      ${sql.join(MERCHANT_LIMIT_COLUMNS.map((column) => sql.ref(`limits.${column}`)))}
     FROM (SELECT 1) AS one
     LEFT JOIN paymaster_merchant_limits AS limits ON limits.merchant_id = ${merchantId}`.execute(db);
   const row = rows[0]!;
@@ -89,23 +79,11 @@ export async function readPaymasterDecisionInputs(
   return {
     denyRules: row.deny_rules,
     allowlisted: new Set(row.allowlisted),
-    // jsonb keeps no key order: answer the fields in the order the signer's result has them.
-    signedResult: stored
-      ? {
-          paymaster: stored.paymaster,
-          paymasterData: stored.paymasterData,
-          paymasterVerificationGasLimit: stored.paymasterVerificationGasLimit,
-          paymasterPostOpGasLimit: stored.paymasterPostOpGasLimit,
-        }
-      : undefined,
+    signedResult: stored ? storedResultInSignerOrder(stored) : undefined,
     merchantLimits: row.has_limits
-      ? {
-          per_sender_hourly_ops: row.per_sender_hourly_ops,
-          per_sender_daily_usd: row.per_sender_daily_usd,
-          per_tx_usd: row.per_tx_usd,
-          per_merchant_daily_usd: row.per_merchant_daily_usd,
-          per_client_daily_usd: row.per_client_daily_usd,
-        }
+      ? (Object.fromEntries(
+          MERCHANT_LIMIT_COLUMNS.map((column) => [column, row[column]]),
+        ) as MerchantLimitColumns)
       : null,
   };
 }

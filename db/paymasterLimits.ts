@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from './client';
 import type { PaymasterMerchantLimitsTable } from './schema';
 
@@ -9,6 +9,17 @@ import type { PaymasterMerchantLimitsTable } from './schema';
  * happens under its row lock, so concurrent requests can never push it past its limit.
  */
 export type MerchantLimitsRow = Selectable<PaymasterMerchantLimitsTable>;
+
+/** The merchant's own limits, as columns of `paymaster_merchant_limits` (listed once: reads pick these). */
+export const MERCHANT_LIMIT_COLUMNS = [
+  'per_sender_hourly_ops',
+  'per_sender_daily_usd',
+  'per_tx_usd',
+  'per_merchant_daily_usd',
+  'per_client_daily_usd',
+] as const;
+
+export type MerchantLimitColumns = Pick<MerchantLimitsRow, (typeof MERCHANT_LIMIT_COLUMNS)[number]>;
 
 export interface MerchantLimitsValues {
   perSenderHourlyOps: number | null;
@@ -112,6 +123,28 @@ export function trySponsorshipLimits(
   return callLimitsFunction(db, 'try_paymaster_limits', consumptions, hold);
 }
 
+/**
+ * The arguments every limit-consuming SQL function starts with (`consume_paymaster_limits`,
+ * `try_paymaster_limits`, `record_signed_paymaster_operation`): the consumptions as parallel arrays,
+ * then the hold's terms.
+ */
+export function limitConsumptionArguments(
+  consumptions: readonly CounterConsumption[],
+  hold: HoldTerms,
+): RawBuilder<unknown> {
+  return sql.join([
+    sql`${consumptions.map(({ counter }) => counter.key)}::text[]`,
+    sql`${consumptions.map(({ counter }) => counter.windowStart.toISOString())}::timestamptz[]`,
+    sql`${consumptions.map(({ amount }) => amount.toString())}::bigint[]`,
+    sql`${consumptions.map(({ limit }) => limit.toString())}::bigint[]`,
+    sql`${consumptions.map(({ basis }) => basis)}::text[]`,
+    sql`${hold.holdId}::uuid`,
+    sql`${hold.expiresAt.toISOString()}::timestamptz`,
+    sql`${hold.now.toISOString()}::timestamptz`,
+    sql`${hold.merchantId}::uuid`,
+  ]);
+}
+
 /** Both functions take the same arguments and answer the 1-based index of the refusal, 0 for none. */
 async function callLimitsFunction(
   db: Db,
@@ -121,17 +154,7 @@ async function callLimitsFunction(
 ): Promise<number | undefined> {
   if (consumptions.length === 0) return undefined;
   const { rows } = await sql<{ refused: number }>`
-    SELECT ${sql.raw(name)}(
-      ${consumptions.map(({ counter }) => counter.key)}::text[],
-      ${consumptions.map(({ counter }) => counter.windowStart.toISOString())}::timestamptz[],
-      ${consumptions.map(({ amount }) => amount.toString())}::bigint[],
-      ${consumptions.map(({ limit }) => limit.toString())}::bigint[],
-      ${consumptions.map(({ basis }) => basis)}::text[],
-      ${hold.holdId}::uuid,
-      ${hold.expiresAt.toISOString()}::timestamptz,
-      ${hold.now.toISOString()}::timestamptz,
-      ${hold.merchantId}::uuid
-    ) AS refused`.execute(db);
+    SELECT ${sql.raw(name)}(${limitConsumptionArguments(consumptions, hold)}) AS refused`.execute(db);
   const refused = rows[0]!.refused;
   return refused === 0 ? undefined : refused - 1;
 }

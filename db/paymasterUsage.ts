@@ -1,6 +1,11 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from './client';
-import { type CounterConsumption, type HoldTerms, releaseLimitHolds } from './paymasterLimits';
+import {
+  type CounterConsumption,
+  type HoldTerms,
+  limitConsumptionArguments,
+  releaseLimitHolds,
+} from './paymasterLimits';
 import type {
   PaymasterUsageStatus,
   PaymasterUsageTable,
@@ -101,31 +106,12 @@ export async function recordSignedOperation(
   };
   const { rows } = await sql<{ refused: number; stored_result: StoredPaymasterResult | null }>`
     SELECT refused, stored_result FROM record_signed_paymaster_operation(
-      ${consumptions.map(({ counter }) => counter.key)}::text[],
-      ${consumptions.map(({ counter }) => counter.windowStart.toISOString())}::timestamptz[],
-      ${consumptions.map(({ amount }) => amount.toString())}::bigint[],
-      ${consumptions.map(({ limit }) => limit.toString())}::bigint[],
-      ${consumptions.map(({ basis }) => basis)}::text[],
-      ${hold.holdId}::uuid,
-      ${hold.expiresAt.toISOString()}::timestamptz,
-      ${hold.now.toISOString()}::timestamptz,
-      ${hold.merchantId}::uuid,
+      ${limitConsumptionArguments(consumptions, hold)},
       ${JSON.stringify(usage)}::jsonb
     )`.execute(db);
   const { refused, stored_result: stored } = rows[0]!;
   if (refused !== 0) return { kind: 'refused', refusedAt: refused - 1 };
-  if (stored) {
-    // jsonb keeps no key order: answer the fields in the order the signer's result has them.
-    return {
-      kind: 'duplicate',
-      stored: {
-        paymaster: stored.paymaster,
-        paymasterData: stored.paymasterData,
-        paymasterVerificationGasLimit: stored.paymasterVerificationGasLimit,
-        paymasterPostOpGasLimit: stored.paymasterPostOpGasLimit,
-      },
-    };
-  }
+  if (stored) return { kind: 'duplicate', stored: storedResultInSignerOrder(stored) };
   return { kind: 'recorded' };
 }
 
@@ -156,8 +142,11 @@ export async function findSignedResult(
     .limit(1)
     .executeTakeFirst();
   const stored = row?.signed_result;
-  if (!stored) return undefined;
-  // jsonb keeps no key order: answer the fields in the order the signer's result has them.
+  return stored ? storedResultInSignerOrder(stored) : undefined;
+}
+
+/** jsonb keeps no key order: a stored answer's fields in the order the signer's result has them. */
+export function storedResultInSignerOrder(stored: StoredPaymasterResult): StoredPaymasterResult {
   return {
     paymaster: stored.paymaster,
     paymasterData: stored.paymasterData,

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { SessionStatus } from './sessionStatus';
+import type { PaymasterUsageStatus } from './paymasterUsageStatus';
 
 /**
  * The typed truth of the schema. Each table interface matches its migration; repositories
@@ -191,25 +192,7 @@ export type PaymasterEnvironment = 'live' | 'test';
 export type PaymasterGasMode = 'sponsored' | 'user_paid' | 'both';
 /** Who pays for an operation's gas: the merchant's prepaid balance, or the user in an ERC-20. */
 export type SponsorshipMode = 'sponsored' | 'user_paid';
-export type PaymasterUsageStatus =
-  | 'denied_target'
-  | 'denied_upstream'
-  | 'denied_billing_balance'
-  | 'denied_merchant_limit'
-  | 'denied_gas_mode'
-  | 'denied_chain'
-  | 'denied_entrypoint'
-  | 'denied_origin'
-  | 'denied_malformed'
-  | 'denied_rate_limit'
-  | 'denied_spend_cap'
-  | 'denied_global_cap'
-  | 'denied_price_unavailable'
-  | 'denied_merchant_rule'
-  | 'submitted'
-  | 'onchain_success'
-  | 'onchain_reverted'
-  | 'dropped';
+export type { PaymasterUsageStatus };
 
 export interface PaymasterClientsTable {
   id: Generated<string>;

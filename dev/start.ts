@@ -132,7 +132,7 @@ async function main(): Promise<void> {
   });
   // Only the worker gets the settlement operator key (it flushes forwarders) and, apart from it, the key
   // that pays for yield vault deploys.
-  startProcess('worker', ['workers/main.ts'], {
+  startProcess('worker', ['dev/worker.ts'], {
     ...env,
     OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
     YIELD_DEPLOYER_PRIVATE_KEY: LOCAL_YIELD_DEPLOYER.privateKey,
@@ -312,7 +312,7 @@ function startProcess(name: ServiceName, args: string[], env: NodeJS.ProcessEnv)
         if (child.exitCode !== null || child.signalCode !== null) return resolveStop();
         child.once('exit', () => resolveStop());
         child.kill('SIGTERM');
-        // The worker gives its drain 20 s of its own (workers/main.ts); past that it is stuck.
+        // The worker gives its drain 20 s of its own (workers/runWorker.ts); past that it is stuck.
         setTimeout(() => child.kill('SIGKILL'), 25_000).unref();
       }),
   );

@@ -1,58 +1,35 @@
-import { getAddress, isAddress, zeroAddress, type Address, type Hex, type PublicClient } from 'viem';
+import { type Address, type PublicClient } from 'viem';
 import type { Logger } from '../logging/logger';
 import type { EntryPointVersion } from '../chain/entryPoints';
-import { EIP7702_INITCODE_MARKER } from '../chain/paymasterData';
 import type { Db } from '../db/client';
-import { randomUUID } from 'node:crypto';
 import { readPaymasterDecisionInputs } from '../db/paymasterDecisionReads';
-import { trySponsorshipLimits } from '../db/paymasterLimits';
-import { recordSignedOperation } from '../db/paymasterUsage';
-import type { PaymasterUsageStatus, SponsorshipMode } from '../db/schema';
-import {
-  checkChainAllowed,
-  checkGasMode,
-  checkKeyNetworkClass,
-  checkPrepaidBalance,
-  type PaymasterClient,
-} from './clientChecks';
+import { checkChainAllowed, checkPrepaidBalance, type PaymasterClient } from './clientChecks';
 import { decodeExecuteCall } from './decodeExecuteCall';
 import { PAYMASTER_DENIALS, denial, describeDenialForRpc, type PaymasterDenial } from './denials';
-import { supportedEntryPoint } from './entryPoints';
-import {
-  type CaveatEnforcers,
-  type DelegatedTransfer,
-  decodeDelegatedTransfer,
-} from './decodeDelegatedTransfer';
+import { type CaveatEnforcers } from './decodeDelegatedTransfer';
 import { checkExecutionRules, delegatedTransferCall } from './executionRules';
 import {
   JSON_RPC_ERRORS,
   jsonRpcError,
   jsonRpcResult,
   parseJsonRpcEnvelope,
-  type JsonRpcErrorObject,
   type JsonRpcResponse,
 } from './jsonRpc';
 import { MINIMUM_PAYMASTER_GAS } from '../chain/paymasterData';
 import { type ChainFeeLevels, feeViolation, gasLimitViolation } from '../chain/operationBounds';
 import type { SponsorshipLimits } from './limits';
 import { allowlistOutcome, denyRulesOutcome } from './merchantPolicies';
-import type { PaymasterResult, SignerClient } from './signerClient';
-import {
-  GAS_FIELDS_REQUIRED_FOR_SIGNING,
-  PAYMASTER_METHODS,
-  isPaymasterMethod,
-  parseSponsorshipParams,
-  peekRequestedChainId,
-  type PaymasterMethod,
-  type SponsorshipParams,
-  type SponsorshipUserOperation,
-} from './sponsorshipParams';
+import type { SignerClient } from './signerClient';
+import { peekRequestedChainId, type SponsorshipUserOperation } from './sponsorshipParams';
 import { signingRequestFingerprint } from './signingFingerprint';
 import { sponsorshipWindow } from './sponsorshipWindow';
 import { buildStubPaymasterResult } from './stubPaymasterData';
 import { NO_USAGE_FACTS, recordPaymasterDenial, type UsageFacts } from './usageRecords';
-import { sponsoredUserOpHash } from './userOpHash';
 import { verifyDelegationSignature } from './verifyDelegationSignature';
+import { delegatedWindow, readDelegatedTransfer } from './delegatedTransferWindow';
+import { readSponsorshipRequest } from './readSponsorshipRequest';
+import { reject, rejectFromDenial, type Decision } from './rpcDecision';
+import { signAndRecord } from './signAndRecord';
 
 /**
  * The paymaster JSON-RPC (`POST /v1/paymaster/rpc`) after the client id and Origin were accepted:
@@ -86,50 +63,9 @@ export interface PaymasterRpcDependencies {
 
 const maxBigInt = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
-/** `0x7702` or the 20-byte marker: the factory field of an EIP-7702 operation. */
-const isEip7702Factory = (factory: Hex | undefined): boolean =>
-  factory !== undefined && (factory === '0x7702' || factory.toLowerCase() === EIP7702_INITCODE_MARKER);
-
 export type PaymasterRpcOutcome =
   /** Refused before the JSON-RPC request was read: the route answers with the denial's HTTP status. */
   { kind: 'http'; status: number; message: string } | { kind: 'jsonrpc'; response: JsonRpcResponse };
-
-interface Rejection {
-  error: JsonRpcErrorObject;
-  /** Null for failures that are not decisions about the operation (our own internal errors). */
-  usageStatus: PaymasterUsageStatus | null;
-  reason: string | null;
-}
-
-type Decision = { ok: true; result: PaymasterResult } | { ok: false; rejection: Rejection };
-
-const rejectFromDenial = (denial: PaymasterDenial): Decision => {
-  const kind = PAYMASTER_DENIALS[denial.code];
-  return {
-    ok: false,
-    rejection: {
-      error: {
-        code: kind.jsonRpcCode ?? JSON_RPC_ERRORS.internalError,
-        message: describeDenialForRpc(denial),
-      },
-      usageStatus: kind.usageStatus ?? null,
-      reason: denial.reason ?? denial.code,
-    },
-  };
-};
-
-const reject = (
-  code: number,
-  message: string,
-  usageStatus: PaymasterUsageStatus | null,
-  reason: string | null,
-): Decision => ({
-  ok: false,
-  rejection: { error: { code, message }, usageStatus, reason },
-});
-
-const malformed = (code: number, message: string, reason: string): Decision =>
-  reject(code, message, 'denied_malformed', reason);
 
 /** The caller's method name, bounded: the -32601 answer repeats it; a usage row stores only known names (usageRecords.ts). */
 const methodForUsage = (method: unknown): string | null =>
@@ -365,147 +301,6 @@ async function decideSponsorship(
   });
 }
 
-/** What a well-formed request asks for, once its shape passed every check that needs no database. */
-interface SponsorshipRequest {
-  method: PaymasterMethod;
-  /** False for stub data (pm_getPaymasterStubData): nothing is signed, limits are only read. */
-  signs: boolean;
-  parsed: { params: SponsorshipParams };
-  userOp: SponsorshipUserOperation;
-  chainId: number;
-  mode: SponsorshipMode;
-  entryPoint: { address: Address; version: EntryPointVersion };
-  token: Address | undefined;
-}
-
-const refused = (decision: Decision) => ({ ok: false as const, decision });
-
-/**
- * The checks of a request's shape, in the order of SPEC's rules: method, params, chain and key class,
- * entry point, EIP-7702, gas fields for signing, the ERC-20 token, gas mode. Fills `facts` as it learns them.
- */
-function readSponsorshipRequest(
-  client: PaymasterClient,
-  request: { method: string; params: unknown[] },
-  facts: UsageFacts,
-): { ok: true; request: SponsorshipRequest } | { ok: false; decision: Decision } {
-  // Method.
-  if (!isPaymasterMethod(request.method)) {
-    return refused(
-      malformed(
-        JSON_RPC_ERRORS.methodNotFound,
-        `Unknown method: ${facts.method}; supported: ${PAYMASTER_METHODS.join(', ')}`,
-        'unknown_method',
-      ),
-    );
-  }
-  const method: PaymasterMethod = request.method;
-  const signs = method !== 'pm_getPaymasterStubData';
-
-  // Params.
-  const parsed = parseSponsorshipParams(request.params);
-  if (!parsed.ok)
-    return refused(
-      malformed(JSON_RPC_ERRORS.invalidParams, `Invalid params: ${parsed.detail}`, 'invalid_params'),
-    );
-  const { userOp, chainId, token: requestedToken } = parsed.params;
-  const mode: SponsorshipMode = requestedToken === undefined ? 'sponsored' : 'user_paid';
-  Object.assign(facts, {
-    chainId,
-    mode,
-    sender: userOp.sender.toLowerCase(),
-    entryPoint: parsed.params.entryPoint.toLowerCase(),
-  });
-
-  // Chain and key class.
-  const chain = checkChainAllowed(client, chainId);
-  if (!chain.ok) return refused(rejectFromDenial(chain.denial));
-  const keyClass = checkKeyNetworkClass(client, chainId);
-  if (!keyClass.ok) return refused(rejectFromDenial(keyClass.denial));
-
-  // Entry point.
-  const entryPoint = supportedEntryPoint(parsed.params.entryPoint);
-  if (!entryPoint) {
-    return refused(
-      rejectFromDenial(
-        denial(
-          'paymaster_entrypoint_not_supported',
-          `${parsed.params.entryPoint} is neither EntryPoint v0.8 nor v0.7`,
-        ),
-      ),
-    );
-  }
-
-  // EIP-7702 operations exist on EntryPoint v0.8 only, and their signed hash covers the delegate.
-  if (isEip7702Factory(userOp.factory)) {
-    if (entryPoint.version !== '0.8') {
-      return refused(
-        malformed(
-          JSON_RPC_ERRORS.invalidParams,
-          'Invalid params: EIP-7702 operations (factory 0x7702) need EntryPoint v0.8',
-          'eip7702_needs_entrypoint_v08',
-        ),
-      );
-    }
-    if (signs && !userOp.eip7702Delegate) {
-      return refused(
-        malformed(
-          JSON_RPC_ERRORS.invalidParams,
-          'Invalid params: userOp.eip7702Auth.address (the delegate) is required when factory is the EIP-7702 marker',
-          'eip7702_delegate_missing',
-        ),
-      );
-    }
-  }
-
-  // Gas fields.
-  if (signs) {
-    const missing = GAS_FIELDS_REQUIRED_FOR_SIGNING.filter((field) => userOp.gas[field] === undefined);
-    if (missing.length > 0) {
-      return refused(
-        malformed(
-          JSON_RPC_ERRORS.invalidParams,
-          `paymaster_gas_fields_missing: ${method} needs ${GAS_FIELDS_REQUIRED_FOR_SIGNING.join(', ')}; missing ${missing.join(', ')}`,
-          'paymaster_gas_fields_missing',
-        ),
-      );
-    }
-  }
-
-  // Token: a valid address, and not with the method that only sponsors.
-  let token: Address | undefined;
-  if (requestedToken !== undefined) {
-    if (
-      typeof requestedToken !== 'string' ||
-      !isAddress(requestedToken, { strict: false }) ||
-      requestedToken.toLowerCase() === zeroAddress
-    ) {
-      return refused(
-        malformed(
-          JSON_RPC_ERRORS.invalidParams,
-          'paymaster_token_invalid: context.token must be a non-zero 0x address',
-          'paymaster_token_invalid',
-        ),
-      );
-    }
-    if (method === 'pm_sponsorUserOperation') {
-      return refused(
-        malformed(
-          JSON_RPC_ERRORS.invalidParams,
-          'paymaster_token_unsupported_method: pm_sponsorUserOperation sponsors gas and takes no context.token; use pm_getPaymasterData for user-paid gas',
-          'paymaster_token_unsupported_method',
-        ),
-      );
-    }
-    token = getAddress(requestedToken);
-  }
-
-  // Gas mode.
-  const gasMode = checkGasMode(client, mode);
-  if (!gasMode.ok) return refused(rejectFromDenial(gasMode.denial));
-  return { ok: true, request: { method, signs, parsed, userOp, chainId, mode, entryPoint, token } };
-}
-
 /**
  * The gas and fees a signed operation is bounded by: its gas as the signer will sign it (the paymaster
  * limits raised to their floors) within the operation gas cap, and its fees within the chain's current
@@ -559,174 +354,3 @@ type SignedGas = {
   paymasterVerificationGasLimit: bigint;
   paymasterPostOpGasLimit: bigint;
 };
-
-/**
- * The last step of a signing request that passed every check: the signing service signs, then the
- * operation's limits are consumed and its usage row inserted in one round trip (all or nothing) before
- * the signature leaves; a refused or duplicate operation answers the refusal or the stored data.
- */
-async function signAndRecord(
-  deps: PaymasterRpcDependencies,
-  {
-    client,
-    facts,
-    method,
-    chainId,
-    entryPoint,
-    userOp,
-    userOpForSigner,
-    token,
-    window,
-    requestFingerprint,
-    limits,
-    delegatedOwner,
-  }: {
-    client: PaymasterClient;
-    facts: UsageFacts;
-    method: PaymasterMethod;
-    chainId: number;
-    entryPoint: { address: Address; version: EntryPointVersion };
-    userOp: SponsorshipUserOperation;
-    userOpForSigner: Record<string, unknown>;
-    token: Address | undefined;
-    window: { validUntil: number; validAfter: number };
-    requestFingerprint: string;
-    limits: Awaited<ReturnType<SponsorshipLimits['check']>> & { ok: true };
-    delegatedOwner?: Address;
-  },
-): Promise<Decision> {
-  const { db } = deps;
-  const signed = await deps.signer.signPaymasterData({
-    chainId,
-    entryPoint: entryPoint.address,
-    entryPointVersion: entryPoint.version,
-    userOp: userOpForSigner,
-    mode: token ? 'erc20' : 'sponsored',
-    ...(token && { token }),
-    ...window,
-  });
-  if (!signed.ok) {
-    // Nothing was consumed. A limit that would refuse this operation still answers first (SPEC's order:
-    // limits before the signer): the consumption is tried and rolled back.
-    if (limits.consumption) {
-      const { consumptions, hold, refusal } = limits.consumption;
-      const refusedAt = await trySponsorshipLimits(db, consumptions, hold);
-      if (refusedAt !== undefined) return rejectFromDenial(refusal(refusedAt));
-    }
-    const { failure } = signed;
-    switch (failure.kind) {
-      case 'rejected':
-        return reject(failure.code, failure.message, 'denied_upstream', 'signer_rejected');
-      case 'mode_mismatch':
-        deps.logger.error(
-          { detail: failure.detail, chainId },
-          'signing service returned paymaster data in the wrong mode',
-        );
-        return reject(
-          JSON_RPC_ERRORS.internalError,
-          `paymaster_mode_mismatch: ${failure.detail}`,
-          'denied_upstream',
-          'paymaster_mode_mismatch',
-        );
-      case 'upstream':
-        deps.logger.error({ detail: failure.detail, chainId }, 'signing service failed');
-        return reject(
-          JSON_RPC_ERRORS.internalError,
-          'paymaster_upstream_error: the signing service is unavailable; retry later',
-          'denied_upstream',
-          'paymaster_upstream_error',
-        );
-    }
-  }
-
-  const userOpHash: Hex = sponsoredUserOpHash({
-    chainId,
-    entryPoint: entryPoint.address,
-    entryPointVersion: entryPoint.version,
-    userOp,
-    paymaster: signed.result,
-  });
-  // Limits and usage row in one round trip, committed before the signature leaves: an operation we
-  // cannot account for is not released, and one that any limit refuses is not answered.
-  const consumption = limits.consumption ?? {
-    consumptions: [],
-    hold: { holdId: randomUUID(), expiresAt: deps.now(), now: deps.now(), merchantId: client.merchantId },
-    refusal: () => {
-      throw new Error('nothing to refuse');
-    },
-  };
-  const recording = await recordSignedOperation(db, consumption.consumptions, consumption.hold, {
-    merchantId: client.merchantId,
-    clientId: client.clientId,
-    ...facts,
-    method,
-    status: 'submitted',
-    // SPEC rule 7: the row keeps the real sender and names the original owner.
-    reason: delegatedOwner ? delegatedByReason(delegatedOwner) : null,
-    userOpHash,
-    validUntil: new Date(window.validUntil * 1000),
-    requestFingerprint,
-    signedResult: signed.result,
-    holdId: limits.holdId ?? null,
-  });
-  switch (recording.kind) {
-    case 'recorded':
-      return { ok: true, result: signed.result };
-    case 'refused':
-      return rejectFromDenial(consumption.refusal(recording.refusedAt));
-    case 'duplicate':
-      // The operation was recorded already (an identical request): its row owns it; nothing was consumed.
-      return { ok: true, result: recording.stored };
-  }
-}
-
-/** The usage reason of a delegated transfer: `delegated_by:<owner>` (lower-case address). */
-export const delegatedByReason = (owner: Address): string => `delegated_by:${owner.toLowerCase()}`;
-
-/** The delegated transfer a single call to the delegation manager redeems, or its refusal. */
-function readDelegatedTransfer(
-  deps: PaymasterRpcDependencies,
-  chainId: number,
-  sender: Address,
-  call: { data: Hex; value: bigint },
-): { ok: true; transfer: DelegatedTransfer } | { ok: false; denial: PaymasterDenial } {
-  const enforcers = deps.caveatEnforcersFor(chainId);
-  if (!enforcers) {
-    return {
-      ok: false,
-      denial: denial(
-        'paymaster_target_not_allowed',
-        `delegated transfer: chain ${chainId} has no known Delegation Framework deployment`,
-        'delegation_framework_unknown',
-      ),
-    };
-  }
-  const outcome = decodeDelegatedTransfer(call, {
-    sender,
-    enforcers,
-    now: BigInt(Math.floor(deps.now().getTime() / 1000)),
-  });
-  if (outcome.ok) return outcome;
-  return {
-    ok: false,
-    denial: denial(
-      'paymaster_target_not_allowed',
-      `delegated transfer: ${outcome.refusal.detail}`,
-      outcome.refusal.reason,
-    ),
-  };
-}
-
-/**
- * A delegated transfer's paymaster data never outlives its delegation: validUntil is at most the last
- * second before the TimestampEnforcer's expiry, so an operation the delegation would refuse on chain
- * is refused by the EntryPoint before it can cost gas.
- */
-function delegatedWindow(
-  window: { validAfter: number; validUntil: number },
-  transfer: DelegatedTransfer | undefined,
-): { validAfter: number; validUntil: number } {
-  if (!transfer) return window;
-  const lastValidSecond = Number(transfer.expiresAt) - 1;
-  return lastValidSecond < window.validUntil ? { ...window, validUntil: lastValidSecond } : window;
-}

@@ -9,30 +9,6 @@ import type { UsdSnapshot } from './limits';
 import { USER_OPERATION_METHODS } from './bundlerMethods';
 import { isPaymasterMethod } from './sponsorshipParams';
 
-/** Every usage status (SPEC "Paymaster usage status values"), for validation of filters. */
-export const PAYMASTER_USAGE_STATUSES = [
-  'denied_target',
-  'denied_upstream',
-  'denied_billing_balance',
-  'denied_merchant_limit',
-  'denied_gas_mode',
-  'denied_chain',
-  'denied_entrypoint',
-  'denied_origin',
-  'denied_malformed',
-  'denied_rate_limit',
-  'denied_spend_cap',
-  'denied_global_cap',
-  'denied_price_unavailable',
-  'denied_merchant_rule',
-  'submitted',
-  'onchain_success',
-  'onchain_reverted',
-  'dropped',
-] as const satisfies readonly PaymasterUsageStatus[];
-// Fails to compile when the schema's status type gains a value this list lacks.
-const _everyStatusListed: (typeof PAYMASTER_USAGE_STATUSES)[number] = '' as PaymasterUsageStatus;
-
 /** What a usage row says about a request, as far as the checks got before deciding. */
 export interface UsageFacts {
   method: string | null;

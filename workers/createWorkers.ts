@@ -13,6 +13,7 @@ import { createChainMonitorActivities } from '../activities/chainMonitor';
 import { createLoginNonceActivities } from '../activities/loginNonces';
 import { createPaymasterReceiptActivities } from '../activities/paymasterReceipts';
 import { createPrepaidBalanceActivities } from '../activities/prepaidBalances';
+import type { BridgeDeliveryFactory } from '../activities/bridgeDelivery';
 import { createSettlementActivities } from '../activities/settlement';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import { withRedactedProviderUrls } from '../chain/providerUrlRedaction';
@@ -32,7 +33,7 @@ import {
 import type { Db } from '../db/client';
 import type { Mailer } from '../mail/mailer';
 import { chainMonitorWorkflowId } from '../workflows/workflowIds';
-import { TASK_QUEUES, type TaskQueueRole } from './taskQueues';
+import { TASK_QUEUES, type TaskQueueRole } from '../workflows/taskQueues';
 import type { Tracing } from '../tracing/tracing';
 
 /**
@@ -75,6 +76,8 @@ export interface SettlementWorkerSettings {
   slippageBps: number;
   /** How long a LayerZero compose may stay queued before the worker runs it itself (default 60 s). */
   composeRetryAfterMs?: number;
+  /** Bridge deliveries beside LayerZero's: the local stack's stand-in (dev/chains/standInDelivery.ts). */
+  bridgeDeliveries?: readonly BridgeDeliveryFactory[];
   /** Prefix of this deployment's deposit monitor workflow ids (TEMPORAL_TASK_QUEUE_PREFIX). */
   monitorIdPrefix?: string;
   /** CHAIN_MONITOR_ADDRESSES_PER_REQUEST and CHAIN_MONITOR_LATE_WATCH_SEC (defaults otherwise). */
@@ -113,6 +116,7 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
         operator: settlement.operator,
         slippageBps: settlement.slippageBps,
         composeRetryAfterMs: settlement.composeRetryAfterMs,
+        bridgeDeliveries: settlement.bridgeDeliveries,
       })),
   }),
   chains: ({ db, temporal, settlement, paymasterReceipts }) => ({

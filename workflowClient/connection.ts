@@ -1,7 +1,7 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowClientInterceptor } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { unregisteredSearchAttributes } from '../workflows/searchAttributes';
-import type { TemporalTls } from '../config';
+import { temporalTlsOf, type Config, type TemporalTls } from '../config';
 
 export interface CreateTemporalClientOptions {
   /** Frontend `host:port`, e.g. `TEMPORAL_ADDRESS`. */
@@ -9,6 +9,10 @@ export interface CreateTemporalClientOptions {
   namespace: string;
   /** TLS (and mTLS) from TEMPORAL_TLS_* (`temporalTlsOf`); unset: plain gRPC. */
   tls?: TemporalTls;
+  /** Connect on the first call rather than now: the api starts (and answers) while Temporal is down. */
+  lazy?: boolean;
+  /** Workflow client interceptors, e.g. tracing's (`startTracing().workflowClientInterceptors`). */
+  interceptors?: WorkflowClientInterceptor[];
 }
 
 export interface TemporalClient {
@@ -18,15 +22,35 @@ export interface TemporalClient {
   close(): Promise<void>;
 }
 
-/** A connected Temporal client for starting, signalling and querying workflows (api, dev stack, tests). */
+/**
+ * The one way our processes build a Temporal client for starting, signalling and querying workflows:
+ * the api, the worker, the dev stack, benches and tests.
+ */
 export async function createTemporalClient({
   address,
   namespace,
   tls,
+  lazy = false,
+  interceptors,
 }: CreateTemporalClientOptions): Promise<TemporalClient> {
-  const connection = await Connection.connect({ address, tls });
-  const client = new Client({ connection, namespace });
+  const connection = lazy ? Connection.lazy({ address, tls }) : await Connection.connect({ address, tls });
+  const client = new Client({
+    connection,
+    namespace,
+    ...(interceptors && { interceptors: { workflow: interceptors } }),
+  });
   return { client, connection, close: () => connection.close() };
+}
+
+/** The frontend, namespace and TLS of a process's configuration (TEMPORAL_ADDRESS, _NAMESPACE, _TLS_*). */
+export function temporalTargetOf(
+  config: Config,
+): Pick<CreateTemporalClientOptions, 'address' | 'namespace' | 'tls'> {
+  return {
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+    tls: temporalTlsOf(config),
+  };
 }
 
 /**

@@ -11,7 +11,7 @@ import type { loginNonceCleanupWorkflow } from '../workflows/loginNonceCleanup';
 import type { monthlyStatementsWorkflow } from '../workflows/monthlyStatements';
 import type { prepaidBalanceCheckWorkflow } from '../workflows/prepaidBalanceCheck';
 import type { sessionReconcilerWorkflow } from '../workflows/sessionReconciler';
-import { TASK_QUEUES, type TaskQueueRole } from '../workers/taskQueues';
+import { TASK_QUEUES, type TaskQueueRole } from '../workflows/taskQueues';
 import {
   LOGIN_NONCE_CLEANUP_SCHEDULE_ID,
   MONTHLY_STATEMENTS_SCHEDULE_ID,

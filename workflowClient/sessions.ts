@@ -1,9 +1,13 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { DepositDetected } from '../activities/sessions';
-import { paymentSessionWorkflow, retryForwarderSignal } from '../workflows/paymentSession';
+import {
+  depositDetectedSignal,
+  paymentSessionWorkflow,
+  retryForwarderSignal,
+} from '../workflows/paymentSession';
 import { MerchantId, SandboxMode, SessionStatus } from '../workflows/searchAttributes';
-import { TASK_QUEUES } from '../workers/taskQueues';
+import { TASK_QUEUES } from '../workflows/taskQueues';
 import { sessionWorkflowId } from '../workflows/workflowIds';
 
 export interface StartSessionWorkflowParameters {
@@ -39,6 +43,15 @@ export async function startSessionWorkflow(
     if (error instanceof WorkflowExecutionAlreadyStartedError) return 'already_started';
     throw error;
   }
+}
+
+/** A deposit the chain monitor saw, to its session's workflow; WorkflowNotFoundError when none runs. */
+export async function signalDepositDetected(
+  client: Client,
+  sessionId: string,
+  deposit: DepositDetected,
+): Promise<void> {
+  await client.workflow.getHandle(sessionWorkflowId(sessionId)).signal(depositDetectedSignal, deposit);
 }
 
 export type RetryForwarderOutcome = 'signalled' | 'started' | 'busy';

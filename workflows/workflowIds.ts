@@ -21,6 +21,12 @@ export const chainMonitorWorkflowId = (chainId: number, prefix = '') => `${prefi
 export const paymasterReceiptTrackerWorkflowId = (chainId: number, prefix = '') =>
   `${prefix}paymaster-receipts-${chainId}`;
 
+/** One deployment workflow per yield deployment; a failed one deployed again reuses it. */
+export const yieldDeploymentWorkflowId = (deploymentId: string) => `yield-deployment-${deploymentId}`;
+
+/** One verification workflow per custom yield domain. */
+export const yieldDomainWorkflowId = (domainId: string) => `yield-domain-${domainId}`;
+
 export const LOGIN_NONCE_CLEANUP_SCHEDULE_ID = 'login-nonce-cleanup';
 export const SESSION_RECONCILER_SCHEDULE_ID = 'session-reconciler';
 export const MONTHLY_STATEMENTS_SCHEDULE_ID = 'monthly-statements';

@@ -12,7 +12,8 @@ export interface WorkerProcess {
 const KEPT_OUTPUT_CHARS = 64 * 1024;
 
 /**
- * The production worker entrypoint (`workers/main.ts`) in its own process, as deployed: with
+ * The production worker (`workers/runWorker.ts`, through the local stack's entry `dev/worker.ts`, which
+ * adds the stand-in messenger's bridge delivery) in its own process, as deployed: with
  * OPERATOR_PRIVATE_KEY in `env` it serves the settlement activities and starts the deposit monitors.
  * Resolves once it polls its task queues.
  */
@@ -21,7 +22,7 @@ export async function startWorkerProcess(
   timeoutMs = 120_000,
 ): Promise<WorkerProcess> {
   // The worker itself, not tsx's CLI wrapper: a kill reaches the process that runs the workflows.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'dev/worker.ts'], {
     cwd: join(__dirname, '..', '..'),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -18,7 +18,7 @@ import { findFreePort } from '../../dev/services/freePort';
 import { ensureDatabase } from '../../dev/services/postgres';
 import { startPrivatePostgres, type PrivatePostgres } from '../harness/embeddedPostgresProcess';
 import { startTemporalDevServer, type TemporalDevServer } from '../../dev/services/temporal';
-import { taskQueueNames } from '../../workers/taskQueues';
+import { taskQueueNames } from '../../workflows/taskQueues';
 import { TEST_STACK_FILE_VARIABLE, testStack } from '../harness/stack';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import type { TestApp } from '../harness/app';

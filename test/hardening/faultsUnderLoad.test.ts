@@ -17,7 +17,7 @@ import { findFreePort } from '../../dev/services/freePort';
 import { ensureDatabase } from '../../dev/services/postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../../dev/services/temporal';
 import { sessionWorkflowId } from '../../workflows/workflowIds';
-import { taskQueueNames } from '../../workers/taskQueues';
+import { taskQueueNames } from '../../workflows/taskQueues';
 import { depositDetectedSignal } from '../../workflows/paymentSession';
 import type { TestApp, TestResponse } from '../harness/app';
 import { startPrivatePostgres, type PrivatePostgres } from '../harness/embeddedPostgresProcess';

@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createDb, type Db } from '../../db/client';
 import { createWorkers, type WebhookWorkerSettings } from '../../workers/createWorkers';
-import { taskQueueNames, type TaskQueueRole } from '../../workers/taskQueues';
+import { taskQueueNames, type TaskQueueRole } from '../../workflows/taskQueues';
 import { testStack } from './stack';
 
 /** Quiet worker logs (problems only); must run before the first Worker or test environment of the process. */

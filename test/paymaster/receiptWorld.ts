@@ -10,7 +10,7 @@ import { createDb } from '../../db/client';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
 import { startPaymasterReceiptTrackers } from '../../workflowClient/paymasterReceiptTrackers';
 import { paymasterReceiptTrackerWorkflowId } from '../../workflows/workflowIds';
-import { taskQueueNames } from '../../workers/taskQueues';
+import { taskQueueNames } from '../../workflows/taskQueues';
 import { type TestApp, startTestApp } from '../harness/app';
 import { TEST_STACK_FILE_VARIABLE, testStack } from '../harness/stack';
 import { quietTemporalRuntime } from '../harness/workers';

@@ -543,7 +543,7 @@ describe('settlement pipeline', () => {
 function startWorkerProcess(env: Record<string, string>): ChildProcess {
   // `--import tsx` rather than tsx's CLI: the CLI runs the script in a grandchild, which a SIGKILL of
   // the CLI would leave running (no real crash, and an orphan after the run).
-  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'dev/worker.ts'], {
     cwd: join(__dirname, '..', '..'),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

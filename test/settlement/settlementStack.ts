@@ -26,7 +26,8 @@ import { LOCAL_TESTNET_CHAIN_IDS, type LocalChainId } from '../../dev/localChain
 import { startLocalChains } from '../../dev/services/localChains';
 import { startChainMonitors } from '../../workflowClient/chainMonitors';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
-import { taskQueueNames, type TaskQueueRole } from '../../workers/taskQueues';
+import { taskQueueNames, type TaskQueueRole } from '../../workflows/taskQueues';
+import { createStandInDelivery } from '../../dev/chains/standInDelivery';
 import { startTestApp, type TestApp } from '../harness/app';
 import { writeDeploymentsFile } from '../harness/deployments';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
@@ -151,7 +152,14 @@ export async function startSettlementStack({
       dependencies: {
         db,
         temporal,
-        settlement: { networks, operator, slippageBps: 50, monitorIdPrefix: prefix, composeRetryAfterMs },
+        settlement: {
+          networks,
+          operator,
+          slippageBps: 50,
+          monitorIdPrefix: prefix,
+          composeRetryAfterMs,
+          bridgeDeliveries: [createStandInDelivery],
+        },
       },
       taskQueues,
     });

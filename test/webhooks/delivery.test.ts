@@ -15,7 +15,7 @@ import {
   generateWebhookSecret,
 } from '../../webhooks/webhookSecrets';
 import { bundleWorkflows, createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
-import { taskQueueNames, type TaskQueueRole } from '../../workers/taskQueues';
+import { taskQueueNames, type TaskQueueRole } from '../../workflows/taskQueues';
 import { webhookDeliveryWorkflow } from '../../workflows/webhookDelivery';
 import { testStack } from '../harness/stack';
 import { quietTemporalRuntime } from '../harness/workers';

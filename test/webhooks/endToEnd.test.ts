@@ -7,7 +7,7 @@ import { verifyWebhook } from '../../webhooks/verifyWebhook';
 import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
 import { sessionWorkflowId } from '../../workflows/workflowIds';
-import { taskQueueNames } from '../../workers/taskQueues';
+import { taskQueueNames } from '../../workflows/taskQueues';
 import { depositDetectedSignal } from '../../workflows/paymentSession';
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';

@@ -11,7 +11,7 @@ import { createMailer } from '../../mail/mailer';
 import { verifyWebhook } from '../../webhooks/verifyWebhook';
 import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
 import { bundleWorkflows, createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
-import { taskQueueNames } from '../../workers/taskQueues';
+import { taskQueueNames } from '../../workflows/taskQueues';
 import { webhookDeliveryWorkflow } from '../../workflows/webhookDelivery';
 import { webhookDeliveryWorkflowId } from '../../workflows/workflowIds';
 import { mailsTo } from '../harness/mailbox';

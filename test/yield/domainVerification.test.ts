@@ -5,7 +5,7 @@ import { createDb, type Db } from '../../db/client';
 import { startDnsServer, type DnsServer } from '../../dev/services/dnsServer';
 import { startTimeSkippingTestEnvironment } from '../../dev/services/temporal';
 import { activitiesForRole } from '../../workers/createWorkers';
-import { yieldDomainWorkflowId } from '../../workers/yieldWorkflows';
+import { yieldDomainWorkflowId } from '../../workflows/workflowIds';
 import { createTxtLookup } from '../../yield/txtRecords';
 import { yieldDomainVerificationWorkflow } from '../../workflows/yieldDomainVerification';
 import { upsertMerchantByWallet } from '../../db/merchants';

@@ -15,7 +15,7 @@ import { createNetworkRegistry, type NetworkRegistry } from '../../chain/network
 import { createOperatorChains } from '../../chain/operatorChains';
 import { startDnsServer, type DnsServer } from '../../dev/services/dnsServer';
 import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
-import { taskQueueNames, type TaskQueueRole } from '../../workers/taskQueues';
+import { taskQueueNames, type TaskQueueRole } from '../../workflows/taskQueues';
 import { createTxtLookup } from '../../yield/txtRecords';
 import { startTestApp, type TestApp } from '../harness/app';
 import { writeDeploymentsFile } from '../harness/deployments';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PAYMASTER_USAGE_STATUSES } from '../../paymaster/usageRecords';
+import { PAYMASTER_USAGE_STATUSES } from '../../db/paymasterUsageStatus';
 import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefinition';
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { STABLECOIN_SYMBOLS } from '../../chain/stablecoins';
 import { SESSION_STATUSES } from '../../db/sessionStatus';
 import { type AnyToolDefinition, routeTool, segment } from '../toolDefinition';
 
@@ -23,7 +24,7 @@ export const sessionTools: AnyToolDefinition[] = [
       amount: z.string().describe('decimal USD, e.g. "25.00"'),
       merchantName: z.string().optional(),
       lineItems: z.array(lineItem).optional(),
-      paymentOptionSymbols: z.array(z.enum(['USDC', 'USDT', 'USDe'])).optional(),
+      paymentOptionSymbols: z.array(z.enum(STABLECOIN_SYMBOLS)).optional(),
       expiresInSec: z.number().int().optional().describe('60 to 604800; default 3600'),
       successUrl: z.string().optional().describe('absolute https URL the checkout returns to'),
       sandboxMode: z.boolean().optional(),

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { networkByChainId } from '../../chain/networks';
+import { STABLECOIN_SYMBOLS } from '../../chain/stablecoins';
 import { html, jsonForScriptElement, trustedHtml, type SafeHtml } from '../html';
 import { formatTokenAmount, formatUsd } from './formatAmount';
 import { formatTimeRemaining } from './formatTimeRemaining';
@@ -68,8 +69,6 @@ const STATUS_LABELS: Record<string, string> = {
   expired: 'Expired',
 };
 
-const TOKEN_ORDER = ['USDC', 'USDT', 'USDe'];
-
 /** Drawn rather than typed: emoji and symbol glyphs depend on the payer's fonts. */
 const icon = (path: string) =>
   trustedHtml(`<svg viewBox="0 0 24 24" width="26" height="26" fill="none" stroke="currentColor" stroke-width="2.5" stroke-linecap="round" stroke-linejoin="round">${path}</svg>`);
@@ -88,7 +87,7 @@ export async function renderCheckoutPage({ session, webhookDelivered, now, nonce
   const qrCodes = await Promise.all(session.paymentOptions.map((option) => paymentQrSvg(option.paymentUri)));
   const options = session.paymentOptions.map((option, index) => ({ option, qrSvg: qrCodes[index]! }));
   const tokens = [...new Set(session.paymentOptions.map((option) => option.symbol))].sort(
-    (a, b) => rank(TOKEN_ORDER, a) - rank(TOKEN_ORDER, b),
+    (a, b) => rank(STABLECOIN_SYMBOLS, a) - rank(STABLECOIN_SYMBOLS, b),
   );
   const chains = [...new Map(session.paymentOptions.map((option) => [option.chainId, networkName(option)])).entries()];
   const selected = session.paymentOptions.find((option) => option.symbol === tokens[0]);
@@ -233,7 +232,7 @@ function initialOf(name: string | null): string {
   return first === undefined ? '$' : String.fromCodePoint(first).toUpperCase();
 }
 
-function rank(order: string[], value: string): number {
+function rank(order: readonly string[], value: string): number {
   const index = order.indexOf(value);
   return index === -1 ? order.length : index;
 }

@@ -7,7 +7,7 @@ import {
   type UsageRecordRow,
 } from '../../../db/paymasterUsage';
 import { tallyMalformedRequests } from '../../../db/paymasterMalformedRequests';
-import { PAYMASTER_USAGE_STATUSES } from '../../../paymaster/usageRecords';
+import { PAYMASTER_USAGE_STATUSES } from '../../../db/paymasterUsageStatus';
 import type { AppContext } from '../../appContext';
 import { toUsageRecord, usageRecordSchema } from './usageRecordModel';
 import { sequenceCursor } from '../../routing/sequenceCursor';

@@ -8,7 +8,7 @@ import {
   platformLimits,
   type LimitsView,
   type LimitsViews,
-} from '../../../paymaster/limits';
+} from '../../../paymaster/limitViews';
 import { usdToMicro } from '../../../paymaster/pricesConversion';
 import type { AppContext } from '../../appContext';
 import { badRequest } from '../../httpErrors';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { chainIdQuery } from '../../routing/chainIdQuery';
 import { listUsageRecords } from '../../../db/paymasterUsage';
-import { PAYMASTER_USAGE_STATUSES } from '../../../paymaster/usageRecords';
+import { PAYMASTER_USAGE_STATUSES } from '../../../db/paymasterUsageStatus';
 import type { AppContext } from '../../appContext';
 import { toUsageRecord, usageRecordSchema } from './usageRecordModel';
 import { sequenceCursor } from '../../routing/sequenceCursor';

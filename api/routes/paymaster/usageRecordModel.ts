@@ -2,7 +2,7 @@ import { getAddress } from 'viem';
 import { z } from 'zod';
 import { normaliseDecimal } from '../../../chain/tokenAmount';
 import type { UsageRecordRow } from '../../../db/paymasterUsage';
-import { PAYMASTER_USAGE_STATUSES } from '../../../paymaster/usageRecords';
+import { PAYMASTER_USAGE_STATUSES } from '../../../db/paymasterUsageStatus';
 
 /**
  * The sponsorship usage record as the API shows it (SPEC: Sponsorship usage record), defined once:

@@ -20,7 +20,7 @@ import {
   tokensInCooldown,
   type TokenInCooldown,
 } from '../../../yield/stakedVaultCooldown';
-import { startYieldDeploymentWorkflow } from '../../../workers/yieldWorkflows';
+import { startYieldDeploymentWorkflow } from '../../../workflowClient/yieldWorkflows';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
 import type { AppContext } from '../../appContext';
 import { HttpError, badRequest, conflict, notFound, serviceUnavailable } from '../../httpErrors';

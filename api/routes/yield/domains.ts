@@ -6,7 +6,7 @@ import {
   PendingDomainsCapError,
 } from '../../../db/yieldDomains';
 import { newVerificationValue, normalizeHostname } from '../../../yield/domainVerification';
-import { startDomainVerificationWorkflow } from '../../../workers/yieldWorkflows';
+import { startDomainVerificationWorkflow } from '../../../workflowClient/yieldWorkflows';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
 import type { AppContext } from '../../appContext';
 import { conflict, notFound } from '../../httpErrors';

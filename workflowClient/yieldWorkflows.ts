@@ -3,9 +3,7 @@ import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { yieldDeploymentWorkflow } from '../workflows/yieldDeployment';
 import { yieldDomainVerificationWorkflow } from '../workflows/yieldDomainVerification';
 import { ChainId, MerchantId, SandboxMode } from '../workflows/searchAttributes';
-
-export const yieldDeploymentWorkflowId = (deploymentId: string) => `yield-deployment-${deploymentId}`;
-export const yieldDomainWorkflowId = (domainId: string) => `yield-domain-${domainId}`;
+import { yieldDeploymentWorkflowId, yieldDomainWorkflowId } from '../workflows/workflowIds';
 
 /**
  * Starts `yield-deployment-<id>` with the merchant, chain and sandbox search attributes. A failed

@@ -1,0 +1,82 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { erc20Abi, getAddress, type Address } from 'viem';
+import { sessionIdToBytes16 } from '../chain/depositAddress';
+import { ForwarderFactory } from '../contracts/artifacts';
+import { isDepositSettled } from '../db/deposits';
+import { findPayoutAddress } from '../db/sessions';
+import { findUnfinishedFlush } from '../db/settlements';
+import { DEPOSIT_MISSING, heartbeating, type SettlementStepContext } from './settlementSteps';
+
+export interface VerifyDepositBalanceInput {
+  sessionId?: string;
+  chainId: number;
+  token: Address;
+  depositAddress: Address;
+  minimum: string;
+  txHash?: string;
+  logIndex?: number;
+}
+
+/**
+ * Reorg safety: the deposit address still holds at least what the monitor saw, at the chain's head.
+ * Funds a recorded flush already took (this transfer swept, or a flush in flight) count as there:
+ * a retry after the flush must go on to finish it, not report the deposit missing.
+ */
+export function verifyDepositBalance(
+  { db, operator }: SettlementStepContext,
+  { sessionId, chainId, token, depositAddress, minimum, txHash, logIndex }: VerifyDepositBalanceInput,
+): Promise<string> {
+  return heartbeating(async () => {
+    const balance = await operator
+      .client(chainId)
+      .readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [depositAddress] });
+    if (balance >= BigInt(minimum)) return balance.toString();
+    const alreadyFlushed =
+      sessionId !== undefined &&
+      ((await findUnfinishedFlush(db, { sessionId, chainId, tokenAddress: token })) !== undefined ||
+        (txHash !== undefined &&
+          logIndex !== undefined &&
+          (await isDepositSettled(db, { chainId, txHash, logIndex }))));
+    if (alreadyFlushed) return balance.toString();
+    throw ApplicationFailure.nonRetryable(
+      `deposit address ${depositAddress} holds ${balance} of ${token}, less than the ${minimum} detected (reorganised away?)`,
+      DEPOSIT_MISSING,
+    );
+  });
+}
+
+/** Deploys the session's forwarder on `chainId` (skipped when its code exists); returns its address. */
+export function deployForwarder(
+  { db, operator, factoryOf }: SettlementStepContext,
+  { sessionId, chainId }: { sessionId: string; chainId: number },
+): Promise<Address> {
+  return heartbeating(async () => {
+    const client = operator.client(chainId);
+    const factory = factoryOf(chainId);
+    const payout = await findPayoutAddress(db, { sessionId, chainId });
+    if (!payout)
+      throw ApplicationFailure.nonRetryable(
+        `session ${sessionId} has no payment option on chain ${chainId}`,
+        'SessionNotFound',
+      );
+    const merchant = getAddress(payout);
+    const session = sessionIdToBytes16(sessionId);
+    const forwarder = await client.readContract({
+      address: factory,
+      abi: ForwarderFactory.abi,
+      functionName: 'predict',
+      args: [session, merchant],
+    });
+    const code = await client.getCode({ address: forwarder });
+    if (code && code !== '0x') return forwarder;
+    const hash = await client.writeContract({
+      address: factory,
+      abi: ForwarderFactory.abi,
+      functionName: 'deploy',
+      args: [session, merchant],
+    });
+    const receipt = await client.waitForTransactionReceipt({ hash, timeout: 120_000 });
+    if (receipt.status !== 'success') throw new Error(`forwarder deployment ${hash} reverted`);
+    return forwarder;
+  });
+}

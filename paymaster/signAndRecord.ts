@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import type { Address, Hex } from 'viem';
+import type { EntryPointVersion } from '../chain/entryPoints';
+import type { Db } from '../db/client';
+import { trySponsorshipLimits } from '../db/paymasterLimits';
+import { recordSignedOperation } from '../db/paymasterUsage';
+import type { Logger } from '../logging/logger';
+import type { PaymasterClient } from './clientChecks';
+import { delegatedByReason } from './delegatedTransferWindow';
+import { JSON_RPC_ERRORS } from './jsonRpc';
+import type { SponsorshipLimits } from './limits';
+import { reject, rejectFromDenial, type Decision } from './rpcDecision';
+import type { SignerClient } from './signerClient';
+import type { PaymasterMethod, SponsorshipUserOperation } from './sponsorshipParams';
+import type { UsageFacts } from './usageRecords';
+import { sponsoredUserOpHash } from './userOpHash';
+
+/** What signing and recording needs of the paymaster RPC's dependencies. */
+export interface SigningDependencies {
+  db: Db;
+  signer: SignerClient;
+  logger: Logger;
+  now: () => Date;
+}
+
+/**
+ * The last step of a signing request that passed every check: the signing service signs, then the
+ * operation's limits are consumed and its usage row inserted in one round trip (all or nothing) before
+ * the signature leaves; a refused or duplicate operation answers the refusal or the stored data.
+ */
+export async function signAndRecord(
+  deps: SigningDependencies,
+  {
+    client,
+    facts,
+    method,
+    chainId,
+    entryPoint,
+    userOp,
+    userOpForSigner,
+    token,
+    window,
+    requestFingerprint,
+    limits,
+    delegatedOwner,
+  }: {
+    client: PaymasterClient;
+    facts: UsageFacts;
+    method: PaymasterMethod;
+    chainId: number;
+    entryPoint: { address: Address; version: EntryPointVersion };
+    userOp: SponsorshipUserOperation;
+    userOpForSigner: Record<string, unknown>;
+    token: Address | undefined;
+    window: { validUntil: number; validAfter: number };
+    requestFingerprint: string;
+    limits: Awaited<ReturnType<SponsorshipLimits['check']>> & { ok: true };
+    delegatedOwner?: Address;
+  },
+): Promise<Decision> {
+  const { db } = deps;
+  const signed = await deps.signer.signPaymasterData({
+    chainId,
+    entryPoint: entryPoint.address,
+    entryPointVersion: entryPoint.version,
+    userOp: userOpForSigner,
+    mode: token ? 'erc20' : 'sponsored',
+    ...(token && { token }),
+    ...window,
+  });
+  if (!signed.ok) {
+    // Nothing was consumed. A limit that would refuse this operation still answers first (SPEC's order:
+    // limits before the signer): the consumption is tried and rolled back.
+    if (limits.consumption) {
+      const { consumptions, hold, refusal } = limits.consumption;
+      const refusedAt = await trySponsorshipLimits(db, consumptions, hold);
+      if (refusedAt !== undefined) return rejectFromDenial(refusal(refusedAt));
+    }
+    const { failure } = signed;
+    switch (failure.kind) {
+      case 'rejected':
+        return reject(failure.code, failure.message, 'denied_upstream', 'signer_rejected');
+      case 'mode_mismatch':
+        deps.logger.error(
+          { detail: failure.detail, chainId },
+          'signing service returned paymaster data in the wrong mode',
+        );
+        return reject(
+          JSON_RPC_ERRORS.internalError,
+          `paymaster_mode_mismatch: ${failure.detail}`,
+          'denied_upstream',
+          'paymaster_mode_mismatch',
+        );
+      case 'upstream':
+        deps.logger.error({ detail: failure.detail, chainId }, 'signing service failed');
+        return reject(
+          JSON_RPC_ERRORS.internalError,
+          'paymaster_upstream_error: the signing service is unavailable; retry later',
+          'denied_upstream',
+          'paymaster_upstream_error',
+        );
+    }
+  }
+
+  const userOpHash: Hex = sponsoredUserOpHash({
+    chainId,
+    entryPoint: entryPoint.address,
+    entryPointVersion: entryPoint.version,
+    userOp,
+    paymaster: signed.result,
+  });
+  // Limits and usage row in one round trip, committed before the signature leaves: an operation we
+  // cannot account for is not released, and one that any limit refuses is not answered.
+  const consumption = limits.consumption ?? {
+    consumptions: [],
+    hold: { holdId: randomUUID(), expiresAt: deps.now(), now: deps.now(), merchantId: client.merchantId },
+    refusal: () => {
+      throw new Error('nothing to refuse');
+    },
+  };
+  const recording = await recordSignedOperation(db, consumption.consumptions, consumption.hold, {
+    merchantId: client.merchantId,
+    clientId: client.clientId,
+    ...facts,
+    method,
+    status: 'submitted',
+    // SPEC rule 7: the row keeps the real sender and names the original owner.
+    reason: delegatedOwner ? delegatedByReason(delegatedOwner) : null,
+    userOpHash,
+    validUntil: new Date(window.validUntil * 1000),
+    requestFingerprint,
+    signedResult: signed.result,
+    holdId: limits.holdId ?? null,
+  });
+  switch (recording.kind) {
+    case 'recorded':
+      return { ok: true, result: signed.result };
+    case 'refused':
+      return rejectFromDenial(consumption.refusal(recording.refusedAt));
+    case 'duplicate':
+      // The operation was recorded already (an identical request): its row owns it; nothing was consumed.
+      return { ok: true, result: recording.stored };
+  }
+}

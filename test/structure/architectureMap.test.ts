@@ -1,0 +1,39 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/**
+ * docs/architecture.md maps every top-level folder of the repository: a folder added without its row in
+ * the Folders table fails here, and so does a row naming a folder that is gone.
+ */
+
+const root = resolve(__dirname, '../..');
+/** Not part of the repository: installed, generated or local (see .gitignore). */
+const UNTRACKED = new Set(['node_modules', 'coverage', 'test-output', 'dist']);
+
+const topLevelFolders = readdirSync(root)
+  .filter((name) => !name.startsWith('.') && !UNTRACKED.has(name))
+  .filter((name) => statSync(join(root, name)).isDirectory())
+  .sort();
+
+function folderTableRows(): string[] {
+  const text = readFileSync(join(root, 'docs/architecture.md'), 'utf8');
+  const section = text.split(/^## /m).find((part) => part.startsWith('Folders\n'));
+  if (!section) throw new Error('docs/architecture.md has no "## Folders" section');
+  return section
+    .split('\n')
+    .filter((line) => line.startsWith('|'))
+    .flatMap((line) => /^\|\s*`([^`/]+)\/`\s*\|/.exec(line)?.[1] ?? [])
+    .sort();
+}
+
+describe('docs/architecture.md folder table', () => {
+  const rows = folderTableRows();
+
+  it('has a row for every top-level folder', () => {
+    expect(topLevelFolders.filter((folder) => !rows.includes(folder))).toEqual([]);
+  });
+
+  it('names only folders that exist', () => {
+    expect(rows.filter((folder) => !topLevelFolders.includes(folder))).toEqual([]);
+  });
+});

@@ -1,0 +1,189 @@
+import { NativeConnection } from '@temporalio/worker';
+import { ConfigError, loadConfigOrExit, requireSetting } from '../config';
+import { boundedWaitsFrom, createDb } from '../db/client';
+import { checkReadiness, postgresCheck, startReadinessServer, temporalCheck } from '../health/readiness';
+import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
+import { createNetworkRegistry } from '../chain/networkRegistry';
+import { createOperatorChains } from '../chain/operatorChains';
+import { startChainMonitors } from '../workflowClient/chainMonitors';
+import { startPaymasterReceiptTrackers } from '../workflowClient/paymasterReceiptTrackers';
+import { createTxtLookup } from '../yield/txtRecords';
+import { createLogger } from '../logging/logger';
+import { createMailer } from '../mail/mailer';
+import { ourPaymasters } from '../activities/paymasterReceipts';
+import type { BridgeDeliveryFactory } from '../activities/bridgeDelivery';
+import { createWorkers } from './createWorkers';
+import { WORKER_SETTING_CHECKS } from './settingChecks';
+import { createTemporalClient, ensureSearchAttributes, temporalTargetOf } from '../workflowClient/connection';
+import { taskQueueNames } from '../workflows/taskQueues';
+
+export interface RunWorkerOptions {
+  /** Bridge deliveries beside LayerZero's: the local stack's stand-in (dev/worker.ts); none in production. */
+  bridgeDeliveries?: readonly BridgeDeliveryFactory[];
+}
+
+/**
+ * The `worker` process (`npm run worker`, workers/main.ts): connects to Temporal and Postgres, polls
+ * every task queue, and on SIGINT or SIGTERM lets in-flight tasks finish before closing its connections.
+ */
+export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Promise<void> {
+  const config = loadConfigOrExit(process.env, WORKER_SETTING_CHECKS);
+  // The runtime drains in-flight tasks on SIGINT/SIGTERM; if Temporal itself is gone (the whole dev
+  // stack stopping at once) the drain cannot finish, so never outlive the signal by more than 20 s.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => setTimeout(() => process.exit(1), 20_000).unref());
+  }
+  const db = createDb({
+    connectionString: requireSetting(config, 'DATABASE_URL'),
+    ...boundedWaitsFrom(config),
+    onIdleError: (error) => process.stderr.write(`idle database connection lost: ${error.message}\n`),
+  });
+  // Loaded only when configured: with tracing off, no OpenTelemetry module is even imported.
+  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
+    ? (await import('../tracing/tracing')).startTracing({
+        endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+        serviceName: 'stablepay-worker',
+      })
+    : undefined;
+  try {
+    const { address, tls } = temporalTargetOf(config);
+    const connection = await NativeConnection.connect({ address, tls });
+    try {
+      const temporalClient = await createTemporalClient({
+        ...temporalTargetOf(config),
+        interceptors: tracing?.workflowClientInterceptors,
+      });
+      const temporal = temporalClient.client;
+      const registered = await ensureSearchAttributes(temporalClient.connection, config.TEMPORAL_NAMESPACE);
+      if (registered.length) process.stdout.write(`registered search attributes: ${registered.join(', ')}\n`);
+      const taskQueues = taskQueueNames(config.TEMPORAL_TASK_QUEUE_PREFIX);
+      const networks = createNetworkRegistry(config);
+      const settlement = config.OPERATOR_PRIVATE_KEY
+        ? {
+            networks,
+            operator: createOperatorChains({
+              networks,
+              operatorPrivateKey: config.OPERATOR_PRIVATE_KEY as `0x${string}`,
+            }),
+            slippageBps: config.SETTLEMENT_SLIPPAGE_BPS,
+            bridgeDeliveries,
+            monitorIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
+            addressesPerRequest: config.CHAIN_MONITOR_ADDRESSES_PER_REQUEST,
+            lateWatchSec: config.CHAIN_MONITOR_LATE_WATCH_SEC,
+          }
+        : undefined;
+      // Vault deploys are paid by their own account (never the settlement operator's key or nonces).
+      const yieldDeployer = config.YIELD_DEPLOYER_PRIVATE_KEY
+        ? createOperatorChains({
+            networks,
+            operatorPrivateKey: config.YIELD_DEPLOYER_PRIVATE_KEY as `0x${string}`,
+          })
+        : undefined;
+      const workers = await createWorkers({
+        connection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        dependencies: {
+          db,
+          temporal,
+          webhooks: {
+            secrets: createWebhookSecretBox(webhookSecretKeyFromConfig(config)),
+            allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+            mailer: createMailer({
+              config,
+              logger: createLogger({ level: config.LOG_LEVEL, name: 'worker-mail' }),
+            }),
+          },
+          settlement,
+          paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS },
+          yield: { deployer: yieldDeployer, lookupTxt: createTxtLookup(config.YIELD_DNS_SERVER) },
+        },
+        taskQueues,
+        tracing,
+      });
+      const receiptTrackers = await startPaymasterReceiptTrackers(temporal, {
+        chainIds: networks
+          .all()
+          .filter((network) => network.rpcUrl && ourPaymasters(network.contracts).length > 0)
+          .map((network) => network.chainId),
+        taskQueue: taskQueues.chains,
+        workflowIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
+        pollIntervalMs: config.CHAIN_MONITOR_POLL_MS,
+        maxBlockRange: config.CHAIN_MONITOR_MAX_BLOCK_RANGE,
+      });
+      process.stdout.write(`paymaster receipt trackers running: ${receiptTrackers.join(', ') || 'none'}\n`);
+      if (settlement) {
+        const monitors = await startChainMonitors(temporal, {
+          chainIds: settlement.networks
+            .all()
+            .filter((network) => network.rpcUrl && network.forwarderFactory)
+            .map((network) => network.chainId),
+          taskQueue: taskQueues.chains,
+          workflowIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
+          pollIntervalMs: config.CHAIN_MONITOR_POLL_MS,
+          maxBlockRange: config.CHAIN_MONITOR_MAX_BLOCK_RANGE,
+        });
+        process.stdout.write(`deposit monitors running: ${monitors.join(', ') || 'none'}\n`);
+      } else {
+        process.stdout.write(
+          'OPERATOR_PRIVATE_KEY unset: no deposit monitors or settlement on this worker\n',
+        );
+      }
+      if (!yieldDeployer) {
+        process.stdout.write('YIELD_DEPLOYER_PRIVATE_KEY unset: no yield vault deploys on this worker\n');
+      }
+      process.stdout.write(
+        `worker polling ${[...workers.byTaskQueue.keys()].join(', ')} on ${config.TEMPORAL_ADDRESS} ` +
+          `(namespace ${config.TEMPORAL_NAMESPACE})\n`,
+      );
+      // Readiness for an orchestrator: Postgres, the Temporal frontend, and every worker still running.
+      const readiness = config.WORKER_READY_PORT
+        ? await startReadinessServer({
+            port: config.WORKER_READY_PORT,
+            readiness: () =>
+              checkReadiness(
+                [
+                  postgresCheck(db),
+                  temporalCheck(temporal, config.READY_CHECK_TIMEOUT_MS),
+                  {
+                    name: 'workers',
+                    check: async () => {
+                      const stopped = [...workers.byTaskQueue].filter(
+                        ([, worker]) => worker.getState() !== 'RUNNING',
+                      );
+                      if (stopped.length)
+                        throw Object.assign(new Error('stopped'), {
+                          name: `not running: ${stopped.map(([queue]) => queue).join(', ')}`,
+                        });
+                    },
+                  },
+                ],
+                config.READY_CHECK_TIMEOUT_MS,
+              ),
+          })
+        : undefined;
+      if (readiness) process.stdout.write(`worker readiness on ${readiness.url}/ready\n`);
+      // The worker runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves after it.
+      await workers.run();
+      await readiness?.close();
+      await temporalClient.close();
+      process.stdout.write('worker stopped\n');
+    } finally {
+      await connection.close();
+    }
+  } finally {
+    await db.destroy();
+    await tracing?.shutdown();
+  }
+}
+
+/** Prints why the worker could not run (a configuration error's own words) and exits non-zero. */
+export function exitOnWorkerFailure(error: unknown): never {
+  const detail =
+    error instanceof ConfigError
+      ? error.message
+      : error instanceof Error
+        ? (error.stack ?? error.message)
+        : String(error);
+  process.stderr.write(`worker failed: ${detail}\n`);
+  process.exit(1);
+}
