@@ -49,6 +49,8 @@ const TOOL_NAMES = [
   'delete_webhook',
   'rotate_webhook_secret',
   'list_webhook_deliveries',
+  'resend_webhook_delivery',
+  'recover_webhook_deliveries',
 ];
 
 describe('the MCP tool server over stdio', () => {
@@ -175,12 +177,35 @@ describe('the MCP tool server over stdio', () => {
     expect((await ok('list_webhooks')).data).toHaveLength(1);
     expect(await ok('get_webhook', { id: webhook.id })).toMatchObject({ id: webhook.id, enabled: true });
     expect(await ok('update_webhook', { id: webhook.id, enabled: false })).toMatchObject({ enabled: false });
-    const rotated = await ok('rotate_webhook_secret', { id: webhook.id });
+    const rotated = await ok('rotate_webhook_secret', { id: webhook.id, overlapSeconds: 600 });
     expect(rotated.secret).toMatch(/^whsec_/);
     expect(rotated.secret).not.toBe(webhook.secret);
+    expect(Date.parse(rotated.previousSecretExpiresAt)).toBeGreaterThan(Date.now());
     expect(await ok('list_webhook_deliveries', { webhookId: webhook.id, limit: 5 })).toMatchObject({
       data: [],
     });
+    // Resend and recover go through the API's own answers: a disabled endpoint, an unknown delivery.
+    const disabledRecovery = await server.call('recover_webhook_deliveries', {
+      webhookId: webhook.id,
+      since: new Date(Date.now() - 3600_000).toISOString(),
+    });
+    called.add('recover_webhook_deliveries');
+    expect(resultText(disabledRecovery)).toBe(
+      'HTTP 409 Conflict: The webhook endpoint is disabled; enable it first',
+    );
+    await ok('update_webhook', { id: webhook.id, enabled: true });
+    expect(
+      await ok('recover_webhook_deliveries', {
+        webhookId: webhook.id,
+        since: new Date(Date.now() - 3600_000).toISOString(),
+      }),
+    ).toEqual({ queued: 0 });
+    const unknownDelivery = await server.call('resend_webhook_delivery', {
+      webhookId: webhook.id,
+      deliveryId: '00000000-0000-4000-8000-000000000000',
+    });
+    called.add('resend_webhook_delivery');
+    expect(resultText(unknownDelivery)).toBe('HTTP 404 Not Found: Webhook delivery not found');
     expect(await ok('delete_webhook', { id: webhook.id })).toEqual({ id: webhook.id, deleted: true });
 
     const session = await ok('create_session', {

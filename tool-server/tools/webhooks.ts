@@ -10,10 +10,14 @@ import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefi
  * | get_webhook             | GET    /v1/webhooks/{id}                               | SK  |
  * | update_webhook          | PATCH  /v1/webhooks/{id}                               | SK  |
  * | delete_webhook          | DELETE /v1/webhooks/{id}                               | SK  |
- * | rotate_webhook_secret   | POST   /v1/webhooks/{id}/rotate-secret                 | SK  |
- * | list_webhook_deliveries | GET    /v1/merchants/me/webhooks/{webhookId}/deliveries | JWT |
+ * | rotate_webhook_secret      | POST   /v1/webhooks/{id}/rotate-secret                  | SK  |
+ * | list_webhook_deliveries    | GET    /v1/merchants/me/webhooks/{webhookId}/deliveries | JWT |
+ * | resend_webhook_delivery    | POST   /v1/webhooks/{webhookId}/deliveries/{deliveryId}/resend | SK |
+ * | recover_webhook_deliveries | POST   /v1/webhooks/{webhookId}/recover                 | SK  |
  */
-const events = z.array(z.string()).describe('event types; only "session.confirming" exists today');
+const events = z
+  .array(z.string())
+  .describe('event types: "session.confirming" (default), "endpoint.disabled"');
 const endpointPath = ({ id }: { id: string }) => `/v1/webhooks/${segment(id)}`;
 
 export const webhookTools: AnyToolDefinition[] = [
@@ -80,11 +84,19 @@ export const webhookTools: AnyToolDefinition[] = [
   routeTool({
     name: 'rotate_webhook_secret',
     description:
-      'Issue a new whsec_ signing secret for an endpoint (returned this once; the old one stops at once).',
-    inputSchema: { id: z.string() },
+      'Issue a new whsec_ signing secret for an endpoint (returned this once). The old one keeps signing beside it for overlapSeconds (default a day), so the receiver can switch without losing a delivery.',
+    inputSchema: {
+      id: z.string(),
+      overlapSeconds: z
+        .number()
+        .int()
+        .optional()
+        .describe('0 to 604800; how long the old secret still signs; 0 stops it at once'),
+    },
     auth: 'sk',
     method: 'POST',
     path: ({ id }) => `${endpointPath({ id })}/rotate-secret`,
+    body: (input) => without(input, 'id'),
   }),
 
   routeTool({
@@ -106,5 +118,27 @@ export const webhookTools: AnyToolDefinition[] = [
         origin: 'the server answering at the endpoint URL',
       },
     ],
+  }),
+
+  routeTool({
+    name: 'resend_webhook_delivery',
+    description:
+      'Send one delivery’s event again (same evt_ id, fresh signature) as a new delivery with the full retry schedule (needs the sk_ API key).',
+    inputSchema: { webhookId: z.string(), deliveryId: z.string() },
+    auth: 'sk',
+    method: 'POST',
+    path: ({ webhookId, deliveryId }) =>
+      `${endpointPath({ id: webhookId })}/deliveries/${segment(deliveryId)}/resend`,
+  }),
+
+  routeTool({
+    name: 'recover_webhook_deliveries',
+    description:
+      'Send again every event whose deliveries to the endpoint all failed since a time, at most 14 days back (needs the sk_ API key).',
+    inputSchema: { webhookId: z.string(), since: z.string().describe('ISO 8601 timestamp') },
+    auth: 'sk',
+    method: 'POST',
+    path: ({ webhookId }) => `${endpointPath({ id: webhookId })}/recover`,
+    body: (input) => without(input, 'webhookId'),
   }),
 ];
