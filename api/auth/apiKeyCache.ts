@@ -1,6 +1,6 @@
-import { Client } from 'pg';
 import type { ActiveApiKey } from '../../db/apiKeys';
 import type { Logger } from '../../logging/logger';
+import { NotificationListener } from './notificationListener';
 
 /**
  * API-key lookups by key hash, cached per process and invalidated by Postgres: the api_keys trigger
@@ -55,40 +55,42 @@ interface Entry extends ActiveApiKey {
   touchedAt: number;
 }
 
-const RECONNECT_MIN_MS = 100;
-const RECONNECT_MAX_MS = 5_000;
-
 export class ApiKeyCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly heartbeatMs: number;
-  private readonly staleAfterMs: number;
+  private readonly listener: NotificationListener;
   private readonly maxEntries: number;
   private readonly touchEveryMs: number;
   private readonly now: () => number;
   /** Moves on every invalidation; a lookup stores its answer only if it did not move meanwhile. */
   private epoch = 0;
-  private listening = false;
-  /** When the last heartbeat that came back was sent. */
-  private aliveAt = 0;
-  private client: Client | undefined;
-  private started = false;
-  private closed = false;
-  private reconnectDelayMs = RECONNECT_MIN_MS;
-  private heartbeat: NodeJS.Timeout | undefined;
-  private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly counters = { hits: 0, misses: 0, listens: 0 };
 
   constructor(private readonly options: ApiKeyCacheOptions) {
-    this.heartbeatMs = options.heartbeatMs ?? 250;
-    this.staleAfterMs = options.staleAfterMs ?? 750;
     this.maxEntries = options.maxEntries ?? 10_000;
     this.touchEveryMs = options.touchEveryMs ?? 60_000;
     this.now = options.now ?? Date.now;
+    this.listener = new NotificationListener({
+      connectionString: options.connectionString,
+      channel: options.channel,
+      applicationName: 'stablepay-api-key-cache',
+      logger: options.logger,
+      lostMessage: 'api key cache listener lost; serving from the database',
+      heartbeatMs: options.heartbeatMs,
+      staleAfterMs: options.staleAfterMs,
+      now: this.now,
+      // Whatever changed while nobody listened was not announced to this process.
+      prepare: async () => () => {
+        this.clear();
+        this.counters.listens += 1;
+      },
+      onNotification: (keyHash) => (keyHash ? this.invalidate(keyHash) : this.clear()),
+      onDown: () => this.clear(),
+    });
   }
 
   /** The active key with this hash, from the cache while the listener is alive, else from the database. */
   async find(keyHash: string): Promise<ActiveApiKey | undefined> {
-    if (!this.started) this.start();
+    this.listener.start();
     const serving = this.serving();
     if (serving) {
       const entry = this.entries.get(keyHash);
@@ -118,14 +120,12 @@ export class ApiKeyCache {
     return { ...this.counters, serving: this.serving() };
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    this.goneDown();
-    clearTimeout(this.reconnectTimer);
+  close(): Promise<void> {
+    return this.listener.close();
   }
 
   private serving(): boolean {
-    return this.listening && this.now() - this.aliveAt <= this.staleAfterMs;
+    return this.listener.alive();
   }
 
   private clear(): void {
@@ -141,76 +141,6 @@ export class ApiKeyCache {
     this.options
       .touch(entry.id)
       .catch((error: unknown) => this.options.logger.warn({ err: error }, 'api key last use not recorded'));
-  }
-
-  private start(): void {
-    this.started = true;
-    void this.connect();
-  }
-
-  private async connect(): Promise<void> {
-    if (this.closed) return;
-    const client = new Client({
-      connectionString: this.options.connectionString,
-      application_name: 'stablepay-api-key-cache',
-      keepAlive: true,
-    });
-    this.client = client;
-    client.on('notification', (message) => {
-      if (client !== this.client) return;
-      if (message.payload) this.invalidate(message.payload);
-      else this.clear();
-    });
-    client.on('error', () => this.lost(client));
-    client.on('end', () => this.lost(client));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${this.options.channel}`);
-      if (client !== this.client || this.closed) return;
-      // Whatever changed while nobody listened was not announced to this process.
-      this.clear();
-      this.aliveAt = this.now();
-      this.listening = true;
-      this.counters.listens += 1;
-      this.reconnectDelayMs = RECONNECT_MIN_MS;
-      this.heartbeat = setInterval(() => this.beat(client), this.heartbeatMs);
-      this.heartbeat.unref();
-    } catch {
-      this.lost(client);
-    }
-  }
-
-  private beat(client: Client): void {
-    const sentAt = this.now();
-    client.query('SELECT 1').then(
-      () => {
-        if (client === this.client && this.listening) this.aliveAt = Math.max(this.aliveAt, sentAt);
-      },
-      () => this.lost(client),
-    );
-  }
-
-  /** The listener's connection failed or ended: stop serving, forget everything, reconnect. */
-  private lost(client: Client): void {
-    if (client !== this.client) return;
-    this.goneDown();
-    if (this.closed) return;
-    const delay = this.reconnectDelayMs;
-    this.reconnectDelayMs = Math.min(RECONNECT_MAX_MS, this.reconnectDelayMs * 2);
-    this.options.logger.warn({ retryInMs: delay }, 'api key cache listener lost; serving from the database');
-    this.reconnectTimer = setTimeout(() => void this.connect(), delay);
-    this.reconnectTimer.unref();
-  }
-
-  private goneDown(): void {
-    this.listening = false;
-    this.clear();
-    clearInterval(this.heartbeat);
-    const client = this.client;
-    this.client = undefined;
-    client?.removeAllListeners('notification');
-    client?.on('error', () => undefined);
-    client?.end().catch(() => undefined);
   }
 }
 

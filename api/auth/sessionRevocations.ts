@@ -1,5 +1,5 @@
-import { Client } from 'pg';
 import type { Logger } from '../../logging/logger';
+import { NotificationListener } from './notificationListener';
 
 /**
  * The signed-out session tokens (POST /v1/auth/logout), per process, kept current by Postgres as the
@@ -33,33 +33,46 @@ export interface SessionRevocationChecks {
   close(): Promise<void>;
 }
 
-const RECONNECT_MIN_MS = 100;
-const RECONNECT_MAX_MS = 5_000;
-
 export class SessionRevocationList implements SessionRevocationChecks {
   /** token id → expiry (epoch ms). */
   private readonly revoked = new Map<string, number>();
-  private readonly heartbeatMs: number;
-  private readonly staleAfterMs: number;
-  private readonly now: () => number;
-  private listening = false;
-  private aliveAt = 0;
-  private client: Client | undefined;
-  private started = false;
-  private closed = false;
-  private reconnectDelayMs = RECONNECT_MIN_MS;
-  private heartbeat: NodeJS.Timeout | undefined;
-  private reconnectTimer: NodeJS.Timeout | undefined;
+  private readonly listener: NotificationListener;
 
   constructor(private readonly options: SessionRevocationsOptions) {
-    this.heartbeatMs = options.heartbeatMs ?? 250;
-    this.staleAfterMs = options.staleAfterMs ?? 750;
-    this.now = options.now ?? Date.now;
+    const now = options.now ?? Date.now;
+    this.listener = new NotificationListener({
+      connectionString: options.connectionString,
+      channel: options.channel,
+      applicationName: 'stablepay-session-revocations',
+      logger: options.logger,
+      lostMessage: 'session revocation listener lost; checking the database on each request',
+      heartbeatMs: options.heartbeatMs,
+      staleAfterMs: options.staleAfterMs,
+      now,
+      prepare: async () => {
+        // Listening first: a revocation committed from here on arrives as a notification, one before is loaded.
+        const live = await options.loadLive(new Date(now()));
+        return () => {
+          this.revoked.clear();
+          for (const row of live) this.revoked.set(row.token_id, new Date(row.expires_at).getTime());
+        };
+      },
+      onNotification: (payload) => {
+        if (!payload) return;
+        const [tokenId, expiresAtMs] = payload.split(' ');
+        this.revoked.set(tokenId!, Number(expiresAtMs) || Number.POSITIVE_INFINITY);
+      },
+      onDown: () => undefined,
+      // Expired tokens are refused by their signature check anyway: forget them.
+      onBeat: (sentAt) => {
+        for (const [tokenId, expiresAt] of this.revoked) if (expiresAt < sentAt) this.revoked.delete(tokenId);
+      },
+    });
   }
 
   async isRevoked(tokenId: string): Promise<boolean> {
-    if (!this.started) this.start();
-    if (this.serving()) return this.revoked.has(tokenId);
+    this.listener.start();
+    if (this.listener.alive()) return this.revoked.has(tokenId);
     return this.options.lookup(tokenId);
   }
 
@@ -67,89 +80,8 @@ export class SessionRevocationList implements SessionRevocationChecks {
     this.revoked.set(tokenId, expiresAt.getTime());
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    this.goneDown();
-    clearTimeout(this.reconnectTimer);
-  }
-
-  private serving(): boolean {
-    return this.listening && this.now() - this.aliveAt <= this.staleAfterMs;
-  }
-
-  private start(): void {
-    this.started = true;
-    void this.connect();
-  }
-
-  private async connect(): Promise<void> {
-    if (this.closed) return;
-    const client = new Client({
-      connectionString: this.options.connectionString,
-      application_name: 'stablepay-session-revocations',
-      keepAlive: true,
-    });
-    this.client = client;
-    client.on('notification', (message) => {
-      if (client !== this.client || !message.payload) return;
-      const [tokenId, expiresAtMs] = message.payload.split(' ');
-      this.revoked.set(tokenId!, Number(expiresAtMs) || Number.POSITIVE_INFINITY);
-    });
-    client.on('error', () => this.lost(client));
-    client.on('end', () => this.lost(client));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${this.options.channel}`);
-      // Listening first: a revocation committed from here on arrives as a notification, one before is loaded.
-      const live = await this.options.loadLive(new Date(this.now()));
-      if (client !== this.client || this.closed) return;
-      this.revoked.clear();
-      for (const row of live) this.revoked.set(row.token_id, new Date(row.expires_at).getTime());
-      this.aliveAt = this.now();
-      this.listening = true;
-      this.reconnectDelayMs = RECONNECT_MIN_MS;
-      this.heartbeat = setInterval(() => this.beat(client), this.heartbeatMs);
-      this.heartbeat.unref();
-    } catch {
-      this.lost(client);
-    }
-  }
-
-  private beat(client: Client): void {
-    const sentAt = this.now();
-    client.query('SELECT 1').then(
-      () => {
-        if (client !== this.client || !this.listening) return;
-        this.aliveAt = Math.max(this.aliveAt, sentAt);
-        // Expired tokens are refused by their signature check anyway: forget them.
-        for (const [tokenId, expiresAt] of this.revoked) if (expiresAt < sentAt) this.revoked.delete(tokenId);
-      },
-      () => this.lost(client),
-    );
-  }
-
-  private lost(client: Client): void {
-    if (client !== this.client) return;
-    this.goneDown();
-    if (this.closed) return;
-    const delay = this.reconnectDelayMs;
-    this.reconnectDelayMs = Math.min(RECONNECT_MAX_MS, this.reconnectDelayMs * 2);
-    this.options.logger.warn(
-      { retryInMs: delay },
-      'session revocation listener lost; checking the database on each request',
-    );
-    this.reconnectTimer = setTimeout(() => void this.connect(), delay);
-    this.reconnectTimer.unref();
-  }
-
-  private goneDown(): void {
-    this.listening = false;
-    clearInterval(this.heartbeat);
-    const client = this.client;
-    this.client = undefined;
-    client?.removeAllListeners('notification');
-    client?.on('error', () => undefined);
-    client?.end().catch(() => undefined);
+  close(): Promise<void> {
+    return this.listener.close();
   }
 }
 
