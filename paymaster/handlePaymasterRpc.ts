@@ -29,7 +29,7 @@ import { verifyDelegationSignature } from './verifyDelegationSignature';
 import { delegatedWindow, readDelegatedTransfer } from './delegatedTransferWindow';
 import { readSponsorshipRequest } from './readSponsorshipRequest';
 import { reject, rejectFromDenial, type Decision } from './rpcDecision';
-import { signAndRecord } from './signAndRecord';
+import { signAndRecord, type SigningDependencies } from './signAndRecord';
 
 /**
  * The paymaster JSON-RPC (`POST /v1/paymaster/rpc`) after the client id and Origin were accepted:
@@ -59,6 +59,8 @@ export interface PaymasterRpcDependencies {
   limits?: SponsorshipLimits;
   /** Bounds on a signed operation's gas and fees (against the chain's current fees); needed to sign. */
   bounds?: { chainFees: ChainFeeLevels; feeBoundBps: number; maxOperationGas: number };
+  /** Prices user-paid gas (the token's rate and the client's per-operation cap); needed to sign ERC-20 data. */
+  userPaidPricer?: SigningDependencies['userPaidPricer'];
 }
 
 const maxBigInt = (a: bigint, b: bigint): bigint => (a > b ? a : b);
@@ -298,6 +300,7 @@ async function decideSponsorship(
     requestFingerprint,
     limits,
     ...(transfer && { delegatedOwner: transfer.owner }),
+    ...(signedGas && { signedGas }),
   });
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Address, Hex } from 'viem';
+import { type Address, type Hex, numberToHex } from 'viem';
 import type { EntryPointVersion } from '../chain/entryPoints';
 import type { Db } from '../db/client';
 import { trySponsorshipLimits } from '../db/paymasterLimits';
@@ -14,6 +14,8 @@ import type { SignerClient } from './signerClient';
 import type { PaymasterMethod, SponsorshipUserOperation } from './sponsorshipParams';
 import type { UsageFacts } from './usageRecords';
 import { sponsoredUserOpHash } from './userOpHash';
+import type { UserPaidPricer } from './userPaidPricing';
+import type { maxGasCostWei } from './pricesConversion';
 
 /** What signing and recording needs of the paymaster RPC's dependencies. */
 export interface SigningDependencies {
@@ -21,6 +23,8 @@ export interface SigningDependencies {
   signer: SignerClient;
   logger: Logger;
   now: () => Date;
+  /** Prices user-paid gas (issue 26, finding 8); without it the signer's configured rate applies. */
+  userPaidPricer?: UserPaidPricer;
 }
 
 /**
@@ -43,6 +47,7 @@ export async function signAndRecord(
     requestFingerprint,
     limits,
     delegatedOwner,
+    signedGas,
   }: {
     client: PaymasterClient;
     facts: UsageFacts;
@@ -56,9 +61,18 @@ export async function signAndRecord(
     requestFingerprint: string;
     limits: Awaited<ReturnType<SponsorshipLimits['check']>> & { ok: true };
     delegatedOwner?: Address;
+    /** The gas as it will be signed: what a user-paid operation's maximum charge is priced on. */
+    signedGas?: Parameters<typeof maxGasCostWei>[0];
   },
 ): Promise<Decision> {
   const { db } = deps;
+  // User-paid gas is priced now, from the price source, and held to the client's per-operation cap.
+  const userPaid =
+    token && signedGas && deps.userPaidPricer
+      ? await deps.userPaidPricer.price({ client, chainId, token, gas: signedGas })
+      : undefined;
+  if (userPaid && !userPaid.ok) return rejectFromDenial(userPaid.denial);
+  if (userPaid?.snapshot) facts.usdSnapshot = userPaid.snapshot;
   const signed = await deps.signer.signPaymasterData({
     chainId,
     entryPoint: entryPoint.address,
@@ -66,6 +80,7 @@ export async function signAndRecord(
     userOp: userOpForSigner,
     mode: token ? 'erc20' : 'sponsored',
     ...(token && { token }),
+    ...(userPaid?.exchangeRate !== undefined && { exchangeRate: numberToHex(userPaid.exchangeRate) }),
     ...window,
   });
   if (!signed.ok) {
