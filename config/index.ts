@@ -73,7 +73,10 @@ const tokenUsdFeeds = z.string().transform((text, ctx) => {
     return z.NEVER;
   }
   const parsed = z
-    .record(z.string().regex(/^[1-9]\d*$/, 'chain id keys must be positive integers'), z.record(evmAddress, evmAddress))
+    .record(
+      z.string().regex(/^[1-9]\d*$/, 'chain id keys must be positive integers'),
+      z.record(evmAddress, evmAddress),
+    )
     .safeParse(raw);
   if (!parsed.success) {
     ctx.addIssue({ code: 'custom', message: parsed.error.issues.map((issue) => issue.message).join('; ') });
@@ -378,7 +381,12 @@ export const configSchema = z.object({
   /** USD feeds of ERC-20 gas tokens per chain; a token without one is valued at 1 USD (its peg). */
   PAYMASTER_TOKEN_USD_FEEDS: tokenUsdFeeds.optional(),
   /** Margin on the ERC-20 gas rate a user pays, in basis points over ETH/USD ÷ token/USD (as the sponsored markup). */
-  PAYMASTER_TOKEN_RATE_MARGIN_BPS: z.coerce.number().int().min(0).max(10_000).default(DEFAULT_PAYMASTER_MARKUP_BPS),
+  PAYMASTER_TOKEN_RATE_MARGIN_BPS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(DEFAULT_PAYMASTER_MARKUP_BPS),
   /** The most one user-paid operation may cost its sender (USD), for a client that sets no cap of its own. */
   PAYMASTER_USER_PAID_MAX_OPERATION_USD: usdLimit.default('50'),
   /** An ETH/USD answer older than this (against the chain's latest block) is not a price. */

@@ -37,8 +37,7 @@ const PEG_ANSWER = 10n ** BigInt(ETH_USD_FEED_DECIMALS);
 
 export type UserPaidPricing =
   /** `exchangeRate` undefined: not a token the API prices; the signer's whitelist decides. */
-  | { ok: true; exchangeRate?: bigint; snapshot?: UsdSnapshot }
-  | { ok: false; denial: PaymasterDenial };
+  { ok: true; exchangeRate?: bigint; snapshot?: UsdSnapshot } | { ok: false; denial: PaymasterDenial };
 
 export interface UserPaidPricer {
   price(request: {
@@ -70,7 +69,8 @@ export function createUserPaidPricer({
 }): UserPaidPricer {
   const feeds = new Map<string, Address>();
   for (const [chainId, tokens] of Object.entries(config.PAYMASTER_TOKEN_USD_FEEDS ?? {}))
-    for (const [token, feed] of Object.entries(tokens)) feeds.set(key(Number(chainId), token), feed as Address);
+    for (const [token, feed] of Object.entries(tokens))
+      feeds.set(key(Number(chainId), token), feed as Address);
   const maxAge = BigInt(config.PAYMASTER_PRICE_MAX_AGE_SEC);
   const defaultCap = config.PAYMASTER_USER_PAID_MAX_OPERATION_USD;
   const decimalsRead = new Map<string, Promise<number | undefined>>();
@@ -110,7 +110,9 @@ export function createUserPaidPricer({
       if (!client) return undefined;
       try {
         const round = await readEthUsdRound(client, feed);
-        return round.answer > 0n && round.blockTimestamp - round.updatedAt <= maxAge ? round.answer : undefined;
+        return round.answer > 0n && round.blockTimestamp - round.updatedAt <= maxAge
+          ? round.answer
+          : undefined;
       } catch (error) {
         logger.warn({ err: error, chainId, feed }, 'token USD price feed read failed');
         return undefined;
@@ -130,7 +132,9 @@ export function createUserPaidPricer({
       if (decimals === undefined) return { ok: true };
       const [ethUsd, tokenUsd] = await Promise.all([prices.fresh(chainId), tokenUsdAnswer(chainId, token)]);
       if (!ethUsd)
-        return unavailable(`no fresh ETH/USD price on chain ${chainId} to price gas in token ${token}; retry`);
+        return unavailable(
+          `no fresh ETH/USD price on chain ${chainId} to price gas in token ${token}; retry`,
+        );
       if (tokenUsd === undefined)
         return unavailable(`no fresh USD price of token ${token} on chain ${chainId}; retry`);
       const exchangeRate = tokenGasRate({

@@ -128,9 +128,9 @@ describe('finding 8: ERC-20 gas rates follow the price source', () => {
       paymaster: first.body.result.paymaster,
       terms: signed as Parameters<typeof sponsorshipHash>[0]['terms'],
     });
-    expect(
-      await recoverMessageAddress({ message: { raw: hash }, signature: signed.signature }),
-    ).toBe(testStack().signer.address);
+    expect(await recoverMessageAddress({ message: { raw: hash }, signature: signed.signature })).toBe(
+      testStack().signer.address,
+    );
     expect(await latestUsageRow()).toMatchObject({
       status: 'submitted',
       mode: 'user_paid',

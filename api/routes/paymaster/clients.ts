@@ -99,7 +99,9 @@ function toSummary(row: PaymasterClientRow): z.infer<typeof clientSummary> {
     allowedChainIds: row.allowed_chain_ids,
     gasMode: row.gas_mode,
     userPaidMaxOperationUsd:
-      row.user_paid_max_operation_usd === null ? null : microToUsd(usdToMicro(row.user_paid_max_operation_usd)),
+      row.user_paid_max_operation_usd === null
+        ? null
+        : microToUsd(usdToMicro(row.user_paid_max_operation_usd)),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     revokedAt: row.revoked_at?.toISOString() ?? null,
