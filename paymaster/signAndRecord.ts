@@ -10,7 +10,7 @@ import { delegatedByReason } from './delegatedTransferWindow';
 import { JSON_RPC_ERRORS } from './jsonRpc';
 import type { SponsorshipLimits } from './limits';
 import { reject, rejectFromDenial, type Decision } from './rpcDecision';
-import type { SignerClient } from './signerClient';
+import type { SignerClient, SignerFailure } from './signerClient';
 import type { PaymasterMethod, SponsorshipUserOperation } from './sponsorshipParams';
 import type { UsageFacts } from './usageRecords';
 import { sponsoredUserOpHash } from './userOpHash';
@@ -91,30 +91,7 @@ export async function signAndRecord(
       const refusedAt = await trySponsorshipLimits(db, consumptions, hold);
       if (refusedAt !== undefined) return rejectFromDenial(refusal(refusedAt));
     }
-    const { failure } = signed;
-    switch (failure.kind) {
-      case 'rejected':
-        return reject(failure.code, failure.message, 'denied_upstream', 'signer_rejected');
-      case 'mode_mismatch':
-        deps.logger.error(
-          { detail: failure.detail, chainId },
-          'signing service returned paymaster data in the wrong mode',
-        );
-        return reject(
-          JSON_RPC_ERRORS.internalError,
-          `paymaster_mode_mismatch: ${failure.detail}`,
-          'denied_upstream',
-          'paymaster_mode_mismatch',
-        );
-      case 'upstream':
-        deps.logger.error({ detail: failure.detail, chainId }, 'signing service failed');
-        return reject(
-          JSON_RPC_ERRORS.internalError,
-          'paymaster_upstream_error: the signing service is unavailable; retry later',
-          'denied_upstream',
-          'paymaster_upstream_error',
-        );
-    }
+    return answerSignerFailure(deps.logger, signed.failure, chainId);
   }
 
   const userOpHash: Hex = sponsoredUserOpHash({
@@ -155,5 +132,32 @@ export async function signAndRecord(
     case 'duplicate':
       // The operation was recorded already (an identical request): its row owns it; nothing was consumed.
       return { ok: true, result: recording.stored };
+  }
+}
+
+/** The signing service's failure as the RPC answers it: its refusals unchanged (SPEC rule 10), the rest -32603. */
+function answerSignerFailure(logger: Logger, failure: SignerFailure, chainId: number): Decision {
+  switch (failure.kind) {
+    case 'rejected':
+      return reject(failure.code, failure.message, 'denied_upstream', 'signer_rejected');
+    case 'mode_mismatch':
+      logger.error(
+        { detail: failure.detail, chainId },
+        'signing service returned paymaster data in the wrong mode',
+      );
+      return reject(
+        JSON_RPC_ERRORS.internalError,
+        `paymaster_mode_mismatch: ${failure.detail}`,
+        'denied_upstream',
+        'paymaster_mode_mismatch',
+      );
+    case 'upstream':
+      logger.error({ detail: failure.detail, chainId }, 'signing service failed');
+      return reject(
+        JSON_RPC_ERRORS.internalError,
+        'paymaster_upstream_error: the signing service is unavailable; retry later',
+        'denied_upstream',
+        'paymaster_upstream_error',
+      );
   }
 }
