@@ -70,6 +70,12 @@ export const CONTRACT_OVERVIEW = [
   '**Errors.** Every error except the paymaster RPC’s is `{statusCode, message, error?}` (schema ErrorBody). ' +
     'The paymaster RPC answers JSON-RPC errors with HTTP 200; a message starting `Policy denied: ` is a policy ' +
     'decision. 429 (rate limits) and 503 (a dependency unavailable) carry `Retry-After` in seconds.',
+  '',
+  '**Retries.** A 429 or 503 applied nothing: retry after `Retry-After`. Session creation honours an ' +
+    '`Idempotency-Key` header, so a retry after a lost answer returns the first answer instead of a second session.',
+  '',
+  '**Events.** The `webhooks` section lists every event the service POSTs to the merchant’s endpoints, with ' +
+    'the `X-Service-Signature` scheme (HMAC-SHA256 over `<t>.<raw body>`, one `v1` per live secret).',
 ].join('\n');
 
 export function buildOpenApiDocument({
