@@ -170,6 +170,10 @@ describe('the TypeScript SDK (sdk/)', () => {
       oldSecret,
     );
     expect(verified.type).toBe('session.confirming');
+    // The union narrows by `type` (checked by the type check): only session.completed has a settlement.
+    const sharesOf = (event: WebhookEvent) =>
+      event.type === 'session.completed' ? event.data.settlement.shares : undefined;
+    expect(sharesOf(verified)).toBeUndefined();
     if (verified.type === 'session.confirming') expect(verified.data.session.id).toBe(session.id);
     expect(() =>
       verifyWebhook(delivered!.rawBody, delivered!.headers['x-service-signature'] as string, 'whsec_wrong'),
