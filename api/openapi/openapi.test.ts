@@ -210,7 +210,7 @@ describe('OpenAPI documents', () => {
     expect([...used].filter((tag) => !described.get(tag))).toEqual([]);
   });
 
-  it('declares Idempotency-Key where the api honours it, and every status the middleware chain can answer', () => {
+  it('declares Idempotency-Key where the api honours it, and every status the middleware chain can answer', async () => {
     const operations = operationsOf(full);
     const headerOf = (key: string) =>
       (operations.get(key)!.parameters ?? []).find((parameter: Json) => parameter.name === 'Idempotency-Key');
@@ -225,6 +225,14 @@ describe('OpenAPI documents', () => {
     expect(statuses('POST /v1/paymaster/bundler/{chainId}')).toEqual(
       expect.arrayContaining(['401', '403', '413', '429', '503']),
     );
+    // What the document promises, the app answers: a body over the limit is refused before any credential check.
+    const oversized = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: '1', merchantName: 'x'.repeat(app.config.BODY_LIMIT_BYTES) }),
+    });
+    expect(oversized.status).toBe(413);
+    expect(oversized.body).toMatchObject({ statusCode: 413, message: expect.any(String) });
     const limited = operations.get('GET /v1/sessions/{id}')!.responses['429'];
     expect(limited.headers['Retry-After'].schema.type).toBe('integer');
     expect(limited.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorBody' });
