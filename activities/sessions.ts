@@ -1,9 +1,11 @@
 import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import type { Db } from '../db/client';
 import { readCheckpointTimes } from '../db/deposits';
+import { findLatestSessionEventOfType } from '../db/sessionEvents';
 import {
   completeSession,
   expireSession,
+  failSession,
   listPaymentOptions,
   recordSessionDeposit,
   recordSweepFailure,
@@ -11,6 +13,7 @@ import {
   reopenSessionForSettlement,
   transitionSession,
 } from '../db/sessions';
+import type { SessionEventType } from '../webhooks/events';
 
 export interface SessionActivityDependencies {
   db: Db;
@@ -56,12 +59,31 @@ const reopenedPayment = ({ sessionId, deposit, paidAt }: SettlingAgain) => ({
   paidAt: new Date(paidAt),
 });
 
+/**
+ * A status change and the event it stored in its transaction (DESIGN §8.3), for the workflow to deliver.
+ * `eventId` is also answered to a retried call that finds the change made (the event is the one stored
+ * then), so a crash between the commit and the deliveries' start loses nothing.
+ */
+export interface SessionChange {
+  changed: boolean;
+  eventId: string | null;
+}
+
 /** Database side of the payment-session workflow. Every activity is idempotent: a replay changes nothing. */
 export function createSessionActivities({
   db,
   chainMonitorIdOf,
   expiryScanWaitMs = DEFAULT_EXPIRY_SCAN_WAIT_MS,
 }: SessionActivityDependencies) {
+  const changeWithEvent = async (
+    sessionId: string,
+    changed: boolean,
+    types: readonly SessionEventType[],
+  ): Promise<SessionChange> => ({
+    changed,
+    eventId: (await findLatestSessionEventOfType(db, sessionId, types))?.id ?? null,
+  });
+
   return {
     /**
      * Whether a payment was on time is decided by chain time: before an unpaid session expires, wait
@@ -94,9 +116,13 @@ export function createSessionActivities({
       }
     },
 
-    /** awaiting_payment → expired at the workflow's expiry timer; false when the session moved on meanwhile. */
-    async markSessionExpired(sessionId: string): Promise<boolean> {
-      return expireSession(db, sessionId);
+    /**
+     * awaiting_payment → expired at the workflow's expiry timer, with `session.expired` or (a partial
+     * deposit arrived) `session.underpaid`; unchanged when the session moved on meanwhile.
+     */
+    async markSessionExpired(sessionId: string): Promise<SessionChange> {
+      const changed = await expireSession(db, sessionId);
+      return changeWithEvent(sessionId, changed, ['session.expired', 'session.underpaid']);
     },
 
     /** awaiting_payment → confirming, with paidAt and the deposit transaction. */
@@ -127,24 +153,29 @@ export function createSessionActivities({
      * confirming or bridging → completed: sUSDe delivered. Refused (non-retryable SessionUnderpaid) when
      * the settled funds of no option cover its amount, so an underpaid session is never completed.
      */
-    async markSessionCompleted(sessionId: string): Promise<boolean> {
+    async markSessionCompleted(sessionId: string): Promise<SessionChange> {
       const result = await completeSession(db, sessionId);
       if (result === 'not_covered')
         throw ApplicationFailure.nonRetryable(
           'the settled funds do not cover the session amount',
           SESSION_UNDERPAID,
         );
-      return result === 'completed';
+      return changeWithEvent(sessionId, result === 'completed', ['session.completed']);
     },
 
-    /** The on-chain phase reverted: failed, with the revert reason kept for the merchant and operators. */
-    async markSessionFailed({ sessionId, reason }: { sessionId: string; reason: string }): Promise<boolean> {
-      return transitionSession(db, {
-        id: sessionId,
-        from: ['confirming', 'bridging'],
-        to: 'failed',
-        failureReason: reason,
-      });
+    /**
+     * The on-chain phase reverted: failed, with the revert reason kept for the merchant and operators, and
+     * a `session.failed` event for this failure (a retried call answers the one it stored).
+     */
+    async markSessionFailed({
+      sessionId,
+      reason,
+    }: {
+      sessionId: string;
+      reason: string;
+    }): Promise<SessionChange> {
+      const changed = await failSession(db, { id: sessionId, reason });
+      return changeWithEvent(sessionId, changed, ['session.failed']);
     },
 
     /**
