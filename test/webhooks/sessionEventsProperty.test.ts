@@ -200,7 +200,6 @@ describe('session events property: prefix-consistent, at most once, never a seco
           .orderBy('created_at')
           .execute();
         const types = events.map((event) => event.type);
-        process.stderr.write(`TMPTRACE ${JSON.stringify(scenario)} -> ${JSON.stringify(types)}\n`);
         expect({ types, violation: lifecycleViolation(types) }).toEqual({ types, violation: null });
 
         // The events agree with where the session ended.
