@@ -69,21 +69,38 @@ export interface SessionChange {
   eventId: string | null;
 }
 
+/** Polls the monitors' checkpoints (heartbeating) until each has scanned past `expiresAt`; false at the deadline. */
+async function awaitCheckpointsPast(
+  db: Db,
+  monitorIds: string[],
+  { expiresAt, deadline }: { expiresAt: string; deadline: number },
+): Promise<boolean> {
+  for (;;) {
+    const times = await readCheckpointTimes(db, monitorIds);
+    const lagging = [...times.values()].filter((time) => !time || time.getTime() < Date.parse(expiresAt));
+    if (lagging.length === 0) return true;
+    if (Date.now() >= deadline) return false;
+    heartbeat();
+    await sleep(1_000);
+  }
+}
+
+/** The change, with the latest event of these types the session holds (the one the change stored). */
+async function changeWithEvent(
+  db: Db,
+  sessionId: string,
+  changed: boolean,
+  types: readonly SessionEventType[],
+): Promise<SessionChange> {
+  return { changed, eventId: (await findLatestSessionEventOfType(db, sessionId, types))?.id ?? null };
+}
+
 /** Database side of the payment-session workflow. Every activity is idempotent: a replay changes nothing. */
 export function createSessionActivities({
   db,
   chainMonitorIdOf,
   expiryScanWaitMs = DEFAULT_EXPIRY_SCAN_WAIT_MS,
 }: SessionActivityDependencies) {
-  const changeWithEvent = async (
-    sessionId: string,
-    changed: boolean,
-    types: readonly SessionEventType[],
-  ): Promise<SessionChange> => ({
-    changed,
-    eventId: (await findLatestSessionEventOfType(db, sessionId, types))?.id ?? null,
-  });
-
   return {
     /**
      * Whether a payment was on time is decided by chain time: before an unpaid session expires, wait
@@ -104,16 +121,10 @@ export function createSessionActivities({
       const chainIds = [
         ...new Set((await listPaymentOptions(db, sessionId)).map((option) => option.chain_id)),
       ];
-      const monitorIds = chainIds.map(chainMonitorIdOf);
-      const deadline = Date.now() + expiryScanWaitMs;
-      for (;;) {
-        const times = await readCheckpointTimes(db, monitorIds);
-        const lagging = [...times.values()].filter((time) => !time || time.getTime() < Date.parse(expiresAt));
-        if (lagging.length === 0) return true;
-        if (Date.now() >= deadline) return false;
-        heartbeat();
-        await sleep(1_000);
-      }
+      return awaitCheckpointsPast(db, chainIds.map(chainMonitorIdOf), {
+        expiresAt,
+        deadline: Date.now() + expiryScanWaitMs,
+      });
     },
 
     /**
@@ -122,7 +133,7 @@ export function createSessionActivities({
      */
     async markSessionExpired(sessionId: string): Promise<SessionChange> {
       const changed = await expireSession(db, sessionId);
-      return changeWithEvent(sessionId, changed, ['session.expired', 'session.underpaid']);
+      return changeWithEvent(db, sessionId, changed, ['session.expired', 'session.underpaid']);
     },
 
     /** awaiting_payment → confirming, with paidAt and the deposit transaction. */
@@ -160,7 +171,7 @@ export function createSessionActivities({
           'the settled funds do not cover the session amount',
           SESSION_UNDERPAID,
         );
-      return changeWithEvent(sessionId, result === 'completed', ['session.completed']);
+      return changeWithEvent(db, sessionId, result === 'completed', ['session.completed']);
     },
 
     /**
@@ -175,7 +186,7 @@ export function createSessionActivities({
       reason: string;
     }): Promise<SessionChange> {
       const changed = await failSession(db, { id: sessionId, reason });
-      return changeWithEvent(sessionId, changed, ['session.failed']);
+      return changeWithEvent(db, sessionId, changed, ['session.failed']);
     },
 
     /**
