@@ -1,12 +1,19 @@
 import fc from 'fast-check';
 import type { Address } from 'viem';
-import { startSettlementStack, payDeposit, type SettlementStack } from '../settlement/settlementStack';
+import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
+import { LocalSwapRouter } from '../../contracts/artifacts';
+import {
+  payDeposit,
+  startSettlementStack,
+  testChainClient,
+  type SettlementStack,
+} from '../settlement/settlementStack';
 import { SESSION_EVENT_TYPES } from '../../webhooks/events';
 import { startWebhookReceiver, type WebhookReceiver } from './receiver';
 
 /**
- * Property (issue 29): over random sequences of deposits (on time, partial, late, after completion),
- * expiry, worker restarts (also in the middle of a settlement) and retry-forwarder calls, on a real chain,
+ * Property (issue 29): over random sequences of deposits (on time, partial, late, after completion; some
+ * settled while the swap quotes too low, so the settlement fails), expiry, worker restarts (also in the middle of a settlement) and retry-forwarder calls, on a real chain,
  * the real worker, monitors and receiver — every session's events form a sequence the lifecycle allows
  * (each type at most once except session.failed, never a second session.confirming, nothing after
  * session.completed), agree with the session's final status, and every stored event reaches the
@@ -18,7 +25,7 @@ const CONFIRMATIONS = 3;
 const LIFETIME_MS = 12_000;
 
 type Step =
-  | { kind: 'deposit'; percent: number; restartWorkers: boolean }
+  | { kind: 'deposit'; percent: number; restartWorkers: boolean; swapBroken: boolean }
   | { kind: 'expire' }
   | { kind: 'retry' }
   | { kind: 'restart' };
@@ -31,6 +38,8 @@ const steps: fc.Arbitrary<Step[]> = fc.array(
         kind: fc.constant('deposit' as const),
         percent: fc.constantFrom(30, 60, 100, 120),
         restartWorkers: fc.boolean(),
+        // The swap quotes below the slippage allowed while this deposit settles: its settlement fails.
+        swapBroken: fc.boolean(),
       }),
     },
     { weight: 2, arbitrary: fc.constant({ kind: 'expire' as const }) },
@@ -110,6 +119,23 @@ describe('session events property: prefix-consistent, at most once, never a seco
   const workflowRunning = async (id: string) =>
     (await stack.temporal.workflow.getHandle(`session-${id}`).describe()).status.name === 'RUNNING';
   const chain = () => stack.chain(ETHEREUM_SEPOLIA);
+  /** The local swap router's USDC → USDe rate (1e30 is parity for 6 → 18 decimals). */
+  const PAR = 10n ** 30n;
+  async function setUsdcRate(rateE18: bigint) {
+    const contracts = stack.contracts(ETHEREUM_SEPOLIA);
+    const owner = testChainClient(
+      stack.rpcUrls[ETHEREUM_SEPOLIA]!,
+      ETHEREUM_SEPOLIA,
+      ANVIL_DEV_ACCOUNTS[0].privateKey,
+    );
+    const hash = await owner.writeContract({
+      address: contracts.swapRouter!,
+      abi: LocalSwapRouter.abi,
+      functionName: 'setRate',
+      args: [contracts.usdc!, contracts.usde!, rateE18],
+    });
+    await owner.waitForTransactionReceipt({ hash });
+  }
   const restartWorkers = async () => {
     await stack.stopWorkers();
     await stack.startWorkers();
@@ -168,6 +194,7 @@ describe('session events property: prefix-consistent, at most once, never a seco
         const due = BigInt(option.amount);
         for (const step of scenario) {
           if (step.kind === 'deposit') {
+            if (step.swapBroken) await setUsdcRate((PAR * 98n) / 100n);
             await payDeposit(chain(), {
               token: option.tokenAddress,
               to: option.depositAddress,
@@ -178,6 +205,7 @@ describe('session events property: prefix-consistent, at most once, never a seco
             if (step.restartWorkers) await restartWorkers();
             await sleep(1_500);
             await quiet(id);
+            if (step.swapBroken) await setUsdcRate(PAR);
           } else if (step.kind === 'expire') {
             await pastExpiry(id, expiresAtWallMs);
           } else if (step.kind === 'retry') {
@@ -238,20 +266,27 @@ describe('session events property: prefix-consistent, at most once, never a seco
         expect([...arrivedFor()].sort()).toEqual([...stored].sort());
       }),
       {
-        numRuns: 6,
+        numRuns: 7,
         verbose: true,
         // Always among the runs: underpaid; paid across a restart, then paid again after completion and
-        // retried; expired, then paid in full late and retried.
+        // retried; expired, then paid in full late and retried; a settlement that fails, then is repaired.
         examples: [
-          [[{ kind: 'deposit', percent: 30, restartWorkers: false }, { kind: 'expire' }]],
+          [[{ kind: 'deposit', percent: 100, restartWorkers: false, swapBroken: true }, { kind: 'retry' }]],
+          [[{ kind: 'deposit', percent: 30, restartWorkers: false, swapBroken: false }, { kind: 'expire' }]],
           [
             [
-              { kind: 'deposit', percent: 100, restartWorkers: true },
-              { kind: 'deposit', percent: 30, restartWorkers: false },
+              { kind: 'deposit', percent: 100, restartWorkers: true, swapBroken: false },
+              { kind: 'deposit', percent: 30, restartWorkers: false, swapBroken: false },
               { kind: 'retry' },
             ],
           ],
-          [[{ kind: 'expire' }, { kind: 'deposit', percent: 120, restartWorkers: false }, { kind: 'retry' }]],
+          [
+            [
+              { kind: 'expire' },
+              { kind: 'deposit', percent: 120, restartWorkers: false, swapBroken: false },
+              { kind: 'retry' },
+            ],
+          ],
         ],
       },
     );
