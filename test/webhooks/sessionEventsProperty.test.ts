@@ -80,7 +80,7 @@ describe('session events property: prefix-consistent, at most once, never a seco
       json: { url: `${receiver.baseUrl}/hooks`, events: [...SESSION_EVENT_TYPES] },
     });
     expect(endpoint.status).toBe(201);
-  }, 180_000);
+  }, 300_000);
   afterAll(async () => {
     await receiver?.close();
     await stack?.stop();

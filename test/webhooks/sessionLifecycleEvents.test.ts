@@ -57,7 +57,7 @@ describe('session lifecycle events end to end (local chains, real receivers)', (
     });
     expect(spec.status).toBe(201);
     specSecret = spec.body.secret;
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await receiver?.close();
     await specReceiver?.close();
