@@ -15,6 +15,8 @@ export interface BridgePacket {
 export interface Delivery {
   usdeAmount: bigint;
   shares: bigint;
+  /** The settlement-chain transaction that staked it (what `session.completed` reports). */
+  txHash: string;
 }
 
 /**
@@ -66,6 +68,8 @@ export async function awaitBridgeDelivery(
     await recordBridgeDelivered(db, row, {
       shares: delivery.shares,
       usdeAmount: delivery.usdeAmount,
+      chainId: settlementChainId,
+      txHash: delivery.txHash,
       deliveredMicroUsd: toMicroUsdRoundingDown(delivery.usdeAmount, USDE_DECIMALS),
     });
   return delivery.shares.toString();

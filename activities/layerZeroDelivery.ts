@@ -108,7 +108,11 @@ async function awaitLayerZeroDelivery(
     args: { guid },
   });
   if (!composed) throw new Error(`packet ${guid} was composed but its Composed event was not found`);
-  return { usdeAmount: composed.args.usdeAmount!, shares: composed.args.shares! };
+  return {
+    usdeAmount: composed.args.usdeAmount!,
+    shares: composed.args.shares!,
+    txHash: composed.transactionHash,
+  };
 }
 
 /**

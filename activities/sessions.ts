@@ -1,9 +1,11 @@
 import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import type { Db } from '../db/client';
 import { readCheckpointTimes } from '../db/deposits';
+import { findLatestSessionEventOfType } from '../db/sessionEvents';
 import {
   completeSession,
   expireSession,
+  failSession,
   listPaymentOptions,
   recordSessionDeposit,
   recordSweepFailure,
@@ -11,6 +13,7 @@ import {
   reopenSessionForSettlement,
   transitionSession,
 } from '../db/sessions';
+import type { SessionEventType } from '../webhooks/events';
 
 export interface SessionActivityDependencies {
   db: Db;
@@ -56,6 +59,42 @@ const reopenedPayment = ({ sessionId, deposit, paidAt }: SettlingAgain) => ({
   paidAt: new Date(paidAt),
 });
 
+/**
+ * A status change and the event it stored in its transaction (DESIGN §8.3), for the workflow to deliver.
+ * `eventId` is also answered to a retried call that finds the change made (the event is the one stored
+ * then), so a crash between the commit and the deliveries' start loses nothing.
+ */
+export interface SessionChange {
+  changed: boolean;
+  eventId: string | null;
+}
+
+/** Polls the monitors' checkpoints (heartbeating) until each has scanned past `expiresAt`; false at the deadline. */
+async function awaitCheckpointsPast(
+  db: Db,
+  monitorIds: string[],
+  { expiresAt, deadline }: { expiresAt: string; deadline: number },
+): Promise<boolean> {
+  for (;;) {
+    const times = await readCheckpointTimes(db, monitorIds);
+    const lagging = [...times.values()].filter((time) => !time || time.getTime() < Date.parse(expiresAt));
+    if (lagging.length === 0) return true;
+    if (Date.now() >= deadline) return false;
+    heartbeat();
+    await sleep(1_000);
+  }
+}
+
+/** The change, with the latest event of these types the session holds (the one the change stored). */
+async function changeWithEvent(
+  db: Db,
+  sessionId: string,
+  changed: boolean,
+  types: readonly SessionEventType[],
+): Promise<SessionChange> {
+  return { changed, eventId: (await findLatestSessionEventOfType(db, sessionId, types))?.id ?? null };
+}
+
 /** Database side of the payment-session workflow. Every activity is idempotent: a replay changes nothing. */
 export function createSessionActivities({
   db,
@@ -82,21 +121,19 @@ export function createSessionActivities({
       const chainIds = [
         ...new Set((await listPaymentOptions(db, sessionId)).map((option) => option.chain_id)),
       ];
-      const monitorIds = chainIds.map(chainMonitorIdOf);
-      const deadline = Date.now() + expiryScanWaitMs;
-      for (;;) {
-        const times = await readCheckpointTimes(db, monitorIds);
-        const lagging = [...times.values()].filter((time) => !time || time.getTime() < Date.parse(expiresAt));
-        if (lagging.length === 0) return true;
-        if (Date.now() >= deadline) return false;
-        heartbeat();
-        await sleep(1_000);
-      }
+      return awaitCheckpointsPast(db, chainIds.map(chainMonitorIdOf), {
+        expiresAt,
+        deadline: Date.now() + expiryScanWaitMs,
+      });
     },
 
-    /** awaiting_payment → expired at the workflow's expiry timer; false when the session moved on meanwhile. */
-    async markSessionExpired(sessionId: string): Promise<boolean> {
-      return expireSession(db, sessionId);
+    /**
+     * awaiting_payment → expired at the workflow's expiry timer, with `session.expired` or (a partial
+     * deposit arrived) `session.underpaid`; unchanged when the session moved on meanwhile.
+     */
+    async markSessionExpired(sessionId: string): Promise<SessionChange> {
+      const changed = await expireSession(db, sessionId);
+      return changeWithEvent(db, sessionId, changed, ['session.expired', 'session.underpaid']);
     },
 
     /** awaiting_payment → confirming, with paidAt and the deposit transaction. */
@@ -127,24 +164,29 @@ export function createSessionActivities({
      * confirming or bridging → completed: sUSDe delivered. Refused (non-retryable SessionUnderpaid) when
      * the settled funds of no option cover its amount, so an underpaid session is never completed.
      */
-    async markSessionCompleted(sessionId: string): Promise<boolean> {
+    async markSessionCompleted(sessionId: string): Promise<SessionChange> {
       const result = await completeSession(db, sessionId);
       if (result === 'not_covered')
         throw ApplicationFailure.nonRetryable(
           'the settled funds do not cover the session amount',
           SESSION_UNDERPAID,
         );
-      return result === 'completed';
+      return changeWithEvent(db, sessionId, result === 'completed', ['session.completed']);
     },
 
-    /** The on-chain phase reverted: failed, with the revert reason kept for the merchant and operators. */
-    async markSessionFailed({ sessionId, reason }: { sessionId: string; reason: string }): Promise<boolean> {
-      return transitionSession(db, {
-        id: sessionId,
-        from: ['confirming', 'bridging'],
-        to: 'failed',
-        failureReason: reason,
-      });
+    /**
+     * The on-chain phase reverted: failed, with the revert reason kept for the merchant and operators, and
+     * a `session.failed` event for this failure (a retried call answers the one it stored).
+     */
+    async markSessionFailed({
+      sessionId,
+      reason,
+    }: {
+      sessionId: string;
+      reason: string;
+    }): Promise<SessionChange> {
+      const changed = await failSession(db, { id: sessionId, reason });
+      return changeWithEvent(db, sessionId, changed, ['session.failed']);
     },
 
     /**

@@ -28,6 +28,12 @@ import { percentile, summariseLatencies } from './lib/percentiles';
 import { machineLoad } from './lib/rounds';
 import { taskQueueNames } from '../workflows/taskQueues';
 import { reportBenchmark } from './lib/results';
+import {
+  changeSessionStatus,
+  LIFECYCLE_EVENT_TYPES,
+  seedLifecycleSession,
+  type LifecycleEventType,
+} from './lifecycleEventSeeds';
 
 /**
  * Webhook deliveries per second through the delivery workflows (start → worker → signed POST →
@@ -48,6 +54,8 @@ const ROUNDS = 3;
  */
 const PACED_EVENTS = 200;
 const PACED_MAX_PER_SEC = 25;
+/** Lifecycle events of each type (completed, expired, underpaid, failed) in the per-type latency phase. */
+const LIFECYCLE_PER_TYPE = 50;
 
 /** A receiver in its own process (the load generator must not share its event loop): 200 to everything. */
 const RECEIVER_SOURCE = `
@@ -79,7 +87,12 @@ async function startReceiver(): Promise<{ url: string; stop(): Promise<void> }> 
 }
 
 /** A merchant and one endpoint at the receiver. */
-async function seedEndpoint(db: Db, secrets: ReturnType<typeof createWebhookSecretBox>, url: string) {
+async function seedEndpoint(
+  db: Db,
+  secrets: ReturnType<typeof createWebhookSecretBox>,
+  url: string,
+  events: string[] = ['session.confirming'],
+) {
   const wallet = `0x${randomBytes(20).toString('hex')}`;
   const merchant = await upsertMerchantByWallet(db, { walletAddress: wallet, payoutAddress: wallet });
   const endpointId = randomUUID();
@@ -91,7 +104,7 @@ async function seedEndpoint(db: Db, secrets: ReturnType<typeof createWebhookSecr
       merchantId: merchant.id,
       url,
       description: null,
-      events: ['session.confirming'],
+      events,
       enabled: true,
       secretCiphertext: secrets.seal(secret, endpointId),
     },
@@ -217,6 +230,25 @@ async function firstAttemptLatencies(db: Db, endpointId: string): Promise<number
     .select(['attempt.attempted_at', 'attempt.latency_ms', 'events.created_at'])
     .execute();
   return rows.map((row) => row.attempted_at.getTime() + row.latency_ms - row.created_at.getTime());
+}
+
+/** firstAttemptLatencies per event type. */
+async function firstAttemptLatenciesByType(db: Db, endpointId: string): Promise<Map<string, number[]>> {
+  const rows = await db
+    .selectFrom('webhook_delivery_attempts as attempt')
+    .innerJoin('webhook_deliveries as delivery', 'delivery.id', 'attempt.delivery_id')
+    .innerJoin('events', 'events.id', 'delivery.event_id')
+    .where('delivery.endpoint_id', '=', endpointId)
+    .where('attempt.attempt_number', '=', 1)
+    .select(['attempt.attempted_at', 'attempt.latency_ms', 'events.created_at', 'events.type'])
+    .execute();
+  const byType = new Map<string, number[]>();
+  for (const row of rows)
+    byType.set(row.type, [
+      ...(byType.get(row.type) ?? []),
+      row.attempted_at.getTime() + row.latency_ms - row.created_at.getTime(),
+    ]);
+  return byType;
 }
 
 async function waitForSucceeded(db: Db, endpointId: string, expected: number): Promise<void> {
@@ -412,6 +444,35 @@ async function main(): Promise<void> {
     await waitForSucceeded(db, pacedEndpoint.endpointId, PACED_EVENTS);
     const pacedRows = await checkRows(db, pacedEndpoint.endpointId, PACED_EVENTS);
     const pacedLatencies = await firstAttemptLatencies(db, pacedEndpoint.endpointId);
+
+    // The lifecycle events at the same pace, each made by its real status change (created_at = the change).
+    const lifecycleEndpoint = await seedEndpoint(db, secrets, receiver.url, [...LIFECYCLE_EVENT_TYPES]);
+    const lifecycleSessions: { id: string; type: LifecycleEventType }[] = [];
+    for (let index = 0; index < LIFECYCLE_PER_TYPE * LIFECYCLE_EVENT_TYPES.length; index++) {
+      const type = LIFECYCLE_EVENT_TYPES[index % LIFECYCLE_EVENT_TYPES.length]!;
+      const merchant = { merchantId: lifecycleEndpoint.merchantId, wallet: lifecycleEndpoint.wallet };
+      lifecycleSessions.push({ id: await seedLifecycleSession(db, { ...merchant, type }), type });
+    }
+    const lifecycleStarted = performance.now();
+    await Promise.all(
+      lifecycleSessions.map(async (session, index) => {
+        await delay(Math.max(0, lifecycleStarted + index * PACED_INTERVAL_MS - performance.now()));
+        const eventId = await changeSessionStatus(db, session.id, session.type);
+        await startWebhookDelivery(client, {
+          eventId,
+          endpointId: lifecycleEndpoint.endpointId,
+          taskQueue: taskQueues.webhooks,
+        });
+      }),
+    );
+    await waitForSucceeded(db, lifecycleEndpoint.endpointId, lifecycleSessions.length);
+    const lifecycleLatencies = await firstAttemptLatenciesByType(db, lifecycleEndpoint.endpointId);
+    const lifecycleByType = LIFECYCLE_EVENT_TYPES.map((type) => {
+      const latencies = lifecycleLatencies.get(type) ?? [];
+      if (latencies.length !== LIFECYCLE_PER_TYPE)
+        throw new Error(`${latencies.length} first attempts of ${type}, not ${LIFECYCLE_PER_TYPE}`);
+      return { type, ...summariseLatencies(latencies), p99Ms: percentile(latencies, 99) };
+    });
     const loadAtEnd = machineLoad();
 
     const mean = (values: number[]) => values.reduce((total, value) => total + value, 0) / values.length;
@@ -440,6 +501,10 @@ async function main(): Promise<void> {
         perSec: loopPerSec,
         failures: loopFailures,
       },
+      firstAttemptLatencyByLifecycleEvent: {
+        what: `status change (the event's created_at, same transaction) → first attempt answered, ${LIFECYCLE_PER_TYPE} events of each type interleaved, one every ${PACED_INTERVAL_MS.toFixed(0)} ms`,
+        byType: lifecycleByType,
+      },
       firstAttemptLatency: {
         what: `event stored (created_at) → first attempt answered (attempted_at + latency_ms), ${PACED_EVENTS} events one every ${PACED_INTERVAL_MS.toFixed(0)} ms (half the measured delivery rate, at most ${PACED_MAX_PER_SEC}/s)`,
         ...latency,
@@ -465,6 +530,13 @@ async function main(): Promise<void> {
           subject: `p50 ${latency.p50Ms.toFixed(0)} ms, p99 ${latency.p99Ms.toFixed(0)} ms at ${pacedPerSec.toFixed(1)} events/s`,
           baseline: "the event's created_at",
         },
+        ...lifecycleByType.map((row) => ({
+          label: `webhook first attempt after the status change, ${row.type}, p99 (ms)`,
+          now: row.p99Ms,
+          goal: { atMost: 1000 },
+          subject: `p50 ${row.p50Ms.toFixed(0)} ms, p99 ${row.p99Ms.toFixed(0)} ms at ${pacedPerSec.toFixed(1)} events/s (all types)`,
+          baseline: "the status change (the event's created_at)",
+        })),
       ],
     });
   } finally {

@@ -28,7 +28,10 @@ export async function insertSessionEventOnce(db: Db, event: NewEvent): Promise<E
       payload: event.payload,
       created_at: event.createdAt,
     })
-    .onConflict((conflict) => conflict.columns(['session_id', 'type']).doNothing())
+    // The partial unique index `events_session_type_once` (every type but session.failed).
+    .onConflict((conflict) =>
+      conflict.columns(['session_id', 'type']).where('type', '<>', 'session.failed').doNothing(),
+    )
     .returningAll()
     .executeTakeFirst();
   if (inserted) return inserted;

@@ -514,6 +514,10 @@ export interface SettlementsTable {
   /** numeric(78,0): USDe staked for the payout address (at the flush, or on delivery after a bridge). */
   delivered_usde: string | null;
   delivered_at: NullableTimestamp;
+  /** Where the merchant received the sUSDe: the flush's chain, or the settlement chain after a bridge. */
+  delivery_chain_id: number | null;
+  /** The transaction that staked the sUSDe for the merchant (the flush, or the bridge's compose). */
+  delivery_tx_hash: string | null;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }

@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from './client';
 import type { PaymentOptionsTable, SessionsTable, SessionStatus } from './schema';
+import { eventSessionOf, receivedBeforeExpiry, settlementReceived, storeSessionEvent } from './sessionEvents';
 
 export type SessionRow = Selectable<SessionsTable>;
 export type PaymentOptionRow = Selectable<PaymentOptionsTable>;
@@ -154,15 +155,54 @@ export async function findSessionsWithoutWorkflow(
     .execute();
 }
 
-/** awaiting_payment → expired; a no-op for a session that moved on. Returns whether it changed. */
+/**
+ * awaiting_payment → expired, with its event in the same transaction: `session.underpaid` (with what
+ * arrived before expiry) when a partial deposit was recorded, else `session.expired`. A no-op for a
+ * session that moved on. Returns whether it changed.
+ */
 export async function expireSession(db: Db, id: string): Promise<boolean> {
-  const result = await db
-    .updateTable('sessions')
-    .set({ status: 'expired', updated_at: new Date() })
-    .where('id', '=', id)
-    .where('status', '=', 'awaiting_payment')
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('sessions')
+      .set({ status: 'expired', updated_at: new Date() })
+      .where('id', '=', id)
+      .where('status', '=', 'awaiting_payment')
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return false;
+    const receivedAmount = await receivedBeforeExpiry(trx, id);
+    const session = eventSessionOf(row, 'expired' as const);
+    await storeSessionEvent(
+      trx,
+      row,
+      receivedAmount === '0'
+        ? { type: 'session.expired', data: { session } }
+        : { type: 'session.underpaid', data: { session, receivedAmount } },
+    );
+    return true;
+  });
+}
+
+/**
+ * confirming or bridging → failed with the reason, and its `session.failed` event (one per failure) in
+ * the same transaction. Returns whether it changed (a replay changes nothing and stores no event).
+ */
+export async function failSession(db: Db, { id, reason }: { id: string; reason: string }): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('sessions')
+      .set({ status: 'failed', failure_reason: reason, updated_at: new Date() })
+      .where('id', '=', id)
+      .where('status', 'in', ['confirming', 'bridging'])
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return false;
+    await storeSessionEvent(trx, row, {
+      type: 'session.failed',
+      data: { session: eventSessionOf(row, 'failed' as const), failureReason: reason },
+    });
+    return true;
+  });
 }
 
 /** awaiting_payment → confirming with the deposit's facts; idempotent (a replay changes nothing). */
@@ -281,17 +321,29 @@ export type CompleteSessionResult = 'completed' | 'unchanged' | 'not_covered';
 
 /**
  * confirming or bridging → completed, only when the settled flushes of one option cover its amount: an
- * underpaid session is never completed. `unchanged` when it was not in those states (a replay).
+ * underpaid session is never completed. Its `session.completed` event, with what the merchant received,
+ * is stored in the same transaction. `unchanged` when it was not in those states (a replay).
  */
 export async function completeSession(db: Db, id: string): Promise<CompleteSessionResult> {
-  const result = await db
-    .updateTable('sessions')
-    .set({ status: 'completed', failure_reason: null, updated_at: new Date() })
-    .where('id', '=', id)
-    .where('status', 'in', ['confirming', 'bridging'])
-    .where(settlementsCoverAnOption)
-    .executeTakeFirst();
-  if (result.numUpdatedRows === 1n) return 'completed';
+  const completed = await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('sessions')
+      .set({ status: 'completed', failure_reason: null, updated_at: new Date() })
+      .where('id', '=', id)
+      .where('status', 'in', ['confirming', 'bridging'])
+      .where(settlementsCoverAnOption)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return false;
+    // Covered flushes exist (the WHERE above), so the settlement's on-chain result is recorded.
+    const settlement = (await settlementReceived(trx, id))!;
+    await storeSessionEvent(trx, row, {
+      type: 'session.completed',
+      data: { session: eventSessionOf(row, 'completed' as const), settlement },
+    });
+    return true;
+  });
+  if (completed) return 'completed';
   const row = await db.selectFrom('sessions').select('status').where('id', '=', id).executeTakeFirst();
   return row && (row.status === 'confirming' || row.status === 'bridging') ? 'not_covered' : 'unchanged';
 }

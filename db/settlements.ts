@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { microUsdToFixed6 } from '../billing/gasChargeAmount';
 import type { Db } from './client';
 import { markDepositsSettled } from './deposits';
@@ -126,6 +126,9 @@ export async function recordFlushSettled(
         message_nonce: flushed.bridged ? flushed.sharesOrNonce : null,
         delivered_usde: flushed.bridged ? null : flushed.usdeAmount.toString(),
         delivered_at: flushed.bridged ? null : now,
+        // Staked right here: the flush is the transaction that delivered the sUSDe.
+        delivery_chain_id: flushed.bridged ? null : row.chain_id,
+        delivery_tx_hash: flushed.bridged ? null : sql<string>`flush_tx_hash`,
         updated_at: now,
       })
       .where('id', '=', row.id)
@@ -168,7 +171,9 @@ export async function recordBridgeDelivered(
     shares,
     usdeAmount,
     deliveredMicroUsd,
-  }: { shares: bigint; usdeAmount: bigint; deliveredMicroUsd: bigint },
+    chainId,
+    txHash,
+  }: { shares: bigint; usdeAmount: bigint; deliveredMicroUsd: bigint; chainId: number; txHash: string },
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const updated = await trx
@@ -177,6 +182,8 @@ export async function recordBridgeDelivered(
         delivered_at: new Date(),
         shares: shares.toString(),
         delivered_usde: usdeAmount.toString(),
+        delivery_chain_id: chainId,
+        delivery_tx_hash: txHash,
         updated_at: new Date(),
       })
       .where('id', '=', row.id)

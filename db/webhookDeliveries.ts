@@ -86,7 +86,7 @@ export interface RecordedAttempt {
 
 /**
  * Records one attempt (once: a retried call changes nothing) and moves the delivery along, in one
- * transaction with what follows from it: a success marks the session `webhookDelivered` and ends the
+ * transaction with what follows from it: a success (of a `session.confirming`) marks the session `webhookDelivered` and ends the
  * endpoint's run of failures; a failure extends that run, and one that has lasted
  * WEBHOOK_DISABLE_AFTER_FAILING_MS (by the attempts' own clock, workflow time) disables the endpoint
  * and stores its `endpoint.disabled` event (DESIGN §8.4). A retried call answers the same.
@@ -128,8 +128,13 @@ export async function recordWebhookAttempt(
         await trx
           .updateTable('sessions')
           .set({ webhook_delivered: true, updated_at: new Date() })
+          // SPEC's `webhookDelivered` (the checkout redirect waits for it) is about `session.confirming`.
           .where('id', '=', (eb) =>
-            eb.selectFrom('events').select('session_id').where('id', '=', delivery.event_id),
+            eb
+              .selectFrom('events')
+              .select('session_id')
+              .where('id', '=', delivery.event_id)
+              .where('type', '=', 'session.confirming'),
           )
           .where('webhook_delivered', '=', false)
           .execute();

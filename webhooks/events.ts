@@ -1,71 +1,157 @@
 /**
- * The event types a webhook endpoint can subscribe to: SPEC's `session.confirming`, and the types of
- * DESIGN §8.3 the service emits. An endpoint receives only the types it lists.
+ * Every event type the service emits and the exact shape of each body on the wire (DESIGN §8.3):
+ * SPEC's `session.confirming`, the session lifecycle types, and `endpoint.disabled`. An endpoint
+ * receives only the types it lists. This module is the one place the wire shapes are written down.
  */
-export const WEBHOOK_EVENT_TYPES = ['session.confirming', 'endpoint.disabled'] as const;
+export const SESSION_EVENT_TYPES = [
+  'session.confirming',
+  'session.completed',
+  'session.expired',
+  'session.underpaid',
+  'session.failed',
+] as const;
+export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
+
+export const WEBHOOK_EVENT_TYPES = [...SESSION_EVENT_TYPES, 'endpoint.disabled'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** The one type a session may emit more than once: once per failure (repairs can fail again). */
+export const REPEATABLE_SESSION_EVENT_TYPE = 'session.failed' satisfies SessionEventType;
 
 /** What an endpoint subscribes to when its creation names no events (DESIGN §5). */
 export const DEFAULT_WEBHOOK_EVENTS: WebhookEventType[] = ['session.confirming'];
 
-/** The body of a `session.confirming` delivery, field for field as SPEC's Events section lists it. */
-export interface SessionConfirmingEvent {
+/**
+ * `data.session` of every session event: SPEC's Events fields, with the session's status when the
+ * event was made. `paidAt` and `txHash` are null while no deposit was recorded (expired, underpaid).
+ */
+export interface EventSession<Status extends string = string> {
+  id: string;
+  merchantName: string | null;
+  /** Decimal USD string, e.g. "19.99". */
+  amount: string;
+  status: Status;
+  expiresAt: string;
+  createdAt: string;
+  paidAt: string | null;
+  /** The deposit transaction, 0x hex. */
+  txHash: string | null;
+}
+
+/** What the merchant received (`session.completed`): read from the settlement's on-chain result. */
+export interface EventSettlement {
+  /** The chain the sUSDe was staked on for the merchant (the settlement chain). */
+  chainId: number;
+  /** The transaction that staked it: the flush, or the bridge's staking call after a layer-2 flush. */
+  txHash: string;
+  asset: 'sUSDe';
+  /** USDe staked, decimal string in whole tokens (18 decimals, exact), e.g. "2.994". */
+  assetAmount: string;
+  /** sUSDe shares minted to the merchant, decimal string in whole shares (18 decimals, exact). */
+  shares: string;
+}
+
+interface EventEnvelope<Type extends WebhookEventType, Data> {
   /** `evt_<uuid>` */
   id: string;
-  type: 'session.confirming';
+  type: Type;
   /** ISO 8601 UTC with milliseconds. */
   createdAt: string;
-  data: {
-    session: {
-      id: string;
-      merchantName: string | null;
-      /** Decimal USD string, e.g. "19.99". */
-      amount: string;
-      status: 'confirming';
-      expiresAt: string;
-      createdAt: string;
-      paidAt: string;
-      /** The deposit transaction, 0x hex. */
-      txHash: string;
-    };
+  data: Data;
+}
+
+/** The body of a `session.confirming` delivery, field for field as SPEC's Events section lists it. */
+export type SessionConfirmingEvent = EventEnvelope<
+  'session.confirming',
+  { session: EventSession<'confirming'> & { paidAt: string; txHash: string } }
+>;
+/** Settlement delivered to the merchant. */
+export type SessionCompletedEvent = EventEnvelope<
+  'session.completed',
+  { session: EventSession<'completed'>; settlement: EventSettlement }
+>;
+/** Expiry passed with no deposit. */
+export type SessionExpiredEvent = EventEnvelope<'session.expired', { session: EventSession<'expired'> }>;
+/** Expiry passed with a partial deposit; `receivedAmount` is what arrived before expiry (decimal USD). */
+export type SessionUnderpaidEvent = EventEnvelope<
+  'session.underpaid',
+  { session: EventSession<'expired'>; receivedAmount: string }
+>;
+/** Settlement failed; retry-forwarder can repair it. One per failure. */
+export type SessionFailedEvent = EventEnvelope<
+  'session.failed',
+  { session: EventSession<'failed'>; failureReason: string }
+>;
+/** An endpoint was disabled for failing (DESIGN §8.4): sent to the merchant's other endpoints that list it. */
+export type EndpointDisabledEvent = EventEnvelope<
+  'endpoint.disabled',
+  { endpoint: { id: string; url: string; disabledAt: string } }
+>;
+
+export type SessionEvent =
+  | SessionConfirmingEvent
+  | SessionCompletedEvent
+  | SessionExpiredEvent
+  | SessionUnderpaidEvent
+  | SessionFailedEvent;
+export type WebhookEvent = SessionEvent | EndpointDisabledEvent;
+
+export const newEventId = (uuid: string) => `evt_${uuid}`;
+
+/** `data.session` in SPEC's key order, whatever order the caller built it in. */
+function sessionInWireOrder(session: EventSession) {
+  return {
+    id: session.id,
+    merchantName: session.merchantName,
+    amount: session.amount,
+    status: session.status,
+    expiresAt: session.expiresAt,
+    createdAt: session.createdAt,
+    paidAt: session.paidAt,
+    txHash: session.txHash,
   };
 }
 
-export const newEventId = (uuid: string) => `evt_${uuid}`;
+/** `data` after `session`, in a fixed key order per type. */
+function sessionEventExtras(event: SessionEvent): Record<string, unknown> {
+  switch (event.type) {
+    case 'session.completed': {
+      const { settlement } = event.data;
+      return {
+        settlement: {
+          chainId: settlement.chainId,
+          txHash: settlement.txHash,
+          asset: settlement.asset,
+          assetAmount: settlement.assetAmount,
+          shares: settlement.shares,
+        },
+      };
+    }
+    case 'session.underpaid':
+      return { receivedAmount: event.data.receivedAmount };
+    case 'session.failed':
+      return { failureReason: event.data.failureReason };
+    default:
+      return {};
+  }
+}
 
 /**
  * The event and its payload, serialised once: the stored string is the exact body of every
  * delivery, so each signature covers the bytes the receiver gets.
  */
-export function serialiseSessionConfirmingEvent(event: SessionConfirmingEvent): string {
-  // Built field by field so the key order on the wire is SPEC's order, whatever the caller passed.
-  const { session } = event.data;
+export function serialiseSessionEvent(event: SessionEvent): string {
   return JSON.stringify({
     id: event.id,
     type: event.type,
     createdAt: event.createdAt,
-    data: {
-      session: {
-        id: session.id,
-        merchantName: session.merchantName,
-        amount: session.amount,
-        status: session.status,
-        expiresAt: session.expiresAt,
-        createdAt: session.createdAt,
-        paidAt: session.paidAt,
-        txHash: session.txHash,
-      },
-    },
+    data: { session: sessionInWireOrder(event.data.session), ...sessionEventExtras(event) },
   });
 }
 
-/** The body of an `endpoint.disabled` delivery (DESIGN §8.3): sent to the merchant's other endpoints that list it. */
-export interface EndpointDisabledEvent {
-  /** `evt_<uuid>` */
-  id: string;
-  type: 'endpoint.disabled';
-  createdAt: string;
-  data: { endpoint: { id: string; url: string; disabledAt: string } };
+/** SPEC's `session.confirming` body (kept by name for the callers that make only that one). */
+export function serialiseSessionConfirmingEvent(event: SessionConfirmingEvent): string {
+  return serialiseSessionEvent(event);
 }
 
 /** Serialised once, in a fixed key order, like every event body. */

@@ -9,7 +9,7 @@ import {
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { DepositDetected, SessionActivities } from '../activities/sessions';
+import type { DepositDetected, SessionActivities, SessionChange } from '../activities/sessions';
 import type { SettlementActivities } from '../activities/settlement';
 import type { SessionEventActivities } from '../activities/sessionEvents';
 import { ChainId, SessionStatus } from './searchAttributes';
@@ -22,6 +22,9 @@ import type { WorkflowSessionStatus } from '../db/sessionStatus';
  *          │                                   │                                  └─ bridge ─▶ bridging ─▶ completed
  *          │                                   └──revert (slippage…)──▶ failed ──retry-forwarder──▶ confirming
  *          └──expiresAt passes (by chain time), no deposit──▶ expired
+ *
+ * Each arrow into confirming, completed, expired (session.expired or, with a partial deposit,
+ * session.underpaid) and failed sends its event to the endpoints that list it.
  *
  * retry-forwarder on an ended session holding funds starts a settling run: an expired or failed session
  * whose option is paid in full goes through confirming to completed; an underpaid one, or a completed one
@@ -66,6 +69,18 @@ const bridge = proxyActivities<SettlementActivities>({
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
+
+/**
+ * Lifecycle events (DESIGN §8.3): each status change stores its event in its own transaction; the
+ * workflow then starts its deliveries. Behind a patch so histories made before it replay unchanged.
+ */
+const LIFECYCLE_EVENTS_PATCH = 'session-lifecycle-events';
+
+/** Starts the deliveries of the event a status change stored (idempotent: started ones count as started). */
+async function deliverEventOf(change: SessionChange): Promise<void> {
+  if (!patched(LIFECYCLE_EVENTS_PATCH) || !change.eventId) return;
+  await startWebhookDeliveries({ eventId: change.eventId });
+}
 
 export const depositDetectedSignal = defineSignal<[DepositDetected]>('depositDetected');
 /** retry-forwarder on a failed session: run the on-chain phase again from where it stopped. */
@@ -141,8 +156,10 @@ export async function paymentSessionWorkflow({
       paid = state.deposit !== undefined;
     }
     if (!paid) {
-      await sessions.markSessionExpired(sessionId);
+      // expired, or underpaid when part of the amount arrived in time: either way the status is `expired`.
+      const expiry = await sessions.markSessionExpired(sessionId);
       enter('expired');
+      await deliverEventOf(expiry);
       return state;
     }
     await sessions.markSessionConfirming({
@@ -165,8 +182,9 @@ export async function paymentSessionWorkflow({
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
       state.failureReason = failureReasonOf(error);
-      await sessions.markSessionFailed({ sessionId, reason: state.failureReason });
+      const failure = await sessions.markSessionFailed({ sessionId, reason: state.failureReason });
       enter('failed');
+      await deliverEventOf(failure);
       // Funds stay in the forwarder (or at the deposit address) until an operator or merchant retries.
       await condition(() => retryRequested);
       retryRequested = false;
@@ -228,8 +246,9 @@ async function settle(
     });
   }
   if (sweepOnly) return;
-  await sessions.markSessionCompleted(sessionId);
+  const completion = await sessions.markSessionCompleted(sessionId);
   enter?.('completed');
+  await deliverEventOf(completion);
 }
 
 function failureReasonOf(error: ActivityFailure): string {

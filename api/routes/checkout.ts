@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { receivedBeforeExpiry } from '../../db/sessionEvents';
 import { findSessionById, listPaymentOptions } from '../../db/sessions';
 import { setStrictPageHeaders } from '../../web/strictPageHeaders';
 import { renderCheckoutNotFoundPage, renderCheckoutPage } from '../../web/checkout/renderCheckoutPage';
@@ -47,10 +48,14 @@ export function checkoutRoutes(app: AppContext): AnyRoute[] {
         const now = app.now();
         const options = await listPaymentOptions(app.db, session.id);
         const view = toPublicSession(session, options, app.config.PUBLIC_BASE_URL, now);
+        // An expired session that was partly paid shows what arrived (the underpaid state).
+        const receivedAmount =
+          view.status === 'expired' ? await receivedBeforeExpiry(app.db, session.id) : undefined;
         ctx.status = 200;
         ctx.body = await renderCheckoutPage({
           session: view,
           webhookDelivered: session.webhook_delivered,
+          receivedAmount,
           now,
           nonce,
         });

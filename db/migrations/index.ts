@@ -32,6 +32,7 @@ import * as failingEndpoints from './2026_11_26_820_failing_endpoints';
 import * as completedSessionsAreFinal from './2026_11_26_861_completed_sessions_are_final';
 import * as yieldDeployLimits from './2026_11_26_862_yield_deploy_limits';
 import * as paymasterClientUserPaidCap from './2026_11_26_900_paymaster_client_user_paid_cap';
+import * as sessionLifecycleEvents from './2026_11_26_930_session_lifecycle_events';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -68,4 +69,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_861_completed_sessions_are_final': completedSessionsAreFinal,
   '2026_11_26_862_yield_deploy_limits': yieldDeployLimits,
   '2026_11_26_900_paymaster_client_user_paid_cap': paymasterClientUserPaidCap,
+  '2026_11_26_930_session_lifecycle_events': sessionLifecycleEvents,
 };

@@ -46,5 +46,9 @@ async function awaitStandInDelivery(
     throw new Error(
       `message ${sourceChainId}/${nonce} delivered but no Composed event found for session ${sessionId}`,
     );
-  return { usdeAmount: composed.args.usdeAmount!, shares: composed.args.shares! };
+  return {
+    usdeAmount: composed.args.usdeAmount!,
+    shares: composed.args.shares!,
+    txHash: composed.transactionHash,
+  };
 }

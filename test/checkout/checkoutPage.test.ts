@@ -285,6 +285,55 @@ describe('checkout page in chromium at 375×812', () => {
     }
   });
 
+  it('a partly paid session that expires in the open page shows underpaid: what was received and what happens next', async () => {
+    const id = await createSession({ amount: '25', merchantName: 'Corner Café', expiresInSec: 60 });
+    await setSession(id, {
+      success_url: `${successOrigin}/thanks?session=${id}`,
+      expires_at: new Date(Date.now() + 4000),
+    });
+    const { paymentOptions } = (await app.request(`/v1/sessions/${id}`)).body as {
+      paymentOptions: (PublicPaymentOption & { tokenAddress: string })[];
+    };
+    const usdc = paymentOptions.find((option) => option.symbol === 'USDC')!;
+    const { page, context, foreignRequests, errors } = await openCheckout(id);
+    try {
+      // 10.50 USDC arrives in time, as the deposit monitor records it.
+      await app.db
+        .insertInto('deposits')
+        .values({
+          session_id: id,
+          chain_id: usdc.chainId,
+          token_address: usdc.tokenAddress.toLowerCase(),
+          deposit_address: usdc.depositAddress,
+          amount: toBaseUnits('10.5', usdc.decimals).toString(),
+          tx_hash: `0x${'cd'.repeat(32)}`,
+          log_index: 0,
+          block_number: '12',
+          kind: 'accepted',
+        })
+        .execute();
+      await page.getByTestId('state-underpaid').waitFor({ state: 'visible', timeout: 12_000 });
+      expect(await page.getByTestId('received-amount').textContent()).toBe('$10.50');
+      const text = await page.getByTestId('state-underpaid').innerText();
+      expect(text).toContain('of $25.00');
+      expect(text).toContain('Do not send more to this address');
+      expect(text).toContain(id);
+      expect(await page.locator('[data-status-label]').textContent()).toBe('Underpaid');
+      expect(await page.getByTestId('state-expired').isVisible()).toBe(false);
+      expect(await page.locator('section.pay').isVisible()).toBe(false);
+      await page.screenshot({ path: join(SCREENSHOTS, 'checkout-underpaid.png'), fullPage: true });
+      // An ended session never redirects, and the page is not loaded again and again.
+      await setSession(id, { webhook_delivered: true });
+      await page.waitForTimeout(4500);
+      expect(page.url()).toBe(`${app.baseUrl}/pay/${id}`);
+      expect(await page.getByTestId('state-underpaid').isVisible()).toBe(true);
+      expect(foreignRequests).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('renders a hostile merchant name and line item as inert text', async () => {
     const merchantName = '<script>alert(1)</script>';
     const itemName = '"><img src=x onerror=alert(2)>';

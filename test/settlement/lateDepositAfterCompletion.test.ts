@@ -46,7 +46,12 @@ describe('a late deposit into a completed session', () => {
       args: [owner],
     });
   const eventsOf = (sessionId: string) =>
-    stack.db.selectFrom('events').select(['id', 'type']).where('session_id', '=', sessionId).execute();
+    stack.db
+      .selectFrom('events')
+      .select(['id', 'type'])
+      .where('session_id', '=', sessionId)
+      .orderBy('created_at')
+      .execute();
   const settlementsOf = (sessionId: string) =>
     stack.db
       .selectFrom('settlements')
@@ -88,8 +93,9 @@ describe('a late deposit into a completed session', () => {
     await payDeposit(chain, { token: option.tokenAddress, to: option.depositAddress, amount: 3_000_000n });
     await confirm();
     expect(await statusesRecorded(stack.temporal, sessionId)).toEqual(['confirming', 'completed']);
-    const [confirming] = await eventsOf(sessionId);
+    const [confirming, completed] = await eventsOf(sessionId);
     expect(confirming).toMatchObject({ type: 'session.confirming' });
+    expect(completed).toMatchObject({ type: 'session.completed' });
 
     // Every status change of this session from here on is written down by the database itself.
     const log = `status_log_${sessionId.replace(/-/g, '')}`;
@@ -147,8 +153,8 @@ describe('a late deposit into a completed session', () => {
         settledAmount: '4',
         failureReason: null,
       });
-      // One session.confirming, the first one, id unchanged.
-      expect(await eventsOf(sessionId)).toEqual([confirming]);
+      // One session.confirming, the first one, id unchanged; and one session.completed, from the payment.
+      expect(await eventsOf(sessionId)).toEqual([confirming, completed]);
       // Nothing is left to settle.
       const again = await stack.app.request(`/v1/merchants/me/sessions/${sessionId}/retry-forwarder`, {
         method: 'POST',
@@ -184,7 +190,7 @@ describe('a late deposit into a completed session', () => {
     });
     await stack.db.insertInto('events').values(event('a')).execute();
     await expect(stack.db.insertInto('events').values(event('b')).execute()).rejects.toThrow(
-      /events_session_type_key/,
+      /events_session_type_once/,
     );
     expect(await eventsOf(created.body.id)).toHaveLength(1);
 

@@ -33,6 +33,7 @@ import { writeDeploymentsFile } from '../harness/deployments';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
 import { quietTemporalRuntime } from '../harness/workers';
+import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
 
 /**
  * A settlement world of its own: anvil chains private to the test file (the testnets unless asked) (so snapshots, reorgs
@@ -152,6 +153,11 @@ export async function startSettlementStack({
       dependencies: {
         db,
         temporal,
+        // Receivers in tests listen on loopback (the lifecycle events' end-to-end test).
+        webhooks: {
+          secrets: createWebhookSecretBox(developmentWebhookSecretKey()),
+          allowPrivateTargets: true,
+        },
         settlement: {
           networks,
           operator,

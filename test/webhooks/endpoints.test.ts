@@ -165,8 +165,8 @@ describe('webhook endpoints', () => {
       ],
       [
         'an unknown event type',
-        { url: 'https://x.example.com', events: ['session.completed'] },
-        /events\.0: must be one of: session\.confirming/,
+        { url: 'https://x.example.com', events: ['session.refunded'] },
+        /events\.0: must be one of: session\.confirming, session\.completed, session\.expired, session\.underpaid, session\.failed, endpoint\.disabled/,
       ],
       [
         'an empty event list',

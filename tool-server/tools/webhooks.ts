@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES } from '../../api/routes/webhooks/webhookModels';
+import { WEBHOOK_EVENT_TYPES } from '../../webhooks/events';
 import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefinition';
 
 /**
@@ -17,7 +18,9 @@ import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefi
  */
 const events = z
   .array(z.string())
-  .describe('event types: "session.confirming" (default), "endpoint.disabled"');
+  .describe(
+    `event types: ${WEBHOOK_EVENT_TYPES.map((type) => `"${type}"`).join(', ')} (default: "session.confirming")`,
+  );
 const endpointPath = ({ id }: { id: string }) => `/v1/webhooks/${segment(id)}`;
 
 export const webhookTools: AnyToolDefinition[] = [

@@ -9,6 +9,10 @@
   var MAX_POLL_INTERVAL_MS = 15000;
   var REDIRECT_DELAY_MS = 1200;
   var PAY_STATES = ['pending', 'awaiting_payment'];
+  // Ended here for good: no redirect, no more polling (underpaid is an expired session partly paid).
+  var ENDED_STATES = ['failed', 'expired', 'underpaid'];
+  // After expiry the page is loaded again once, so the server can tell expired from underpaid.
+  var RELOAD_AFTER_EXPIRY_MS = 3000;
 
   var data = JSON.parse(document.getElementById('checkout-data').textContent);
   // The server's clock decides expiry; measure how far this device's clock is off from it.
@@ -54,12 +58,7 @@
 
   // The redirect waits for the webhook delivery (SPEC: Events); a failed or expired session stays here.
   function shouldRedirect() {
-    return (
-      state.webhookDelivered &&
-      safeSuccessUrl() !== null &&
-      state.status !== 'failed' &&
-      state.status !== 'expired'
-    );
+    return state.webhookDelivered && safeSuccessUrl() !== null && ENDED_STATES.indexOf(state.status) === -1;
   }
 
   function redirect() {
@@ -71,7 +70,7 @@
   }
 
   function needsPolling() {
-    if (state.redirecting || state.status === 'failed' || state.status === 'expired') return false;
+    if (state.redirecting || ENDED_STATES.indexOf(state.status) !== -1) return false;
     // A completed session is final; keep asking only while a redirect still waits for the webhook.
     return state.status !== 'completed' || safeSuccessUrl() !== null;
   }
@@ -85,7 +84,8 @@
         })
         .then(function (view) {
           state.webhookDelivered = view.webhookDelivered === true;
-          if (view.status !== state.status) showStatus(view.status);
+          if (view.status === 'expired' && PAY_STATES.indexOf(state.status) !== -1) expiredHere();
+          else if (view.status !== state.status) showStatus(view.status);
           if (shouldRedirect()) redirect();
           if (needsPolling()) poll(POLL_INTERVAL_MS);
         })
@@ -98,13 +98,22 @@
 
   // --- Countdown ----------------------------------------------------------------------------
 
+  // The request expired while the page was open: show it at once, then load the page again so that a
+  // partial payment that arrived in time shows as underpaid, with what was received.
+  function expiredHere() {
+    showStatus('expired');
+    setTimeout(function () {
+      window.location.reload();
+    }, RELOAD_AFTER_EXPIRY_MS);
+  }
+
   var countdown = document.querySelector('[data-countdown]');
 
   function tick() {
     var remaining = expiresAtMs - (Date.now() + clockOffsetMs);
     if (countdown) countdown.textContent = formatTimeRemaining(remaining);
     // Expiry is the server's rule too (awaiting_payment past expiresAt reads as expired).
-    if (remaining <= 0 && PAY_STATES.indexOf(state.status) !== -1) showStatus('expired');
+    if (remaining <= 0 && PAY_STATES.indexOf(state.status) !== -1) expiredHere();
     setTimeout(tick, 1000 - ((Date.now() + clockOffsetMs) % 1000));
   }
 

@@ -42,6 +42,11 @@ export interface CheckoutPaymentOption {
 export interface RenderCheckoutPageParameters {
   session: CheckoutSession;
   webhookDelivered: boolean;
+  /**
+   * Decimal USD that arrived before an expired session's expiry ("0" or absent when nothing did): a
+   * non-zero amount shows the underpaid state (the merchant's `session.underpaid`) instead of expired.
+   */
+  receivedAmount?: string;
   now: Date;
   /** Per-response CSP nonce for the inline style and script. */
   nonce: string;
@@ -67,7 +72,12 @@ const STATUS_LABELS: Record<string, string> = {
   completed: 'Paid',
   failed: 'Failed',
   expired: 'Expired',
+  underpaid: 'Underpaid',
 };
+
+/** What the page shows: the session's status, except an expired session that was partly paid reads as underpaid. */
+const displayStatusOf = (status: string, receivedAmount: string | undefined) =>
+  status === 'expired' && receivedAmount !== undefined && receivedAmount !== '0' ? 'underpaid' : status;
 
 /** Drawn rather than typed: emoji and symbol glyphs depend on the payer's fonts. */
 const icon = (path: string) =>
@@ -82,7 +92,14 @@ export const optionKey = (option: Pick<CheckoutPaymentOption, 'symbol' | 'chainI
 
 const networkName = (option: CheckoutPaymentOption) => networkByChainId(option.chainId)?.displayName ?? option.network;
 
-export async function renderCheckoutPage({ session, webhookDelivered, now, nonce }: RenderCheckoutPageParameters): Promise<string> {
+export async function renderCheckoutPage({
+  session,
+  webhookDelivered,
+  receivedAmount,
+  now,
+  nonce,
+}: RenderCheckoutPageParameters): Promise<string> {
+  const status = displayStatusOf(session.status, receivedAmount);
   const merchant = session.merchantName ?? 'the merchant';
   const qrCodes = await Promise.all(session.paymentOptions.map((option) => paymentQrSvg(option.paymentUri)));
   const options = session.paymentOptions.map((option, index) => ({ option, qrSvg: qrCodes[index]! }));
@@ -91,12 +108,12 @@ export async function renderCheckoutPage({ session, webhookDelivered, now, nonce
   );
   const chains = [...new Map(session.paymentOptions.map((option) => [option.chainId, networkName(option)])).entries()];
   const selected = session.paymentOptions.find((option) => option.symbol === tokens[0]);
-  const shows = (states: string) => states.split(' ').includes(session.status);
+  const shows = (states: string) => states.split(' ').includes(status);
 
   const clientData = {
     sessionId: session.id,
     statusUrl: `/v1/sessions/${encodeURIComponent(session.id)}/status`,
-    status: session.status,
+    status,
     webhookDelivered,
     expiresAt: session.expiresAt,
     serverNow: now.toISOString(),
@@ -114,7 +131,7 @@ export async function renderCheckoutPage({ session, webhookDelivered, now, nonce
 <link rel="icon" href="data:,">
 <style nonce="${nonce}">${trustedHtml(checkoutCss)}</style>
 </head>
-<body data-status="${session.status}">
+<body data-status="${status}">
 ${session.sandboxMode && html`<div class="sandbox-banner" role="note" data-testid="sandbox-badge"><strong>Test mode — testnets only</strong><span>No real funds move. Pay with testnet tokens.</span></div>`}
 <main class="checkout">
   <header class="merchant">
@@ -123,7 +140,7 @@ ${session.sandboxMode && html`<div class="sandbox-banner" role="note" data-testi
       <p class="eyebrow">Payment to</p>
       <h1 class="merchant-name" data-testid="merchant-name">${session.merchantName ?? 'Checkout'}</h1>
     </div>
-    <span class="status-pill" data-status-label>${STATUS_LABELS[session.status] ?? session.status}</span>
+    <span class="status-pill" data-status-label>${STATUS_LABELS[status] ?? status}</span>
   </header>
 
   <section class="card summary" aria-label="Order summary">
@@ -156,6 +173,12 @@ ${session.sandboxMode && html`<div class="sandbox-banner" role="note" data-testi
     <div class="state-icon" aria-hidden="true">${icons.clock}</div>
     <h2>This payment request has expired</h2>
     <p>Do not send funds to its address. Ask ${merchant} for a new payment link.</p>
+  </section>
+  <section class="card state state-muted" data-show-when="underpaid" ${!shows('underpaid') && trustedHtml('hidden')} data-testid="state-underpaid">
+    <div class="state-icon" aria-hidden="true">${icons.alert}</div>
+    <h2>Payment incomplete — this request has expired</h2>
+    <p>We received <strong data-testid="received-amount">${formatUsd(receivedAmount ?? '0')}</strong> of <strong>${formatUsd(session.amount)}</strong> before it expired. Your funds are not lost: they are held for ${merchant}, who can complete the order or refund you.</p>
+    <p>Do not send more to this address. Contact ${merchant} and quote reference <span class="reference">${session.id}</span>.</p>
   </section>
   <p class="redirect-notice" data-redirect-notice hidden>Returning you to ${merchant}…</p>
 
