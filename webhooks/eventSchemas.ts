@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import type { EndpointDisabledEvent, SessionConfirmingEvent } from './events';
+import type {
+  EndpointDisabledEvent,
+  SessionCompletedEvent,
+  SessionConfirmingEvent,
+  SessionExpiredEvent,
+  SessionFailedEvent,
+  SessionUnderpaidEvent,
+} from './events';
 
 /**
  * The wire shape of every webhook event body, as zod schemas: the OpenAPI documents' `webhooks`
@@ -111,6 +118,10 @@ export const WEBHOOK_EVENT_SCHEMAS = [
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const senderTypesAgree: [
   Same<z.infer<typeof sessionConfirmingEventSchema>, SessionConfirmingEvent>,
+  Same<z.infer<typeof sessionCompletedEventSchema>, SessionCompletedEvent>,
+  Same<z.infer<typeof sessionExpiredEventSchema>, SessionExpiredEvent>,
+  Same<z.infer<typeof sessionUnderpaidEventSchema>, SessionUnderpaidEvent>,
+  Same<z.infer<typeof sessionFailedEventSchema>, SessionFailedEvent>,
   Same<z.infer<typeof endpointDisabledEventSchema>, EndpointDisabledEvent>,
-] = [true, true];
+] = [true, true, true, true, true, true];
 void senderTypesAgree;
