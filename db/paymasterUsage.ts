@@ -80,7 +80,7 @@ export async function insertSignedUsageRecord(
 export type SignedOperationRecording =
   | { kind: 'recorded' }
   /** 0-based index of the consumption that refused; nothing was taken or inserted. */
-  | { kind: 'refused'; refusedAt: number }
+  | { kind: 'denied'; deniedAt: number }
   /** The operation already had its row (an identical request): nothing was taken; its stored answer. */
   | { kind: 'duplicate'; stored: StoredPaymasterResult };
 
@@ -110,7 +110,7 @@ export async function recordSignedOperation(
       ${JSON.stringify(usage)}::jsonb
     )`.execute(db);
   const { refused, stored_result: stored } = rows[0]!;
-  if (refused !== 0) return { kind: 'refused', refusedAt: refused - 1 };
+  if (refused !== 0) return { kind: 'denied', deniedAt: refused - 1 };
   if (stored) return { kind: 'duplicate', stored: storedResultInSignerOrder(stored) };
   return { kind: 'recorded' };
 }

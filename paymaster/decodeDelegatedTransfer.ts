@@ -30,7 +30,7 @@ import {
  * (verifyDelegationSignature.ts).
  */
 
-export type DelegatedTransferRefusalReason =
+export type DelegatedTransferDenialReason =
   | 'delegation_call_value'
   | 'delegation_undecodable'
   | 'delegation_not_redeem'
@@ -52,8 +52,8 @@ export type DelegatedTransferRefusalReason =
   | 'delegation_allowance_exceeded'
   | 'delegation_redeemer_not_sender';
 
-export interface DelegatedTransferRefusal {
-  reason: DelegatedTransferRefusalReason;
+export interface DelegatedTransferDenial {
+  reason: DelegatedTransferDenialReason;
   detail: string;
 }
 
@@ -71,7 +71,7 @@ export interface DelegatedTransfer {
 }
 
 export type DecodeDelegatedTransferOutcome =
-  { ok: true; transfer: DelegatedTransfer } | { ok: false; refusal: DelegatedTransferRefusal };
+  { ok: true; transfer: DelegatedTransfer } | { ok: false; denial: DelegatedTransferDenial };
 
 export type CaveatEnforcers = Pick<
   DelegationFrameworkContracts,
@@ -106,9 +106,9 @@ const DELEGATIONS = parseAbiParameters(
   '(address delegate, address delegator, bytes32 authority, (address enforcer, bytes terms, bytes args)[] caveats, uint256 salt, bytes signature)[]',
 );
 
-const refuse = (reason: DelegatedTransferRefusalReason, detail: string): DecodeDelegatedTransferOutcome => ({
+const deny = (reason: DelegatedTransferDenialReason, detail: string): DecodeDelegatedTransferOutcome => ({
   ok: false,
-  refusal: { reason, detail },
+  denial: { reason, detail },
 });
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -128,7 +128,7 @@ export function decodeDelegatedTransfer(
   context: DecodeDelegatedTransferContext,
 ): DecodeDelegatedTransferOutcome {
   if (value !== 0n)
-    return refuse(
+    return deny(
       'delegation_call_value',
       `the call to the delegation manager sends ${value} wei; it must send none`,
     );
@@ -137,7 +137,7 @@ export function decodeDelegatedTransfer(
   try {
     const decoded = decodeFunctionData({ abi: delegationManagerAbi, data });
     if (decoded.functionName !== 'redeemDelegations') {
-      return refuse(
+      return deny(
         'delegation_not_redeem',
         `${decoded.functionName} on the delegation manager is not sponsored; only redeemDelegations is`,
       );
@@ -149,20 +149,20 @@ export function decodeDelegatedTransfer(
       args: args as [Hex[], Hex[], Hex[]],
     });
     if (!same(reencoded, data))
-      return refuse('delegation_undecodable', 'redeemDelegations is not canonically ABI-encoded');
+      return deny('delegation_undecodable', 'redeemDelegations is not canonically ABI-encoded');
   } catch {
-    return refuse('delegation_undecodable', 'the call to the delegation manager cannot be decoded');
+    return deny('delegation_undecodable', 'the call to the delegation manager cannot be decoded');
   }
 
   const [contexts, modes, executions] = args;
   if (contexts.length !== 1 || modes.length !== 1 || executions.length !== 1) {
-    return refuse(
+    return deny(
       'delegated_batch',
       `redeemDelegations must redeem exactly one execution under one permission context; this one has ${contexts.length} contexts, ${modes.length} modes, ${executions.length} executions`,
     );
   }
   if (!same(modes[0]!, SINGLE_DEFAULT_MODE)) {
-    return refuse(
+    return deny(
       'delegation_execution_mode',
       `the redeemed execution's mode ${modes[0]} is not SingleDefault (32 zero bytes)`,
     );
@@ -172,31 +172,31 @@ export function decodeDelegatedTransfer(
   try {
     const [decoded] = decodeAbiParameters(DELEGATIONS, contexts[0]!);
     if (!same(encodeAbiParameters(DELEGATIONS, [decoded]), contexts[0]!))
-      return refuse('delegation_undecodable', 'the permission context is not canonically ABI-encoded');
+      return deny('delegation_undecodable', 'the permission context is not canonically ABI-encoded');
     delegations = decoded as readonly Delegation[];
   } catch {
-    return refuse('delegation_undecodable', 'the permission context cannot be decoded as delegations');
+    return deny('delegation_undecodable', 'the permission context cannot be decoded as delegations');
   }
   if (delegations.length === 0)
-    return refuse(
+    return deny(
       'delegation_missing',
       'the permission context holds no delegation (self-authorised execution)',
     );
   if (delegations.length > 1) {
-    return refuse(
+    return deny(
       'delegation_redelegation',
       `the permission context is a chain of ${delegations.length} delegations; only one root delegation is sponsored`,
     );
   }
   const delegation = delegations[0]!;
   if (!same(delegation.authority, ROOT_AUTHORITY)) {
-    return refuse(
+    return deny(
       'delegation_not_root',
       `the delegation's authority ${delegation.authority} is not the root authority`,
     );
   }
   if (!same(delegation.delegate, context.sender) && !same(delegation.delegate, ANY_DELEGATE)) {
-    return refuse(
+    return deny(
       'delegation_delegate_not_sender',
       `the delegation's delegate ${delegation.delegate} is not the sender ${context.sender}`,
     );
@@ -205,7 +205,7 @@ export function decodeDelegatedTransfer(
   // The execution: token (20) ‖ value (32) ‖ transfer(payee, amount), canonical.
   const execution = executions[0]!;
   if (byteLength(execution) !== 20 + 32 + TRANSFER_CALLDATA_BYTES) {
-    return refuse(
+    return deny(
       'delegation_not_erc20_transfer',
       'the redeemed execution is not one ERC-20 transfer(address,uint256) call',
     );
@@ -224,13 +224,13 @@ export function decodeDelegatedTransfer(
     )
       throw new Error('not canonical');
   } catch {
-    return refuse(
+    return deny(
       'delegation_not_erc20_transfer',
       'the redeemed execution is not one canonically encoded ERC-20 transfer(address,uint256) call',
     );
   }
   if (executionValue !== 0n) {
-    return refuse(
+    return deny(
       'delegation_execution_value',
       `the redeemed execution sends ${executionValue} wei; a delegated transfer sends none`,
     );
@@ -246,7 +246,7 @@ export function decodeDelegatedTransfer(
   const allowedToken = getAddress(`0x${terms.erc20TransferAmountEnforcer.slice(2, 42)}`);
   const allowance = hexToBigInt(`0x${terms.erc20TransferAmountEnforcer.slice(42)}`);
   if (allowedToken !== token) {
-    return refuse(
+    return deny(
       'delegation_token_mismatch',
       `the transfer is of token ${token}; the delegation allows token ${allowedToken}`,
     );
@@ -280,31 +280,31 @@ export function decodeDelegatedTransfer(
   if (byteLength(terms.nonceEnforcer) !== 32) return badTerms('NonceEnforcer', 'a nonce (uint256)');
 
   if (boundPayee !== getAddress(payee)) {
-    return refuse(
+    return deny(
       'delegation_payee_mismatch',
       `the transfer pays ${getAddress(payee)}; the delegation binds the payee ${boundPayee}`,
     );
   }
   if (redeemer !== getAddress(context.sender)) {
-    return refuse(
+    return deny(
       'delegation_redeemer_not_sender',
       `the delegation's redeemer ${redeemer} is not the sender ${getAddress(context.sender)}`,
     );
   }
   if (expiresAt <= context.now) {
-    return refuse(
+    return deny(
       'delegation_expired',
       `the delegation expired at ${new Date(Number(expiresAt) * 1000).toISOString()}`,
     );
   }
   if (validAfter >= context.now) {
-    return refuse(
+    return deny(
       'delegation_not_yet_valid',
       `the delegation is valid only after ${new Date(Number(validAfter) * 1000).toISOString()}`,
     );
   }
   if (amount > allowance) {
-    return refuse(
+    return deny(
       'delegation_allowance_exceeded',
       `the transfer of ${amount} base units is over the delegation's allowance of ${allowance}`,
     );
@@ -330,7 +330,7 @@ export function decodeDelegatedTransfer(
 }
 
 function badTerms(enforcer: string, expected: string): DecodeDelegatedTransferOutcome {
-  return refuse('delegation_caveat_terms', `the ${enforcer} caveat's terms must be ${expected}`);
+  return deny('delegation_caveat_terms', `the ${enforcer} caveat's terms must be ${expected}`);
 }
 
 /**
@@ -340,14 +340,14 @@ function badTerms(enforcer: string, expected: string): DecodeDelegatedTransferOu
 function caveatsByEnforcer(
   delegation: Delegation,
   enforcers: CaveatEnforcers,
-): { ok: true; terms: Record<RecognisedCaveat, Hex> } | { ok: false; refusal: DelegatedTransferRefusal } {
+): { ok: true; terms: Record<RecognisedCaveat, Hex> } | { ok: false; denial: DelegatedTransferDenial } {
   const terms: Partial<Record<RecognisedCaveat, Hex>> = {};
   for (const [index, caveat] of delegation.caveats.entries()) {
     const name = RECOGNISED_CAVEATS.find((candidate) => same(enforcers[candidate], caveat.enforcer));
     if (!name) {
       return {
         ok: false,
-        refusal: {
+        denial: {
           reason: 'delegation_caveats_unrecognised',
           detail: `caveat ${index}: enforcer ${caveat.enforcer} is not one of the recognised transfer caveats`,
         },
@@ -356,7 +356,7 @@ function caveatsByEnforcer(
     if (terms[name] !== undefined) {
       return {
         ok: false,
-        refusal: {
+        denial: {
           reason: 'delegation_caveats_unrecognised',
           detail: `caveat ${index}: the ${name} caveat appears twice`,
         },
@@ -365,7 +365,7 @@ function caveatsByEnforcer(
     if (!NO_ARGS.includes(caveat.args.toLowerCase())) {
       return {
         ok: false,
-        refusal: {
+        denial: {
           reason: 'delegation_caveats_unrecognised',
           detail: `caveat ${index}: the ${name} caveat carries args ${caveat.args.slice(0, 18)}; the transfer caveats read none (0x or the toolkit's 0x00)`,
         },
@@ -377,7 +377,7 @@ function caveatsByEnforcer(
   if (missing.length > 0) {
     return {
       ok: false,
-      refusal: {
+      denial: {
         reason: 'delegation_caveat_missing',
         detail: `the root delegation lacks the caveats ${missing.join(', ')} (allowance, expiry, redeemer, payee, zero value, nonce)`,
       },

@@ -45,7 +45,7 @@ const erc7579Batch = (calls: { target: Address; value: bigint; data: Hex }[]) =>
 const refusalOf = (callData: Hex) => {
   const outcome = decodeExecuteCall(callData);
   if (outcome.ok) throw new Error(`expected a refusal, decoded ${outcome.execution.form}`);
-  return outcome.refusal;
+  return outcome.denial;
 };
 
 describe('decodeExecuteCall', () => {

@@ -46,8 +46,8 @@ export function readDelegatedTransfer(
     ok: false,
     denial: denial(
       'paymaster_target_not_allowed',
-      `delegated transfer: ${outcome.refusal.detail}`,
-      outcome.refusal.reason,
+      `delegated transfer: ${outcome.denial.detail}`,
+      outcome.denial.reason,
     ),
   };
 }

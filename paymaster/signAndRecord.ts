@@ -9,7 +9,7 @@ import type { PaymasterClient } from './clientChecks';
 import { delegatedByReason } from './delegatedTransferWindow';
 import { JSON_RPC_ERRORS } from './jsonRpc';
 import type { SponsorshipLimits } from './limits';
-import { reject, rejectFromDenial, type Decision } from './rpcDecision';
+import { denyWithError, answerDenial, type SponsorshipAnswer } from './sponsorshipAnswer';
 import type { SignerClient } from './signerClient';
 import type { PaymasterMethod, SponsorshipUserOperation } from './sponsorshipParams';
 import type { UsageFacts } from './usageRecords';
@@ -57,7 +57,7 @@ export async function signAndRecord(
     limits: Awaited<ReturnType<SponsorshipLimits['check']>> & { ok: true };
     delegatedOwner?: Address;
   },
-): Promise<Decision> {
+): Promise<SponsorshipAnswer> {
   const { db } = deps;
   const signed = await deps.signer.signPaymasterData({
     chainId,
@@ -69,23 +69,23 @@ export async function signAndRecord(
     ...window,
   });
   if (!signed.ok) {
-    // Nothing was consumed. A limit that would refuse this operation still answers first (SPEC's order:
+    // Nothing was consumed. A limit that would deny this operation still answers first (SPEC's order:
     // limits before the signer): the consumption is tried and rolled back.
     if (limits.consumption) {
-      const { consumptions, hold, refusal } = limits.consumption;
-      const refusedAt = await trySponsorshipLimits(db, consumptions, hold);
-      if (refusedAt !== undefined) return rejectFromDenial(refusal(refusedAt));
+      const { consumptions, hold, denial } = limits.consumption;
+      const deniedAt = await trySponsorshipLimits(db, consumptions, hold);
+      if (deniedAt !== undefined) return answerDenial(denial(deniedAt));
     }
     const { failure } = signed;
     switch (failure.kind) {
-      case 'rejected':
-        return reject(failure.code, failure.message, 'denied_upstream', 'signer_rejected');
+      case 'denied':
+        return denyWithError(failure.code, failure.message, 'denied_upstream', 'signer_rejected');
       case 'mode_mismatch':
         deps.logger.error(
           { detail: failure.detail, chainId },
           'signing service returned paymaster data in the wrong mode',
         );
-        return reject(
+        return denyWithError(
           JSON_RPC_ERRORS.internalError,
           `paymaster_mode_mismatch: ${failure.detail}`,
           'denied_upstream',
@@ -93,7 +93,7 @@ export async function signAndRecord(
         );
       case 'upstream':
         deps.logger.error({ detail: failure.detail, chainId }, 'signing service failed');
-        return reject(
+        return denyWithError(
           JSON_RPC_ERRORS.internalError,
           'paymaster_upstream_error: the signing service is unavailable; retry later',
           'denied_upstream',
@@ -114,8 +114,8 @@ export async function signAndRecord(
   const consumption = limits.consumption ?? {
     consumptions: [],
     hold: { holdId: randomUUID(), expiresAt: deps.now(), now: deps.now(), merchantId: client.merchantId },
-    refusal: () => {
-      throw new Error('nothing to refuse');
+    denial: () => {
+      throw new Error('nothing to deny');
     },
   };
   const recording = await recordSignedOperation(db, consumption.consumptions, consumption.hold, {
@@ -135,8 +135,8 @@ export async function signAndRecord(
   switch (recording.kind) {
     case 'recorded':
       return { ok: true, result: signed.result };
-    case 'refused':
-      return rejectFromDenial(consumption.refusal(recording.refusedAt));
+    case 'denied':
+      return answerDenial(consumption.denial(recording.deniedAt));
     case 'duplicate':
       // The operation was recorded already (an identical request): its row owns it; nothing was consumed.
       return { ok: true, result: recording.stored };
