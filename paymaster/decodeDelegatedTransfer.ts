@@ -106,7 +106,10 @@ const DELEGATIONS = parseAbiParameters(
   '(address delegate, address delegator, bytes32 authority, (address enforcer, bytes terms, bytes args)[] caveats, uint256 salt, bytes signature)[]',
 );
 
-const deny = (reason: DelegatedTransferDenialReason, detail: string): DecodeDelegatedTransferOutcome => ({
+/** A decoding step's denial (also a whole outcome's). */
+type Denied = { ok: false; denial: DelegatedTransferDenial };
+
+const deny = (reason: DelegatedTransferDenialReason, detail: string): Denied => ({
   ok: false,
   denial: { reason, detail },
 });
@@ -122,18 +125,66 @@ export interface DecodeDelegatedTransferContext {
   now: bigint;
 }
 
-/** The delegated transfer that `data` (the account's call to the delegation manager, with `value`) redeems. */
+/**
+ * The delegated transfer that `data` (the account's call to the delegation manager, with `value`)
+ * redeems: the call, its one redemption, the root delegation, the transfer it executes, the caveats'
+ * terms, then the transfer against those terms. The first step that fails names the denial.
+ */
 export function decodeDelegatedTransfer(
-  { data, value }: { data: Hex; value: bigint },
+  call: { data: Hex; value: bigint },
   context: DecodeDelegatedTransferContext,
 ): DecodeDelegatedTransferOutcome {
+  const redeem = readRedeemCall(call);
+  if (!redeem.ok) return redeem;
+  const redemption = readSingleRedemption(redeem.args);
+  if (!redemption.ok) return redemption;
+  const root = readRootDelegation(redemption.permissionContext, context.sender);
+  if (!root.ok) return root;
+  const { delegation } = root;
+  const transfer = readTransferExecution(redemption.execution);
+  if (!transfer.ok) return transfer;
+
+  const caveats = caveatsByEnforcer(delegation, context.enforcers);
+  if (!caveats.ok) return caveats;
+  const terms = readTransferTerms(caveats.terms, transfer.token);
+  if (!terms.ok) return terms;
+  const within = checkWithinTerms(transfer, terms, context);
+  if (within) return within;
+
+  return {
+    ok: true,
+    transfer: {
+      owner: getAddress(delegation.delegator),
+      delegation: {
+        ...delegation,
+        delegate: getAddress(delegation.delegate),
+        delegator: getAddress(delegation.delegator),
+        caveats: delegation.caveats.map((caveat) => ({ ...caveat, enforcer: getAddress(caveat.enforcer) })),
+      },
+      token: transfer.token,
+      payee: terms.boundPayee,
+      amount: transfer.amount,
+      allowance: terms.allowance,
+      expiresAt: terms.expiresAt,
+    },
+  };
+}
+
+type RedeemArgs = readonly [readonly Hex[], readonly Hex[], readonly Hex[]];
+
+/** The call to the manager: no native value, `redeemDelegations`, canonically encoded. */
+function readRedeemCall({
+  data,
+  value,
+}: {
+  data: Hex;
+  value: bigint;
+}): { ok: true; args: RedeemArgs } | Denied {
   if (value !== 0n)
     return deny(
       'delegation_call_value',
       `the call to the delegation manager sends ${value} wei; it must send none`,
     );
-
-  let args: readonly [readonly Hex[], readonly Hex[], readonly Hex[]];
   try {
     const decoded = decodeFunctionData({ abi: delegationManagerAbi, data });
     if (decoded.functionName !== 'redeemDelegations') {
@@ -142,7 +193,7 @@ export function decodeDelegatedTransfer(
         `${decoded.functionName} on the delegation manager is not sponsored; only redeemDelegations is`,
       );
     }
-    args = decoded.args as typeof args;
+    const args = decoded.args as RedeemArgs;
     const reencoded = encodeFunctionData({
       abi: delegationManagerAbi,
       functionName: 'redeemDelegations',
@@ -150,11 +201,15 @@ export function decodeDelegatedTransfer(
     });
     if (!same(reencoded, data))
       return deny('delegation_undecodable', 'redeemDelegations is not canonically ABI-encoded');
+    return { ok: true, args };
   } catch {
     return deny('delegation_undecodable', 'the call to the delegation manager cannot be decoded');
   }
+}
 
-  const [contexts, modes, executions] = args;
+/** Exactly one execution under one permission context, in SingleDefault mode. */
+function readSingleRedemption([contexts, modes, executions]: RedeemArgs):
+  { ok: true; permissionContext: Hex; execution: Hex } | Denied {
   if (contexts.length !== 1 || modes.length !== 1 || executions.length !== 1) {
     return deny(
       'delegated_batch',
@@ -167,11 +222,18 @@ export function decodeDelegatedTransfer(
       `the redeemed execution's mode ${modes[0]} is not SingleDefault (32 zero bytes)`,
     );
   }
+  return { ok: true, permissionContext: contexts[0]!, execution: executions[0]! };
+}
 
+/** The permission context: one root delegation (no redelegation), to the sender or to anyone. */
+function readRootDelegation(
+  permissionContext: Hex,
+  sender: Address,
+): { ok: true; delegation: Delegation } | Denied {
   let delegations: readonly Delegation[];
   try {
-    const [decoded] = decodeAbiParameters(DELEGATIONS, contexts[0]!);
-    if (!same(encodeAbiParameters(DELEGATIONS, [decoded]), contexts[0]!))
+    const [decoded] = decodeAbiParameters(DELEGATIONS, permissionContext);
+    if (!same(encodeAbiParameters(DELEGATIONS, [decoded]), permissionContext))
       return deny('delegation_undecodable', 'the permission context is not canonically ABI-encoded');
     delegations = decoded as readonly Delegation[];
   } catch {
@@ -195,15 +257,19 @@ export function decodeDelegatedTransfer(
       `the delegation's authority ${delegation.authority} is not the root authority`,
     );
   }
-  if (!same(delegation.delegate, context.sender) && !same(delegation.delegate, ANY_DELEGATE)) {
+  if (!same(delegation.delegate, sender) && !same(delegation.delegate, ANY_DELEGATE)) {
     return deny(
       'delegation_delegate_not_sender',
-      `the delegation's delegate ${delegation.delegate} is not the sender ${context.sender}`,
+      `the delegation's delegate ${delegation.delegate} is not the sender ${sender}`,
     );
   }
+  return { ok: true, delegation };
+}
 
-  // The execution: token (20) ‖ value (32) ‖ transfer(payee, amount), canonical.
-  const execution = executions[0]!;
+/** The execution: token (20) ‖ value (32) ‖ transfer(payee, amount), canonical, sending no native value. */
+function readTransferExecution(
+  execution: Hex,
+): { ok: true; token: Address; payee: Address; amount: bigint } | Denied {
   if (byteLength(execution) !== 20 + 32 + TRANSFER_CALLDATA_BYTES) {
     return deny(
       'delegation_not_erc20_transfer',
@@ -235,11 +301,22 @@ export function decodeDelegatedTransfer(
       `the redeemed execution sends ${executionValue} wei; a delegated transfer sends none`,
     );
   }
+  return { ok: true, token, payee, amount };
+}
 
-  const caveats = caveatsByEnforcer(delegation, context.enforcers);
-  if (!caveats.ok) return caveats;
-  const terms = caveats.terms;
+interface TransferTerms {
+  allowance: bigint;
+  validAfter: bigint;
+  expiresAt: bigint;
+  redeemer: Address;
+  boundPayee: Address;
+}
 
+/** Each recognised caveat's terms, in their exact encoding, for a transfer of `token`. */
+function readTransferTerms(
+  terms: Record<RecognisedCaveat, Hex>,
+  token: Address,
+): ({ ok: true } & TransferTerms) | Denied {
   // ERC20TransferAmountEnforcer: token (20) ‖ allowance (32).
   if (byteLength(terms.erc20TransferAmountEnforcer) !== 52)
     return badTerms('ERC20TransferAmountEnforcer', 'token (20 bytes) and allowance (32 bytes)');
@@ -278,7 +355,15 @@ export function decodeDelegatedTransfer(
   if (byteLength(terms.valueLteEnforcer) !== 32 || hexToBigInt(terms.valueLteEnforcer) !== 0n)
     return badTerms('ValueLteEnforcer', 'a maximum native value of 0');
   if (byteLength(terms.nonceEnforcer) !== 32) return badTerms('NonceEnforcer', 'a nonce (uint256)');
+  return { ok: true, allowance, validAfter, expiresAt, redeemer, boundPayee };
+}
 
+/** The transfer within its terms: the bound payee, the sender as redeemer, the window, the allowance. */
+function checkWithinTerms(
+  { payee, amount }: { payee: Address; amount: bigint },
+  { boundPayee, redeemer, expiresAt, validAfter, allowance }: TransferTerms,
+  context: DecodeDelegatedTransferContext,
+): Denied | undefined {
   if (boundPayee !== getAddress(payee)) {
     return deny(
       'delegation_payee_mismatch',
@@ -309,27 +394,10 @@ export function decodeDelegatedTransfer(
       `the transfer of ${amount} base units is over the delegation's allowance of ${allowance}`,
     );
   }
-
-  return {
-    ok: true,
-    transfer: {
-      owner: getAddress(delegation.delegator),
-      delegation: {
-        ...delegation,
-        delegate: getAddress(delegation.delegate),
-        delegator: getAddress(delegation.delegator),
-        caveats: delegation.caveats.map((caveat) => ({ ...caveat, enforcer: getAddress(caveat.enforcer) })),
-      },
-      token,
-      payee: boundPayee,
-      amount,
-      allowance,
-      expiresAt,
-    },
-  };
+  return undefined;
 }
 
-function badTerms(enforcer: string, expected: string): DecodeDelegatedTransferOutcome {
+function badTerms(enforcer: string, expected: string): Denied {
   return deny('delegation_caveat_terms', `the ${enforcer} caveat's terms must be ${expected}`);
 }
 
@@ -340,7 +408,7 @@ function badTerms(enforcer: string, expected: string): DecodeDelegatedTransferOu
 function caveatsByEnforcer(
   delegation: Delegation,
   enforcers: CaveatEnforcers,
-): { ok: true; terms: Record<RecognisedCaveat, Hex> } | { ok: false; denial: DelegatedTransferDenial } {
+): { ok: true; terms: Record<RecognisedCaveat, Hex> } | Denied {
   const terms: Partial<Record<RecognisedCaveat, Hex>> = {};
   for (const [index, caveat] of delegation.caveats.entries()) {
     const name = RECOGNISED_CAVEATS.find((candidate) => same(enforcers[candidate], caveat.enforcer));
