@@ -110,38 +110,92 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     lazy: true,
     interceptors: deps.tracing?.workflowClientInterceptors,
   });
+  const context = await appContextOf(deps, temporal.client);
+  const { apiKeys, sessionRevocations } = context;
+  const revision = resolveRevision(deps.config.REVISION);
+  const metrics = createHttpMetrics();
+
+  const routes = routeTable(deps, context, revision, metrics.registry);
+  routes.push(...openApiRoutes({ routes, config: deps.config, revision }));
+
+  const { router, staticRoutes } = mountRoutes(routes, {
+    jwt: requireMerchantToken(context.tokens, sessionRevocations),
+    sk: requireApiKey((keyHash) => apiKeys.find(keyHash)),
+    client: requirePaymasterClient(context.db, context.logger, {
+      queryClientIdPathPrefix: '/v1/paymaster/bundler/',
+      jsonRpcPath: '/v1/paymaster/rpc',
+      requestRate: new TokenBuckets(deps.config.PAYMASTER_RPC_PER_CLIENT_PER_MINUTE),
+    }),
+    ...deps.authenticators,
+  });
+
+  // TRUST_PROXY hops of X-Forwarded-For are believed (ctx.ip is the address the first trusted proxy
+  // saw); with 0 the header is ignored, so nobody can pick their own IP for the per-IP limits.
+  const koa = new Koa({ proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY });
+  if (deps.tracing) koa.use(deps.tracing.requestSpans());
+  koa.use(requestContext(deps.logger, metrics));
+  koa.use(errorBody());
+  koa.use(limitUnauthenticatedRoutes(deps.config));
+  koa.use(serveOnlyYieldSitesOnCustomDomains({ db: context.db, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
+  koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
+  koa.use(staticRoutes);
+  koa.use(router.routes()).use(router.allowedMethods());
+  return {
+    koa,
+    routes,
+    apiKeys,
+    close: async () => {
+      await apiKeys.close();
+      await sessionRevocations.close();
+      await context.mailer.drain();
+      await temporal.close();
+    },
+  };
+}
+
+/** sk_ key lookups and session-token revocations: LISTEN/NOTIFY-invalidated caches when a database URL is set. */
+function credentialCaches(deps: AppDependencies): {
+  apiKeys: ApiKeyLookups;
+  sessionRevocations: SessionRevocationChecks;
+} {
+  const lookupApiKey = (keyHash: string) => findActiveApiKeyByHash(deps.db, keyHash);
+  const lookupRevocation = (tokenId: string) => isSessionTokenRevoked(deps.db, tokenId);
+  // The listeners connect on first use, to the database the pool uses.
+  return {
+    apiKeys: deps.config.DATABASE_URL
+      ? new ApiKeyCache({
+          connectionString: deps.config.DATABASE_URL,
+          channel: API_KEY_CHANGES_CHANNEL,
+          lookup: lookupApiKey,
+          touch: (id) => touchApiKeyLastUsed(deps.db, id),
+          logger: deps.logger,
+        })
+      : uncachedApiKeyLookups(lookupApiKey),
+    sessionRevocations: deps.config.DATABASE_URL
+      ? new SessionRevocationList({
+          connectionString: deps.config.DATABASE_URL,
+          channel: SESSION_TOKEN_REVOCATIONS_CHANNEL,
+          loadLive: (at) => listLiveSessionTokenRevocations(deps.db, at),
+          lookup: lookupRevocation,
+          logger: deps.logger,
+        })
+      : uncachedSessionRevocations(lookupRevocation),
+  };
+}
+
+/** What every route handler reads: the services the app builds once from its dependencies. */
+async function appContextOf(deps: AppDependencies, temporal: AppContext['temporal']): Promise<AppContext> {
   const publicClients = createPublicClients(deps.config);
   const networks = deps.networks ?? createNetworkRegistry(deps.config);
   const now = deps.now ?? (() => new Date());
-  const lookupApiKey = (keyHash: string) => findActiveApiKeyByHash(deps.db, keyHash);
-  // The listener connects on the first sk_ request, to the database the pool uses.
-  const apiKeys: ApiKeyLookups = deps.config.DATABASE_URL
-    ? new ApiKeyCache({
-        connectionString: deps.config.DATABASE_URL,
-        channel: API_KEY_CHANGES_CHANNEL,
-        lookup: lookupApiKey,
-        touch: (id) => touchApiKeyLastUsed(deps.db, id),
-        logger: deps.logger,
-      })
-    : uncachedApiKeyLookups(lookupApiKey);
-  const lookupRevocation = (tokenId: string) => isSessionTokenRevoked(deps.db, tokenId);
-  const sessionRevocations: SessionRevocationChecks = deps.config.DATABASE_URL
-    ? new SessionRevocationList({
-        connectionString: deps.config.DATABASE_URL,
-        channel: SESSION_TOKEN_REVOCATIONS_CHANNEL,
-        loadLive: (at) => listLiveSessionTokenRevocations(deps.db, at),
-        lookup: lookupRevocation,
-        logger: deps.logger,
-      })
-    : uncachedSessionRevocations(lookupRevocation);
-  const context: AppContext = {
+  return {
     config: deps.config,
     db: deps.db,
     logger: deps.logger,
     tokens: await createMerchantTokenService(deps.config),
     publicClients,
     networks,
-    temporal: temporal.client,
+    temporal,
     taskQueues: taskQueueNames(deps.config.TEMPORAL_TASK_QUEUE_PREFIX),
     paymasterSigner: createSignerClient({
       url: deps.config.SIGNER_URL,
@@ -160,18 +214,23 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
     emailCodes: createEmailCodes({ hashKey: emailCodeHashKeyFromConfig(deps.config) }),
     mailer: createMailer({ config: deps.config, logger: deps.logger }),
-    apiKeys,
-    sessionRevocations,
+    ...credentialCaches(deps),
     markWorkflowStarted: workflowStartMarks(deps.db),
     now,
   };
-  const revision = resolveRevision(deps.config.REVISION);
-  const metrics = createHttpMetrics();
+}
 
-  const routes: AnyRoute[] = [
+/** The route table, resource by resource (the OpenAPI routes are added over it). */
+function routeTable(
+  deps: AppDependencies,
+  context: AppContext,
+  revision: ReturnType<typeof resolveRevision>,
+  registry: ReturnType<typeof createHttpMetrics>['registry'],
+): AnyRoute[] {
+  return [
     ...healthRoutes({
       revision,
-      registry: metrics.registry,
+      registry,
       metricsAccessOf: metricsAccess({
         token: deps.config.METRICS_TOKEN,
         production: deps.config.NODE_ENV === 'production',
@@ -211,39 +270,4 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ...paymasterRpcRoutes(context),
     ...paymasterBundlerRoutes(context),
   ];
-  routes.push(...openApiRoutes({ routes, config: deps.config, revision }));
-
-  const { router, staticRoutes } = mountRoutes(routes, {
-    jwt: requireMerchantToken(context.tokens, sessionRevocations),
-    sk: requireApiKey((keyHash) => apiKeys.find(keyHash)),
-    client: requirePaymasterClient(context.db, context.logger, {
-      queryClientIdPathPrefix: '/v1/paymaster/bundler/',
-      jsonRpcPath: '/v1/paymaster/rpc',
-      requestRate: new TokenBuckets(deps.config.PAYMASTER_RPC_PER_CLIENT_PER_MINUTE),
-    }),
-    ...deps.authenticators,
-  });
-
-  // TRUST_PROXY hops of X-Forwarded-For are believed (ctx.ip is the address the first trusted proxy
-  // saw); with 0 the header is ignored, so nobody can pick their own IP for the per-IP limits.
-  const koa = new Koa({ proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY });
-  if (deps.tracing) koa.use(deps.tracing.requestSpans());
-  koa.use(requestContext(deps.logger, metrics));
-  koa.use(errorBody());
-  koa.use(limitUnauthenticatedRoutes(deps.config));
-  koa.use(serveOnlyYieldSitesOnCustomDomains({ db: context.db, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
-  koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
-  koa.use(staticRoutes);
-  koa.use(router.routes()).use(router.allowedMethods());
-  return {
-    koa,
-    routes,
-    apiKeys,
-    close: async () => {
-      await apiKeys.close();
-      await sessionRevocations.close();
-      await context.mailer.drain();
-      await temporal.close();
-    },
-  };
 }
