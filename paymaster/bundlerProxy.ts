@@ -53,7 +53,7 @@ export type BundlerProxyOutcome =
   | { kind: 'relayed'; body: Buffer }
   /** HTTP 200 with our own JSON-RPC answer (a method the proxy does not relay); nothing reached the provider. */
   | { kind: 'answered'; body: unknown }
-  /** A client-policy or input refusal, or an upstream failure: HTTP `status` with `{ error: { message, type: 'error' } }`. */
+  /** A client-policy or input denial, or an upstream failure: HTTP `status` with `{ error: { message, type: 'error' } }`. */
   | { kind: 'denied'; status: number; message: string };
 
 /** An operation the proxy found in the request, as the policy sees it. */
@@ -168,7 +168,7 @@ function answerUnrelayedMethods(calls: unknown[]):
       answers: { jsonrpc: '2.0'; id: unknown; error: { code: number; message: string } }[];
     }
   | undefined {
-  const refusal = (call: unknown): { code: number; message: string } | undefined => {
+  const denialOf = (call: unknown): { code: number; message: string } | undefined => {
     if (!isObject(call) || typeof call.method !== 'string')
       return { code: -32600, message: 'Invalid Request' };
     if (!RELAYED_BUNDLER_METHODS.has(call.method))
@@ -178,8 +178,8 @@ function answerUnrelayedMethods(calls: unknown[]):
       };
     return undefined;
   };
-  const refused = calls.map(refusal);
-  const first = refused.findIndex((error) => error !== undefined);
+  const denied = calls.map(denialOf);
+  const first = denied.findIndex((error) => error !== undefined);
   if (first === -1) return undefined;
   const idOf = (call: unknown) => (isObject(call) && 'id' in call ? call.id : null);
   const offending = calls[first];
@@ -189,7 +189,7 @@ function answerUnrelayedMethods(calls: unknown[]):
     answers: calls.map((call, index) => ({
       jsonrpc: '2.0' as const,
       id: idOf(call),
-      error: refused[index] ?? {
+      error: denied[index] ?? {
         code: -32600,
         message: 'Invalid Request: not relayed, the batch holds a method the proxy does not relay',
       },

@@ -66,7 +66,7 @@ export interface DelegatedTransfer {
   payee: Address;
   amount: bigint;
   allowance: bigint;
-  /** Unix seconds: the TimestampEnforcer refuses the transfer from this moment on. */
+  /** Unix seconds: the TimestampEnforcer reverts the transfer from this moment on. */
   expiresAt: bigint;
 }
 

@@ -16,7 +16,7 @@ import {
  * Understood: `execute(address,uint256,bytes)`, `execute((address,uint256,bytes))`,
  * `executeBatch(address[],uint256[],bytes[])` and ERC-7579 `execute(bytes32,bytes)` in BatchDefault
  * mode and SingleDefault (a delegated transfer when its target is the delegation manager, SPEC rule 7;
- * the policy refuses it for any other target). Only canonical ABI encoding
+ * the policy denies it for any other target). Only canonical ABI encoding
  * is accepted: the bytes must equal the re-encoding of what they decode to, so no two byte strings
  * mean the same calls. Pure: what is allowed is decided by the policy checks that follow.
  */
@@ -67,7 +67,7 @@ const EXECUTE_BATCH = parseAbiItem(
   'function executeBatch(address[] targets, uint256[] values, bytes[] datas)',
 );
 const ERC7579_EXECUTE = parseAbiItem('function execute(bytes32 mode, bytes executionCalldata)');
-/** SimpleAccount v0.8's tuple-array batch: refused by name (SPEC rule 4). */
+/** SimpleAccount v0.8's tuple-array batch: denied by name (SPEC rule 4). */
 const SIMPLE_ACCOUNT_V08_BATCH = parseAbiItem(
   'function executeBatch((address target, uint256 value, bytes data)[] calls)',
 );
@@ -101,7 +101,7 @@ function decodeCanonical(parameters: readonly AbiParameter[], data: Hex): readon
   return values;
 }
 
-/** Runs a decoding step; a failure to decode and a non-canonical encoding become their refusals. */
+/** Runs a decoding step; a failure to decode and a non-canonical encoding become their denials. */
 function attempt(what: string, decode: () => DecodeExecuteCallOutcome): DecodeExecuteCallOutcome {
   try {
     return decode();

@@ -26,7 +26,7 @@ export interface SigningDependencies {
 /**
  * The last step of a signing request that passed every check: the signing service signs, then the
  * operation's limits are consumed and its usage row inserted in one round trip (all or nothing) before
- * the signature leaves; a refused or duplicate operation answers the refusal or the stored data.
+ * the signature leaves; a denied or duplicate operation answers the denial or the stored data.
  */
 export async function signAndRecord(
   deps: SigningDependencies,
@@ -110,7 +110,7 @@ export async function signAndRecord(
     paymaster: signed.result,
   });
   // Limits and usage row in one round trip, committed before the signature leaves: an operation we
-  // cannot account for is not released, and one that any limit refuses is not answered.
+  // cannot account for is not released, and one that any limit denies is not answered.
   const consumption = limits.consumption ?? {
     consumptions: [],
     hold: { holdId: randomUUID(), expiresAt: deps.now(), now: deps.now(), merchantId: client.merchantId },
