@@ -4,10 +4,8 @@ import type { EntryPointVersion } from '../chain/entryPoints';
 import type { Db } from '../db/client';
 import { readPaymasterDecisionInputs } from '../db/paymasterDecisionReads';
 import { checkChainAllowed, checkPrepaidBalance, type PaymasterClient } from './clientChecks';
-import { decodeExecuteCall } from './decodeExecuteCall';
-import { PAYMASTER_DENIALS, denial, describeDenialForRpc } from './denials';
-import { type CaveatEnforcers, type DelegatedTransfer } from './decodeDelegatedTransfer';
-import { checkExecutionRules, delegatedTransferCall } from './executionRules';
+import { PAYMASTER_DENIALS, describeDenialForRpc } from './denials';
+import { type CaveatEnforcers } from './decodeDelegatedTransfer';
 import {
   JSON_RPC_ERRORS,
   jsonRpcError,
@@ -15,21 +13,24 @@ import {
   parseJsonRpcEnvelope,
   type JsonRpcResponse,
 } from './jsonRpc';
-import { MINIMUM_PAYMASTER_GAS } from '../chain/paymasterData';
-import { type ChainFeeLevels, feeViolation, gasLimitViolation } from '../chain/operationBounds';
 import type { SponsorshipLimitOutcome, SponsorshipLimits } from './limits';
-import { allowlistOutcome, denyRulesOutcome } from './merchantPolicies';
 import type { SignerClient } from './signerClient';
-import { peekRequestedChainId, type SponsorshipUserOperation } from './sponsorshipParams';
+import { peekRequestedChainId } from './sponsorshipParams';
 import { signingRequestFingerprint } from './signingFingerprint';
 import { sponsorshipWindow } from './sponsorshipWindow';
 import { buildStubPaymasterResult } from './stubPaymasterData';
 import { NO_USAGE_FACTS, recordPaymasterDenial, type UsageFacts } from './usageRecords';
-import { verifyDelegationSignature } from './verifyDelegationSignature';
-import { delegatedWindow, readDelegatedTransfer } from './delegatedTransferWindow';
+import { delegatedWindow } from './delegatedTransferWindow';
 import { readSponsorshipRequest, type SponsorshipRequest } from './readSponsorshipRequest';
-import { answerDenial, denyWithError, type DeniedAnswer, type SponsorshipAnswer } from './sponsorshipAnswer';
+import { answerDenial, denyWithError, type SponsorshipAnswer } from './sponsorshipAnswer';
 import { signAndRecord } from './signAndRecord';
+import { boundSignedOperation, type OperationBounds, type SignedGas } from './boundSignedOperation';
+import {
+  checkCallPolicies,
+  checkDelegationSignature,
+  readOperationCalls,
+  type OperationCalls,
+} from './operationCalls';
 
 /**
  * The paymaster JSON-RPC (`POST /v1/paymaster/rpc`) after the client id and Origin were accepted:
@@ -58,10 +59,8 @@ export interface PaymasterRpcDependencies {
   /** Sponsorship limits and prices; a request that reaches the limits step without them answers -32603. */
   limits?: SponsorshipLimits;
   /** Bounds on a signed operation's gas and fees (against the chain's current fees); needed to sign. */
-  bounds?: { chainFees: ChainFeeLevels; feeBoundBps: number; maxOperationGas: number };
+  bounds?: OperationBounds;
 }
-
-const maxBigInt = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 export type PaymasterRpcOutcome =
   /** Denied before the JSON-RPC request was read: the route answers with the denial's HTTP status. */
@@ -203,47 +202,6 @@ async function decideSponsorship(
   });
 }
 
-/** What the operation calls, as decoded from its callData, and the targets the policies look at. */
-interface OperationCalls {
-  decoded: ReturnType<typeof decodeExecuteCall>;
-  delegationManager: Address;
-  /** A single call to the delegation manager: the delegated transfer it redeems, or its denial. */
-  delegated: ReturnType<typeof readDelegatedTransfer> | undefined;
-  transfer: DelegatedTransfer | undefined;
-  /** Every call target (the deny rules'): a delegated transfer's are the manager, then its token. */
-  targets: Address[];
-  /** A delegated transfer needs its token allowlisted (the manager is the platform's, not the merchant's, to allow). */
-  allowlistTargets: Address[];
-}
-
-/**
- * callData decoding: the calls, and for a single call to the delegation manager the delegated transfer
- * it redeems (SPEC rule 7), whose owner the deny rules and limits also apply to.
- */
-function readOperationCalls(
-  deps: PaymasterRpcDependencies,
-  { chainId, userOp }: SponsorshipRequest,
-): OperationCalls {
-  const decoded = decodeExecuteCall(userOp.callData);
-  const delegationManager = deps.delegationManagerFor(chainId);
-  const redemption = decoded.ok ? delegatedTransferCall(decoded.execution, { delegationManager }) : undefined;
-  const delegated = redemption ? readDelegatedTransfer(deps, chainId, userOp.sender, redemption) : undefined;
-  const transfer = delegated?.ok ? delegated.transfer : undefined;
-  const targets = transfer
-    ? [delegationManager, transfer.token]
-    : decoded.ok
-      ? decoded.execution.calls.map((call) => call.target)
-      : [];
-  return {
-    decoded,
-    delegationManager,
-    delegated,
-    transfer,
-    targets,
-    allowlistTargets: transfer ? [transfer.token] : targets,
-  };
-}
-
 /**
  * Everything read from Postgres before deciding, in one round trip: the deny rules matching the
  * operation, its allowlisted targets, what an identical signing request already answered, and the
@@ -264,68 +222,6 @@ function readDecisionInputs(
     allowlistTargets: calls.decoded.ok ? calls.allowlistTargets.map((target) => target.toLowerCase()) : [],
     ...(signs && { signedRequest: { entryPoint: entryPoint.address, requestFingerprint } }),
   });
-}
-
-/**
- * Deny rules before the allowlist (SPEC rule 9): the sender, the delegated owner, every call target;
- * then decoding, the delegated transfer, the batch rules and the allowlist: one denied call denies the
- * whole operation, before signing.
- */
-function checkCallPolicies(
-  calls: OperationCalls,
-  reads: Awaited<ReturnType<typeof readPaymasterDecisionInputs>>,
-  { chainId, userOp }: SponsorshipRequest,
-): DeniedAnswer | undefined {
-  const { decoded, delegated, transfer, delegationManager } = calls;
-  const denyRules = denyRulesOutcome(reads.denyRules, {
-    chainId,
-    sender: userOp.sender,
-    ...(transfer && { delegatedOwner: transfer.owner }),
-    targets: calls.targets,
-  });
-  if (!denyRules.ok) return answerDenial(denyRules.denial);
-  if (!decoded.ok) {
-    return answerDenial(
-      denial('paymaster_target_not_allowed', `callData: ${decoded.denial.detail}`, decoded.denial.reason),
-    );
-  }
-  if (delegated && !delegated.ok) return answerDenial(delegated.denial);
-  const rules = checkExecutionRules(decoded.execution, { delegationManager });
-  if (!rules.ok) return answerDenial(rules.denial);
-  const allowlist = allowlistOutcome(reads.allowlisted, { chainId, targets: calls.allowlistTargets });
-  if (!allowlist.ok) return answerDenial(allowlist.denial);
-  return undefined;
-}
-
-/** The owner's signature of a delegated transfer's delegation, verified on this chain as the manager will. */
-async function checkDelegationSignature(
-  deps: PaymasterRpcDependencies,
-  chainId: number,
-  transfer: DelegatedTransfer,
-  delegationManager: Address,
-): Promise<DeniedAnswer | undefined> {
-  const signature = await verifyDelegationSignature(deps.publicClientFor(chainId), {
-    delegation: transfer.delegation,
-    chainId,
-    delegationManager,
-  });
-  if (signature.ok) return undefined;
-  if ('unavailable' in signature) {
-    deps.logger.error({ chainId, detail: signature.detail }, 'delegation signature could not be verified');
-    return denyWithError(
-      JSON_RPC_ERRORS.internalError,
-      `paymaster_upstream_error: chain ${chainId} could not be read to verify the delegation; retry later`,
-      'denied_upstream',
-      'delegation_chain_unavailable',
-    );
-  }
-  return answerDenial(
-    denial(
-      'paymaster_target_not_allowed',
-      `delegated transfer: ${signature.detail}`,
-      'delegation_signature_invalid',
-    ),
-  );
 }
 
 /**
@@ -388,56 +284,3 @@ function answerStubData(
     result: buildStubPaymasterResult({ paymaster, ...(token && { token }), ...window, requestedGas }),
   };
 }
-
-/**
- * The gas and fees a signed operation is bounded by: its gas as the signer will sign it (the paymaster
- * limits raised to their floors) within the operation gas cap, and its fees within the chain's current
- * fees. Returns the gas to hold limits for, or the denial.
- */
-async function boundSignedOperation(
-  deps: PaymasterRpcDependencies,
-  chainId: number,
-  gas: SponsorshipUserOperation['gas'],
-  token: Address | undefined,
-): Promise<{ ok: true; signedGas: SignedGas } | DeniedAnswer> {
-  const paymasterGasFloors = MINIMUM_PAYMASTER_GAS[token ? 'erc20' : 'sponsored'];
-  const signedGas = {
-    callGasLimit: gas.callGasLimit!,
-    verificationGasLimit: gas.verificationGasLimit!,
-    preVerificationGas: gas.preVerificationGas!,
-    maxFeePerGas: gas.maxFeePerGas!,
-    paymasterVerificationGasLimit: maxBigInt(
-      gas.paymasterVerificationGasLimit ?? 0n,
-      paymasterGasFloors.verification,
-    ),
-    paymasterPostOpGasLimit: maxBigInt(gas.paymasterPostOpGasLimit ?? 0n, paymasterGasFloors.postOp),
-  };
-  if (!deps.bounds) throw new Error('operation bounds are not wired into the paymaster RPC');
-  const gasLimit = gasLimitViolation(signedGas, deps.bounds.maxOperationGas);
-  if (gasLimit) return answerDenial(denial('paymaster_gas_limit_too_high', gasLimit, 'gas_limit_too_high'));
-  const level = await deps.bounds.chainFees.current(chainId);
-  if (!level) {
-    return answerDenial(
-      denial(
-        'paymaster_price_unavailable',
-        `no current gas fees on chain ${chainId} to bound the operation's fees; retry`,
-      ),
-    );
-  }
-  const fees = feeViolation(
-    { maxFeePerGas: signedGas.maxFeePerGas, maxPriorityFeePerGas: gas.maxPriorityFeePerGas ?? 0n },
-    level,
-    deps.bounds.feeBoundBps,
-  );
-  if (fees) return answerDenial(denial('paymaster_gas_price_too_high', fees, 'gas_price_too_high'));
-  return { ok: true, signedGas };
-}
-
-type SignedGas = {
-  callGasLimit: bigint;
-  verificationGasLimit: bigint;
-  preVerificationGas: bigint;
-  maxFeePerGas: bigint;
-  paymasterVerificationGasLimit: bigint;
-  paymasterPostOpGasLimit: bigint;
-};
