@@ -144,6 +144,8 @@ async function decideSponsorship(
   const sponsorship = read.request;
   const { signs, userOp, chainId, mode, token } = sponsorship;
 
+  // The calls its callData makes (a delegated transfer's included), its window and fingerprint, and
+  // everything the checks below read from Postgres, in one round trip.
   const calls = readOperationCalls(deps, sponsorship);
   facts.targets = calls.targets.map((target) => target.toLowerCase());
   const window = delegatedWindow(sponsorshipWindow(deps.now()), calls.transfer);
@@ -157,6 +159,7 @@ async function decideSponsorship(
   });
   const reads = await readDecisionInputs(deps.db, client.merchantId, sponsorship, calls, requestFingerprint);
 
+  // Deny rules, decoding, batch rules and allowlist; then a delegated transfer's owner signature, on its chain.
   const policies = checkCallPolicies(calls, reads, sponsorship);
   if (policies) return policies;
   const signature = calls.transfer
