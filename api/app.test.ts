@@ -117,6 +117,36 @@ describe('HTTP skeleton', () => {
     });
   });
 
+  it('GET /health answered before the middleware chain (issue 33) is what the Koa stack answers: body, headers, access line, metric', async () => {
+    // A query string takes the whole Koa stack; the plain path is answered before it.
+    const fast = await app.request('/health', { headers: { 'x-request-id': 'fast-1' } });
+    const koa = await app.request('/health?via=koa', { headers: { 'x-request-id': 'koa-1' } });
+    expect(fast.body).toEqual(koa.body);
+    for (const header of ['content-type', 'content-length'])
+      expect(fast.headers.get(header)).toBe(koa.headers.get(header));
+    expect(fast.headers.get('x-request-id')).toBe('fast-1');
+    const lines = app.logLines.map((raw) => JSON.parse(raw));
+    const fastLine = lines.find((entry) => entry.requestId === 'fast-1');
+    const koaLine = lines.find((entry) => entry.requestId === 'koa-1');
+    expect(Object.keys(fastLine).sort()).toEqual(Object.keys(koaLine).sort());
+    expect(fastLine).toMatchObject({
+      msg: 'request',
+      method: 'GET',
+      route: '/health',
+      path: '/health',
+      status: 200,
+    });
+    const count = async () =>
+      Number(
+        /http_requests_total\{method="GET",route="\/health",status="200"\} (\d+)/.exec(
+          (await app.request('/metrics')).text,
+        )![1],
+      );
+    const before = await count();
+    await app.request('/health');
+    expect(await count()).toBe(before + 1);
+  });
+
   it('writes one JSON access-log line per request', async () => {
     await app.request('/health', { headers: { 'x-request-id': 'log-check-1' } });
     const line = app.logLines

@@ -36,6 +36,7 @@ import { jsonBody } from './middleware/jsonBody';
 import { requestContext } from './middleware/requestContext';
 import { serveOnlyYieldSitesOnCustomDomains } from './middleware/customDomainSites';
 import { resolveRevision } from './revision';
+import { HealthFirstKoa } from './healthFirst';
 import { mountRoutes, type Authenticators } from './routing/mountRoutes';
 import type { AnyRoute } from './routing/route';
 import { authRoutes } from './routes/auth';
@@ -131,7 +132,17 @@ export async function createApp(deps: AppDependencies): Promise<App> {
 
   // TRUST_PROXY hops of X-Forwarded-For are believed (ctx.ip is the address the first trusted proxy
   // saw); with 0 the header is ignored, so nobody can pick their own IP for the per-IP limits.
-  const koa = new Koa({ proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY });
+  // `GET /health` is answered before the middleware chain, with the same request id, access line and metric.
+  const koa = new HealthFirstKoa(
+    { proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY },
+    {
+      revision,
+      logger: deps.logger,
+      metrics,
+      publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+      enabled: !deps.tracing,
+    },
+  );
   if (deps.tracing) koa.use(deps.tracing.requestSpans());
   koa.use(requestContext(deps.logger, metrics));
   koa.use(errorBody());

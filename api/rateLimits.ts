@@ -57,6 +57,17 @@ const UNAUTHENTICATED_ROUTES: { group: 'login' | 'publicSession'; method: string
   { group: 'publicSession', method: 'HEAD', path: /^\/sites\/[^/]+$/ },
 ];
 
+/**
+ * Whether a route (Koa path, e.g. `/v1/sessions/:id`) shares a per-IP allowance, so its contract lists
+ * 429: its parameters stand in as one segment each, as a request's would.
+ */
+export function isLimitedPerClientIp(method: string, koaPath: string): boolean {
+  const path = koaPath.replace(/:[A-Za-z0-9_]+/g, 'x');
+  return UNAUTHENTICATED_ROUTES.some(
+    (limited) => limited.method === method.toUpperCase() && limited.path.test(path),
+  );
+}
+
 const LIMITED_PREFIXES = ['/v1/auth/', '/v1/sessions/', '/pay/', '/sites/'];
 
 /**

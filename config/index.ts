@@ -59,6 +59,32 @@ const erc20TokenRates = z.string().transform((text, ctx) => {
   return parsed.data;
 });
 
+/**
+ * PAYMASTER_TOKEN_USD_FEEDS: JSON `{ "<chainId>": { "<token address>": "<aggregator address>" } }`, the
+ * Chainlink-style USD feed (8 decimals) of each ERC-20 gas token; a stablecoin without one is valued at its
+ * 1 USD peg (docs/paymaster.md "ERC-20 rates").
+ */
+const tokenUsdFeeds = z.string().transform((text, ctx) => {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+    return z.NEVER;
+  }
+  const parsed = z
+    .record(
+      z.string().regex(/^[1-9]\d*$/, 'chain id keys must be positive integers'),
+      z.record(evmAddress, evmAddress),
+    )
+    .safeParse(raw);
+  if (!parsed.success) {
+    ctx.addIssue({ code: 'custom', message: parsed.error.issues.map((issue) => issue.message).join('; ') });
+    return z.NEVER;
+  }
+  return parsed.data;
+});
+
 /** A 32-byte key written as 64 hex characters or as base64; undefined when it is neither. */
 export function decodeEncryptionKey(text: string): Buffer | undefined {
   if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
@@ -170,6 +196,11 @@ export const configSchema = z.object({
     .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
     .optional(),
   SIGNER_ERC20_TOKENS: erc20TokenRates.optional(),
+  /**
+   * signer: an exchange rate the API asks for must lie within this band around the token's configured rate
+   * (basis points: 30000 signs from a third to three times it); a request without one gets the configured rate.
+   */
+  SIGNER_ERC20_RATE_BAND_BPS: z.coerce.number().int().min(10_000).max(1_000_000).default(30_000),
   /** signer: the latest validUntil it signs, in seconds from its own clock. */
   SIGNER_MAX_VALIDITY_SEC: z.coerce
     .number()
@@ -347,6 +378,17 @@ export const configSchema = z.object({
   PAYMASTER_MAX_OPERATION_GAS: z.coerce.number().int().min(100_000).max(1_000_000_000).default(15_000_000),
   /** Markup on sponsored gas cost, in basis points (merchant per-transaction and per-sender USD caps count it). */
   PAYMASTER_MARKUP_BPS: z.coerce.number().int().min(0).max(10_000).default(DEFAULT_PAYMASTER_MARKUP_BPS),
+  /** USD feeds of ERC-20 gas tokens per chain; a token without one is valued at 1 USD (its peg). */
+  PAYMASTER_TOKEN_USD_FEEDS: tokenUsdFeeds.optional(),
+  /** Margin on the ERC-20 gas rate a user pays, in basis points over ETH/USD ÷ token/USD (as the sponsored markup). */
+  PAYMASTER_TOKEN_RATE_MARGIN_BPS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(DEFAULT_PAYMASTER_MARKUP_BPS),
+  /** The most one user-paid operation may cost its sender (USD), for a client that sets no cap of its own. */
+  PAYMASTER_USER_PAID_MAX_OPERATION_USD: usdLimit.default('50'),
   /** An ETH/USD answer older than this (against the chain's latest block) is not a price. */
   PAYMASTER_PRICE_MAX_AGE_SEC: z.coerce
     .number()

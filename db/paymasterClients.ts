@@ -12,6 +12,8 @@ export interface NewPaymasterClient {
   allowedOrigins: string[];
   allowedChainIds: number[];
   gasMode: PaymasterGasMode;
+  /** Null: the platform default (PAYMASTER_USER_PAID_MAX_OPERATION_USD). */
+  userPaidMaxOperationUsd?: string | null;
 }
 
 export async function insertPaymasterClient(db: Db, client: NewPaymasterClient): Promise<PaymasterClientRow> {
@@ -25,6 +27,7 @@ export async function insertPaymasterClient(db: Db, client: NewPaymasterClient):
       allowed_origins: client.allowedOrigins,
       allowed_chain_ids: client.allowedChainIds,
       gas_mode: client.gasMode,
+      user_paid_max_operation_usd: client.userPaidMaxOperationUsd ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -47,6 +50,8 @@ export interface PaymasterClientChanges {
   allowedOrigins?: string[];
   allowedChainIds?: number[];
   gasMode?: PaymasterGasMode;
+  /** Null restores the platform default. */
+  userPaidMaxOperationUsd?: string | null;
 }
 
 /** Updates an active client of the merchant; undefined when there is none with that id. */
@@ -63,6 +68,9 @@ export async function updatePaymasterClient(
       ...(changes.allowedOrigins !== undefined && { allowed_origins: changes.allowedOrigins }),
       ...(changes.allowedChainIds !== undefined && { allowed_chain_ids: changes.allowedChainIds }),
       ...(changes.gasMode !== undefined && { gas_mode: changes.gasMode }),
+      ...(changes.userPaidMaxOperationUsd !== undefined && {
+        user_paid_max_operation_usd: changes.userPaidMaxOperationUsd,
+      }),
       updated_at: sql`now()`,
     })
     .where('id', '=', id)

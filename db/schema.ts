@@ -205,6 +205,8 @@ export interface PaymasterClientsTable {
   allowed_origins: ColumnType<string[], string[] | undefined, string[]>;
   allowed_chain_ids: number[];
   gas_mode: PaymasterGasMode;
+  /** numeric(20,6): the most one user-paid operation may cost (USD); null = PAYMASTER_USER_PAID_MAX_OPERATION_USD. */
+  user_paid_max_operation_usd: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   revoked_at: NullableTimestamp;

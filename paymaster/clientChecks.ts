@@ -23,6 +23,8 @@ export interface PaymasterClient {
   allowedOrigins: string[];
   allowedChainIds: number[];
   gasMode: PaymasterGasMode;
+  /** The most one user-paid operation may cost its sender (decimal USD); null: the platform default. */
+  userPaidMaxOperationUsd: string | null;
 }
 
 export function toPaymasterClient(row: PaymasterClientRow): PaymasterClient {
@@ -34,6 +36,7 @@ export function toPaymasterClient(row: PaymasterClientRow): PaymasterClient {
     allowedOrigins: row.allowed_origins,
     allowedChainIds: row.allowed_chain_ids,
     gasMode: row.gas_mode,
+    userPaidMaxOperationUsd: row.user_paid_max_operation_usd,
   };
 }
 

@@ -23,7 +23,7 @@ import { NO_USAGE_FACTS, recordPaymasterDenial, type UsageFacts } from './usageR
 import { delegatedWindow } from './delegatedTransferWindow';
 import { readSponsorshipRequest, type SponsorshipRequest } from './readSponsorshipRequest';
 import { answerDenial, denyWithError, type SponsorshipAnswer } from './sponsorshipAnswer';
-import { signAndRecord } from './signAndRecord';
+import { signAndRecord, type SigningDependencies } from './signAndRecord';
 import { boundSignedOperation, type OperationBounds, type SignedGas } from './boundSignedOperation';
 import {
   checkCallPolicies,
@@ -60,6 +60,8 @@ export interface PaymasterRpcDependencies {
   limits?: SponsorshipLimits;
   /** Bounds on a signed operation's gas and fees (against the chain's current fees); needed to sign. */
   bounds?: OperationBounds;
+  /** Prices user-paid gas (the token's rate and the client's per-operation cap); needed to sign ERC-20 data. */
+  userPaidPricer?: SigningDependencies['userPaidPricer'];
 }
 
 export type PaymasterRpcOutcome =
@@ -202,6 +204,7 @@ async function decideSponsorship(
     requestFingerprint,
     limits,
     ...(calls.transfer && { delegatedOwner: calls.transfer.owner }),
+    ...(bounded?.signedGas && { signedGas: bounded.signedGas }),
   });
 }
 

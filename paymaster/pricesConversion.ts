@@ -60,3 +60,38 @@ export function feedAnswerToDecimal(answer: bigint): string {
   const scale = 10n ** BigInt(ETH_USD_FEED_DECIMALS);
   return `${answer / scale}.${(answer % scale).toString().padStart(ETH_USD_FEED_DECIMALS, '0')}`;
 }
+
+/**
+ * An ERC-20 gas rate (token base units per 1e18 wei, the paymaster's `exchangeRate`): the ETH/USD answer
+ * over the token's USD answer (both with ETH_USD_FEED_DECIMALS decimals), in the token's base units, plus
+ * `marginBps`, rounded up (the user pays the margin, never a fraction less).
+ */
+export function tokenGasRate({
+  ethUsdAnswer,
+  tokenUsdAnswer,
+  tokenDecimals,
+  marginBps,
+}: {
+  ethUsdAnswer: bigint;
+  tokenUsdAnswer: bigint;
+  tokenDecimals: number;
+  marginBps: number;
+}): bigint {
+  return ceilDiv(
+    ethUsdAnswer * 10n ** BigInt(tokenDecimals) * (BPS + BigInt(marginBps)),
+    tokenUsdAnswer * BPS,
+  );
+}
+
+/** The most an ERC-20 operation can take in token base units: the contract's pre-charge, ceil(maxCost × rate / 1e18). */
+export function maxTokenCharge(maxCostWei: bigint, exchangeRate: bigint): bigint {
+  return ceilDiv(maxCostWei * exchangeRate, WEI_PER_ETH);
+}
+
+/** Token base units → micro-dollars at `tokenUsdAnswer` (ETH_USD_FEED_DECIMALS decimals), rounded up. */
+export function tokenToMicroUsd(amount: bigint, tokenUsdAnswer: bigint, tokenDecimals: number): bigint {
+  return ceilDiv(
+    amount * tokenUsdAnswer * MICRO_USD_PER_USD,
+    10n ** BigInt(tokenDecimals) * 10n ** BigInt(ETH_USD_FEED_DECIMALS),
+  );
+}

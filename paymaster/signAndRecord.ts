@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Address, Hex } from 'viem';
+import { type Address, type Hex, numberToHex } from 'viem';
 import type { EntryPointVersion } from '../chain/entryPoints';
 import type { Db } from '../db/client';
 import { trySponsorshipLimits } from '../db/paymasterLimits';
@@ -10,10 +10,12 @@ import { delegatedByReason } from './delegatedTransferWindow';
 import { JSON_RPC_ERRORS } from './jsonRpc';
 import type { SponsorshipLimits } from './limits';
 import { denyWithError, answerDenial, type SponsorshipAnswer } from './sponsorshipAnswer';
-import type { SignerClient } from './signerClient';
+import type { SignerClient, SignerFailure } from './signerClient';
 import type { PaymasterMethod, SponsorshipUserOperation } from './sponsorshipParams';
 import type { UsageFacts } from './usageRecords';
 import { sponsoredUserOpHash } from './userOpHash';
+import type { UserPaidPricer } from './userPaidPricing';
+import type { maxGasCostWei } from './pricesConversion';
 
 /** What signing and recording needs of the paymaster RPC's dependencies. */
 export interface SigningDependencies {
@@ -21,6 +23,8 @@ export interface SigningDependencies {
   signer: SignerClient;
   logger: Logger;
   now: () => Date;
+  /** Prices user-paid gas (issue 26, finding 8); without it the signer's configured rate applies. */
+  userPaidPricer?: UserPaidPricer;
 }
 
 /**
@@ -43,6 +47,7 @@ export async function signAndRecord(
     requestFingerprint,
     limits,
     delegatedOwner,
+    signedGas,
   }: {
     client: PaymasterClient;
     facts: UsageFacts;
@@ -56,9 +61,18 @@ export async function signAndRecord(
     requestFingerprint: string;
     limits: Awaited<ReturnType<SponsorshipLimits['check']>> & { ok: true };
     delegatedOwner?: Address;
+    /** The gas as it will be signed: what a user-paid operation's maximum charge is priced on. */
+    signedGas?: Parameters<typeof maxGasCostWei>[0];
   },
 ): Promise<SponsorshipAnswer> {
   const { db } = deps;
+  // User-paid gas is priced now, from the price source, and held to the client's per-operation cap.
+  const userPaid =
+    token && signedGas && deps.userPaidPricer
+      ? await deps.userPaidPricer.price({ client, chainId, token, gas: signedGas })
+      : undefined;
+  if (userPaid && !userPaid.ok) return answerDenial(userPaid.denial);
+  if (userPaid?.snapshot) facts.usdSnapshot = userPaid.snapshot;
   const signed = await deps.signer.signPaymasterData({
     chainId,
     entryPoint: entryPoint.address,
@@ -66,6 +80,7 @@ export async function signAndRecord(
     userOp: userOpForSigner,
     mode: token ? 'erc20' : 'sponsored',
     ...(token && { token }),
+    ...(userPaid?.exchangeRate !== undefined && { exchangeRate: numberToHex(userPaid.exchangeRate) }),
     ...window,
   });
   if (!signed.ok) {
@@ -76,30 +91,7 @@ export async function signAndRecord(
       const deniedAt = await trySponsorshipLimits(db, consumptions, hold);
       if (deniedAt !== undefined) return answerDenial(denial(deniedAt));
     }
-    const { failure } = signed;
-    switch (failure.kind) {
-      case 'denied':
-        return denyWithError(failure.code, failure.message, 'denied_upstream', 'signer_rejected');
-      case 'mode_mismatch':
-        deps.logger.error(
-          { detail: failure.detail, chainId },
-          'signing service returned paymaster data in the wrong mode',
-        );
-        return denyWithError(
-          JSON_RPC_ERRORS.internalError,
-          `paymaster_mode_mismatch: ${failure.detail}`,
-          'denied_upstream',
-          'paymaster_mode_mismatch',
-        );
-      case 'upstream':
-        deps.logger.error({ detail: failure.detail, chainId }, 'signing service failed');
-        return denyWithError(
-          JSON_RPC_ERRORS.internalError,
-          'paymaster_upstream_error: the signing service is unavailable; retry later',
-          'denied_upstream',
-          'paymaster_upstream_error',
-        );
-    }
+    return answerSignerFailure(deps.logger, signed.failure, chainId);
   }
 
   const userOpHash: Hex = sponsoredUserOpHash({
@@ -140,5 +132,32 @@ export async function signAndRecord(
     case 'duplicate':
       // The operation was recorded already (an identical request): its row owns it; nothing was consumed.
       return { ok: true, result: recording.stored };
+  }
+}
+
+/** The signing service's failure as the RPC answers it: its denials unchanged (SPEC rule 10), the rest -32603. */
+function answerSignerFailure(logger: Logger, failure: SignerFailure, chainId: number): SponsorshipAnswer {
+  switch (failure.kind) {
+    case 'denied':
+      return denyWithError(failure.code, failure.message, 'denied_upstream', 'signer_rejected');
+    case 'mode_mismatch':
+      logger.error(
+        { detail: failure.detail, chainId },
+        'signing service returned paymaster data in the wrong mode',
+      );
+      return denyWithError(
+        JSON_RPC_ERRORS.internalError,
+        `paymaster_mode_mismatch: ${failure.detail}`,
+        'denied_upstream',
+        'paymaster_mode_mismatch',
+      );
+    case 'upstream':
+      logger.error({ detail: failure.detail, chainId }, 'signing service failed');
+      return denyWithError(
+        JSON_RPC_ERRORS.internalError,
+        'paymaster_upstream_error: the signing service is unavailable; retry later',
+        'denied_upstream',
+        'paymaster_upstream_error',
+      );
   }
 }

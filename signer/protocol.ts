@@ -62,6 +62,11 @@ export const signPaymasterDataParamsSchema = z.tuple([
       userOp: userOperationSchema,
       mode: z.enum(['sponsored', 'erc20']),
       token: address.optional(),
+      /**
+       * ERC-20 mode: the rate the API priced (token base units per 1e18 wei, 0x hex); the service signs it
+       * only within SIGNER_ERC20_RATE_BAND_BPS of the token's configured rate, which applies without one.
+       */
+      exchangeRate: quantity(256).optional(),
       validUntil: timestamp,
       validAfter: timestamp,
     })
@@ -72,6 +77,10 @@ export const signPaymasterDataParamsSchema = z.tuple([
     .refine((request) => (request.mode === 'erc20') === (request.token !== undefined), {
       message: 'token is required in erc20 mode and refused in sponsored mode',
       path: ['token'],
+    })
+    .refine((request) => request.mode === 'erc20' || request.exchangeRate === undefined, {
+      message: 'exchangeRate is refused in sponsored mode',
+      path: ['exchangeRate'],
     }),
 ]);
 

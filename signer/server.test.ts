@@ -219,6 +219,34 @@ describe('signer_signPaymasterData', () => {
     expect(validationData & 1n).toBe(0n);
   });
 
+  it('finding 8: signs the exchange rate the API priced when it lies within SIGNER_ERC20_RATE_BAND_BPS of the configured rate, and refuses one outside it', async () => {
+    const erc20 = (exchangeRate: bigint) =>
+      post(
+        signRequest({
+          mode: 'erc20',
+          token: chain.contracts.usdc,
+          exchangeRate: `0x${exchangeRate.toString(16)}`,
+        }),
+      );
+    // The default band (30000 bps) signs from a third of the configured 3,000,000,000 to three times it.
+    for (const rate of [1_000_000_000n, 3_300_000_000n, 9_000_000_000n]) {
+      const { body } = await erc20(rate);
+      expect(decodePaymasterData(body.result.paymasterData)).toMatchObject({ exchangeRate: rate });
+    }
+    for (const rate of [0n, 1n, 999_999_999n, 9_000_000_001n, 2n ** 255n]) {
+      const { body } = await erc20(rate);
+      expect(body.error).toEqual({
+        code: -32602,
+        message: `operation out of bounds: exchangeRate ${rate} is outside the band of 30000 bps around the token's configured rate`,
+      });
+    }
+    // A rate is for ERC-20 mode only.
+    const sponsored = await post(signRequest({ exchangeRate: '0xb2d05e00' }));
+    expect(sponsored.body.error.message).toMatch(
+      /^Invalid params: 0.exchangeRate: exchangeRate is refused in sponsored mode/,
+    );
+  });
+
   it.each([
     ['a chain without a paymaster deployment', { chainId: 8453 }],
     ['a chain without an RPC URL', { chainId: stack.chains[2]!.chainId }],

@@ -73,6 +73,7 @@ export async function startSignerServer({
         feeBoundBps: config.SIGNER_FEE_BOUND_BPS,
         maxOperationGas: config.SIGNER_MAX_OPERATION_GAS,
         maxDepositShareBps: config.SIGNER_MAX_DEPOSIT_SHARE_BPS,
+        rateBandBps: config.SIGNER_ERC20_RATE_BAND_BPS,
       },
     }),
   };

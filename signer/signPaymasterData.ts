@@ -42,7 +42,10 @@ export interface PaymasterDataSignerDependencies {
   deployments: ChainContracts[];
   /** RPC per chain; a chain without one is not supported. */
   publicClientFor(chainId: number): PublicClient | undefined;
-  /** chainId → token (any case) → exchange rate (token base units per 1e18 wei). */
+  /**
+   * chainId → token (any case) → exchange rate (token base units per 1e18 wei): the whitelist, the rate
+   * signed when the request names none, and the centre of the band a requested rate must lie in.
+   */
   tokenRates: Record<string, Record<string, string>> | undefined;
   now(): Date;
   /** Told (without secrets) why a deposit could not be read. */
@@ -63,6 +66,8 @@ export interface SignerBounds {
   maxOperationGas: number;
   /** The share of the EntryPoint deposit one operation's maximum cost may take, in basis points. */
   maxDepositShareBps: number;
+  /** A requested exchange rate lies within [configured × 10000 / band, configured × band / 10000] (SIGNER_ERC20_RATE_BAND_BPS). */
+  rateBandBps: number;
 }
 
 export type SignPaymasterData = (params: unknown) => Promise<SignPaymasterDataResult>;
@@ -96,8 +101,14 @@ export function createPaymasterDataSigner(deps: PaymasterDataSignerDependencies)
 
     let terms: SponsorshipTerms;
     if (request.mode === 'erc20') {
-      const exchangeRate = rates.get(request.chainId)?.get(request.token!.toLowerCase());
-      if (exchangeRate === undefined) throw tokenNotWhitelisted();
+      const configuredRate = rates.get(request.chainId)?.get(request.token!.toLowerCase());
+      if (configuredRate === undefined) throw tokenNotWhitelisted();
+      const exchangeRate = request.exchangeRate ?? configuredRate;
+      // A compromised or mistaken caller cannot have gas sold for nothing (or users charged a fortune).
+      if (!withinBand(exchangeRate, configuredRate, deps.bounds.rateBandBps))
+        throw operationOutOfBounds(
+          `exchangeRate ${exchangeRate} is outside the band of ${deps.bounds.rateBandBps} bps around the token's configured rate`,
+        );
       terms = {
         mode: 'erc20',
         validUntil: request.validUntil,
@@ -217,3 +228,9 @@ function normalizeTokenRates(
 }
 
 const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
+
+/** configured ÷ band ≤ rate ≤ configured × band (band in basis points, ≥ 10000). */
+function withinBand(rate: bigint, configured: bigint, bandBps: number): boolean {
+  const band = BigInt(bandBps);
+  return rate * band >= configured * 10_000n && rate * 10_000n <= configured * band;
+}

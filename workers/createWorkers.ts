@@ -217,6 +217,30 @@ export const WORKER_TUNING = {
   shutdownGraceTime: '10 seconds',
 } as const satisfies Partial<WorkerOptions>;
 
+/**
+ * The workflow cache of each task queue's worker, set on purpose (issue 33): without it every worker
+ * sizes its cache from the heap (about 600 workflows per GB above 200 MB, per worker), so six workers in
+ * one process could keep thousands of sessions cached, each ~0.55 MiB, for the hour a sticky workflow
+ * lives. A workflow pushed out of the cache is replayed from its history on its next task (a session's
+ * is a few dozen events: milliseconds), so the caches hold what is active, not what is open:
+ * - sessions: 300 — sessions being paid and settled; the many awaiting payment for hours are replayed
+ *   when their deposit or expiry comes;
+ * - webhooks: 100 — deliveries in their first attempts; retries minutes to hours later replay;
+ * - chains: 40 — the deposit monitors and receipt trackers (one each per chain), always busy;
+ * - yield: 20 — deploys and domain watches (a re-check every 6 h replays);
+ * - billing, maintenance: 10 — a few schedules a day.
+ * At most 480 workflows cached, ~265 MiB at the measured 0.55 MiB per session. Concurrent workflow
+ * tasks may not exceed the cache (the SDK lowers them with a warning), so small caches set both.
+ */
+export const WORKFLOW_CACHE_BY_ROLE = {
+  sessions: { maxCachedWorkflows: 300, maxConcurrentWorkflowTaskExecutions: 40 },
+  webhooks: { maxCachedWorkflows: 100, maxConcurrentWorkflowTaskExecutions: 40 },
+  chains: { maxCachedWorkflows: 40, maxConcurrentWorkflowTaskExecutions: 20 },
+  yield: { maxCachedWorkflows: 20, maxConcurrentWorkflowTaskExecutions: 10 },
+  billing: { maxCachedWorkflows: 10, maxConcurrentWorkflowTaskExecutions: 5 },
+  maintenance: { maxCachedWorkflows: 10, maxConcurrentWorkflowTaskExecutions: 5 },
+} as const satisfies Record<TaskQueueRole, Partial<WorkerOptions>>;
+
 /** One worker per task queue that has activities, all sharing one workflow bundle. */
 export async function createWorkers({
   connection,
@@ -246,6 +270,7 @@ export async function createWorkers({
       activities: buildActivities(dependencies, names),
       interceptors: { activity: [redactingProviderUrls] },
       ...WORKER_TUNING,
+      ...WORKFLOW_CACHE_BY_ROLE[role],
       ...(tracing && { plugins: [tracing.workerPlugin] }),
     });
     byTaskQueue.set(taskQueue, worker);

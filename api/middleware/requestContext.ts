@@ -3,8 +3,8 @@ import type { Middleware } from 'koa';
 import type { Logger } from '../../logging/logger';
 import type { HttpMetrics } from '../metrics';
 
-const REQUEST_ID_HEADER = 'x-request-id';
-const acceptableRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
+export const REQUEST_ID_HEADER = 'x-request-id';
+export const acceptableRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * `ctx.state` of a request: the id, and a child logger carrying it that is built the first time

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import type { AnyRoute, AuthKind } from '../routing/route';
+import { OPERATIONS, TAG_DESCRIPTIONS } from './operations';
+import { addSharedOutcomes, idempotencyKeyParameter } from './sharedOutcomes';
+import { webhooksSection } from './webhookEvents';
 
 /**
  * OpenAPI 3.1 documents generated from the route definitions and the same zod schemas that
@@ -67,6 +70,12 @@ export const CONTRACT_OVERVIEW = [
   '**Errors.** Every error except the paymaster RPC’s is `{statusCode, message, error?}` (schema ErrorBody). ' +
     'The paymaster RPC answers JSON-RPC errors with HTTP 200; a message starting `Policy denied: ` is a policy ' +
     'decision. 429 (rate limits) and 503 (a dependency unavailable) carry `Retry-After` in seconds.',
+  '',
+  '**Retries.** A 429 or 503 applied nothing: retry after `Retry-After`. Session creation honours an ' +
+    '`Idempotency-Key` header, so a retry after a lost answer returns the first answer instead of a second session.',
+  '',
+  '**Events.** The `webhooks` section lists every event the service POSTs to the merchant’s endpoints, with ' +
+    'the `X-Service-Signature` scheme (HMAC-SHA256 over `<t>.<raw body>`, one `v1` per live secret).',
 ].join('\n');
 
 export function buildOpenApiDocument({
@@ -188,21 +197,17 @@ export function buildOpenApiDocument({
         ];
       }),
     );
-    // The outcomes every route of a kind shares (mountRoutes and the body parser answer them before the
-    // handler runs), so each operation's document lists every status it can answer.
-    const errorOutcome = (description: string) => ({
-      description,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
-    });
-    if (route.body || route.query)
-      responses['400'] ??= errorOutcome('Invalid input: malformed JSON or a field that fails validation');
-    if (pathParams.length) responses['404'] ??= errorOutcome('No such resource for this merchant');
-    if (route.auth === 'jwt' || route.auth === 'sk')
-      responses['401'] ??= errorOutcome('Missing, malformed, expired or unknown credential');
+    addSharedOutcomes(route, responses);
     paths[path] ??= {};
+    const naming = OPERATIONS[`${route.method.toUpperCase()} ${path}`];
+    if (route.idempotencyKey) parameters.push(idempotencyKeyParameter);
     paths[path][route.method] = {
-      operationId: `${route.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, next: string | undefined) => (next ? next.toUpperCase() : ''))}`,
+      // A route missing from OPERATIONS keeps a mechanical id (openapi.test.ts fails until it has one).
+      operationId:
+        naming?.operationId ??
+        `${route.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, next: string | undefined) => (next ? next.toUpperCase() : ''))}`,
       summary: route.summary,
+      description: naming?.description ?? route.summary,
       tags: [route.tag],
       security: securityFor[route.auth],
       ...(parameters.length && { parameters }),
@@ -211,11 +216,25 @@ export function buildOpenApiDocument({
     };
   }
 
+  const webhooks = webhooksSection((name, schema) => {
+    components[name] = toSchema(schema, 'output');
+    return { $ref: `#/components/schemas/${name}` };
+  });
+  const usedTags = new Set([...routes.map((route) => route.tag), 'Events']);
   return {
     openapi: '3.1.0',
-    info: { title, version, description: CONTRACT_OVERVIEW },
+    info: {
+      title,
+      version,
+      description: CONTRACT_OVERVIEW,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
     servers: [{ url: serverUrl }],
+    tags: Object.entries(TAG_DESCRIPTIONS)
+      .filter(([name]) => usedTags.has(name))
+      .map(([name, description]) => ({ name, description })),
     paths,
+    webhooks,
     components: { schemas: components, securitySchemes: usedSecuritySchemes(routes) },
   };
 }

@@ -2,6 +2,7 @@ import { compileErrors, dereference, validate } from '@readme/openapi-parser';
 import { z } from 'zod';
 import { startTestApp, type TestApp } from '../../test/harness/app';
 import type { AnyRoute, AuthKind } from '../routing/route';
+import { OPERATIONS } from './operations';
 
 /**
  * The two published contracts (SPEC Versioning, DESIGN §5), fetched from the running app: valid
@@ -180,11 +181,94 @@ describe('OpenAPI documents', () => {
       Object.values(value).forEach(visit);
     };
     visit(integrator.paths);
+    visit(integrator.webhooks);
     expect(
       Object.keys(integrator.components.schemas).filter(
         (name) => !reachable.has(`#/components/schemas/${name}`),
       ),
     ).toEqual([]);
+  });
+
+  it('names every operation for people (one id each, a description, a described tag)', () => {
+    const operations = [...operationsOf(full).entries()];
+    const missing = app.routes.map(routeKey).filter((key) => !OPERATIONS[key]);
+    expect(missing).toEqual([]);
+    const ids = operations.map(([, operation]) => operation.operationId as string);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.filter((id) => !/^[a-z][A-Za-z]+$/.test(id))).toEqual([]);
+    expect(operations.filter(([, operation]) => !operation.description).map(([key]) => key)).toEqual([]);
+    expect(
+      Object.fromEntries(operations.map(([key, operation]) => [key, operation.operationId])),
+    ).toMatchObject({
+      'POST /v1/sessions': 'createSession',
+      'GET /v1/sessions/{id}': 'getSession',
+      'GET /v1/merchants/me/sessions': 'listSessions',
+      'GET /v1/webhooks/{id}/deliveries': 'listWebhookDeliveries',
+    });
+    const described = new Map<string, string>(full.tags.map((tag: Json) => [tag.name, tag.description]));
+    const used = new Set(operations.map(([, operation]) => operation.tags[0] as string));
+    expect([...used].filter((tag) => !described.get(tag))).toEqual([]);
+  });
+
+  it('declares Idempotency-Key where the api honours it, and every status the middleware chain can answer', async () => {
+    const operations = operationsOf(full);
+    const headerOf = (key: string) =>
+      (operations.get(key)!.parameters ?? []).find((parameter: Json) => parameter.name === 'Idempotency-Key');
+    expect(headerOf('POST /v1/sessions')).toMatchObject({ in: 'header', required: false });
+    expect(headerOf('POST /v1/merchants/me/sessions')).toMatchObject({ in: 'header' });
+    expect(headerOf('POST /v1/webhooks')).toBeUndefined();
+    const statuses = (key: string) => Object.keys(operations.get(key)!.responses).sort();
+    expect(statuses('POST /v1/sessions')).toEqual(['201', '400', '401', '409', '413', '503']);
+    expect(statuses('GET /v1/sessions/{id}')).toEqual(['200', '404', '429', '503']);
+    expect(statuses('POST /v1/auth/verify')).toEqual(expect.arrayContaining(['413', '429', '503']));
+    expect(statuses('GET /health')).toEqual(['200']);
+    expect(statuses('POST /v1/paymaster/bundler/{chainId}')).toEqual(
+      expect.arrayContaining(['401', '403', '413', '429', '503']),
+    );
+    // What the document promises, the app answers: a body over the limit is refused before any credential check.
+    const oversized = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: '1', merchantName: 'x'.repeat(app.config.BODY_LIMIT_BYTES) }),
+    });
+    expect(oversized.status).toBe(413);
+    expect(oversized.body).toMatchObject({ statusCode: 413, message: expect.any(String) });
+    const limited = operations.get('GET /v1/sessions/{id}')!.responses['429'];
+    expect(limited.headers['Retry-After'].schema.type).toBe('integer');
+    expect(limited.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorBody' });
+  });
+
+  it.each([
+    ['full', () => full],
+    ['integrator', () => integrator],
+  ])('the %s document has one webhook per event type, with the signature headers', (_name, documentOf) => {
+    const document = documentOf();
+    expect(Object.keys(document.webhooks).sort()).toEqual(
+      [
+        'endpoint.disabled',
+        'session.completed',
+        'session.confirming',
+        'session.expired',
+        'session.failed',
+        'session.underpaid',
+      ].sort(),
+    );
+    const confirming = document.webhooks['session.confirming'].post;
+    expect(confirming.parameters.map((parameter: Json) => parameter.name)).toEqual([
+      'X-Service-Signature',
+      'X-Service-Event-Id',
+    ]);
+    const body = resolveSchema(document, confirming.requestBody.content['application/json'].schema);
+    expect(body.properties.type).toEqual({ type: 'string', const: 'session.confirming' });
+    const completed = resolveSchema(
+      document,
+      document.webhooks['session.completed'].post.requestBody.content['application/json'].schema,
+    );
+    expect(completed.properties.data.required).toEqual(['session', 'settlement']);
+    expect(completed.properties.data.properties.settlement.properties.asset).toEqual({
+      type: 'string',
+      const: 'sUSDe',
+    });
   });
 
   it('the session create body is the zod schema: amount required, sandboxMode boolean, no unknown fields', () => {

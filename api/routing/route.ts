@@ -46,6 +46,8 @@ export interface RouteDefinition<B = unknown, Q = unknown, P = unknown> {
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
   responses: Record<number, ResponseSpec>;
+  /** The handler honours the `Idempotency-Key` header (api/routing/idempotency.ts): the contract declares it. */
+  idempotencyKey?: boolean;
   /** Returns the response, or undefined when it wrote ctx itself (CSV, PDF, HTML, JSON-RPC). */
   handler: (input: RouteInput<B, Q, P>) => Promise<HandlerResult | void> | HandlerResult | void;
 }

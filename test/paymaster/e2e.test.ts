@@ -169,7 +169,9 @@ describe.each(['0.7', '0.8'] as const)(
       const chain = stack.chains.find((candidate) => candidate.chainId === 11155111)!;
       const paymaster = version === '0.7' ? chain.contracts.paymasterV07! : chain.contracts.paymasterV08!;
       const usdc = chain.contracts.usdc!;
-      const rate = BigInt(stack.signer.erc20Tokens[String(chain.chainId)]![usdc]!);
+      // Priced at signing (finding 8): the local feed's 3,000 USD per ether at USDC's peg plus the 10 % margin,
+      // i.e. the signer's configured 3,000 per ether × 1.1.
+      const rate = (BigInt(stack.signer.erc20Tokens[String(chain.chainId)]![usdc]!) * 11n) / 10n;
       const account = await newAccountOn(chain, version);
 
       // The account's first operation (sponsored) creates it and approves the paymaster: ERC-20

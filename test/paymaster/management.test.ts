@@ -36,6 +36,7 @@ describe('paymaster management routes (JWT)', () => {
           allowedOrigins: [],
           allowedChainIds: [84532, 421614],
           gasMode: 'sponsored',
+          userPaidMaxOperationUsd: null,
           createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
           updatedAt: expect.any(String),
           revokedAt: null,
@@ -82,6 +83,11 @@ describe('paymaster management routes (JWT)', () => {
         'allowedOrigins.0',
       ],
       ['an unknown gasMode', { label: 'x', allowedChainIds: [84532], gasMode: 'free' }, 'gasMode'],
+      [
+        'a user-paid cap that is not a positive USD amount',
+        { label: 'x', allowedChainIds: [84532], userPaidMaxOperationUsd: '-1' },
+        'userPaidMaxOperationUsd',
+      ],
       [
         'an unknown environment',
         { label: 'x', allowedChainIds: [84532], environment: 'prod' },

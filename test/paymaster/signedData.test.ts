@@ -196,7 +196,7 @@ describe('signed paymaster data (real signing service)', () => {
     },
   );
 
-  it("pm_getPaymasterData with a whitelisted token: ERC-20 mode data at the signer's rate, recorded as user_paid", async () => {
+  it('pm_getPaymasterData with a whitelisted token: ERC-20 mode data at the priced rate, recorded as user_paid', async () => {
     const token = whitelistedToken();
     const response = await rpc('pm_getPaymasterData', '0.7', 9n, { token });
     const { result } = response.body;
@@ -204,7 +204,9 @@ describe('signed paymaster data (real signing service)', () => {
     expect(decoded).toMatchObject({
       mode: 'erc20',
       token,
-      exchangeRate: BigInt(testStack().signer.erc20Tokens[String(CHAIN_ID)]![token]!),
+      // The shared feed's 3,000 USD per ether at the stablecoin's 1 USD peg, plus the default 10 % margin:
+      // the signer's configured rate (3,000 per ether) × 1.1 (finding 8; userPaidRates.test.ts moves the feed).
+      exchangeRate: (BigInt(testStack().signer.erc20Tokens[String(CHAIN_ID)]![token]!) * 11n) / 10n,
     });
     expect(await signerOf(result, 9n)).toBe(testStack().signer.address);
     expect((await usageRows(app, merchant))[0]).toMatchObject({

@@ -13,6 +13,12 @@ import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefi
  * | get_paymaster_usage     | GET    /v1/paymaster/usage          |
  */
 const gasMode = z.enum(['sponsored', 'user_paid', 'both']);
+const userPaidCap = z
+  .string()
+  .nullable()
+  .describe(
+    'the most one user-paid (ERC-20) operation may cost its sender, decimal USD; null: the platform default (50 USD)',
+  );
 const chainIds = z.array(z.number().int()).describe('EVM chain ids, e.g. [84532]');
 const origins = z.array(z.string()).describe('allowed Origin values, e.g. ["https://app.example"]');
 
@@ -36,6 +42,7 @@ export const paymasterTools: AnyToolDefinition[] = [
       allowedChainIds: chainIds,
       allowedOrigins: origins.optional(),
       gasMode: gasMode.optional().describe('default sponsored'),
+      userPaidMaxOperationUsd: userPaidCap.optional(),
     },
     auth: 'jwt',
     method: 'POST',
@@ -45,13 +52,15 @@ export const paymasterTools: AnyToolDefinition[] = [
 
   routeTool({
     name: 'update_paymaster_client',
-    description: 'Change a paymaster client’s label, origins, chains or gas mode.',
+    description:
+      'Change a paymaster client’s label, origins, chains, gas mode or per-operation cap on user-paid gas.',
     inputSchema: {
       id: z.string(),
       label: z.string().optional(),
       allowedOrigins: origins.optional(),
       allowedChainIds: chainIds.optional(),
       gasMode: gasMode.optional(),
+      userPaidMaxOperationUsd: userPaidCap.optional(),
     },
     auth: 'jwt',
     method: 'PATCH',

@@ -64,6 +64,11 @@ export function paymasterBundlerRoutes(app: AppContext): AnyRoute[] {
             'paymaster_origin_not_allowed (framework body); paymaster_chain_not_allowed, paymaster_key_network_class_mismatch, paymaster_gas_mode_not_allowed',
           schema: errorBody,
         },
+        429: {
+          description:
+            'paymaster_rate_limit_exceeded: the client’s request rate; Retry-After says when to retry',
+          schema: errorBody,
+        },
         502: { description: 'bundler upstream failure', schema: errorBody },
       },
       async handler({ params, ctx }) {

@@ -12,11 +12,16 @@ import type { AppContext } from '../../appContext';
 import { notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { idParams, supportedChainId } from './fields';
+import { usdLimit } from './limits';
+import { microToUsd, usdToMicro } from '../../../paymaster/pricesConversion';
 
 /**
  * | GET    | /v1/paymaster/clients      | 200 list |
  * | POST   | /v1/paymaster/clients      | label, allowedOrigins, allowedChainIds (gasMode also settable) → 201 `{client}` |
  * | PATCH  | /v1/paymaster/clients/{id} | label, origins, chains (and gasMode) → 200 client summary |
+ *
+ * `userPaidMaxOperationUsd` (create and PATCH, null = the platform default): the most one user-paid
+ * operation may cost its sender in USD, the token charge's ceiling (issue 26, finding 8).
  * | DELETE | /v1/paymaster/clients/{id} | 200 client summary (revoked); the id is unknown from then on |
  */
 
@@ -33,6 +38,11 @@ const allowedOrigins = z.array(origin).max(50).transform(unique);
 const allowedChainIds = z.array(supportedChainId).min(1, 'must list at least one chain').transform(unique);
 const gasMode = z.enum(['sponsored', 'user_paid', 'both']);
 const label = z.string().trim().min(1, 'must not be empty').max(100);
+const userPaidMaxOperationUsd = usdLimit
+  .nullable()
+  .describe(
+    'The most one user-paid (ERC-20) operation may cost its sender, in USD; null: the platform default (PAYMASTER_USER_PAID_MAX_OPERATION_USD)',
+  );
 
 const createBody = z
   .object({
@@ -41,6 +51,7 @@ const createBody = z
     allowedChainIds,
     allowedOrigins: allowedOrigins.default([]),
     gasMode: gasMode.default('sponsored'),
+    userPaidMaxOperationUsd: userPaidMaxOperationUsd.default(null),
   })
   .strict()
   .meta({ id: 'PaymasterClientCreate' });
@@ -51,11 +62,12 @@ const updateBody = z
     allowedOrigins: allowedOrigins.optional(),
     allowedChainIds: allowedChainIds.optional(),
     gasMode: gasMode.optional(),
+    userPaidMaxOperationUsd: userPaidMaxOperationUsd.optional(),
   })
   .strict()
   .refine(
     (body) => Object.keys(body).length > 0,
-    'give at least one of label, allowedOrigins, allowedChainIds, gasMode',
+    'give at least one of label, allowedOrigins, allowedChainIds, gasMode, userPaidMaxOperationUsd',
   )
   .meta({ id: 'PaymasterClientUpdate' });
 
@@ -70,6 +82,7 @@ const clientSummary = z
     allowedOrigins: z.array(z.string()),
     allowedChainIds: z.array(z.number()),
     gasMode,
+    userPaidMaxOperationUsd: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
     revokedAt: z.string().nullable(),
@@ -85,6 +98,10 @@ function toSummary(row: PaymasterClientRow): z.infer<typeof clientSummary> {
     allowedOrigins: row.allowed_origins,
     allowedChainIds: row.allowed_chain_ids,
     gasMode: row.gas_mode,
+    userPaidMaxOperationUsd:
+      row.user_paid_max_operation_usd === null
+        ? null
+        : microToUsd(usdToMicro(row.user_paid_max_operation_usd)),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     revokedAt: row.revoked_at?.toISOString() ?? null,
@@ -124,6 +141,7 @@ export function paymasterClientRoutes(app: AppContext): AnyRoute[] {
           allowedOrigins: body.allowedOrigins,
           allowedChainIds: body.allowedChainIds,
           gasMode: body.gasMode,
+          userPaidMaxOperationUsd: body.userPaidMaxOperationUsd,
         });
         return { status: 201, body: { client: toSummary(row) } };
       },

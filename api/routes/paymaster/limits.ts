@@ -30,7 +30,7 @@ const MAX_USD_MICRO = 1_000_000_000n * 1_000_000n;
 
 /** Positive decimal USD, at most 6 fractional digits, at most 1,000,000,000 (DESIGN §5 amounts). */
 const USD_PATTERN = /^(?:0|[1-9]\d{0,9})(?:\.\d{1,6})?$/;
-const usdLimit = z
+export const usdLimit = z
   .string()
   .regex(USD_PATTERN, 'must be a decimal USD string with at most 6 decimals')
   // The later checks only read well-formed amounts: the pattern's message already covers the rest.

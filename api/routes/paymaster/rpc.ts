@@ -4,7 +4,9 @@ import { paymasterFromContracts } from '../../../chain/paymasters';
 import { delegationManagerFor } from '../../../paymaster/delegationManager';
 import type { PaymasterClient } from '../../../paymaster/clientChecks';
 import { handlePaymasterRpc, type PaymasterRpcDependencies } from '../../../paymaster/handlePaymasterRpc';
+import { createEthUsdPrices } from '../../../paymaster/prices';
 import { PAYMASTER_METHODS } from '../../../paymaster/sponsorshipParams';
+import { createUserPaidPricer } from '../../../paymaster/userPaidPricing';
 import type { AppContext } from '../../appContext';
 import { HttpError } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
@@ -65,6 +67,18 @@ export function paymasterRpcRoutes(app: AppContext): AnyRoute[] {
       feeBoundBps: app.config.PAYMASTER_FEE_BOUND_BPS,
       maxOperationGas: app.config.PAYMASTER_MAX_OPERATION_GAS,
     },
+    userPaidPricer: createUserPaidPricer({
+      config: app.config,
+      prices: createEthUsdPrices({
+        config: app.config,
+        publicClients: app.publicClients,
+        networks: app.networks,
+        logger: app.logger,
+      }),
+      publicClients: app.publicClients,
+      networks: app.networks,
+      logger: app.logger,
+    }),
   };
   return [
     defineRoute({

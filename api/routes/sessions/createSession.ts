@@ -25,6 +25,7 @@ export function createSessionRoute(
     audience,
     summary,
     body: createSessionBody,
+    idempotencyKey: true,
     responses: {
       201: { description: 'Created', schema: sessionCreatedSchema },
       400: { description: 'Invalid body' },

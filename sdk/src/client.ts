@@ -1,0 +1,86 @@
+import createClient, { type Client } from 'openapi-fetch';
+import { StablePayError } from './errors';
+import type { paths } from './generated/openapi';
+import { retryingFetch, type RequestDefaults, type RetryOptions } from './retryingFetch';
+
+export interface StablePayOptions extends RetryOptions, RequestDefaults {
+  /** The api's address, e.g. `http://localhost:3000` or `https://api.example.com`. */
+  baseUrl: string;
+  /** A secret API key `sk_...` (session creation, webhooks): sent as `Authorization: Bearer`. */
+  apiKey?: string;
+  /** A merchant token (JWT) for the dashboard routes, used when no `apiKey` is given. */
+  token?: string;
+  /** A paymaster client id `pmc_...`, sent as `X-Client-Id`. */
+  clientId?: string;
+  /** Extra headers on every request. */
+  headers?: Record<string, string>;
+  /** The underlying fetch (default: the global one). */
+  fetch?: typeof fetch;
+}
+
+type Body<Path extends keyof paths, Method extends 'post' | 'patch'> = paths[Path][Method] extends {
+  requestBody?: { content: { 'application/json': infer Json } };
+}
+  ? Json
+  : never;
+
+/** What openapi-fetch answers: data on 2xx, the error body otherwise. */
+interface FetchResult<Data> {
+  data?: Data;
+  error?: unknown;
+  response: Response;
+}
+
+/** The answer's data, or a StablePayError carrying the status and the server's message. */
+async function unwrap<Data>(call: Promise<FetchResult<Data>>): Promise<Data> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw StablePayError.from(response, error);
+  return data as Data;
+}
+
+/**
+ * A client for the api: `raw` is the openapi-fetch client typed from the contract (every operation);
+ * the named methods are the common calls, returning the answer's data and throwing StablePayError.
+ */
+export function createStablePayClient(options: StablePayOptions) {
+  const credential = options.apiKey ?? options.token;
+  const raw: Client<paths> = createClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/$/, ''),
+    headers: {
+      ...(credential && { authorization: `Bearer ${credential}` }),
+      ...(options.clientId && { 'x-client-id': options.clientId }),
+      ...options.headers,
+    },
+    fetch: retryingFetch(options.fetch ?? globalThis.fetch, options, options),
+  });
+  /** An explicit key for one call (default: a fresh UUID per call, reused by its retries). */
+  const idempotency = (key?: string) => (key ? { 'idempotency-key': key } : undefined);
+
+  return {
+    raw,
+    createSession: (
+      body: Body<'/v1/sessions', 'post'>,
+      { idempotencyKey }: { idempotencyKey?: string } = {},
+    ) => unwrap(raw.POST('/v1/sessions', { body, headers: idempotency(idempotencyKey) })),
+    getSession: (id: string) => unwrap(raw.GET('/v1/sessions/{id}', { params: { path: { id } } })),
+    getSessionStatus: (id: string) =>
+      unwrap(raw.GET('/v1/sessions/{id}/status', { params: { path: { id } } })),
+    /** The merchant's sessions (merchant token). */
+    listSessions: (query: paths['/v1/merchants/me/sessions']['get']['parameters']['query'] = {}) =>
+      unwrap(raw.GET('/v1/merchants/me/sessions', { params: { query } })),
+    createWebhookEndpoint: (body: Body<'/v1/webhooks', 'post'>) => unwrap(raw.POST('/v1/webhooks', { body })),
+    listWebhookEndpoints: () => unwrap(raw.GET('/v1/webhooks')),
+    rotateWebhookSecret: (id: string, body: Body<'/v1/webhooks/{id}/rotate-secret', 'post'> = {}) =>
+      unwrap(raw.POST('/v1/webhooks/{id}/rotate-secret', { params: { path: { id } }, body })),
+    listWebhookDeliveries: (id: string) =>
+      unwrap(raw.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id } } })),
+    resendWebhookDelivery: (id: string, deliveryId: string) =>
+      unwrap(
+        raw.POST('/v1/webhooks/{id}/deliveries/{deliveryId}/resend', {
+          params: { path: { id, deliveryId } },
+        }),
+      ),
+  };
+}
+
+export type StablePayClient = ReturnType<typeof createStablePayClient>;
