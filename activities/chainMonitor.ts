@@ -103,46 +103,19 @@ export function createChainMonitorActivities({
   };
 
   return {
-    async scanDeposits({
-      chainId,
-      monitorId,
-      maxBlockRange,
-      blockRange,
-      waitForBlockMs = 0,
-    }: ScanInput): Promise<ScanResult> {
+    async scanDeposits(input: ScanInput): Promise<ScanResult> {
+      const { chainId, monitorId, maxBlockRange } = input;
       const network = networks.byChainId(chainId);
       if (!network) throw new Error(`unknown chain ${chainId}`);
       const client = clientFor(chainId);
-      const range = BigInt(Math.max(1, Math.min(blockRange ?? maxBlockRange, maxBlockRange)));
-      // No cache: viem keeps a block number for 4 s by default, which would delay detection by blocks.
-      const [firstHead, stored] = await Promise.all([
-        client.getBlockNumber({ cacheTime: 0 }),
-        readCheckpoint(db, monitorId),
-      ]);
-      let head = firstHead;
-      // Caught up: wait here for the next safe block (the workflow then scans again without a timer).
-      if (stored !== undefined && waitForBlockMs > 0) {
-        const waitUntil = Date.now() + waitForBlockMs;
-        while (head - BigInt(network.confirmations) <= stored && Date.now() < waitUntil) {
-          await delay(Math.min(headPollMs, Math.max(0, waitUntil - Date.now())));
-          head = await client.getBlockNumber({ cacheTime: 0 });
-        }
-      }
-      const safeHead = head - BigInt(network.confirmations);
-      const checkpoint = stored ?? safeHead - range;
-      const fromBlock = checkpoint + 1n < 0n ? 0n : checkpoint + 1n;
-      const toBlock = fromBlock + range - 1n < safeHead ? fromBlock + range - 1n : safeHead;
+      const window = await nextScanWindow(db, client, network.confirmations, input, headPollMs);
+      const { fromBlock, toBlock, range } = window;
       if (toBlock < fromBlock) {
         return {
           fromBlock: fromBlock.toString(),
-          toBlock: checkpoint.toString(),
+          toBlock: window.checkpoint.toString(),
           caughtUp: true,
-          logs: 0,
-          accepted: 0,
-          late: 0,
-          watched: 0,
-          requests: 0,
-          refusals: 0,
+          ...NOTHING_SCANNED,
           nextBlockRange: Number(range),
         };
       }
@@ -166,129 +139,21 @@ export function createChainMonitorActivities({
           : logs.length < SMALL_SCAN_LOGS
             ? Math.min(Number(range) * 2, maxBlockRange)
             : Number(range);
-      const recipients = [...new Set(logs.map((log) => log.args.to.toLowerCase()))];
-      // Targets by (address, token): one lookup per log instead of a scan of every target.
-      const [targets, toBlockTime] = await Promise.all([
-        findDepositTargets(db, chainId, recipients),
-        blockTimestamps(client, [toBlock]).then((times) => times.get(toBlock)!),
-      ]);
-      const targetOf = new Map<string, (typeof targets)[number]>();
-      for (const target of targets) {
-        const key = `${target.depositAddress.toLowerCase()}:${target.tokenAddress}`;
-        if (!targetOf.has(key)) targetOf.set(key, target);
-      }
-      const matchedLogs = logs.flatMap((log) => {
-        const target = targetOf.get(`${log.args.to.toLowerCase()}:${log.address.toLowerCase()}`);
-        return target ? [{ log, target }] : [];
-      });
-      // A flush swaps into the forwarder itself (the router pays USDe to it): those transfers are not payments.
-      const flushes = await findFlushTransactions(db, [
-        ...new Set(matchedLogs.map(({ log }) => log.transactionHash!)),
-      ]);
-      const payments = matchedLogs.filter(({ log }) => !flushes.has(log.transactionHash!));
-      // On time is judged by the block's timestamp, not by when this scan runs: a lagging monitor must not
-      // turn a payment mined before expiry into a late one. Block timestamps never decrease, so a target
-      // expiring after the range's last block is on time for every block of it: only the others need
-      // their own block's timestamp.
-      const blockTimes = await blockTimestamps(client, [
-        ...new Set(
-          payments
-            .filter(({ target }) => target.expiresAt.getTime() <= toBlockTime.getTime())
-            .map(({ log }) => log.blockNumber!),
-        ),
-      ]);
-      blockTimes.set(toBlock, toBlockTime);
-      const onTimeOf = ({ log, target }: (typeof payments)[number]) =>
-        target.expiresAt.getTime() > toBlockTime.getTime() ||
-        blockTimes.get(log.blockNumber!)!.getTime() < target.expiresAt.getTime();
 
-      // A session its timer expired may still have been paid on time (it waits for lagging scans, but
-      // not forever): such a transfer counts as paying it; retry-forwarder settles it.
-      const recorded = payments.map((payment) => {
-        const { target } = payment;
-        const open =
-          onTimeOf(payment) && (target.status === 'awaiting_payment' || target.status === 'expired');
-        return { ...payment, open };
-      });
-      // Every transfer recorded once, in one statement; then the accepted totals of the sessions paid.
-      await recordDeposits(
-        db,
-        recorded.map(({ log, target, open }) => ({
-          session_id: target.sessionId,
-          chain_id: chainId,
-          token_address: log.address.toLowerCase(),
-          deposit_address: target.depositAddress,
-          amount: log.args.value.toString(),
-          tx_hash: log.transactionHash!,
-          log_index: log.logIndex!,
-          block_number: log.blockNumber!,
-          kind: open ? 'accepted' : 'late',
-        })),
-      );
-      const acceptedLogs = recorded.filter(({ open }) => open);
-      const accepted = acceptedLogs.length;
-      const late = recorded.length - accepted;
-      const totals = await acceptedTotals(db, {
-        chainId,
-        sessionIds: [...new Set(acceptedLogs.map(({ target }) => target.sessionId))],
-      });
-      // The running total before this range's transfers (the rows of earlier ranges), then log by log: a
-      // session is signalled once, with the transfer that first covers its option (as recorded in order).
-      const inRange = new Map<string, bigint>();
-      for (const { log, target } of acceptedLogs) {
-        const key = `${target.sessionId}:${log.address.toLowerCase()}`;
-        inRange.set(key, (inRange.get(key) ?? 0n) + log.args.value);
-      }
-      const running = new Map(
-        [...inRange].map(([key, sum]) => [key, (totals.get(key) ?? 0n) - sum] as const),
-      );
-      const signals = new Map<string, DepositDetected>();
-      for (const { log, target } of acceptedLogs) {
-        const tokenAddress = log.address.toLowerCase();
-        const key = `${target.sessionId}:${tokenAddress}`;
-        const total = running.get(key)! + log.args.value;
-        running.set(key, total);
-        // Underpaid so far: recorded, the session keeps waiting for the rest. An expired session's workflow
-        // has ended: nothing to signal.
-        if (total < BigInt(target.expectedAmount) || target.status !== 'awaiting_payment') continue;
-        if (signals.has(target.sessionId)) continue;
-        signals.set(target.sessionId, {
-          chainId,
-          token: tokens.get(tokenAddress)!.address,
-          amount: total.toString(),
-          txHash: log.transactionHash!,
-          blockNumber: log.blockNumber!.toString(),
-          logIndex: log.logIndex!,
-          depositAddress: target.depositAddress,
-          decimals: tokens.get(tokenAddress)!.decimals,
-        });
-      }
-      // One signal per session paid, concurrently; the workflow takes the first covering deposit it gets.
-      const sent = await Promise.allSettled(
-        [...signals].map(async ([sessionId, deposit]) => {
-          try {
-            await signalDepositDetected(temporal, sessionId, deposit);
-          } catch (error) {
-            // The reconciler starts a missing workflow; the deposit row keeps the payment either way.
-            if (!(error instanceof WorkflowNotFoundError)) throw error;
-            logger?.warn(
-              { sessionId, txHash: deposit.txHash },
-              'deposit for a session without a running workflow',
-            );
-          }
-        }),
-      );
-      const failed = sent.find((outcome) => outcome.status === 'rejected');
-      if (failed) throw failed.reason;
+      const { payments, toBlockTime } = await matchPayments(db, client, chainId, logs, toBlock);
+      await recordPayments(db, chainId, payments);
+      const acceptedLogs = payments.filter(({ open }) => open);
+      const signals = await depositSignals(db, chainId, acceptedLogs, tokens);
+      await sendDepositSignals(temporal, logger, signals);
 
-      await writeCheckpoint(db, { monitorId, chainId, block: toBlock, blockTime: blockTimes.get(toBlock) });
+      await writeCheckpoint(db, { monitorId, chainId, block: toBlock, blockTime: toBlockTime });
       return {
         fromBlock: fromBlock.toString(),
         toBlock: toBlock.toString(),
-        caughtUp: toBlock >= safeHead,
+        caughtUp: toBlock >= window.safeHead,
         logs: logs.length,
-        accepted,
-        late,
+        accepted: acceptedLogs.length,
+        late: payments.length - acceptedLogs.length,
         watched: watched.length,
         requests: fetched.requests,
         refusals: fetched.refusals,
@@ -296,6 +161,191 @@ export function createChainMonitorActivities({
       };
     },
   };
+}
+
+const NOTHING_SCANNED = { logs: 0, accepted: 0, late: 0, watched: 0, requests: 0, refusals: 0 } as const;
+
+/**
+ * The blocks this scan covers: from past the checkpoint, at most `range` of them, up to the chain's safe
+ * head. Caught up: waits here for the next safe block (the workflow then scans again without a timer).
+ */
+async function nextScanWindow(
+  db: Db,
+  client: PublicClient,
+  confirmations: number,
+  { monitorId, maxBlockRange, blockRange, waitForBlockMs = 0 }: ScanInput,
+  headPollMs: number,
+): Promise<{ fromBlock: bigint; toBlock: bigint; checkpoint: bigint; safeHead: bigint; range: bigint }> {
+  const range = BigInt(Math.max(1, Math.min(blockRange ?? maxBlockRange, maxBlockRange)));
+  // No cache: viem keeps a block number for 4 s by default, which would delay detection by blocks.
+  const [firstHead, stored] = await Promise.all([
+    client.getBlockNumber({ cacheTime: 0 }),
+    readCheckpoint(db, monitorId),
+  ]);
+  let head = firstHead;
+  if (stored !== undefined && waitForBlockMs > 0) {
+    const waitUntil = Date.now() + waitForBlockMs;
+    while (head - BigInt(confirmations) <= stored && Date.now() < waitUntil) {
+      await delay(Math.min(headPollMs, Math.max(0, waitUntil - Date.now())));
+      head = await client.getBlockNumber({ cacheTime: 0 });
+    }
+  }
+  const safeHead = head - BigInt(confirmations);
+  const checkpoint = stored ?? safeHead - range;
+  const fromBlock = checkpoint + 1n < 0n ? 0n : checkpoint + 1n;
+  const toBlock = fromBlock + range - 1n < safeHead ? fromBlock + range - 1n : safeHead;
+  return { fromBlock, toBlock, checkpoint, safeHead, range };
+}
+
+type TransferLog = Awaited<ReturnType<typeof fetchDepositTransfers>>['logs'][number];
+type DepositTarget = Awaited<ReturnType<typeof findDepositTargets>>[number];
+/** A transfer into a session's deposit address; `open` when it pays the session (on time, session open). */
+type Payment = { log: TransferLog; target: DepositTarget; open: boolean };
+
+/**
+ * The transfers that pay a session's deposit address in its token (not a flush's own swap), each judged
+ * on time or late by its block's timestamp; and the timestamp of the range's last block.
+ */
+async function matchPayments(
+  db: Db,
+  client: PublicClient,
+  chainId: number,
+  logs: TransferLog[],
+  toBlock: bigint,
+): Promise<{ payments: Payment[]; toBlockTime: Date }> {
+  const recipients = [...new Set(logs.map((log) => log.args.to.toLowerCase()))];
+  // Targets by (address, token): one lookup per log instead of a scan of every target.
+  const [targets, toBlockTime] = await Promise.all([
+    findDepositTargets(db, chainId, recipients),
+    blockTimestamps(client, [toBlock]).then((times) => times.get(toBlock)!),
+  ]);
+  const targetOf = new Map<string, DepositTarget>();
+  for (const target of targets) {
+    const key = `${target.depositAddress.toLowerCase()}:${target.tokenAddress}`;
+    if (!targetOf.has(key)) targetOf.set(key, target);
+  }
+  const matchedLogs = logs.flatMap((log) => {
+    const target = targetOf.get(`${log.args.to.toLowerCase()}:${log.address.toLowerCase()}`);
+    return target ? [{ log, target }] : [];
+  });
+  // A flush swaps into the forwarder itself (the router pays USDe to it): those transfers are not payments.
+  const flushes = await findFlushTransactions(db, [
+    ...new Set(matchedLogs.map(({ log }) => log.transactionHash!)),
+  ]);
+  const payments = matchedLogs.filter(({ log }) => !flushes.has(log.transactionHash!));
+  // On time is judged by the block's timestamp, not by when this scan runs: a lagging monitor must not
+  // turn a payment mined before expiry into a late one. Block timestamps never decrease, so a target
+  // expiring after the range's last block is on time for every block of it: only the others need
+  // their own block's timestamp.
+  const blockTimes = await blockTimestamps(client, [
+    ...new Set(
+      payments
+        .filter(({ target }) => target.expiresAt.getTime() <= toBlockTime.getTime())
+        .map(({ log }) => log.blockNumber!),
+    ),
+  ]);
+  blockTimes.set(toBlock, toBlockTime);
+  const onTimeOf = ({ log, target }: (typeof payments)[number]) =>
+    target.expiresAt.getTime() > toBlockTime.getTime() ||
+    blockTimes.get(log.blockNumber!)!.getTime() < target.expiresAt.getTime();
+
+  // A session its timer expired may still have been paid on time (it waits for lagging scans, but
+  // not forever): such a transfer counts as paying it; retry-forwarder settles it.
+  return {
+    payments: payments.map((payment) => {
+      const { target } = payment;
+      const open = onTimeOf(payment) && (target.status === 'awaiting_payment' || target.status === 'expired');
+      return { ...payment, open };
+    }),
+    toBlockTime,
+  };
+}
+
+/** Every transfer recorded once, in one statement: accepted when it pays its session, late otherwise. */
+async function recordPayments(db: Db, chainId: number, payments: Payment[]): Promise<void> {
+  await recordDeposits(
+    db,
+    payments.map(({ log, target, open }) => ({
+      session_id: target.sessionId,
+      chain_id: chainId,
+      token_address: log.address.toLowerCase(),
+      deposit_address: target.depositAddress,
+      amount: log.args.value.toString(),
+      tx_hash: log.transactionHash!,
+      log_index: log.logIndex!,
+      block_number: log.blockNumber!,
+      kind: open ? 'accepted' : 'late',
+    })),
+  );
+}
+
+/**
+ * The sessions to signal: the running total before this range's transfers (the rows of earlier
+ * ranges), then log by log: a session is signalled once, with the transfer that first covers its
+ * option (as recorded in order).
+ */
+async function depositSignals(
+  db: Db,
+  chainId: number,
+  acceptedLogs: Payment[],
+  tokens: Map<string, { address: string; decimals: number }>,
+): Promise<Map<string, DepositDetected>> {
+  const totals = await acceptedTotals(db, {
+    chainId,
+    sessionIds: [...new Set(acceptedLogs.map(({ target }) => target.sessionId))],
+  });
+  const inRange = new Map<string, bigint>();
+  for (const { log, target } of acceptedLogs) {
+    const key = `${target.sessionId}:${log.address.toLowerCase()}`;
+    inRange.set(key, (inRange.get(key) ?? 0n) + log.args.value);
+  }
+  const running = new Map([...inRange].map(([key, sum]) => [key, (totals.get(key) ?? 0n) - sum] as const));
+  const signals = new Map<string, DepositDetected>();
+  for (const { log, target } of acceptedLogs) {
+    const tokenAddress = log.address.toLowerCase();
+    const key = `${target.sessionId}:${tokenAddress}`;
+    const total = running.get(key)! + log.args.value;
+    running.set(key, total);
+    // Underpaid so far: recorded, the session keeps waiting for the rest. An expired session's workflow
+    // has ended: nothing to signal.
+    if (total < BigInt(target.expectedAmount) || target.status !== 'awaiting_payment') continue;
+    if (signals.has(target.sessionId)) continue;
+    signals.set(target.sessionId, {
+      chainId,
+      token: tokens.get(tokenAddress)!.address,
+      amount: total.toString(),
+      txHash: log.transactionHash!,
+      blockNumber: log.blockNumber!.toString(),
+      logIndex: log.logIndex!,
+      depositAddress: target.depositAddress,
+      decimals: tokens.get(tokenAddress)!.decimals,
+    });
+  }
+  return signals;
+}
+
+/** One signal per session paid, concurrently; the workflow takes the first covering deposit it gets. */
+async function sendDepositSignals(
+  temporal: Client,
+  logger: ChainMonitorDependencies['logger'],
+  signals: Map<string, DepositDetected>,
+): Promise<void> {
+  const sent = await Promise.allSettled(
+    [...signals].map(async ([sessionId, deposit]) => {
+      try {
+        await signalDepositDetected(temporal, sessionId, deposit);
+      } catch (error) {
+        // The reconciler starts a missing workflow; the deposit row keeps the payment either way.
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        logger?.warn(
+          { sessionId, txHash: deposit.txHash },
+          'deposit for a session without a running workflow',
+        );
+      }
+    }),
+  );
+  const failed = sent.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 export type ChainMonitorActivities = ReturnType<typeof createChainMonitorActivities>;

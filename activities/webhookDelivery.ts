@@ -66,105 +66,16 @@ export interface FirstAttemptInput extends DeliveryRecordInput {
   attemptedAt?: string;
 }
 
-export function createWebhookDeliveryActivities({
-  db,
-  secrets,
-  allowPrivateTargets,
-  mailer,
-}: WebhookDeliveryActivityDependencies) {
-  /**
-   * Signs the stored payload with the endpoint's current secret (and the previous one while a
-   * rotation overlaps) and the current time, and POSTs it once.
-   */
-  const sendOnce = async (
-    endpoint: WebhookEndpointRow | undefined,
-    event: EventRow | undefined,
-  ): Promise<AttemptReport> => {
-    if (!endpoint || !event) return { kind: 'endpoint_unavailable', reason: 'deleted' };
-    if (!endpoint.enabled) return { kind: 'endpoint_unavailable', reason: 'disabled' };
-    if (!endpoint.events.includes(event.type))
-      return { kind: 'endpoint_unavailable', reason: 'unsubscribed' };
-    const secret = secrets.open(endpoint.secret_ciphertext, endpoint.id);
-    const overlapping =
-      endpoint.previous_secret_ciphertext !== null &&
-      endpoint.previous_secret_expires_at !== null &&
-      endpoint.previous_secret_expires_at.getTime() > Date.now();
-    const previousSecret = overlapping
-      ? secrets.open(endpoint.previous_secret_ciphertext!, endpoint.id)
-      : null;
-    const { header } = signWebhookPayload({ rawBody: event.payload, secret, previousSecret });
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': 'stablepay-webhooks/1',
-      [SIGNATURE_HEADER]: header,
-      [EVENT_ID_HEADER]: event.id,
-    };
-    const result = await tracedHttpCall({ method: 'POST', url: endpoint.url, headers }, (traced) =>
-      sendWebhook({
-        url: endpoint.url,
-        rawBody: event.payload,
-        headers: traced,
-        allowPrivateTargets,
-        timeoutMs: WEBHOOK_ATTEMPT_TIMEOUT_MS,
-        responseBodyLimitBytes: WEBHOOK_RESPONSE_BODY_LIMIT_BYTES,
-        signal: cancellationSignal(),
-      }),
-    );
-    return { kind: 'sent', result };
-  };
-
+/**
+ * The delivery workflow's activities, each a named function below over the same dependencies: the
+ * first attempt with its record, the record, one attempt, its record, the disabled-endpoint notice
+ * and the delivery's end.
+ */
+export function createWebhookDeliveryActivities(deps: WebhookDeliveryActivityDependencies) {
+  const { db } = deps;
   return {
-    /**
-     * The common case in one activity (one task instead of three): opens the run's delivery record,
-     * makes attempt 1 and records it. Never retried (it sends): a database failure before the send
-     * throws with nothing sent, and the workflow takes the step-by-step path; one after the send
-     * returns `recorded: false` and the workflow records the attempt with its retried activity.
-     */
-    async openAndAttemptFirst({
-      attemptedAt: scheduledAt,
-      ...input
-    }: FirstAttemptInput): Promise<FirstAttempt> {
-      const [endpoint, event] = await Promise.all([
-        findWebhookEndpointById(db, input.endpointId),
-        findEventById(db, input.eventId),
-      ]);
-      if (!endpoint) return { kind: 'endpoint_gone' };
-      const delivery = await openWebhookDelivery(db, { ...input, merchantId: endpoint.merchant_id });
-      if (!delivery) return { kind: 'endpoint_gone' };
-      const attemptedAt = scheduledAt ? new Date(scheduledAt) : new Date();
-      const report = await sendOnce(endpoint, event);
-      if (report.kind !== 'sent')
-        return {
-          kind: 'attempted',
-          deliveryId: delivery.id,
-          attemptedAt: attemptedAt.toISOString(),
-          report,
-          recorded: true,
-        };
-      const succeeded = report.result.outcome === 'succeeded';
-      const firstPauseMs = WEBHOOK_RETRY_DELAYS_MS[0];
-      let recorded: RecordedAttempt = { recorded: false, disabledEventId: null };
-      try {
-        recorded = await recordWebhookAttempt(db, {
-          deliveryId: delivery.id,
-          attemptNumber: 1,
-          attemptedAt,
-          ...report.result,
-          nextAttemptAt:
-            succeeded || firstPauseMs === undefined ? null : new Date(attemptedAt.getTime() + firstPauseMs),
-        });
-      } catch {
-        // Not recorded: the workflow records the attempt with its retried activity.
-      }
-      return {
-        kind: 'attempted',
-        deliveryId: delivery.id,
-        attemptedAt: attemptedAt.toISOString(),
-        report,
-        recorded: recorded.recorded,
-        disabledEventId: recorded.disabledEventId,
-      };
-    },
+    openAndAttemptFirst: (input: FirstAttemptInput): Promise<FirstAttempt> =>
+      openAndAttemptFirst(deps, input),
 
     /** The delivery record of this workflow run (created once per run); null when the endpoint is gone. */
     async openDelivery(input: DeliveryRecordInput): Promise<{ deliveryId: string } | null> {
@@ -189,7 +100,7 @@ export function createWebhookDeliveryActivities({
         findWebhookEndpointById(db, endpointId),
         findEventById(db, eventId),
       ]);
-      return sendOnce(endpoint, event);
+      return sendOnce(deps, endpoint, event);
     },
 
     /**
@@ -211,30 +122,9 @@ export function createWebhookDeliveryActivities({
       });
     },
 
-    /**
-     * Announces an endpoint the service disabled (DESIGN §8.4): mails the merchant's verified e-mail
-     * (at least once: a retried activity may send again) and answers the merchant's enabled endpoints
-     * that list `endpoint.disabled`, which the workflow then delivers the event to.
-     */
-    async announceEndpointDisabled({
-      eventId,
-    }: {
+    announceEndpointDisabled: (input: {
       eventId: string;
-    }): Promise<{ endpointIds: string[]; mailed: boolean }> {
-      const event = await findEventById(db, eventId);
-      if (!event) return { endpointIds: [], mailed: false };
-      const endpoints = await listSubscribedEndpoints(db, event.merchant_id, event.type);
-      const merchant = await findMerchantById(db, event.merchant_id);
-      const payload = JSON.parse(event.payload) as {
-        data: { endpoint: { id: string; url: string; disabledAt: string } };
-      };
-      const mailed =
-        mailer !== undefined &&
-        merchant?.email != null &&
-        merchant.email_verified_at !== null &&
-        (await mailer.send(endpointDisabledMail({ to: merchant.email, endpoint: payload.data.endpoint })));
-      return { endpointIds: endpoints.map((endpoint) => endpoint.id), mailed };
-    },
+    }): Promise<{ endpointIds: string[]; mailed: boolean }> => announceEndpointDisabled(deps, input),
 
     async finishDelivery({
       deliveryId,
@@ -246,6 +136,122 @@ export function createWebhookDeliveryActivities({
       await finishWebhookDelivery(db, deliveryId, status);
     },
   };
+}
+
+/**
+ * Signs the stored payload with the endpoint's current secret (and the previous one while a
+ * rotation overlaps) and the current time, and POSTs it once.
+ */
+async function sendOnce(
+  { secrets, allowPrivateTargets }: WebhookDeliveryActivityDependencies,
+  endpoint: WebhookEndpointRow | undefined,
+  event: EventRow | undefined,
+): Promise<AttemptReport> {
+  if (!endpoint || !event) return { kind: 'endpoint_unavailable', reason: 'deleted' };
+  if (!endpoint.enabled) return { kind: 'endpoint_unavailable', reason: 'disabled' };
+  if (!endpoint.events.includes(event.type)) return { kind: 'endpoint_unavailable', reason: 'unsubscribed' };
+  const secret = secrets.open(endpoint.secret_ciphertext, endpoint.id);
+  const overlapping =
+    endpoint.previous_secret_ciphertext !== null &&
+    endpoint.previous_secret_expires_at !== null &&
+    endpoint.previous_secret_expires_at.getTime() > Date.now();
+  const previousSecret = overlapping ? secrets.open(endpoint.previous_secret_ciphertext!, endpoint.id) : null;
+  const { header } = signWebhookPayload({ rawBody: event.payload, secret, previousSecret });
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'stablepay-webhooks/1',
+    [SIGNATURE_HEADER]: header,
+    [EVENT_ID_HEADER]: event.id,
+  };
+  const result = await tracedHttpCall({ method: 'POST', url: endpoint.url, headers }, (traced) =>
+    sendWebhook({
+      url: endpoint.url,
+      rawBody: event.payload,
+      headers: traced,
+      allowPrivateTargets,
+      timeoutMs: WEBHOOK_ATTEMPT_TIMEOUT_MS,
+      responseBodyLimitBytes: WEBHOOK_RESPONSE_BODY_LIMIT_BYTES,
+      signal: cancellationSignal(),
+    }),
+  );
+  return { kind: 'sent', result };
+}
+
+/**
+ * The common case in one activity (one task instead of three): opens the run's delivery record,
+ * makes attempt 1 and records it. Never retried (it sends): a database failure before the send
+ * throws with nothing sent, and the workflow takes the step-by-step path; one after the send
+ * returns `recorded: false` and the workflow records the attempt with its retried activity.
+ */
+async function openAndAttemptFirst(
+  deps: WebhookDeliveryActivityDependencies,
+  { attemptedAt: scheduledAt, ...input }: FirstAttemptInput,
+): Promise<FirstAttempt> {
+  const { db } = deps;
+  const [endpoint, event] = await Promise.all([
+    findWebhookEndpointById(db, input.endpointId),
+    findEventById(db, input.eventId),
+  ]);
+  if (!endpoint) return { kind: 'endpoint_gone' };
+  const delivery = await openWebhookDelivery(db, { ...input, merchantId: endpoint.merchant_id });
+  if (!delivery) return { kind: 'endpoint_gone' };
+  const attemptedAt = scheduledAt ? new Date(scheduledAt) : new Date();
+  const report = await sendOnce(deps, endpoint, event);
+  if (report.kind !== 'sent')
+    return {
+      kind: 'attempted',
+      deliveryId: delivery.id,
+      attemptedAt: attemptedAt.toISOString(),
+      report,
+      recorded: true,
+    };
+  const succeeded = report.result.outcome === 'succeeded';
+  const firstPauseMs = WEBHOOK_RETRY_DELAYS_MS[0];
+  let recorded: RecordedAttempt = { recorded: false, disabledEventId: null };
+  try {
+    recorded = await recordWebhookAttempt(db, {
+      deliveryId: delivery.id,
+      attemptNumber: 1,
+      attemptedAt,
+      ...report.result,
+      nextAttemptAt:
+        succeeded || firstPauseMs === undefined ? null : new Date(attemptedAt.getTime() + firstPauseMs),
+    });
+  } catch {
+    // Not recorded: the workflow records the attempt with its retried activity.
+  }
+  return {
+    kind: 'attempted',
+    deliveryId: delivery.id,
+    attemptedAt: attemptedAt.toISOString(),
+    report,
+    recorded: recorded.recorded,
+    disabledEventId: recorded.disabledEventId,
+  };
+}
+
+/**
+ * Announces an endpoint the service disabled (DESIGN §8.4): mails the merchant's verified e-mail
+ * (at least once: a retried activity may send again) and answers the merchant's enabled endpoints
+ * that list `endpoint.disabled`, which the workflow then delivers the event to.
+ */
+async function announceEndpointDisabled(
+  { db, mailer }: WebhookDeliveryActivityDependencies,
+  { eventId }: { eventId: string },
+): Promise<{ endpointIds: string[]; mailed: boolean }> {
+  const event = await findEventById(db, eventId);
+  if (!event) return { endpointIds: [], mailed: false };
+  const endpoints = await listSubscribedEndpoints(db, event.merchant_id, event.type);
+  const merchant = await findMerchantById(db, event.merchant_id);
+  const payload = JSON.parse(event.payload) as {
+    data: { endpoint: { id: string; url: string; disabledAt: string } };
+  };
+  const mailed =
+    mailer !== undefined &&
+    merchant?.email != null &&
+    merchant.email_verified_at !== null &&
+    (await mailer.send(endpointDisabledMail({ to: merchant.email, endpoint: payload.data.endpoint })));
+  return { endpointIds: endpoints.map((endpoint) => endpoint.id), mailed };
 }
 
 export type WebhookDeliveryActivities = ReturnType<typeof createWebhookDeliveryActivities>;

@@ -111,107 +111,12 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     lazy: true,
     interceptors: deps.tracing?.workflowClientInterceptors,
   });
-  const publicClients = createPublicClients(deps.config);
-  const networks = deps.networks ?? createNetworkRegistry(deps.config);
-  const now = deps.now ?? (() => new Date());
-  const lookupApiKey = (keyHash: string) => findActiveApiKeyByHash(deps.db, keyHash);
-  // The listener connects on the first sk_ request, to the database the pool uses.
-  const apiKeys: ApiKeyLookups = deps.config.DATABASE_URL
-    ? new ApiKeyCache({
-        connectionString: deps.config.DATABASE_URL,
-        channel: API_KEY_CHANGES_CHANNEL,
-        lookup: lookupApiKey,
-        touch: (id) => touchApiKeyLastUsed(deps.db, id),
-        logger: deps.logger,
-      })
-    : uncachedApiKeyLookups(lookupApiKey);
-  const lookupRevocation = (tokenId: string) => isSessionTokenRevoked(deps.db, tokenId);
-  const sessionRevocations: SessionRevocationChecks = deps.config.DATABASE_URL
-    ? new SessionRevocationList({
-        connectionString: deps.config.DATABASE_URL,
-        channel: SESSION_TOKEN_REVOCATIONS_CHANNEL,
-        loadLive: (at) => listLiveSessionTokenRevocations(deps.db, at),
-        lookup: lookupRevocation,
-        logger: deps.logger,
-      })
-    : uncachedSessionRevocations(lookupRevocation);
-  const context: AppContext = {
-    config: deps.config,
-    db: deps.db,
-    logger: deps.logger,
-    tokens: await createMerchantTokenService(deps.config),
-    publicClients,
-    networks,
-    temporal: temporal.client,
-    taskQueues: taskQueueNames(deps.config.TEMPORAL_TASK_QUEUE_PREFIX),
-    paymasterSigner: createSignerClient({
-      url: deps.config.SIGNER_URL,
-      sharedSecret: deps.config.SIGNER_SHARED_SECRET,
-      timeoutMs: deps.config.SIGNER_TIMEOUT_MS,
-    }),
-    sponsorshipLimits:
-      deps.sponsorshipLimits ??
-      createSponsorshipLimits({
-        db: deps.db,
-        config: deps.config,
-        prices: createEthUsdPrices({ config: deps.config, publicClients, networks, logger: deps.logger }),
-        now,
-      }),
-    chainFees: createChainFeeLevels({ publicClients, logger: deps.logger }),
-    webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
-    emailCodes: createEmailCodes({ hashKey: emailCodeHashKeyFromConfig(deps.config) }),
-    mailer: createMailer({ config: deps.config, logger: deps.logger }),
-    apiKeys,
-    sessionRevocations,
-    markWorkflowStarted: workflowStartMarks(deps.db),
-    now,
-  };
+  const context = await appContextOf(deps, temporal.client);
+  const { apiKeys, sessionRevocations } = context;
   const revision = resolveRevision(deps.config.REVISION);
   const metrics = createHttpMetrics();
 
-  const routes: AnyRoute[] = [
-    ...healthRoutes({
-      revision,
-      registry: metrics.registry,
-      metricsAccessOf: metricsAccess({
-        token: deps.config.METRICS_TOKEN,
-        production: deps.config.NODE_ENV === 'production',
-      }),
-      readiness: () => {
-        const timeoutMs = deps.config.READY_CHECK_TIMEOUT_MS;
-        return checkReadiness(
-          [
-            postgresCheck(deps.db),
-            temporalCheck(context.temporal, timeoutMs),
-            ...(deps.config.SIGNER_URL ? [signerCheck(deps.config.SIGNER_URL, timeoutMs)] : []),
-          ],
-          timeoutMs,
-        );
-      },
-    }),
-    ...authRoutes(context),
-    ...emailLoginRoutes(context),
-    ...profileRoutes(context),
-    ...emailVerificationRoutes(context),
-    ...apiKeyRoutes(context),
-    ...sessionRoutes(context),
-    ...dashboardSessionRoutes(context),
-    ...webhookRoutes(context),
-    ...checkoutRoutes(context),
-    ...paymasterClientRoutes(context),
-    ...paymasterAllowlistRoutes(context),
-    ...paymasterDenyRuleRoutes(context),
-    ...paymasterLimitRoutes(context),
-    ...paymasterUsageRoutes(context),
-    ...paymasterActivityRoutes(context),
-    ...billingBalanceRoutes(context),
-    ...billingTopupRoutes(context),
-    ...yieldDeploymentRoutes(context),
-    ...yieldDomainRoutes(context),
-    ...yieldSiteRoutes(context),
-    ...paymasterRpcRoutes(context),
-    ...paymasterBundlerRoutes(context),
-  ];
+  const routes = routeTable(deps, context, revision, metrics.registry);
   routes.push(...openApiRoutes({ routes, config: deps.config, revision }));
 
   const { router, staticRoutes } = mountRoutes(routes, {
@@ -257,4 +162,123 @@ export async function createApp(deps: AppDependencies): Promise<App> {
       await temporal.close();
     },
   };
+}
+
+/** sk_ key lookups and session-token revocations: LISTEN/NOTIFY-invalidated caches when a database URL is set. */
+function credentialCaches(deps: AppDependencies): {
+  apiKeys: ApiKeyLookups;
+  sessionRevocations: SessionRevocationChecks;
+} {
+  const lookupApiKey = (keyHash: string) => findActiveApiKeyByHash(deps.db, keyHash);
+  const lookupRevocation = (tokenId: string) => isSessionTokenRevoked(deps.db, tokenId);
+  // The listeners connect on first use, to the database the pool uses.
+  return {
+    apiKeys: deps.config.DATABASE_URL
+      ? new ApiKeyCache({
+          connectionString: deps.config.DATABASE_URL,
+          channel: API_KEY_CHANGES_CHANNEL,
+          lookup: lookupApiKey,
+          touch: (id) => touchApiKeyLastUsed(deps.db, id),
+          logger: deps.logger,
+        })
+      : uncachedApiKeyLookups(lookupApiKey),
+    sessionRevocations: deps.config.DATABASE_URL
+      ? new SessionRevocationList({
+          connectionString: deps.config.DATABASE_URL,
+          channel: SESSION_TOKEN_REVOCATIONS_CHANNEL,
+          loadLive: (at) => listLiveSessionTokenRevocations(deps.db, at),
+          lookup: lookupRevocation,
+          logger: deps.logger,
+        })
+      : uncachedSessionRevocations(lookupRevocation),
+  };
+}
+
+/** What every route handler reads: the services the app builds once from its dependencies. */
+async function appContextOf(deps: AppDependencies, temporal: AppContext['temporal']): Promise<AppContext> {
+  const publicClients = createPublicClients(deps.config);
+  const networks = deps.networks ?? createNetworkRegistry(deps.config);
+  const now = deps.now ?? (() => new Date());
+  return {
+    config: deps.config,
+    db: deps.db,
+    logger: deps.logger,
+    tokens: await createMerchantTokenService(deps.config),
+    publicClients,
+    networks,
+    temporal,
+    taskQueues: taskQueueNames(deps.config.TEMPORAL_TASK_QUEUE_PREFIX),
+    paymasterSigner: createSignerClient({
+      url: deps.config.SIGNER_URL,
+      sharedSecret: deps.config.SIGNER_SHARED_SECRET,
+      timeoutMs: deps.config.SIGNER_TIMEOUT_MS,
+    }),
+    sponsorshipLimits:
+      deps.sponsorshipLimits ??
+      createSponsorshipLimits({
+        db: deps.db,
+        config: deps.config,
+        prices: createEthUsdPrices({ config: deps.config, publicClients, networks, logger: deps.logger }),
+        now,
+      }),
+    chainFees: createChainFeeLevels({ publicClients, logger: deps.logger }),
+    webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
+    emailCodes: createEmailCodes({ hashKey: emailCodeHashKeyFromConfig(deps.config) }),
+    mailer: createMailer({ config: deps.config, logger: deps.logger }),
+    ...credentialCaches(deps),
+    markWorkflowStarted: workflowStartMarks(deps.db),
+    now,
+  };
+}
+
+/** The route table, resource by resource (the OpenAPI routes are added over it). */
+function routeTable(
+  deps: AppDependencies,
+  context: AppContext,
+  revision: ReturnType<typeof resolveRevision>,
+  registry: ReturnType<typeof createHttpMetrics>['registry'],
+): AnyRoute[] {
+  return [
+    ...healthRoutes({
+      revision,
+      registry,
+      metricsAccessOf: metricsAccess({
+        token: deps.config.METRICS_TOKEN,
+        production: deps.config.NODE_ENV === 'production',
+      }),
+      readiness: () => {
+        const timeoutMs = deps.config.READY_CHECK_TIMEOUT_MS;
+        return checkReadiness(
+          [
+            postgresCheck(deps.db),
+            temporalCheck(context.temporal, timeoutMs),
+            ...(deps.config.SIGNER_URL ? [signerCheck(deps.config.SIGNER_URL, timeoutMs)] : []),
+          ],
+          timeoutMs,
+        );
+      },
+    }),
+    ...authRoutes(context),
+    ...emailLoginRoutes(context),
+    ...profileRoutes(context),
+    ...emailVerificationRoutes(context),
+    ...apiKeyRoutes(context),
+    ...sessionRoutes(context),
+    ...dashboardSessionRoutes(context),
+    ...webhookRoutes(context),
+    ...checkoutRoutes(context),
+    ...paymasterClientRoutes(context),
+    ...paymasterAllowlistRoutes(context),
+    ...paymasterDenyRuleRoutes(context),
+    ...paymasterLimitRoutes(context),
+    ...paymasterUsageRoutes(context),
+    ...paymasterActivityRoutes(context),
+    ...billingBalanceRoutes(context),
+    ...billingTopupRoutes(context),
+    ...yieldDeploymentRoutes(context),
+    ...yieldDomainRoutes(context),
+    ...yieldSiteRoutes(context),
+    ...paymasterRpcRoutes(context),
+    ...paymasterBundlerRoutes(context),
+  ];
 }

@@ -101,7 +101,7 @@ export interface HoldTerms {
 /**
  * Consumes and holds, all or nothing, in the given order (`consume_paymaster_limits`, one round trip):
  * under the row locks no concurrent request can push a counter past its limit. Returns the index of the
- * first refused consumption, or undefined when all were taken.
+ * first denied consumption, or undefined when all were taken.
  */
 export function consumeSponsorshipLimits(
   db: Db,
@@ -112,7 +112,7 @@ export function consumeSponsorshipLimits(
 }
 
 /**
- * Which consumption would refuse, without taking anything (`try_paymaster_limits`: the same
+ * Which consumption would deny the operation, without taking anything (`try_paymaster_limits`: the same
  * consumption, rolled back at once). Undefined when all would be taken now.
  */
 export function trySponsorshipLimits(
@@ -145,7 +145,7 @@ export function limitConsumptionArguments(
   ]);
 }
 
-/** Both functions take the same arguments and answer the 1-based index of the refusal, 0 for none. */
+/** Both functions take the same arguments and answer the 1-based index of the denial, 0 for none. */
 async function callLimitsFunction(
   db: Db,
   name: 'consume_paymaster_limits' | 'try_paymaster_limits',
@@ -153,10 +153,10 @@ async function callLimitsFunction(
   hold: HoldTerms,
 ): Promise<number | undefined> {
   if (consumptions.length === 0) return undefined;
-  const { rows } = await sql<{ refused: number }>`
-    SELECT ${sql.raw(name)}(${limitConsumptionArguments(consumptions, hold)}) AS refused`.execute(db);
-  const refused = rows[0]!.refused;
-  return refused === 0 ? undefined : refused - 1;
+  const { rows } = await sql<{ denied: number }>`
+    SELECT ${sql.raw(name)}(${limitConsumptionArguments(consumptions, hold)}) AS denied`.execute(db);
+  const denied = rows[0]!.denied;
+  return denied === 0 ? undefined : denied - 1;
 }
 
 /** Gives back every hold of these operations (never signed, or never included): they stop counting. */

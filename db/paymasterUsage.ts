@@ -79,14 +79,14 @@ export async function insertSignedUsageRecord(
 /** What recording a signed operation with its limits did. */
 export type SignedOperationRecording =
   | { kind: 'recorded' }
-  /** 0-based index of the consumption that refused; nothing was taken or inserted. */
-  | { kind: 'refused'; refusedAt: number }
+  /** 0-based index of the consumption that denies the operation; nothing was taken or inserted. */
+  | { kind: 'denied'; deniedAt: number }
   /** The operation already had its row (an identical request): nothing was taken; its stored answer. */
   | { kind: 'duplicate'; stored: StoredPaymasterResult };
 
 /**
  * Consumes the operation's limits and inserts its `submitted` row in one round trip, all or nothing
- * (`record_signed_paymaster_operation`, migration 600): a refusal takes and inserts nothing; an
+ * (`record_signed_paymaster_operation`, migration 600): a denial takes and inserts nothing; an
  * operation that already has its row consumes nothing and answers the stored result.
  */
 export async function recordSignedOperation(
@@ -104,13 +104,14 @@ export async function recordSignedOperation(
     request_fingerprint: record.requestFingerprint,
     signed_result: record.signedResult,
   };
-  const { rows } = await sql<{ refused: number; stored_result: StoredPaymasterResult | null }>`
-    SELECT refused, stored_result FROM record_signed_paymaster_operation(
+  // The function's result column keeps its name from migration 600 (`refused`): migrations are history.
+  const { rows } = await sql<{ denied: number; stored_result: StoredPaymasterResult | null }>`
+    SELECT refused AS denied, stored_result FROM record_signed_paymaster_operation(
       ${limitConsumptionArguments(consumptions, hold)},
       ${JSON.stringify(usage)}::jsonb
     )`.execute(db);
-  const { refused, stored_result: stored } = rows[0]!;
-  if (refused !== 0) return { kind: 'refused', refusedAt: refused - 1 };
+  const { denied, stored_result: stored } = rows[0]!;
+  if (denied !== 0) return { kind: 'denied', deniedAt: denied - 1 };
   if (stored) return { kind: 'duplicate', stored: storedResultInSignerOrder(stored) };
   return { kind: 'recorded' };
 }

@@ -53,8 +53,8 @@ export type BundlerProxyOutcome =
   | { kind: 'relayed'; body: Buffer }
   /** HTTP 200 with our own JSON-RPC answer (a method the proxy does not relay); nothing reached the provider. */
   | { kind: 'answered'; body: unknown }
-  /** A client-policy or input refusal, or an upstream failure: HTTP `status` with `{ error: { message, type: 'error' } }`. */
-  | { kind: 'refused'; status: number; message: string };
+  /** A client-policy or input denial, or an upstream failure: HTTP `status` with `{ error: { message, type: 'error' } }`. */
+  | { kind: 'denied'; status: number; message: string };
 
 /** An operation the proxy found in the request, as the policy sees it. */
 interface InspectedOperation {
@@ -71,7 +71,7 @@ export async function proxyBundlerRequest(
 ): Promise<BundlerProxyOutcome> {
   const chainFacts: UsageFacts = { ...NO_USAGE_FACTS, chainId };
   for (const outcome of [checkChainAllowed(client, chainId), checkKeyNetworkClass(client, chainId)]) {
-    if (!outcome.ok) return refuse(deps, client, chainFacts, outcome.denial);
+    if (!outcome.ok) return deny(deps, client, chainFacts, outcome.denial);
   }
 
   let request: unknown;
@@ -79,7 +79,7 @@ export async function proxyBundlerRequest(
     request = JSON.parse(rawBody.toString('utf8'));
   } catch {
     return {
-      kind: 'refused',
+      kind: 'denied',
       status: 400,
       message: 'the body must be a JSON-RPC request (or batch) in JSON',
     };
@@ -87,10 +87,10 @@ export async function proxyBundlerRequest(
 
   const calls = Array.isArray(request) ? request : [request];
   if (Array.isArray(request) && calls.length === 0)
-    return { kind: 'refused', status: 400, message: 'the batch is empty' };
+    return { kind: 'denied', status: 400, message: 'the batch is empty' };
   if (calls.length > MAX_BUNDLER_BATCH) {
     return {
-      kind: 'refused',
+      kind: 'denied',
       status: 400,
       message: `the batch holds ${calls.length} requests; the bundler proxy relays at most ${MAX_BUNDLER_BATCH}`,
     };
@@ -120,17 +120,17 @@ export async function proxyBundlerRequest(
       entryPoint: operation.entryPoint,
     };
     const gasMode = checkGasMode(client, operation.mode);
-    if (!gasMode.ok) return refuse(deps, client, facts, gasMode.denial);
+    if (!gasMode.ok) return deny(deps, client, facts, gasMode.denial);
     if (operation.mode !== 'sponsored') continue;
     balance ??= checkPrepaidBalance(deps.db, { merchantId: client.merchantId, chainId, mode: 'sponsored' });
     const outcome = await balance;
-    if (!outcome.ok) return refuse(deps, client, facts, outcome.denial);
+    if (!outcome.ok) return deny(deps, client, facts, outcome.denial);
   }
 
   const upstreamUrl = deps.bundlerUrlFor(chainId);
   if (!upstreamUrl)
     return {
-      kind: 'refused',
+      kind: 'denied',
       status: 502,
       message: `bundler upstream: no bundler is configured for chain ${chainId}`,
     };
@@ -140,12 +140,12 @@ export async function proxyBundlerRequest(
       { chainId, clientId: client.clientId, problem: relayed.message },
       'bundler upstream failed',
     );
-    return { kind: 'refused', status: 502, message: relayed.message };
+    return { kind: 'denied', status: 502, message: relayed.message };
   }
   return { kind: 'relayed', body: relayed.body };
 }
 
-async function refuse(
+async function deny(
   deps: BundlerProxyDependencies,
   client: PaymasterClient,
   facts: UsageFacts,
@@ -154,7 +154,7 @@ async function refuse(
   const kind = PAYMASTER_DENIALS[denial.code];
   if (kind.usageStatus)
     await recordPaymasterDenial(deps, client, facts, kind.usageStatus, denial.reason ?? denial.code);
-  return { kind: 'refused', status: kind.httpStatus ?? 403, message: describeDenial(denial) };
+  return { kind: 'denied', status: kind.httpStatus ?? 403, message: describeDenial(denial) };
 }
 
 /**
@@ -168,7 +168,7 @@ function answerUnrelayedMethods(calls: unknown[]):
       answers: { jsonrpc: '2.0'; id: unknown; error: { code: number; message: string } }[];
     }
   | undefined {
-  const refusal = (call: unknown): { code: number; message: string } | undefined => {
+  const denialOf = (call: unknown): { code: number; message: string } | undefined => {
     if (!isObject(call) || typeof call.method !== 'string')
       return { code: -32600, message: 'Invalid Request' };
     if (!RELAYED_BUNDLER_METHODS.has(call.method))
@@ -178,8 +178,8 @@ function answerUnrelayedMethods(calls: unknown[]):
       };
     return undefined;
   };
-  const refused = calls.map(refusal);
-  const first = refused.findIndex((error) => error !== undefined);
+  const denied = calls.map(denialOf);
+  const first = denied.findIndex((error) => error !== undefined);
   if (first === -1) return undefined;
   const idOf = (call: unknown) => (isObject(call) && 'id' in call ? call.id : null);
   const offending = calls[first];
@@ -189,7 +189,7 @@ function answerUnrelayedMethods(calls: unknown[]):
     answers: calls.map((call, index) => ({
       jsonrpc: '2.0' as const,
       id: idOf(call),
-      error: refused[index] ?? {
+      error: denied[index] ?? {
         code: -32600,
         message: 'Invalid Request: not relayed, the batch holds a method the proxy does not relay',
       },

@@ -9,7 +9,7 @@ import { normaliseOrigin } from './origins';
 
 /**
  * The per-client checks both paymaster routes run (JSON-RPC and bundler proxy), each returning a
- * typed outcome instead of throwing, so each route maps a refusal to its own error shape.
+ * typed outcome instead of throwing, so each route maps a denial to its own error shape.
  */
 
 /** An active paymaster client as the checks see it. */
@@ -43,13 +43,13 @@ export function toPaymasterClient(row: PaymasterClientRow): PaymasterClient {
 export type AuthenticateClientOutcome =
   { ok: true; client: PaymasterClient } | { ok: false; denial: PaymasterDenial };
 
-/** The active client for an `X-Client-Id` value; missing, malformed, unknown and revoked ids are refused alike. */
+/** The active client for an `X-Client-Id` value; missing, malformed, unknown and revoked ids are denied alike. */
 export async function authenticateClient(
   db: Db,
   clientId: string | undefined,
 ): Promise<AuthenticateClientOutcome> {
   if (!clientId) return denied('paymaster_unauthorized', 'missing X-Client-Id header');
-  // A malformed id cannot exist: refuse it without a database round trip.
+  // A malformed id cannot exist: deny it without a database round trip.
   const row = CLIENT_ID_PATTERN.test(clientId) ? await findActivePaymasterClient(db, clientId) : undefined;
   if (!row) return denied('paymaster_unauthorized', 'unknown or revoked client id');
   return { ok: true, client: toPaymasterClient(row) };
@@ -86,7 +86,7 @@ export function checkKeyNetworkClass(client: PaymasterClient, chainId: number): 
   );
 }
 
-/** gasMode `sponsored` refuses user-paid (token) operations, `user_paid` refuses sponsored ones, `both` takes either. */
+/** gasMode `sponsored` denies user-paid (token) operations, `user_paid` denies sponsored ones, `both` takes either. */
 export function checkGasMode(client: PaymasterClient, mode: SponsorshipMode): CheckOutcome {
   if (client.gasMode === 'both' || client.gasMode === mode) return PASSED;
   return denied(

@@ -50,7 +50,7 @@ const decode = (data: `0x${string}`, value = 0n) =>
   decodeDelegatedTransfer({ data, value }, { sender: SENDER, enforcers: FRAMEWORK, now: BigInt(NOW) });
 const reasonOf = (data: `0x${string}`, value = 0n) => {
   const outcome = decode(data, value);
-  return outcome.ok ? 'accepted' : outcome.refusal.reason;
+  return outcome.ok ? 'accepted' : outcome.denial.reason;
 };
 const redeem = (delegations: KitDelegation[], amount = 40n, mode?: ExecutionMode) =>
   redeemTransfer({ delegations, token: TOKEN, payee: PAYEE, amount, ...(mode && { mode }) });

@@ -30,7 +30,7 @@ import {
  * (verifyDelegationSignature.ts).
  */
 
-export type DelegatedTransferRefusalReason =
+export type DelegatedTransferDenialReason =
   | 'delegation_call_value'
   | 'delegation_undecodable'
   | 'delegation_not_redeem'
@@ -52,8 +52,8 @@ export type DelegatedTransferRefusalReason =
   | 'delegation_allowance_exceeded'
   | 'delegation_redeemer_not_sender';
 
-export interface DelegatedTransferRefusal {
-  reason: DelegatedTransferRefusalReason;
+export interface DelegatedTransferDenial {
+  reason: DelegatedTransferDenialReason;
   detail: string;
 }
 
@@ -66,12 +66,12 @@ export interface DelegatedTransfer {
   payee: Address;
   amount: bigint;
   allowance: bigint;
-  /** Unix seconds: the TimestampEnforcer refuses the transfer from this moment on. */
+  /** Unix seconds: the TimestampEnforcer reverts the transfer from this moment on. */
   expiresAt: bigint;
 }
 
 export type DecodeDelegatedTransferOutcome =
-  { ok: true; transfer: DelegatedTransfer } | { ok: false; refusal: DelegatedTransferRefusal };
+  { ok: true; transfer: DelegatedTransfer } | { ok: false; denial: DelegatedTransferDenial };
 
 export type CaveatEnforcers = Pick<
   DelegationFrameworkContracts,
@@ -106,9 +106,12 @@ const DELEGATIONS = parseAbiParameters(
   '(address delegate, address delegator, bytes32 authority, (address enforcer, bytes terms, bytes args)[] caveats, uint256 salt, bytes signature)[]',
 );
 
-const refuse = (reason: DelegatedTransferRefusalReason, detail: string): DecodeDelegatedTransferOutcome => ({
+/** A decoding step's denial (also a whole outcome's). */
+type Denied = { ok: false; denial: DelegatedTransferDenial };
+
+const deny = (reason: DelegatedTransferDenialReason, detail: string): Denied => ({
   ok: false,
-  refusal: { reason, detail },
+  denial: { reason, detail },
 });
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -122,90 +125,153 @@ export interface DecodeDelegatedTransferContext {
   now: bigint;
 }
 
-/** The delegated transfer that `data` (the account's call to the delegation manager, with `value`) redeems. */
+/**
+ * The delegated transfer that `data` (the account's call to the delegation manager, with `value`)
+ * redeems: the call, its one redemption, the root delegation, the transfer it executes, the caveats'
+ * terms, then the transfer against those terms. The first step that fails names the denial.
+ */
 export function decodeDelegatedTransfer(
-  { data, value }: { data: Hex; value: bigint },
+  call: { data: Hex; value: bigint },
   context: DecodeDelegatedTransferContext,
 ): DecodeDelegatedTransferOutcome {
+  const redeem = readRedeemCall(call);
+  if (!redeem.ok) return redeem;
+  const redemption = readSingleRedemption(redeem.args);
+  if (!redemption.ok) return redemption;
+  const root = readRootDelegation(redemption.permissionContext, context.sender);
+  if (!root.ok) return root;
+  const { delegation } = root;
+  const transfer = readTransferExecution(redemption.execution);
+  if (!transfer.ok) return transfer;
+
+  const caveats = caveatsByEnforcer(delegation, context.enforcers);
+  if (!caveats.ok) return caveats;
+  const terms = readTransferTerms(caveats.terms, transfer.token);
+  if (!terms.ok) return terms;
+  const within = checkWithinTerms(transfer, terms, context);
+  if (within) return within;
+
+  return {
+    ok: true,
+    transfer: {
+      owner: getAddress(delegation.delegator),
+      delegation: {
+        ...delegation,
+        delegate: getAddress(delegation.delegate),
+        delegator: getAddress(delegation.delegator),
+        caveats: delegation.caveats.map((caveat) => ({ ...caveat, enforcer: getAddress(caveat.enforcer) })),
+      },
+      token: transfer.token,
+      payee: terms.boundPayee,
+      amount: transfer.amount,
+      allowance: terms.allowance,
+      expiresAt: terms.expiresAt,
+    },
+  };
+}
+
+type RedeemArgs = readonly [readonly Hex[], readonly Hex[], readonly Hex[]];
+
+/** The call to the manager: no native value, `redeemDelegations`, canonically encoded. */
+function readRedeemCall({
+  data,
+  value,
+}: {
+  data: Hex;
+  value: bigint;
+}): { ok: true; args: RedeemArgs } | Denied {
   if (value !== 0n)
-    return refuse(
+    return deny(
       'delegation_call_value',
       `the call to the delegation manager sends ${value} wei; it must send none`,
     );
-
-  let args: readonly [readonly Hex[], readonly Hex[], readonly Hex[]];
   try {
     const decoded = decodeFunctionData({ abi: delegationManagerAbi, data });
     if (decoded.functionName !== 'redeemDelegations') {
-      return refuse(
+      return deny(
         'delegation_not_redeem',
         `${decoded.functionName} on the delegation manager is not sponsored; only redeemDelegations is`,
       );
     }
-    args = decoded.args as typeof args;
+    const args = decoded.args as RedeemArgs;
     const reencoded = encodeFunctionData({
       abi: delegationManagerAbi,
       functionName: 'redeemDelegations',
       args: args as [Hex[], Hex[], Hex[]],
     });
     if (!same(reencoded, data))
-      return refuse('delegation_undecodable', 'redeemDelegations is not canonically ABI-encoded');
+      return deny('delegation_undecodable', 'redeemDelegations is not canonically ABI-encoded');
+    return { ok: true, args };
   } catch {
-    return refuse('delegation_undecodable', 'the call to the delegation manager cannot be decoded');
+    return deny('delegation_undecodable', 'the call to the delegation manager cannot be decoded');
   }
+}
 
-  const [contexts, modes, executions] = args;
+/** Exactly one execution under one permission context, in SingleDefault mode. */
+function readSingleRedemption([contexts, modes, executions]: RedeemArgs):
+  { ok: true; permissionContext: Hex; execution: Hex } | Denied {
   if (contexts.length !== 1 || modes.length !== 1 || executions.length !== 1) {
-    return refuse(
+    return deny(
       'delegated_batch',
       `redeemDelegations must redeem exactly one execution under one permission context; this one has ${contexts.length} contexts, ${modes.length} modes, ${executions.length} executions`,
     );
   }
   if (!same(modes[0]!, SINGLE_DEFAULT_MODE)) {
-    return refuse(
+    return deny(
       'delegation_execution_mode',
       `the redeemed execution's mode ${modes[0]} is not SingleDefault (32 zero bytes)`,
     );
   }
+  return { ok: true, permissionContext: contexts[0]!, execution: executions[0]! };
+}
 
+/** The permission context: one root delegation (no redelegation), to the sender or to anyone. */
+function readRootDelegation(
+  permissionContext: Hex,
+  sender: Address,
+): { ok: true; delegation: Delegation } | Denied {
   let delegations: readonly Delegation[];
   try {
-    const [decoded] = decodeAbiParameters(DELEGATIONS, contexts[0]!);
-    if (!same(encodeAbiParameters(DELEGATIONS, [decoded]), contexts[0]!))
-      return refuse('delegation_undecodable', 'the permission context is not canonically ABI-encoded');
+    const [decoded] = decodeAbiParameters(DELEGATIONS, permissionContext);
+    if (!same(encodeAbiParameters(DELEGATIONS, [decoded]), permissionContext))
+      return deny('delegation_undecodable', 'the permission context is not canonically ABI-encoded');
     delegations = decoded as readonly Delegation[];
   } catch {
-    return refuse('delegation_undecodable', 'the permission context cannot be decoded as delegations');
+    return deny('delegation_undecodable', 'the permission context cannot be decoded as delegations');
   }
   if (delegations.length === 0)
-    return refuse(
+    return deny(
       'delegation_missing',
       'the permission context holds no delegation (self-authorised execution)',
     );
   if (delegations.length > 1) {
-    return refuse(
+    return deny(
       'delegation_redelegation',
       `the permission context is a chain of ${delegations.length} delegations; only one root delegation is sponsored`,
     );
   }
   const delegation = delegations[0]!;
   if (!same(delegation.authority, ROOT_AUTHORITY)) {
-    return refuse(
+    return deny(
       'delegation_not_root',
       `the delegation's authority ${delegation.authority} is not the root authority`,
     );
   }
-  if (!same(delegation.delegate, context.sender) && !same(delegation.delegate, ANY_DELEGATE)) {
-    return refuse(
+  if (!same(delegation.delegate, sender) && !same(delegation.delegate, ANY_DELEGATE)) {
+    return deny(
       'delegation_delegate_not_sender',
-      `the delegation's delegate ${delegation.delegate} is not the sender ${context.sender}`,
+      `the delegation's delegate ${delegation.delegate} is not the sender ${sender}`,
     );
   }
+  return { ok: true, delegation };
+}
 
-  // The execution: token (20) ‖ value (32) ‖ transfer(payee, amount), canonical.
-  const execution = executions[0]!;
+/** The execution: token (20) ‖ value (32) ‖ transfer(payee, amount), canonical, sending no native value. */
+function readTransferExecution(
+  execution: Hex,
+): { ok: true; token: Address; payee: Address; amount: bigint } | Denied {
   if (byteLength(execution) !== 20 + 32 + TRANSFER_CALLDATA_BYTES) {
-    return refuse(
+    return deny(
       'delegation_not_erc20_transfer',
       'the redeemed execution is not one ERC-20 transfer(address,uint256) call',
     );
@@ -224,29 +290,40 @@ export function decodeDelegatedTransfer(
     )
       throw new Error('not canonical');
   } catch {
-    return refuse(
+    return deny(
       'delegation_not_erc20_transfer',
       'the redeemed execution is not one canonically encoded ERC-20 transfer(address,uint256) call',
     );
   }
   if (executionValue !== 0n) {
-    return refuse(
+    return deny(
       'delegation_execution_value',
       `the redeemed execution sends ${executionValue} wei; a delegated transfer sends none`,
     );
   }
+  return { ok: true, token, payee, amount };
+}
 
-  const caveats = caveatsByEnforcer(delegation, context.enforcers);
-  if (!caveats.ok) return caveats;
-  const terms = caveats.terms;
+interface TransferTerms {
+  allowance: bigint;
+  validAfter: bigint;
+  expiresAt: bigint;
+  redeemer: Address;
+  boundPayee: Address;
+}
 
+/** Each recognised caveat's terms, in their exact encoding, for a transfer of `token`. */
+function readTransferTerms(
+  terms: Record<RecognisedCaveat, Hex>,
+  token: Address,
+): ({ ok: true } & TransferTerms) | Denied {
   // ERC20TransferAmountEnforcer: token (20) ‖ allowance (32).
   if (byteLength(terms.erc20TransferAmountEnforcer) !== 52)
     return badTerms('ERC20TransferAmountEnforcer', 'token (20 bytes) and allowance (32 bytes)');
   const allowedToken = getAddress(`0x${terms.erc20TransferAmountEnforcer.slice(2, 42)}`);
   const allowance = hexToBigInt(`0x${terms.erc20TransferAmountEnforcer.slice(42)}`);
   if (allowedToken !== token) {
-    return refuse(
+    return deny(
       'delegation_token_mismatch',
       `the transfer is of token ${token}; the delegation allows token ${allowedToken}`,
     );
@@ -278,59 +355,50 @@ export function decodeDelegatedTransfer(
   if (byteLength(terms.valueLteEnforcer) !== 32 || hexToBigInt(terms.valueLteEnforcer) !== 0n)
     return badTerms('ValueLteEnforcer', 'a maximum native value of 0');
   if (byteLength(terms.nonceEnforcer) !== 32) return badTerms('NonceEnforcer', 'a nonce (uint256)');
+  return { ok: true, allowance, validAfter, expiresAt, redeemer, boundPayee };
+}
 
+/** The transfer within its terms: the bound payee, the sender as redeemer, the window, the allowance. */
+function checkWithinTerms(
+  { payee, amount }: { payee: Address; amount: bigint },
+  { boundPayee, redeemer, expiresAt, validAfter, allowance }: TransferTerms,
+  context: DecodeDelegatedTransferContext,
+): Denied | undefined {
   if (boundPayee !== getAddress(payee)) {
-    return refuse(
+    return deny(
       'delegation_payee_mismatch',
       `the transfer pays ${getAddress(payee)}; the delegation binds the payee ${boundPayee}`,
     );
   }
   if (redeemer !== getAddress(context.sender)) {
-    return refuse(
+    return deny(
       'delegation_redeemer_not_sender',
       `the delegation's redeemer ${redeemer} is not the sender ${getAddress(context.sender)}`,
     );
   }
   if (expiresAt <= context.now) {
-    return refuse(
+    return deny(
       'delegation_expired',
       `the delegation expired at ${new Date(Number(expiresAt) * 1000).toISOString()}`,
     );
   }
   if (validAfter >= context.now) {
-    return refuse(
+    return deny(
       'delegation_not_yet_valid',
       `the delegation is valid only after ${new Date(Number(validAfter) * 1000).toISOString()}`,
     );
   }
   if (amount > allowance) {
-    return refuse(
+    return deny(
       'delegation_allowance_exceeded',
       `the transfer of ${amount} base units is over the delegation's allowance of ${allowance}`,
     );
   }
-
-  return {
-    ok: true,
-    transfer: {
-      owner: getAddress(delegation.delegator),
-      delegation: {
-        ...delegation,
-        delegate: getAddress(delegation.delegate),
-        delegator: getAddress(delegation.delegator),
-        caveats: delegation.caveats.map((caveat) => ({ ...caveat, enforcer: getAddress(caveat.enforcer) })),
-      },
-      token,
-      payee: boundPayee,
-      amount,
-      allowance,
-      expiresAt,
-    },
-  };
+  return undefined;
 }
 
-function badTerms(enforcer: string, expected: string): DecodeDelegatedTransferOutcome {
-  return refuse('delegation_caveat_terms', `the ${enforcer} caveat's terms must be ${expected}`);
+function badTerms(enforcer: string, expected: string): Denied {
+  return deny('delegation_caveat_terms', `the ${enforcer} caveat's terms must be ${expected}`);
 }
 
 /**
@@ -340,14 +408,14 @@ function badTerms(enforcer: string, expected: string): DecodeDelegatedTransferOu
 function caveatsByEnforcer(
   delegation: Delegation,
   enforcers: CaveatEnforcers,
-): { ok: true; terms: Record<RecognisedCaveat, Hex> } | { ok: false; refusal: DelegatedTransferRefusal } {
+): { ok: true; terms: Record<RecognisedCaveat, Hex> } | Denied {
   const terms: Partial<Record<RecognisedCaveat, Hex>> = {};
   for (const [index, caveat] of delegation.caveats.entries()) {
     const name = RECOGNISED_CAVEATS.find((candidate) => same(enforcers[candidate], caveat.enforcer));
     if (!name) {
       return {
         ok: false,
-        refusal: {
+        denial: {
           reason: 'delegation_caveats_unrecognised',
           detail: `caveat ${index}: enforcer ${caveat.enforcer} is not one of the recognised transfer caveats`,
         },
@@ -356,7 +424,7 @@ function caveatsByEnforcer(
     if (terms[name] !== undefined) {
       return {
         ok: false,
-        refusal: {
+        denial: {
           reason: 'delegation_caveats_unrecognised',
           detail: `caveat ${index}: the ${name} caveat appears twice`,
         },
@@ -365,7 +433,7 @@ function caveatsByEnforcer(
     if (!NO_ARGS.includes(caveat.args.toLowerCase())) {
       return {
         ok: false,
-        refusal: {
+        denial: {
           reason: 'delegation_caveats_unrecognised',
           detail: `caveat ${index}: the ${name} caveat carries args ${caveat.args.slice(0, 18)}; the transfer caveats read none (0x or the toolkit's 0x00)`,
         },
@@ -377,7 +445,7 @@ function caveatsByEnforcer(
   if (missing.length > 0) {
     return {
       ok: false,
-      refusal: {
+      denial: {
         reason: 'delegation_caveat_missing',
         detail: `the root delegation lacks the caveats ${missing.join(', ')} (allowance, expiry, redeemer, payee, zero value, nonce)`,
       },

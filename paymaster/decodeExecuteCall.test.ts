@@ -42,10 +42,10 @@ const erc7579 = (mode: Hex, executionCalldata: Hex) =>
 const erc7579Batch = (calls: { target: Address; value: bigint; data: Hex }[]) =>
   erc7579(ERC7579_BATCH_DEFAULT_MODE, encodeAbiParameters(executions, [calls]));
 
-const refusalOf = (callData: Hex) => {
+const denialOf = (callData: Hex) => {
   const outcome = decodeExecuteCall(callData);
-  if (outcome.ok) throw new Error(`expected a refusal, decoded ${outcome.execution.form}`);
-  return outcome.refusal;
+  if (outcome.ok) throw new Error(`expected a denial, decoded ${outcome.execution.form}`);
+  return outcome.denial;
 };
 
 describe('decodeExecuteCall', () => {
@@ -111,7 +111,7 @@ describe('decodeExecuteCall', () => {
       ['an unknown selector', '0xdeadbeef' as Hex],
       ['a known selector with arguments cut short', execute(A, 0n, transfer).slice(0, 100) as Hex],
     ])('%s is undecodable', (_case, callData) => {
-      expect(refusalOf(callData).reason).toBe('undecodable_calldata');
+      expect(denialOf(callData).reason).toBe('undecodable_calldata');
     });
 
     it('refuses the two-array executeBatch(address[],bytes[]) as undecodable (not a supported form)', () => {
@@ -120,7 +120,7 @@ describe('decodeExecuteCall', () => {
         functionName: 'executeBatch',
         args: [[A], [transfer]],
       });
-      expect(refusalOf(callData).reason).toBe('undecodable_calldata');
+      expect(denialOf(callData).reason).toBe('undecodable_calldata');
     });
 
     it("refuses SimpleAccount v0.8's tuple-array executeBatch by name", () => {
@@ -129,14 +129,14 @@ describe('decodeExecuteCall', () => {
         functionName: 'executeBatch',
         args: [[{ target: A, value: 0n, data: '0x' }]],
       });
-      expect(refusalOf(callData)).toEqual({
+      expect(denialOf(callData)).toEqual({
         reason: 'unsupported_execution',
         detail: expect.stringContaining('executeBatch((address,uint256,bytes)[])'),
       });
     });
 
     it('refuses an empty value array, even with one target and one calldata', () => {
-      expect(refusalOf(executeBatch([A], [], [transfer]))).toEqual({
+      expect(denialOf(executeBatch([A], [], [transfer]))).toEqual({
         reason: 'batch_length_mismatch',
         detail: expect.stringContaining('empty value array'),
       });
@@ -146,7 +146,7 @@ describe('decodeExecuteCall', () => {
       ['more values than targets', [A], [0n, 0n], [transfer]],
       ['fewer calldatas than targets', [A, B], [0n, 0n], [transfer]],
     ] as const)('refuses arrays of unequal length: %s', (_case, targets, values, datas) => {
-      expect(refusalOf(executeBatch([...targets], [...values], [...datas])).reason).toBe(
+      expect(denialOf(executeBatch([...targets], [...values], [...datas])).reason).toBe(
         'batch_length_mismatch',
       );
     });
@@ -154,15 +154,15 @@ describe('decodeExecuteCall', () => {
     it('refuses batches of 0 and of 17 calls, accepts 1 and 16', () => {
       const calls = (count: number) =>
         Array.from({ length: count }, () => ({ target: A, value: 0n, data: '0x' as Hex }));
-      expect(refusalOf(executeBatch([], [], [])).reason).toBe('batch_size');
-      expect(refusalOf(erc7579Batch(calls(0))).reason).toBe('batch_size');
-      expect(refusalOf(erc7579Batch(calls(17)))).toEqual({
+      expect(denialOf(executeBatch([], [], [])).reason).toBe('batch_size');
+      expect(denialOf(erc7579Batch(calls(0))).reason).toBe('batch_size');
+      expect(denialOf(erc7579Batch(calls(17)))).toEqual({
         reason: 'batch_size',
         detail: expect.stringContaining('this one has 17'),
       });
-      expect(
-        refusalOf(executeBatch(Array(17).fill(A), Array(17).fill(0n), Array(17).fill('0x'))).reason,
-      ).toBe('batch_size');
+      expect(denialOf(executeBatch(Array(17).fill(A), Array(17).fill(0n), Array(17).fill('0x'))).reason).toBe(
+        'batch_size',
+      );
       expect(decodeExecuteCall(erc7579Batch(calls(1))).ok).toBe(true);
       expect(decodeExecuteCall(erc7579Batch(calls(16))).ok).toBe(true);
     });
@@ -175,11 +175,11 @@ describe('decodeExecuteCall', () => {
       expect((atLimit.length - 2) / 2).toBeLessThanOrEqual(MAX_BATCH_CALLDATA_BYTES);
       expect(decodeExecuteCall(atLimit).ok).toBe(true);
       const over = executeBatch([A], [0n], [`0x${'ab'.repeat(payloadBytes + 32)}`]);
-      expect(refusalOf(over).reason).toBe('batch_too_large');
+      expect(denialOf(over).reason).toBe('batch_too_large');
       const over7579 = erc7579Batch([
         { target: A, value: 0n, data: `0x${'ab'.repeat(MAX_BATCH_CALLDATA_BYTES)}` },
       ]);
-      expect(refusalOf(over7579).reason).toBe('batch_too_large');
+      expect(denialOf(over7579).reason).toBe('batch_too_large');
     });
 
     it.each([
@@ -194,22 +194,22 @@ describe('decodeExecuteCall', () => {
         mode as Hex,
         encodeAbiParameters(executions, [[{ target: A, value: 0n, data: '0x' }]]),
       );
-      expect(refusalOf(callData)).toEqual({
+      expect(denialOf(callData)).toEqual({
         reason: 'unsupported_execution_mode',
         detail: expect.stringContaining(mode),
       });
     });
 
     it('refuses a SingleDefault execution shorter than target and value', () => {
-      expect(refusalOf(erc7579(ERC7579_SINGLE_DEFAULT_MODE, concat([A, '0x00']))).reason).toBe(
+      expect(denialOf(erc7579(ERC7579_SINGLE_DEFAULT_MODE, concat([A, '0x00']))).reason).toBe(
         'undecodable_calldata',
       );
     });
 
     describe('non-canonical encodings', () => {
       it('refuses trailing bytes after the arguments', () => {
-        expect(refusalOf(concat([execute(A, 0n, transfer), '0x00'])).reason).toBe('non_canonical_encoding');
-        expect(refusalOf(concat([execute(A, 0n, transfer), pad('0x', { size: 32 })])).reason).toBe(
+        expect(denialOf(concat([execute(A, 0n, transfer), '0x00'])).reason).toBe('non_canonical_encoding');
+        expect(denialOf(concat([execute(A, 0n, transfer), pad('0x', { size: 32 })])).reason).toBe(
           'non_canonical_encoding',
         );
       });
@@ -217,7 +217,7 @@ describe('decodeExecuteCall', () => {
       it('refuses dirty high bits in an address word', () => {
         const callData = execute(A, 0n, transfer);
         const dirty = `${callData.slice(0, 10)}ff${callData.slice(12)}` as Hex;
-        expect(refusalOf(dirty).reason).toBe('non_canonical_encoding');
+        expect(denialOf(dirty).reason).toBe('non_canonical_encoding');
       });
 
       it('refuses a bytes offset that points elsewhere than the canonical position', () => {
@@ -227,13 +227,13 @@ describe('decodeExecuteCall', () => {
         const tail = callData.slice(10 + 64 * 3);
         const moved =
           `${callData.slice(0, 10)}${head}${pad(numberToHex(0x80), { size: 32 }).slice(2)}${'00'.repeat(32)}${tail}` as Hex;
-        expect(refusalOf(moved).reason).toBe('non_canonical_encoding');
+        expect(denialOf(moved).reason).toBe('non_canonical_encoding');
       });
 
       it('refuses non-zero padding after the bytes contents', () => {
         const callData = execute(A, 0n, '0x01');
         const dirtyPadding = `${callData.slice(0, -2)}ff` as Hex;
-        expect(refusalOf(dirtyPadding).reason).toBe('non_canonical_encoding');
+        expect(denialOf(dirtyPadding).reason).toBe('non_canonical_encoding');
       });
 
       it('refuses a non-canonical inner ERC-7579 execution array', () => {
@@ -241,7 +241,7 @@ describe('decodeExecuteCall', () => {
           encodeAbiParameters(executions, [[{ target: A, value: 0n, data: '0x' }]]),
           '0x00',
         ]);
-        expect(refusalOf(erc7579(ERC7579_BATCH_DEFAULT_MODE, inner)).reason).toBe('non_canonical_encoding');
+        expect(denialOf(erc7579(ERC7579_BATCH_DEFAULT_MODE, inner)).reason).toBe('non_canonical_encoding');
       });
     });
   });

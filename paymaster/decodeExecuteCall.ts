@@ -16,7 +16,7 @@ import {
  * Understood: `execute(address,uint256,bytes)`, `execute((address,uint256,bytes))`,
  * `executeBatch(address[],uint256[],bytes[])` and ERC-7579 `execute(bytes32,bytes)` in BatchDefault
  * mode and SingleDefault (a delegated transfer when its target is the delegation manager, SPEC rule 7;
- * the policy refuses it for any other target). Only canonical ABI encoding
+ * the policy denies it for any other target). Only canonical ABI encoding
  * is accepted: the bytes must equal the re-encoding of what they decode to, so no two byte strings
  * mean the same calls. Pure: what is allowed is decided by the policy checks that follow.
  */
@@ -41,7 +41,7 @@ export interface DecodedExecution {
   calls: DecodedCall[];
 }
 
-export type ExecuteCallRefusalReason =
+export type ExecuteCallDenialReason =
   | 'undecodable_calldata'
   | 'unsupported_execution'
   | 'unsupported_execution_mode'
@@ -50,13 +50,13 @@ export type ExecuteCallRefusalReason =
   | 'batch_too_large'
   | 'batch_length_mismatch';
 
-export interface ExecuteCallRefusal {
-  reason: ExecuteCallRefusalReason;
+export interface ExecuteCallDenial {
+  reason: ExecuteCallDenialReason;
   detail: string;
 }
 
 export type DecodeExecuteCallOutcome =
-  { ok: true; execution: DecodedExecution } | { ok: false; refusal: ExecuteCallRefusal };
+  { ok: true; execution: DecodedExecution } | { ok: false; denial: ExecuteCallDenial };
 
 export const MAX_BATCH_CALLS = 16;
 export const MAX_BATCH_CALLDATA_BYTES = 32 * 1024;
@@ -67,7 +67,7 @@ const EXECUTE_BATCH = parseAbiItem(
   'function executeBatch(address[] targets, uint256[] values, bytes[] datas)',
 );
 const ERC7579_EXECUTE = parseAbiItem('function execute(bytes32 mode, bytes executionCalldata)');
-/** SimpleAccount v0.8's tuple-array batch: refused by name (SPEC rule 4). */
+/** SimpleAccount v0.8's tuple-array batch: denied by name (SPEC rule 4). */
 const SIMPLE_ACCOUNT_V08_BATCH = parseAbiItem(
   'function executeBatch((address target, uint256 value, bytes data)[] calls)',
 );
@@ -86,9 +86,9 @@ const SELECTORS = {
   simpleAccountV08Batch: selectorOf(SIMPLE_ACCOUNT_V08_BATCH),
 };
 
-const refuse = (reason: ExecuteCallRefusalReason, detail: string): DecodeExecuteCallOutcome => ({
+const deny = (reason: ExecuteCallDenialReason, detail: string): DecodeExecuteCallOutcome => ({
   ok: false,
-  refusal: { reason, detail },
+  denial: { reason, detail },
 });
 
 class NonCanonicalEncoding extends Error {}
@@ -101,14 +101,14 @@ function decodeCanonical(parameters: readonly AbiParameter[], data: Hex): readon
   return values;
 }
 
-/** Runs a decoding step; a failure to decode and a non-canonical encoding become their refusals. */
+/** Runs a decoding step; a failure to decode and a non-canonical encoding become their denials. */
 function attempt(what: string, decode: () => DecodeExecuteCallOutcome): DecodeExecuteCallOutcome {
   try {
     return decode();
   } catch (error) {
     if (error instanceof NonCanonicalEncoding)
-      return refuse('non_canonical_encoding', `${what} is not canonically ABI-encoded`);
-    return refuse('undecodable_calldata', `${what} cannot be decoded`);
+      return deny('non_canonical_encoding', `${what} is not canonically ABI-encoded`);
+    return deny('undecodable_calldata', `${what} cannot be decoded`);
   }
 }
 
@@ -120,7 +120,7 @@ const toCall = ({ target, value, data }: { target: string; value: bigint; data: 
 
 function checkBatchSize(calls: DecodedCall[]): DecodeExecuteCallOutcome | undefined {
   if (calls.length < 1 || calls.length > MAX_BATCH_CALLS) {
-    return refuse('batch_size', `a batch has 1 to ${MAX_BATCH_CALLS} calls, this one has ${calls.length}`);
+    return deny('batch_size', `a batch has 1 to ${MAX_BATCH_CALLS} calls, this one has ${calls.length}`);
   }
   return undefined;
 }
@@ -141,7 +141,7 @@ function describeMode(mode: Hex): string {
 /** The calls a user operation's `callData` makes, or why it cannot be sponsored as written. */
 export function decodeExecuteCall(callData: Hex): DecodeExecuteCallOutcome {
   if (callData.length < 10)
-    return refuse('undecodable_calldata', 'callData is shorter than a function selector');
+    return deny('undecodable_calldata', 'callData is shorter than a function selector');
   const selector = callData.slice(0, 10).toLowerCase();
   const args = `0x${callData.slice(10)}` as Hex;
   const byteLength = (callData.length - 2) / 2;
@@ -170,13 +170,13 @@ export function decodeExecuteCall(callData: Hex): DecodeExecuteCallOutcome {
           Hex[],
         ];
         if (targets.length > 0 && values.length === 0) {
-          return refuse(
+          return deny(
             'batch_length_mismatch',
             'executeBatch with an empty value array is not accepted: give one value per call',
           );
         }
         if (values.length !== targets.length || datas.length !== targets.length) {
-          return refuse(
+          return deny(
             'batch_length_mismatch',
             `executeBatch arrays differ in length: ${targets.length} targets, ${values.length} values, ${datas.length} calldatas`,
           );
@@ -204,7 +204,7 @@ export function decodeExecuteCall(callData: Hex): DecodeExecuteCallOutcome {
         if (mode.toLowerCase() === ERC7579_SINGLE_DEFAULT_MODE) {
           // Single mode packs target (20) | value (32) | callData, not ABI-encoded.
           if ((executionCalldata.length - 2) / 2 < 52)
-            return refuse(
+            return deny(
               'undecodable_calldata',
               'the ERC-7579 single execution is shorter than target and value',
             );
@@ -216,25 +216,25 @@ export function decodeExecuteCall(callData: Hex): DecodeExecuteCallOutcome {
           });
           return { ok: true, execution: { form: 'erc7579Single', calls: [call] } };
         }
-        return refuse(
+        return deny(
           'unsupported_execution_mode',
           `${describeMode(mode)} is not supported: only BatchDefault (0x01 followed by 31 zero bytes), or SingleDefault (32 zero bytes) for a delegated transfer`,
         );
       });
 
     case SELECTORS.simpleAccountV08Batch:
-      return refuse(
+      return deny(
         'unsupported_execution',
         'executeBatch((address,uint256,bytes)[]) (SimpleAccount v0.8) is not supported',
       );
 
     default:
-      return refuse('undecodable_calldata', `function selector ${selector} is not a supported execute call`);
+      return deny('undecodable_calldata', `function selector ${selector} is not a supported execute call`);
   }
 }
 
 function tooLarge(byteLength: number): DecodeExecuteCallOutcome {
-  return refuse(
+  return deny(
     'batch_too_large',
     `a batch has at most ${MAX_BATCH_CALLDATA_BYTES} bytes of callData, this one has ${byteLength}`,
   );

@@ -14,7 +14,7 @@ import { denial, type PaymasterDenial } from './denials';
 /** The usage reason of a delegated transfer: `delegated_by:<owner>` (lower-case address). */
 export const delegatedByReason = (owner: Address): string => `delegated_by:${owner.toLowerCase()}`;
 
-/** The delegated transfer a single call to the delegation manager redeems, or its refusal. */
+/** The delegated transfer a single call to the delegation manager redeems, or its denial. */
 export function readDelegatedTransfer(
   deps: {
     /** The caveat enforcers of the Delegation Framework on a chain (recognised in delegated transfers). */
@@ -46,16 +46,16 @@ export function readDelegatedTransfer(
     ok: false,
     denial: denial(
       'paymaster_target_not_allowed',
-      `delegated transfer: ${outcome.refusal.detail}`,
-      outcome.refusal.reason,
+      `delegated transfer: ${outcome.denial.detail}`,
+      outcome.denial.reason,
     ),
   };
 }
 
 /**
  * A delegated transfer's paymaster data never outlives its delegation: validUntil is at most the last
- * second before the TimestampEnforcer's expiry, so an operation the delegation would refuse on chain
- * is refused by the EntryPoint before it can cost gas.
+ * second before the TimestampEnforcer's expiry, so an operation the delegation would revert on chain
+ * fails the EntryPoint's validity window before it can cost gas.
  */
 export function delegatedWindow(
   window: { validAfter: number; validUntil: number },

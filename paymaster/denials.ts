@@ -1,7 +1,7 @@
 import type { PaymasterUsageStatus } from '../db/schema';
 
 /**
- * The paymaster's refusals that both the JSON-RPC route and the bundler proxy can give, with how
+ * The paymaster's denials that both the JSON-RPC route and the bundler proxy can give, with how
  * each surface shows them (SPEC "Paymaster RPC errors"). Checks return a `PaymasterDenial`; the RPC
  * turns it into a JSON-RPC error (`Policy denied: ` prefix for policy decisions), the bundler route
  * into its HTTP status and `{ error: { message, type: 'error' } }` body without the prefix.
@@ -30,7 +30,7 @@ export interface PaymasterDenialKind {
   usageStatus?: PaymasterUsageStatus;
   /** JSON-RPC error code on the RPC route; none when the RPC answers with HTTP only. */
   jsonRpcCode?: number;
-  /** HTTP status where SPEC gives one (client-id checks on both routes, the bundler's other refusals). */
+  /** HTTP status where SPEC gives one (client-id checks on both routes, the bundler's other denials). */
   httpStatus?: number;
   /** A policy decision: the RPC message carries `Policy denied: ` (callers must not fall back). */
   policy: boolean;
@@ -92,7 +92,7 @@ export const PAYMASTER_DENIALS: Record<PaymasterDenialCode, PaymasterDenialKind>
 
 export const POLICY_DENIED_PREFIX = 'Policy denied: ';
 
-/** One refusal: what was refused (`code`), why in words (`detail`), and a short machine cause for the usage row. */
+/** One denial: what was denied (`code`), why in words (`detail`), and a short machine cause for the usage row. */
 export interface PaymasterDenial {
   code: PaymasterDenialCode;
   detail: string;
@@ -100,7 +100,7 @@ export interface PaymasterDenial {
   reason?: string;
 }
 
-/** Outcome of one check: passed, or refused with a denial (never an exception). */
+/** Outcome of one check: passed, or its denial (never an exception). */
 export type CheckOutcome = { ok: true } | { ok: false; denial: PaymasterDenial };
 
 export const PASSED: CheckOutcome = { ok: true };
@@ -109,7 +109,7 @@ export function denial(code: PaymasterDenialCode, detail: string, reason?: strin
   return { code, detail, ...(reason !== undefined && { reason }) };
 }
 
-/** A refused check's outcome. */
+/** A denied check's outcome. */
 export function denied(
   code: PaymasterDenialCode,
   detail: string,

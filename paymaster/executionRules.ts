@@ -7,7 +7,7 @@ import { PASSED, denied, type CheckOutcome } from './denials';
  * batch calls carry no native value and never call the delegation manager (a delegated transfer is
  * never part of a batch); ERC-7579 SingleDefault is only for a delegated transfer. A single call to the
  * delegation manager passes here: it is a delegated transfer, read and checked by
- * decodeDelegatedTransfer.ts. The first refused call refuses the whole operation, named by its index.
+ * decodeDelegatedTransfer.ts. The first denied call denies the whole operation, named by its index.
  */
 export function checkExecutionRules(
   execution: DecodedExecution,

@@ -4,10 +4,8 @@ import type { EntryPointVersion } from '../chain/entryPoints';
 import type { Db } from '../db/client';
 import { readPaymasterDecisionInputs } from '../db/paymasterDecisionReads';
 import { checkChainAllowed, checkPrepaidBalance, type PaymasterClient } from './clientChecks';
-import { decodeExecuteCall } from './decodeExecuteCall';
-import { PAYMASTER_DENIALS, denial, describeDenialForRpc, type PaymasterDenial } from './denials';
+import { PAYMASTER_DENIALS, describeDenialForRpc } from './denials';
 import { type CaveatEnforcers } from './decodeDelegatedTransfer';
-import { checkExecutionRules, delegatedTransferCall } from './executionRules';
 import {
   JSON_RPC_ERRORS,
   jsonRpcError,
@@ -15,21 +13,24 @@ import {
   parseJsonRpcEnvelope,
   type JsonRpcResponse,
 } from './jsonRpc';
-import { MINIMUM_PAYMASTER_GAS } from '../chain/paymasterData';
-import { type ChainFeeLevels, feeViolation, gasLimitViolation } from '../chain/operationBounds';
-import type { SponsorshipLimits } from './limits';
-import { allowlistOutcome, denyRulesOutcome } from './merchantPolicies';
+import type { SponsorshipLimitOutcome, SponsorshipLimits } from './limits';
 import type { SignerClient } from './signerClient';
-import { peekRequestedChainId, type SponsorshipUserOperation } from './sponsorshipParams';
+import { peekRequestedChainId } from './sponsorshipParams';
 import { signingRequestFingerprint } from './signingFingerprint';
 import { sponsorshipWindow } from './sponsorshipWindow';
 import { buildStubPaymasterResult } from './stubPaymasterData';
 import { NO_USAGE_FACTS, recordPaymasterDenial, type UsageFacts } from './usageRecords';
-import { verifyDelegationSignature } from './verifyDelegationSignature';
-import { delegatedWindow, readDelegatedTransfer } from './delegatedTransferWindow';
-import { readSponsorshipRequest } from './readSponsorshipRequest';
-import { reject, rejectFromDenial, type Decision } from './rpcDecision';
+import { delegatedWindow } from './delegatedTransferWindow';
+import { readSponsorshipRequest, type SponsorshipRequest } from './readSponsorshipRequest';
+import { answerDenial, denyWithError, type SponsorshipAnswer } from './sponsorshipAnswer';
 import { signAndRecord, type SigningDependencies } from './signAndRecord';
+import { boundSignedOperation, type OperationBounds, type SignedGas } from './boundSignedOperation';
+import {
+  checkCallPolicies,
+  checkDelegationSignature,
+  readOperationCalls,
+  type OperationCalls,
+} from './operationCalls';
 
 /**
  * The paymaster JSON-RPC (`POST /v1/paymaster/rpc`) after the client id and Origin were accepted:
@@ -58,15 +59,13 @@ export interface PaymasterRpcDependencies {
   /** Sponsorship limits and prices; a request that reaches the limits step without them answers -32603. */
   limits?: SponsorshipLimits;
   /** Bounds on a signed operation's gas and fees (against the chain's current fees); needed to sign. */
-  bounds?: { chainFees: ChainFeeLevels; feeBoundBps: number; maxOperationGas: number };
+  bounds?: OperationBounds;
   /** Prices user-paid gas (the token's rate and the client's per-operation cap); needed to sign ERC-20 data. */
   userPaidPricer?: SigningDependencies['userPaidPricer'];
 }
 
-const maxBigInt = (a: bigint, b: bigint): bigint => (a > b ? a : b);
-
 export type PaymasterRpcOutcome =
-  /** Refused before the JSON-RPC request was read: the route answers with the denial's HTTP status. */
+  /** Denied before the JSON-RPC request was read: the route answers with the denial's HTTP status. */
   { kind: 'http'; status: number; message: string } | { kind: 'jsonrpc'; response: JsonRpcResponse };
 
 /** The caller's method name, bounded: the -32601 answer repeats it; a usage row stores only known names (usageRecords.ts). */
@@ -120,124 +119,59 @@ export async function answerJsonRpcRequest(
   }
   const { id } = envelope.request;
 
-  let decision: Decision;
+  let answer: SponsorshipAnswer;
   try {
-    decision = await decideSponsorship(deps, client, envelope.request, facts);
+    answer = await decideSponsorship(deps, client, envelope.request, facts);
   } catch (error) {
     deps.logger.error({ err: error, clientId: client.clientId }, 'paymaster rpc failed');
-    decision = reject(JSON_RPC_ERRORS.internalError, 'Internal error', null, null);
+    answer = denyWithError(JSON_RPC_ERRORS.internalError, 'Internal error', null, null);
   }
-  if (decision.ok) return jsonRpcResult(id, decision.result);
+  if (answer.ok) return jsonRpcResult(id, answer.result);
 
-  const { rejection } = decision;
-  if (rejection.usageStatus)
-    await recordPaymasterDenial(deps, client, facts, rejection.usageStatus, rejection.reason);
-  return jsonRpcError(id, rejection.error);
+  const { denial } = answer;
+  if (denial.usageStatus) await recordPaymasterDenial(deps, client, facts, denial.usageStatus, denial.reason);
+  return jsonRpcError(id, denial.error);
 }
 
+/** The steps of docs/paymaster.md's check order after the JSON-RPC envelope, each a named function. */
 async function decideSponsorship(
   deps: PaymasterRpcDependencies,
   client: PaymasterClient,
   request: { method: string; params: unknown[] },
   facts: UsageFacts,
-): Promise<Decision> {
-  const { db } = deps;
-
+): Promise<SponsorshipAnswer> {
   // The request's shape: method, params, chain and key class, entry point, EIP-7702, gas fields, token, gas mode.
   const read = readSponsorshipRequest(client, request, facts);
-  if (!read.ok) return read.decision;
-  const { method, signs, parsed, userOp, chainId, mode, entryPoint, token } = read.request;
+  if (!read.ok) return read;
+  const sponsorship = read.request;
+  const { signs, userOp, chainId, mode, token } = sponsorship;
 
-  // callData decoding: the calls, and for a single call to the delegation manager the delegated
-  // transfer it redeems (SPEC rule 7), whose owner the deny rules and limits also apply to.
-  const decoded = decodeExecuteCall(userOp.callData);
-  const delegationManager = deps.delegationManagerFor(chainId);
-  const redemption = decoded.ok ? delegatedTransferCall(decoded.execution, { delegationManager }) : undefined;
-  const delegated = redemption ? readDelegatedTransfer(deps, chainId, userOp.sender, redemption) : undefined;
-  const transfer = delegated?.ok ? delegated.transfer : undefined;
-  // A delegated transfer's targets: the manager the account calls, then the token the manager calls.
-  const targets = transfer
-    ? [delegationManager, transfer.token]
-    : decoded.ok
-      ? decoded.execution.calls.map((call) => call.target)
-      : [];
-  facts.targets = targets.map((target) => target.toLowerCase());
-
-  // Everything read from Postgres before deciding, in one round trip: the deny rules matching the
-  // operation, its allowlisted targets, what an identical signing request already answered, and the
-  // merchant's limits. The checks below still decide in SPEC's order.
-  const merchantId = client.merchantId;
-  // A delegated transfer needs its token allowlisted (the manager is the platform's, not the merchant's, to allow).
-  const allowlistTargets = transfer ? [transfer.token] : targets;
-  const window = delegatedWindow(sponsorshipWindow(deps.now()), transfer);
+  // The calls its callData makes (a delegated transfer's included), its window and fingerprint, and
+  // everything the checks below read from Postgres, in one round trip.
+  const calls = readOperationCalls(deps, sponsorship);
+  facts.targets = calls.targets.map((target) => target.toLowerCase());
+  const window = delegatedWindow(sponsorshipWindow(deps.now()), calls.transfer);
   const requestFingerprint = signingRequestFingerprint({
     chainId,
-    entryPoint: entryPoint.address,
+    entryPoint: sponsorship.entryPoint.address,
     mode,
     ...(token && { token }),
     ...window,
     userOp,
   });
-  const reads = await readPaymasterDecisionInputs(db, {
-    merchantId,
-    chainId,
-    senders: [userOp.sender.toLowerCase(), ...(transfer ? [transfer.owner.toLowerCase()] : [])],
-    denyTargets: facts.targets,
-    allowlistTargets: decoded.ok ? allowlistTargets.map((target) => target.toLowerCase()) : [],
-    ...(signs && { signedRequest: { entryPoint: entryPoint.address, requestFingerprint } }),
-  });
+  const reads = await readDecisionInputs(deps.db, client.merchantId, sponsorship, calls, requestFingerprint);
 
-  // Deny rules before the allowlist (SPEC rule 9): the sender, the delegated owner, every call target.
-  const denyRules = denyRulesOutcome(reads.denyRules, {
-    chainId,
-    sender: userOp.sender,
-    ...(transfer && { delegatedOwner: transfer.owner }),
-    targets,
-  });
-  if (!denyRules.ok) return rejectFromDenial(denyRules.denial);
-
-  // Decoding and allowlist: one refused call refuses the whole operation, before signing.
-  if (!decoded.ok) {
-    return rejectFromDenial(
-      denial('paymaster_target_not_allowed', `callData: ${decoded.refusal.detail}`, decoded.refusal.reason),
-    );
-  }
-  if (delegated && !delegated.ok) return rejectFromDenial(delegated.denial);
-  const rules = checkExecutionRules(decoded.execution, { delegationManager });
-  if (!rules.ok) return rejectFromDenial(rules.denial);
-  const allowlist = allowlistOutcome(reads.allowlisted, { chainId, targets: allowlistTargets });
-  if (!allowlist.ok) return rejectFromDenial(allowlist.denial);
-
-  // The owner's signature of the delegation, verified on this chain as the manager will.
-  if (transfer) {
-    const signature = await verifyDelegationSignature(deps.publicClientFor(chainId), {
-      delegation: transfer.delegation,
-      chainId,
-      delegationManager,
-    });
-    if (!signature.ok && 'unavailable' in signature) {
-      deps.logger.error({ chainId, detail: signature.detail }, 'delegation signature could not be verified');
-      return reject(
-        JSON_RPC_ERRORS.internalError,
-        `paymaster_upstream_error: chain ${chainId} could not be read to verify the delegation; retry later`,
-        'denied_upstream',
-        'delegation_chain_unavailable',
-      );
-    }
-    if (!signature.ok) {
-      return rejectFromDenial(
-        denial(
-          'paymaster_target_not_allowed',
-          `delegated transfer: ${signature.detail}`,
-          'delegation_signature_invalid',
-        ),
-      );
-    }
-  }
+  // Deny rules, decoding, batch rules and allowlist; then a delegated transfer's owner signature, on its chain.
+  const policies = checkCallPolicies(calls, reads, sponsorship);
+  if (policies) return policies;
+  const signature = calls.transfer
+    ? await checkDelegationSignature(deps, chainId, calls.transfer, calls.delegationManager)
+    : undefined;
+  if (signature) return signature;
 
   // Prepaid balance (sponsored, mainnets).
-  const balance = await checkPrepaidBalance(db, { merchantId, chainId, mode });
-  if (!balance.ok) return rejectFromDenial(balance.denial);
+  const balance = await checkPrepaidBalance(deps.db, { merchantId: client.merchantId, chainId, mode });
+  if (!balance.ok) return answerDenial(balance.denial);
 
   // A repeat of an operation already signed (identical request in the same second, from any client)
   // answers what was signed then and consumes nothing: one operation, one usage row, one charge.
@@ -245,115 +179,114 @@ async function decideSponsorship(
 
   // Bounds of a signed operation: its gas (the paymaster limits as the signer will sign them) and fees.
   const bounded = signs ? await boundSignedOperation(deps, chainId, userOp.gas, token) : undefined;
-  if (bounded && !bounded.ok) return bounded.decision;
-  const signedGas = bounded?.signedGas;
+  if (bounded && !bounded.ok) return bounded;
 
-  // Sponsorship limits: prepaid balance reservation (mainnets) → merchant per-transaction cap (priced) →
-  // platform budget → the merchant's share of it → merchant and client daily caps → per-sender daily USD
-  // cap → per-sender hourly op limit. Stub data only reads them; for signed data this prices the
-  // operation and checks its caps, and the counters are consumed with the usage row once it is signed.
-  if (!deps.limits) throw new Error('sponsorship limits are not wired into the paymaster RPC');
-  const limits = await deps.limits.check({
-    merchantId,
-    clientId: client.clientId,
-    chainId,
-    sender: userOp.sender.toLowerCase(),
-    ...(transfer && { delegatedOwner: transfer.owner.toLowerCase() }),
-    mode,
-    consume: signs,
-    ...(signedGas && { gas: signedGas, holdUntil: new Date(window.validUntil * 1000) }),
+  const limits = await checkSponsorshipLimits(deps, client, sponsorship, {
+    delegatedOwner: calls.transfer?.owner,
+    signedGas: bounded?.signedGas,
+    holdUntil: new Date(window.validUntil * 1000),
     merchantLimits: reads.merchantLimits,
   });
   if (limits.snapshot) facts.usdSnapshot = limits.snapshot;
-  if (!limits.ok) return rejectFromDenial(limits.denial);
+  if (!limits.ok) return answerDenial(limits.denial);
 
-  if (!signs) {
-    const paymaster = deps.paymasterFor(chainId, entryPoint.version);
-    if (!paymaster) {
-      return reject(
-        JSON_RPC_ERRORS.internalError,
-        `paymaster_upstream_error: no paymaster contract is deployed for chain ${chainId} and EntryPoint v${entryPoint.version}`,
-        'denied_upstream',
-        'paymaster_not_deployed',
-      );
-    }
-    const requestedGas = {
-      paymasterVerificationGasLimit: userOp.gas.paymasterVerificationGasLimit,
-      paymasterPostOpGasLimit: userOp.gas.paymasterPostOpGasLimit,
-    };
-    return {
-      ok: true,
-      result: buildStubPaymasterResult({ paymaster, ...(token && { token }), ...window, requestedGas }),
-    };
-  }
-
+  if (!signs) return answerStubData(deps, sponsorship, window);
   return signAndRecord(deps, {
     client,
     facts,
-    method,
+    method: sponsorship.method,
     chainId,
-    entryPoint,
+    entryPoint: sponsorship.entryPoint,
     userOp,
-    userOpForSigner: parsed.params.userOpForSigner,
+    userOpForSigner: sponsorship.parsed.params.userOpForSigner,
     token,
     window,
     requestFingerprint,
     limits,
-    ...(transfer && { delegatedOwner: transfer.owner }),
-    ...(signedGas && { signedGas }),
+    ...(calls.transfer && { delegatedOwner: calls.transfer.owner }),
+    ...(bounded?.signedGas && { signedGas: bounded.signedGas }),
   });
 }
 
 /**
- * The gas and fees a signed operation is bounded by: its gas as the signer will sign it (the paymaster
- * limits raised to their floors) within the operation gas cap, and its fees within the chain's current
- * fees. Returns the gas to hold limits for, or the refusal.
+ * Everything read from Postgres before deciding, in one round trip: the deny rules matching the
+ * operation, its allowlisted targets, what an identical signing request already answered, and the
+ * merchant's limits. The checks still decide in SPEC's order.
  */
-async function boundSignedOperation(
-  deps: PaymasterRpcDependencies,
-  chainId: number,
-  gas: SponsorshipUserOperation['gas'],
-  token: Address | undefined,
-): Promise<{ ok: true; signedGas: SignedGas } | { ok: false; decision: Decision }> {
-  const paymasterGasFloors = MINIMUM_PAYMASTER_GAS[token ? 'erc20' : 'sponsored'];
-  const signedGas = {
-    callGasLimit: gas.callGasLimit!,
-    verificationGasLimit: gas.verificationGasLimit!,
-    preVerificationGas: gas.preVerificationGas!,
-    maxFeePerGas: gas.maxFeePerGas!,
-    paymasterVerificationGasLimit: maxBigInt(
-      gas.paymasterVerificationGasLimit ?? 0n,
-      paymasterGasFloors.verification,
-    ),
-    paymasterPostOpGasLimit: maxBigInt(gas.paymasterPostOpGasLimit ?? 0n, paymasterGasFloors.postOp),
-  };
-  const refuse = (refusal: PaymasterDenial) => ({ ok: false as const, decision: rejectFromDenial(refusal) });
-  if (!deps.bounds) throw new Error('operation bounds are not wired into the paymaster RPC');
-  const gasLimit = gasLimitViolation(signedGas, deps.bounds.maxOperationGas);
-  if (gasLimit) return refuse(denial('paymaster_gas_limit_too_high', gasLimit, 'gas_limit_too_high'));
-  const level = await deps.bounds.chainFees.current(chainId);
-  if (!level) {
-    return refuse(
-      denial(
-        'paymaster_price_unavailable',
-        `no current gas fees on chain ${chainId} to bound the operation's fees; retry`,
-      ),
-    );
-  }
-  const fees = feeViolation(
-    { maxFeePerGas: signedGas.maxFeePerGas, maxPriorityFeePerGas: gas.maxPriorityFeePerGas ?? 0n },
-    level,
-    deps.bounds.feeBoundBps,
-  );
-  if (fees) return refuse(denial('paymaster_gas_price_too_high', fees, 'gas_price_too_high'));
-  return { ok: true, signedGas };
+function readDecisionInputs(
+  db: Db,
+  merchantId: string,
+  { chainId, userOp, signs, entryPoint }: SponsorshipRequest,
+  calls: OperationCalls,
+  requestFingerprint: string,
+): ReturnType<typeof readPaymasterDecisionInputs> {
+  return readPaymasterDecisionInputs(db, {
+    merchantId,
+    chainId,
+    senders: [userOp.sender.toLowerCase(), ...(calls.transfer ? [calls.transfer.owner.toLowerCase()] : [])],
+    denyTargets: calls.targets.map((target) => target.toLowerCase()),
+    allowlistTargets: calls.decoded.ok ? calls.allowlistTargets.map((target) => target.toLowerCase()) : [],
+    ...(signs && { signedRequest: { entryPoint: entryPoint.address, requestFingerprint } }),
+  });
 }
 
-type SignedGas = {
-  callGasLimit: bigint;
-  verificationGasLimit: bigint;
-  preVerificationGas: bigint;
-  maxFeePerGas: bigint;
-  paymasterVerificationGasLimit: bigint;
-  paymasterPostOpGasLimit: bigint;
-};
+/**
+ * Sponsorship limits: prepaid balance reservation (mainnets) → merchant per-transaction cap (priced) →
+ * platform budget → the merchant's share of it → merchant and client daily caps → per-sender daily USD
+ * cap → per-sender hourly op limit. Stub data only reads them; for signed data this prices the
+ * operation and checks its caps, and the counters are consumed with the usage row once it is signed.
+ */
+async function checkSponsorshipLimits(
+  deps: PaymasterRpcDependencies,
+  client: PaymasterClient,
+  { chainId, userOp, mode, signs }: SponsorshipRequest,
+  {
+    delegatedOwner,
+    signedGas,
+    holdUntil,
+    merchantLimits,
+  }: {
+    delegatedOwner: Address | undefined;
+    signedGas: SignedGas | undefined;
+    holdUntil: Date;
+    merchantLimits: Awaited<ReturnType<typeof readPaymasterDecisionInputs>>['merchantLimits'];
+  },
+): Promise<SponsorshipLimitOutcome> {
+  if (!deps.limits) throw new Error('sponsorship limits are not wired into the paymaster RPC');
+  return deps.limits.check({
+    merchantId: client.merchantId,
+    clientId: client.clientId,
+    chainId,
+    sender: userOp.sender.toLowerCase(),
+    ...(delegatedOwner && { delegatedOwner: delegatedOwner.toLowerCase() }),
+    mode,
+    consume: signs,
+    ...(signedGas && { gas: signedGas, holdUntil }),
+    merchantLimits,
+  });
+}
+
+/** Stub data, built locally for our paymaster contract on the chain (nothing is signed or recorded). */
+function answerStubData(
+  deps: PaymasterRpcDependencies,
+  { chainId, entryPoint, userOp, token }: SponsorshipRequest,
+  window: { validAfter: number; validUntil: number },
+): SponsorshipAnswer {
+  const paymaster = deps.paymasterFor(chainId, entryPoint.version);
+  if (!paymaster) {
+    return denyWithError(
+      JSON_RPC_ERRORS.internalError,
+      `paymaster_upstream_error: no paymaster contract is deployed for chain ${chainId} and EntryPoint v${entryPoint.version}`,
+      'denied_upstream',
+      'paymaster_not_deployed',
+    );
+  }
+  const requestedGas = {
+    paymasterVerificationGasLimit: userOp.gas.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: userOp.gas.paymasterPostOpGasLimit,
+  };
+  return {
+    ok: true,
+    result: buildStubPaymasterResult({ paymaster, ...(token && { token }), ...window, requestedGas }),
+  };
+}

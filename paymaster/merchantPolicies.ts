@@ -6,7 +6,7 @@ import { PASSED, denied, type CheckOutcome } from './denials';
 /**
  * The merchant's own policies on a chain: deny rules (checked first, SPEC rule 9) block the sender,
  * the owner whose tokens a delegated transfer moves (rule 7; a sender rule on its address), or any call target; then every call target must be on the contract allowlist (default: none is).
- * A refused call is named by its zero-based index.
+ * A denied call is named by its zero-based index.
  */
 
 export async function checkDenyRules(

@@ -6,7 +6,7 @@ import { checkChainAllowed, checkGasMode, checkKeyNetworkClass, type PaymasterCl
 import { denial } from './denials';
 import { supportedEntryPoint } from './entryPoints';
 import { JSON_RPC_ERRORS } from './jsonRpc';
-import { malformed, rejectFromDenial, type Decision } from './rpcDecision';
+import { answerDenial, malformed, type DeniedAnswer } from './sponsorshipAnswer';
 import {
   GAS_FIELDS_REQUIRED_FOR_SIGNING,
   PAYMASTER_METHODS,
@@ -35,8 +35,6 @@ export interface SponsorshipRequest {
   token: Address | undefined;
 }
 
-const refused = (decision: Decision) => ({ ok: false as const, decision });
-
 /**
  * The checks of a request's shape, in the order of SPEC's rules: method, params, chain and key class,
  * entry point, EIP-7702, gas fields for signing, the ERC-20 token, gas mode. Fills `facts` as it learns them.
@@ -45,26 +43,14 @@ export function readSponsorshipRequest(
   client: PaymasterClient,
   request: { method: string; params: unknown[] },
   facts: UsageFacts,
-): { ok: true; request: SponsorshipRequest } | { ok: false; decision: Decision } {
-  // Method.
-  if (!isPaymasterMethod(request.method)) {
-    return refused(
-      malformed(
-        JSON_RPC_ERRORS.methodNotFound,
-        `Unknown method: ${facts.method}; supported: ${PAYMASTER_METHODS.join(', ')}`,
-        'unknown_method',
-      ),
-    );
-  }
+): { ok: true; request: SponsorshipRequest } | DeniedAnswer {
+  if (!isPaymasterMethod(request.method)) return unknownMethod(facts.method);
   const method: PaymasterMethod = request.method;
   const signs = method !== 'pm_getPaymasterStubData';
 
-  // Params.
   const parsed = parseSponsorshipParams(request.params);
   if (!parsed.ok)
-    return refused(
-      malformed(JSON_RPC_ERRORS.invalidParams, `Invalid params: ${parsed.detail}`, 'invalid_params'),
-    );
+    return malformed(JSON_RPC_ERRORS.invalidParams, `Invalid params: ${parsed.detail}`, 'invalid_params');
   const { userOp, chainId, token: requestedToken } = parsed.params;
   const mode: SponsorshipMode = requestedToken === undefined ? 'sponsored' : 'user_paid';
   Object.assign(facts, {
@@ -74,91 +60,102 @@ export function readSponsorshipRequest(
     entryPoint: parsed.params.entryPoint.toLowerCase(),
   });
 
-  // Chain and key class.
   const chain = checkChainAllowed(client, chainId);
-  if (!chain.ok) return refused(rejectFromDenial(chain.denial));
+  if (!chain.ok) return answerDenial(chain.denial);
   const keyClass = checkKeyNetworkClass(client, chainId);
-  if (!keyClass.ok) return refused(rejectFromDenial(keyClass.denial));
+  if (!keyClass.ok) return answerDenial(keyClass.denial);
 
-  // Entry point.
   const entryPoint = supportedEntryPoint(parsed.params.entryPoint);
   if (!entryPoint) {
-    return refused(
-      rejectFromDenial(
-        denial(
-          'paymaster_entrypoint_not_supported',
-          `${parsed.params.entryPoint} is neither EntryPoint v0.8 nor v0.7`,
-        ),
+    return answerDenial(
+      denial(
+        'paymaster_entrypoint_not_supported',
+        `${parsed.params.entryPoint} is neither EntryPoint v0.8 nor v0.7`,
       ),
     );
   }
+  const eip7702 = checkEip7702(userOp, entryPoint.version, signs);
+  if (eip7702) return eip7702;
+  const gasFields = signs ? checkGasFieldsForSigning(method, userOp) : undefined;
+  if (gasFields) return gasFields;
+  const token = requestedToken === undefined ? undefined : readToken(requestedToken, method);
+  if (token && !token.ok) return token;
 
-  // EIP-7702 operations exist on EntryPoint v0.8 only, and their signed hash covers the delegate.
-  if (isEip7702Factory(userOp.factory)) {
-    if (entryPoint.version !== '0.8') {
-      return refused(
-        malformed(
-          JSON_RPC_ERRORS.invalidParams,
-          'Invalid params: EIP-7702 operations (factory 0x7702) need EntryPoint v0.8',
-          'eip7702_needs_entrypoint_v08',
-        ),
-      );
-    }
-    if (signs && !userOp.eip7702Delegate) {
-      return refused(
-        malformed(
-          JSON_RPC_ERRORS.invalidParams,
-          'Invalid params: userOp.eip7702Auth.address (the delegate) is required when factory is the EIP-7702 marker',
-          'eip7702_delegate_missing',
-        ),
-      );
-    }
-  }
-
-  // Gas fields.
-  if (signs) {
-    const missing = GAS_FIELDS_REQUIRED_FOR_SIGNING.filter((field) => userOp.gas[field] === undefined);
-    if (missing.length > 0) {
-      return refused(
-        malformed(
-          JSON_RPC_ERRORS.invalidParams,
-          `paymaster_gas_fields_missing: ${method} needs ${GAS_FIELDS_REQUIRED_FOR_SIGNING.join(', ')}; missing ${missing.join(', ')}`,
-          'paymaster_gas_fields_missing',
-        ),
-      );
-    }
-  }
-
-  // Token: a valid address, and not with the method that only sponsors.
-  let token: Address | undefined;
-  if (requestedToken !== undefined) {
-    if (
-      typeof requestedToken !== 'string' ||
-      !isAddress(requestedToken, { strict: false }) ||
-      requestedToken.toLowerCase() === zeroAddress
-    ) {
-      return refused(
-        malformed(
-          JSON_RPC_ERRORS.invalidParams,
-          'paymaster_token_invalid: context.token must be a non-zero 0x address',
-          'paymaster_token_invalid',
-        ),
-      );
-    }
-    if (method === 'pm_sponsorUserOperation') {
-      return refused(
-        malformed(
-          JSON_RPC_ERRORS.invalidParams,
-          'paymaster_token_unsupported_method: pm_sponsorUserOperation sponsors gas and takes no context.token; use pm_getPaymasterData for user-paid gas',
-          'paymaster_token_unsupported_method',
-        ),
-      );
-    }
-    token = getAddress(requestedToken);
-  }
-
-  // Gas mode.
   const gasMode = checkGasMode(client, mode);
-  if (!gasMode.ok) return refused(rejectFromDenial(gasMode.denial));
-  return { ok: true, request: { method, signs, parsed, userOp, chainId, mode, entryPoint, token } };
+  if (!gasMode.ok) return answerDenial(gasMode.denial);
+  return {
+    ok: true,
+    request: { method, signs, parsed, userOp, chainId, mode, entryPoint, token: token?.address },
+  };
+}
+
+const unknownMethod = (method: string | null): DeniedAnswer =>
+  malformed(
+    JSON_RPC_ERRORS.methodNotFound,
+    `Unknown method: ${method}; supported: ${PAYMASTER_METHODS.join(', ')}`,
+    'unknown_method',
+  );
+
+/** EIP-7702 operations exist on EntryPoint v0.8 only, and their signed hash covers the delegate. */
+function checkEip7702(
+  userOp: SponsorshipUserOperation,
+  entryPointVersion: EntryPointVersion,
+  signs: boolean,
+): DeniedAnswer | undefined {
+  if (!isEip7702Factory(userOp.factory)) return undefined;
+  if (entryPointVersion !== '0.8') {
+    return malformed(
+      JSON_RPC_ERRORS.invalidParams,
+      'Invalid params: EIP-7702 operations (factory 0x7702) need EntryPoint v0.8',
+      'eip7702_needs_entrypoint_v08',
+    );
+  }
+  if (signs && !userOp.eip7702Delegate) {
+    return malformed(
+      JSON_RPC_ERRORS.invalidParams,
+      'Invalid params: userOp.eip7702Auth.address (the delegate) is required when factory is the EIP-7702 marker',
+      'eip7702_delegate_missing',
+    );
+  }
+  return undefined;
+}
+
+/** Signed data needs the gas fields the signer signs and the limits price. */
+function checkGasFieldsForSigning(
+  method: PaymasterMethod,
+  userOp: SponsorshipUserOperation,
+): DeniedAnswer | undefined {
+  const missing = GAS_FIELDS_REQUIRED_FOR_SIGNING.filter((field) => userOp.gas[field] === undefined);
+  if (missing.length === 0) return undefined;
+  return malformed(
+    JSON_RPC_ERRORS.invalidParams,
+    `paymaster_gas_fields_missing: ${method} needs ${GAS_FIELDS_REQUIRED_FOR_SIGNING.join(', ')}; missing ${missing.join(', ')}`,
+    'paymaster_gas_fields_missing',
+  );
+}
+
+/** `context.token`: a valid non-zero address, and not with the method that only sponsors. */
+function readToken(
+  requestedToken: unknown,
+  method: PaymasterMethod,
+): { ok: true; address: Address } | DeniedAnswer {
+  if (
+    typeof requestedToken !== 'string' ||
+    !isAddress(requestedToken, { strict: false }) ||
+    requestedToken.toLowerCase() === zeroAddress
+  ) {
+    return malformed(
+      JSON_RPC_ERRORS.invalidParams,
+      'paymaster_token_invalid: context.token must be a non-zero 0x address',
+      'paymaster_token_invalid',
+    );
+  }
+  if (method === 'pm_sponsorUserOperation') {
+    return malformed(
+      JSON_RPC_ERRORS.invalidParams,
+      'paymaster_token_unsupported_method: pm_sponsorUserOperation sponsors gas and takes no context.token; use pm_getPaymasterData for user-paid gas',
+      'paymaster_token_unsupported_method',
+    );
+  }
+  return { ok: true, address: getAddress(requestedToken) };
 }

@@ -9,7 +9,7 @@ import type { PaymasterClient } from './clientChecks';
 import { delegatedByReason } from './delegatedTransferWindow';
 import { JSON_RPC_ERRORS } from './jsonRpc';
 import type { SponsorshipLimits } from './limits';
-import { reject, rejectFromDenial, type Decision } from './rpcDecision';
+import { denyWithError, answerDenial, type SponsorshipAnswer } from './sponsorshipAnswer';
 import type { SignerClient, SignerFailure } from './signerClient';
 import type { PaymasterMethod, SponsorshipUserOperation } from './sponsorshipParams';
 import type { UsageFacts } from './usageRecords';
@@ -30,7 +30,7 @@ export interface SigningDependencies {
 /**
  * The last step of a signing request that passed every check: the signing service signs, then the
  * operation's limits are consumed and its usage row inserted in one round trip (all or nothing) before
- * the signature leaves; a refused or duplicate operation answers the refusal or the stored data.
+ * the signature leaves; a denied or duplicate operation answers the denial or the stored data.
  */
 export async function signAndRecord(
   deps: SigningDependencies,
@@ -64,14 +64,14 @@ export async function signAndRecord(
     /** The gas as it will be signed: what a user-paid operation's maximum charge is priced on. */
     signedGas?: Parameters<typeof maxGasCostWei>[0];
   },
-): Promise<Decision> {
+): Promise<SponsorshipAnswer> {
   const { db } = deps;
   // User-paid gas is priced now, from the price source, and held to the client's per-operation cap.
   const userPaid =
     token && signedGas && deps.userPaidPricer
       ? await deps.userPaidPricer.price({ client, chainId, token, gas: signedGas })
       : undefined;
-  if (userPaid && !userPaid.ok) return rejectFromDenial(userPaid.denial);
+  if (userPaid && !userPaid.ok) return answerDenial(userPaid.denial);
   if (userPaid?.snapshot) facts.usdSnapshot = userPaid.snapshot;
   const signed = await deps.signer.signPaymasterData({
     chainId,
@@ -84,12 +84,12 @@ export async function signAndRecord(
     ...window,
   });
   if (!signed.ok) {
-    // Nothing was consumed. A limit that would refuse this operation still answers first (SPEC's order:
+    // Nothing was consumed. A limit that would deny this operation still answers first (SPEC's order:
     // limits before the signer): the consumption is tried and rolled back.
     if (limits.consumption) {
-      const { consumptions, hold, refusal } = limits.consumption;
-      const refusedAt = await trySponsorshipLimits(db, consumptions, hold);
-      if (refusedAt !== undefined) return rejectFromDenial(refusal(refusedAt));
+      const { consumptions, hold, denial } = limits.consumption;
+      const deniedAt = await trySponsorshipLimits(db, consumptions, hold);
+      if (deniedAt !== undefined) return answerDenial(denial(deniedAt));
     }
     return answerSignerFailure(deps.logger, signed.failure, chainId);
   }
@@ -102,12 +102,12 @@ export async function signAndRecord(
     paymaster: signed.result,
   });
   // Limits and usage row in one round trip, committed before the signature leaves: an operation we
-  // cannot account for is not released, and one that any limit refuses is not answered.
+  // cannot account for is not released, and one that any limit denies is not answered.
   const consumption = limits.consumption ?? {
     consumptions: [],
     hold: { holdId: randomUUID(), expiresAt: deps.now(), now: deps.now(), merchantId: client.merchantId },
-    refusal: () => {
-      throw new Error('nothing to refuse');
+    denial: () => {
+      throw new Error('nothing to deny');
     },
   };
   const recording = await recordSignedOperation(db, consumption.consumptions, consumption.hold, {
@@ -127,25 +127,25 @@ export async function signAndRecord(
   switch (recording.kind) {
     case 'recorded':
       return { ok: true, result: signed.result };
-    case 'refused':
-      return rejectFromDenial(consumption.refusal(recording.refusedAt));
+    case 'denied':
+      return answerDenial(consumption.denial(recording.deniedAt));
     case 'duplicate':
       // The operation was recorded already (an identical request): its row owns it; nothing was consumed.
       return { ok: true, result: recording.stored };
   }
 }
 
-/** The signing service's failure as the RPC answers it: its refusals unchanged (SPEC rule 10), the rest -32603. */
-function answerSignerFailure(logger: Logger, failure: SignerFailure, chainId: number): Decision {
+/** The signing service's failure as the RPC answers it: its denials unchanged (SPEC rule 10), the rest -32603. */
+function answerSignerFailure(logger: Logger, failure: SignerFailure, chainId: number): SponsorshipAnswer {
   switch (failure.kind) {
-    case 'rejected':
-      return reject(failure.code, failure.message, 'denied_upstream', 'signer_rejected');
+    case 'denied':
+      return denyWithError(failure.code, failure.message, 'denied_upstream', 'signer_rejected');
     case 'mode_mismatch':
       logger.error(
         { detail: failure.detail, chainId },
         'signing service returned paymaster data in the wrong mode',
       );
-      return reject(
+      return denyWithError(
         JSON_RPC_ERRORS.internalError,
         `paymaster_mode_mismatch: ${failure.detail}`,
         'denied_upstream',
@@ -153,7 +153,7 @@ function answerSignerFailure(logger: Logger, failure: SignerFailure, chainId: nu
       );
     case 'upstream':
       logger.error({ detail: failure.detail, chainId }, 'signing service failed');
-      return reject(
+      return denyWithError(
         JSON_RPC_ERRORS.internalError,
         'paymaster_upstream_error: the signing service is unavailable; retry later',
         'denied_upstream',

@@ -5,8 +5,8 @@ import { SIGNER_METHOD, signerAnswerSchema, type SignPaymasterDataWireRequest } 
 /**
  * Client of the internal signing service (DESIGN §2 `signer`; the wire protocol is signer/protocol.ts):
  * one JSON-RPC 2.0 method over HTTP at `<SIGNER_URL>/rpc` with `Authorization: Bearer <SIGNER_SHARED_SECRET>`.
- * The service's own refusals (-32602 unsupported chain / token / params, -32000 deposit too low) come
- * back as `rejected` for the RPC to return unchanged (SPEC rule 10); anything that is not a
+ * The service's own denials (-32602 unsupported chain / token / params, -32000 deposit too low) come
+ * back as `denied` for the RPC to return unchanged (SPEC rule 10); anything that is not a
  * well-formed answer is `upstream`; data in the wrong mode is `mode_mismatch`.
  */
 
@@ -27,8 +27,8 @@ export type SignPaymasterDataRequest = Omit<SignPaymasterDataWireRequest, 'userO
 };
 
 export type SignerFailure =
-  /** The service refused the request: returned to the caller unchanged. */
-  | { kind: 'rejected'; code: -32602 | -32000; message: string }
+  /** The service denied the request: returned to the caller unchanged. */
+  | { kind: 'denied'; code: -32602 | -32000; message: string }
   /** Unreachable, timed out, non-2xx, non-JSON or not a JSON-RPC answer; `detail` is for the log, not the caller. */
   | { kind: 'upstream'; detail: string }
   /** Signed data for another mode than the one requested. */
@@ -101,7 +101,7 @@ export function createSignerClient({
       if ('error' in answer.data) {
         const { code, message } = answer.data.error;
         if (code === -32602 || code === -32000)
-          return { ok: false, failure: { kind: 'rejected', code, message } };
+          return { ok: false, failure: { kind: 'denied', code, message } };
         return upstream(`answered JSON-RPC error ${code}: ${message}`);
       }
       const { mode, ...result } = answer.data.result;

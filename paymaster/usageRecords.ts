@@ -57,10 +57,10 @@ export function factsToStore(facts: UsageFacts): UsageFacts {
 }
 
 /**
- * Reasons of a request refused for its shape, before an operation could be read from it. Anyone with
+ * Reasons of a request denied for its shape, before an operation could be read from it. Anyone with
  * the public client id can send these: they are counted per client and hour, not stored as a usage row
  * each (security review II, finding 10). The operation bounds (gas_limit_too_high, gas_price_too_high)
- * are `denied_malformed` too but refuse a readable operation: they keep their row.
+ * are `denied_malformed` too but deny a readable operation: they keep their row.
  */
 const MALFORMED_REQUEST_REASONS: ReadonlySet<string> = new Set([
   'parse_error',

@@ -7,8 +7,8 @@ import { entryPointAbi } from '../chain/entryPoints';
  * the head moves (and never for longer than MAX_REUSE_MS, should the watcher stall), so a deposit is at
  * most one poll behind the chain — the value every signature in the same block would have read anyway.
  * While the head cannot be read, every signature reads the deposit itself, as before. A failed read is
- * never reused. The caller re-reads with `fresh` before refusing on a cached value (a top-up in the
- * newest block must not be refused on an older figure); nothing is signed beyond a deposit known to be
+ * never reused. The caller re-reads with `fresh` before denying on a cached value (a top-up in the
+ * newest block must not be denied on an older figure); nothing is signed beyond a deposit known to be
  * insufficient.
  */
 

@@ -1,9 +1,10 @@
+import type { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { ConfigError, loadConfigOrExit, requireSetting } from '../config';
-import { boundedWaitsFrom, createDb } from '../db/client';
+import { boundedWaitsFrom, createDb, type Db } from '../db/client';
 import { checkReadiness, postgresCheck, startReadinessServer, temporalCheck } from '../health/readiness';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
-import { createNetworkRegistry } from '../chain/networkRegistry';
+import { createNetworkRegistry, type NetworkRegistry } from '../chain/networkRegistry';
 import { createOperatorChains } from '../chain/operatorChains';
 import { startChainMonitors } from '../workflowClient/chainMonitors';
 import { startPaymasterReceiptTrackers } from '../workflowClient/paymasterReceiptTrackers';
@@ -100,34 +101,7 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
         taskQueues,
         tracing,
       });
-      const receiptTrackers = await startPaymasterReceiptTrackers(temporal, {
-        chainIds: networks
-          .all()
-          .filter((network) => network.rpcUrl && ourPaymasters(network.contracts).length > 0)
-          .map((network) => network.chainId),
-        taskQueue: taskQueues.chains,
-        workflowIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
-        pollIntervalMs: config.CHAIN_MONITOR_POLL_MS,
-        maxBlockRange: config.CHAIN_MONITOR_MAX_BLOCK_RANGE,
-      });
-      process.stdout.write(`paymaster receipt trackers running: ${receiptTrackers.join(', ') || 'none'}\n`);
-      if (settlement) {
-        const monitors = await startChainMonitors(temporal, {
-          chainIds: settlement.networks
-            .all()
-            .filter((network) => network.rpcUrl && network.forwarderFactory)
-            .map((network) => network.chainId),
-          taskQueue: taskQueues.chains,
-          workflowIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
-          pollIntervalMs: config.CHAIN_MONITOR_POLL_MS,
-          maxBlockRange: config.CHAIN_MONITOR_MAX_BLOCK_RANGE,
-        });
-        process.stdout.write(`deposit monitors running: ${monitors.join(', ') || 'none'}\n`);
-      } else {
-        process.stdout.write(
-          'OPERATOR_PRIVATE_KEY unset: no deposit monitors or settlement on this worker\n',
-        );
-      }
+      await startLongRunningWorkflows(temporal, config, { networks, settlement: settlement !== undefined });
       if (!yieldDeployer) {
         process.stdout.write('YIELD_DEPLOYER_PRIVATE_KEY unset: no yield vault deploys on this worker\n');
       }
@@ -135,33 +109,7 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
         `worker polling ${[...workers.byTaskQueue.keys()].join(', ')} on ${config.TEMPORAL_ADDRESS} ` +
           `(namespace ${config.TEMPORAL_NAMESPACE})\n`,
       );
-      // Readiness for an orchestrator: Postgres, the Temporal frontend, and every worker still running.
-      const readiness = config.WORKER_READY_PORT
-        ? await startReadinessServer({
-            port: config.WORKER_READY_PORT,
-            readiness: () =>
-              checkReadiness(
-                [
-                  postgresCheck(db),
-                  temporalCheck(temporal, config.READY_CHECK_TIMEOUT_MS),
-                  {
-                    name: 'workers',
-                    check: async () => {
-                      const stopped = [...workers.byTaskQueue].filter(
-                        ([, worker]) => worker.getState() !== 'RUNNING',
-                      );
-                      if (stopped.length)
-                        throw Object.assign(new Error('stopped'), {
-                          name: `not running: ${stopped.map(([queue]) => queue).join(', ')}`,
-                        });
-                    },
-                  },
-                ],
-                config.READY_CHECK_TIMEOUT_MS,
-              ),
-          })
-        : undefined;
-      if (readiness) process.stdout.write(`worker readiness on ${readiness.url}/ready\n`);
+      const readiness = await startWorkerReadiness(config, { db, temporal, workers });
       // The worker runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves after it.
       await workers.run();
       await readiness?.close();
@@ -174,6 +122,79 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
     await db.destroy();
     await tracing?.shutdown();
   }
+}
+
+type WorkerConfig = ReturnType<typeof loadConfigOrExit>;
+
+/**
+ * The workflows that run for as long as the worker does: a paymaster receipt tracker per chain with our
+ * paymasters, and a deposit monitor per settlement chain when this worker settles.
+ */
+async function startLongRunningWorkflows(
+  temporal: Client,
+  config: WorkerConfig,
+  { networks, settlement }: { networks: NetworkRegistry; settlement: boolean },
+): Promise<void> {
+  const taskQueue = taskQueueNames(config.TEMPORAL_TASK_QUEUE_PREFIX).chains;
+  const receiptTrackers = await startPaymasterReceiptTrackers(temporal, {
+    chainIds: networks
+      .all()
+      .filter((network) => network.rpcUrl && ourPaymasters(network.contracts).length > 0)
+      .map((network) => network.chainId),
+    taskQueue,
+    workflowIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
+    pollIntervalMs: config.CHAIN_MONITOR_POLL_MS,
+    maxBlockRange: config.CHAIN_MONITOR_MAX_BLOCK_RANGE,
+  });
+  process.stdout.write(`paymaster receipt trackers running: ${receiptTrackers.join(', ') || 'none'}\n`);
+  if (!settlement) {
+    process.stdout.write('OPERATOR_PRIVATE_KEY unset: no deposit monitors or settlement on this worker\n');
+    return;
+  }
+  const monitors = await startChainMonitors(temporal, {
+    chainIds: networks
+      .all()
+      .filter((network) => network.rpcUrl && network.forwarderFactory)
+      .map((network) => network.chainId),
+    taskQueue,
+    workflowIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
+    pollIntervalMs: config.CHAIN_MONITOR_POLL_MS,
+    maxBlockRange: config.CHAIN_MONITOR_MAX_BLOCK_RANGE,
+  });
+  process.stdout.write(`deposit monitors running: ${monitors.join(', ') || 'none'}\n`);
+}
+
+/** Readiness for an orchestrator (WORKER_READY_PORT): Postgres, the Temporal frontend, and every worker still running. */
+async function startWorkerReadiness(
+  config: WorkerConfig,
+  { db, temporal, workers }: { db: Db; temporal: Client; workers: Awaited<ReturnType<typeof createWorkers>> },
+): Promise<Awaited<ReturnType<typeof startReadinessServer>> | undefined> {
+  if (!config.WORKER_READY_PORT) return undefined;
+  const readiness = await startReadinessServer({
+    port: config.WORKER_READY_PORT,
+    readiness: () =>
+      checkReadiness(
+        [
+          postgresCheck(db),
+          temporalCheck(temporal, config.READY_CHECK_TIMEOUT_MS),
+          {
+            name: 'workers',
+            check: async () => {
+              const stopped = [...workers.byTaskQueue].filter(
+                ([, worker]) => worker.getState() !== 'RUNNING',
+              );
+              if (stopped.length)
+                throw Object.assign(new Error('stopped'), {
+                  name: `not running: ${stopped.map(([queue]) => queue).join(', ')}`,
+                });
+            },
+          },
+        ],
+        config.READY_CHECK_TIMEOUT_MS,
+      ),
+  });
+  process.stdout.write(`worker readiness on ${readiness.url}/ready\n`);
+  return readiness;
 }
 
 /** Prints why the worker could not run (a configuration error's own words) and exits non-zero. */

@@ -54,6 +54,19 @@ export function compareWithCanonical(
   );
 }
 
+/** What each on-chain check reads with: the chain's client and network, and the deployments' addresses. */
+interface ChainReads {
+  client: Client;
+  network: NonNullable<ReturnType<typeof networkByChainId>>;
+  /** A deployments-file address; throws (failing the check) when it is missing. */
+  need(key: string): Address;
+}
+
+/** One named check: its detail when it holds; it throws with the reason when it does not. */
+type OnChainCheck = [name: string, run: () => Promise<string>];
+
+const CODE_KEYS = ['entryPointV07', 'entryPointV08', 'forwarderFactory', 'usdc', 'usdt', 'usde'];
+
 /**
  * Reads the chain: the endpoint's id, the OFT's endpoint, token and peer, sUSDe's asset and cooldown (through
  * Ethena's published signatures), the swap adapter's router and pools, the messenger's route, the composer's
@@ -68,8 +81,52 @@ export async function checkOnChain(
     return [
       { chainId, check: 'known network', ok: false, detail: `chain ${chainId} is not one we settle on` },
     ];
+  const need = (key: string): Address => {
+    const address = contracts[key];
+    if (!address) throw new Error(`${key} is not in the deployments file`);
+    return address;
+  };
+  const reads: ChainReads = { client, network, need };
+  const onSettlementChain = network.settlementChainId === chainId;
+
+  const findings = await runChecks(chainId, [
+    ...CODE_KEYS.map((key): OnChainCheck => [`${key} has code`, () => hasCode(reads, key)]),
+    ['LayerZero endpoint id', () => endpointId(reads)],
+    ['USDe OFT endpoint and token', () => oftEndpointAndToken(reads)],
+    ['swap adapter router', () => swapAdapterRouter(reads)],
+  ]);
+  const factoryV3 = await readContract(client, {
+    address: need('uniswapSwapRouter02'),
+    abi: IV3SwapRouter.abi,
+    functionName: 'factory',
+  }).catch(() => undefined);
+  findings.push(
+    ...(await runChecks(chainId, [
+      ...['usdc', 'usdt'].map((token): OnChainCheck => [
+        `${token} → USDe pool`,
+        () => swapPool(reads, token, factoryV3),
+      ]),
+      ...(onSettlementChain
+        ? ([
+            ['sUSDe is an ERC-4626 over USDe with Ethena’s cooldown interface', () => stakedUsdeVault(reads)],
+            ['staking composer wiring', () => stakingComposerWiring(reads)],
+          ] satisfies OnChainCheck[])
+        : ([
+            ['messenger route to the settlement chain', () => messengerRoute(reads)],
+          ] satisfies OnChainCheck[])),
+      [
+        'forwarder factory settlement configuration',
+        () => forwarderFactorySettlement(reads, onSettlementChain),
+      ],
+    ])),
+  );
+  return findings;
+}
+
+/** Runs the checks one after another: each a finding, failed with the first line of what it threw. */
+async function runChecks(chainId: number, checks: OnChainCheck[]): Promise<VerificationFinding[]> {
   const findings: VerificationFinding[] = [];
-  const check = async (name: string, run: () => Promise<string>) => {
+  for (const [name, run] of checks) {
     try {
       findings.push({ chainId, check: name, ok: true, detail: await run() });
     } catch (error) {
@@ -80,171 +137,148 @@ export async function checkOnChain(
         detail: error instanceof Error ? error.message.split('\n')[0]! : String(error),
       });
     }
-  };
-  const need = (key: string): Address => {
-    const address = contracts[key];
-    if (!address) throw new Error(`${key} is not in the deployments file`);
-    return address;
-  };
-  const same = (actual: Address, expected: Address, what: string) => {
-    if (!isAddressEqual(actual, expected)) throw new Error(`${what} is ${actual}, expected ${expected}`);
-    return `${what} ${expected}`;
-  };
-  const onSettlementChain = network.settlementChainId === chainId;
-  const settlementEid = networkByChainId(network.settlementChainId)!.layerZeroEid;
-
-  for (const key of ['entryPointV07', 'entryPointV08', 'forwarderFactory', 'usdc', 'usdt', 'usde'])
-    await check(`${key} has code`, async () => {
-      const code = await getCode(client, { address: need(key) });
-      if (!code || code === '0x') throw new Error(`no code at ${need(key)}`);
-      return need(key);
-    });
-  await check('LayerZero endpoint id', async () => {
-    const eid = await readContract(client, {
-      address: need('layerZeroEndpoint'),
-      abi: layerZeroEndpointAbi,
-      functionName: 'eid',
-    });
-    if (eid !== network.layerZeroEid)
-      throw new Error(`endpoint eid is ${eid}, expected ${network.layerZeroEid}`);
-    return `eid ${eid}`;
-  });
-  await check('USDe OFT endpoint and token', async () => {
-    const [endpoint, token] = await Promise.all([
-      readContract(client, { address: need('usdeOft'), abi: oappAbi, functionName: 'endpoint' }),
-      readContract(client, { address: need('usdeOft'), abi: oappAbi, functionName: 'token' }),
-    ]);
-    same(endpoint, need('layerZeroEndpoint'), 'OFT endpoint');
-    return same(token, need('usde'), 'OFT token');
-  });
-  await check('swap adapter router', async () => {
-    const router = await readContract(client, {
-      address: need('swapRouter'),
-      abi: UniswapV3SwapAdapter.abi,
-      functionName: 'router',
-    });
-    return same(router, need('uniswapSwapRouter02'), 'adapter router');
-  });
-  const factoryV3 = await readContract(client, {
-    address: need('uniswapSwapRouter02'),
-    abi: IV3SwapRouter.abi,
-    functionName: 'factory',
-  }).catch(() => undefined);
-  for (const token of ['usdc', 'usdt'])
-    await check(`${token} → USDe pool`, async () => {
-      const fee = await readContract(client, {
-        address: need('swapRouter'),
-        abi: UniswapV3SwapAdapter.abi,
-        functionName: 'poolFee',
-        args: [need(token), need('usde')],
-      });
-      if (fee === 0) throw new Error(`the swap adapter has no pool fee for ${token}`);
-      if (!factoryV3) throw new Error('SwapRouter02 did not answer factory()');
-      const pool = await readContract(client, {
-        address: factoryV3,
-        abi: IUniswapV3Factory.abi,
-        functionName: 'getPool',
-        args: [need(token), need('usde'), fee],
-      });
-      if (pool === zeroAddress) throw new Error(`no Uniswap v3 pool ${token}/USDe at fee ${fee}`);
-      const [tokenDepth, usdeDepth] = await Promise.all([
-        readContract(client, {
-          address: need(token),
-          abi: erc20Abi,
-          functionName: 'balanceOf',
-          args: [pool],
-        }),
-        readContract(client, {
-          address: need('usde'),
-          abi: erc20Abi,
-          functionName: 'balanceOf',
-          args: [pool],
-        }),
-      ]);
-      return `pool ${pool} (fee ${fee}) holds ${tokenDepth} ${token} and ${usdeDepth} USDe base units`;
-    });
-
-  if (onSettlementChain) {
-    await check('sUSDe is an ERC-4626 over USDe with Ethena’s cooldown interface', async () => {
-      const [asset, cooldown, preview] = await Promise.all([
-        readContract(client, { address: need('susde'), abi: IStakedUSDe.abi, functionName: 'asset' }),
-        readContract(client, {
-          address: need('susde'),
-          abi: IStakedUSDe.abi,
-          functionName: 'cooldownDuration',
-        }),
-        readContract(client, {
-          address: need('susde'),
-          abi: IStakedUSDe.abi,
-          functionName: 'previewDeposit',
-          args: [10n ** 18n],
-        }),
-      ]);
-      same(asset, need('usde'), 'sUSDe asset');
-      return `asset USDe, cooldown ${cooldown} s, 1 USDe → ${preview} shares`;
-    });
-    await check('staking composer wiring', async () => {
-      const composer = need('stakingComposer');
-      const [endpoint, oft, vault] = await Promise.all([
-        readContract(client, {
-          address: composer,
-          abi: LayerZeroStakingComposer.abi,
-          functionName: 'endpoint',
-        }),
-        readContract(client, { address: composer, abi: LayerZeroStakingComposer.abi, functionName: 'oft' }),
-        readContract(client, {
-          address: composer,
-          abi: LayerZeroStakingComposer.abi,
-          functionName: 'stakedUsde',
-        }),
-      ]);
-      same(endpoint, need('layerZeroEndpoint'), 'composer endpoint');
-      same(oft, need('usdeOft'), 'composer OFT');
-      return same(vault, need('susde'), 'composer vault');
-    });
-  } else {
-    await check('messenger route to the settlement chain', async () => {
-      const messenger = need('messenger');
-      const [oft, route, peer] = await Promise.all([
-        readContract(client, {
-          address: messenger,
-          abi: LayerZeroSettlementMessenger.abi,
-          functionName: 'oft',
-        }),
-        readContract(client, {
-          address: messenger,
-          abi: LayerZeroSettlementMessenger.abi,
-          functionName: 'routeOf',
-          args: [BigInt(network.settlementChainId)],
-        }),
-        readContract(client, {
-          address: need('usdeOft'),
-          abi: oappAbi,
-          functionName: 'peers',
-          args: [settlementEid],
-        }),
-      ]);
-      same(oft, need('usdeOft'), 'messenger OFT');
-      if (route.eid !== settlementEid)
-        throw new Error(`route eid is ${route.eid}, expected ${settlementEid}`);
-      if (BigInt(peer) === 0n) throw new Error(`the USDe OFT has no peer for eid ${settlementEid}`);
-      return `eid ${route.eid}, compose gas ${route.composeGas}, OFT peer ${peer}`;
-    });
   }
-  await check('forwarder factory settlement configuration', async () => {
-    const settlement = await readContract(client, {
-      address: need('forwarderFactory'),
-      abi: ForwarderFactory.abi,
-      functionName: 'settlement',
-    });
-    if (Number(settlement.settlementChainId) !== network.settlementChainId)
-      throw new Error(`settles on ${settlement.settlementChainId}, expected ${network.settlementChainId}`);
-    same(settlement.swapRouter, need('swapRouter'), 'swapRouter');
-    same(settlement.usde, need('usde'), 'usde');
-    if (onSettlementChain) same(settlement.stakedUsde, need('susde'), 'stakedUsde');
-    else same(settlement.messenger, need('messenger'), 'messenger');
-    if (settlement.operator === zeroAddress) throw new Error('no operator');
-    return `operator ${getAddress(settlement.operator)}, composer ${settlement.settlementComposer}, max slippage ${settlement.maxSlippageBps} bps`;
-  });
   return findings;
+}
+
+const same = (actual: Address, expected: Address, what: string) => {
+  if (!isAddressEqual(actual, expected)) throw new Error(`${what} is ${actual}, expected ${expected}`);
+  return `${what} ${expected}`;
+};
+
+async function hasCode({ client, need }: ChainReads, key: string): Promise<string> {
+  const code = await getCode(client, { address: need(key) });
+  if (!code || code === '0x') throw new Error(`no code at ${need(key)}`);
+  return need(key);
+}
+
+async function endpointId({ client, network, need }: ChainReads): Promise<string> {
+  const eid = await readContract(client, {
+    address: need('layerZeroEndpoint'),
+    abi: layerZeroEndpointAbi,
+    functionName: 'eid',
+  });
+  if (eid !== network.layerZeroEid)
+    throw new Error(`endpoint eid is ${eid}, expected ${network.layerZeroEid}`);
+  return `eid ${eid}`;
+}
+
+async function oftEndpointAndToken({ client, need }: ChainReads): Promise<string> {
+  const [endpoint, token] = await Promise.all([
+    readContract(client, { address: need('usdeOft'), abi: oappAbi, functionName: 'endpoint' }),
+    readContract(client, { address: need('usdeOft'), abi: oappAbi, functionName: 'token' }),
+  ]);
+  same(endpoint, need('layerZeroEndpoint'), 'OFT endpoint');
+  return same(token, need('usde'), 'OFT token');
+}
+
+async function swapAdapterRouter({ client, need }: ChainReads): Promise<string> {
+  const router = await readContract(client, {
+    address: need('swapRouter'),
+    abi: UniswapV3SwapAdapter.abi,
+    functionName: 'router',
+  });
+  return same(router, need('uniswapSwapRouter02'), 'adapter router');
+}
+
+/** The swap adapter's pool for `token` → USDe exists on Uniswap v3, with its depth. */
+async function swapPool(
+  { client, need }: ChainReads,
+  token: string,
+  factoryV3: Address | undefined,
+): Promise<string> {
+  const fee = await readContract(client, {
+    address: need('swapRouter'),
+    abi: UniswapV3SwapAdapter.abi,
+    functionName: 'poolFee',
+    args: [need(token), need('usde')],
+  });
+  if (fee === 0) throw new Error(`the swap adapter has no pool fee for ${token}`);
+  if (!factoryV3) throw new Error('SwapRouter02 did not answer factory()');
+  const pool = await readContract(client, {
+    address: factoryV3,
+    abi: IUniswapV3Factory.abi,
+    functionName: 'getPool',
+    args: [need(token), need('usde'), fee],
+  });
+  if (pool === zeroAddress) throw new Error(`no Uniswap v3 pool ${token}/USDe at fee ${fee}`);
+  const [tokenDepth, usdeDepth] = await Promise.all([
+    readContract(client, { address: need(token), abi: erc20Abi, functionName: 'balanceOf', args: [pool] }),
+    readContract(client, { address: need('usde'), abi: erc20Abi, functionName: 'balanceOf', args: [pool] }),
+  ]);
+  return `pool ${pool} (fee ${fee}) holds ${tokenDepth} ${token} and ${usdeDepth} USDe base units`;
+}
+
+async function stakedUsdeVault({ client, need }: ChainReads): Promise<string> {
+  const [asset, cooldown, preview] = await Promise.all([
+    readContract(client, { address: need('susde'), abi: IStakedUSDe.abi, functionName: 'asset' }),
+    readContract(client, { address: need('susde'), abi: IStakedUSDe.abi, functionName: 'cooldownDuration' }),
+    readContract(client, {
+      address: need('susde'),
+      abi: IStakedUSDe.abi,
+      functionName: 'previewDeposit',
+      args: [10n ** 18n],
+    }),
+  ]);
+  same(asset, need('usde'), 'sUSDe asset');
+  return `asset USDe, cooldown ${cooldown} s, 1 USDe → ${preview} shares`;
+}
+
+async function stakingComposerWiring({ client, need }: ChainReads): Promise<string> {
+  const composer = need('stakingComposer');
+  const [endpoint, oft, vault] = await Promise.all([
+    readContract(client, { address: composer, abi: LayerZeroStakingComposer.abi, functionName: 'endpoint' }),
+    readContract(client, { address: composer, abi: LayerZeroStakingComposer.abi, functionName: 'oft' }),
+    readContract(client, {
+      address: composer,
+      abi: LayerZeroStakingComposer.abi,
+      functionName: 'stakedUsde',
+    }),
+  ]);
+  same(endpoint, need('layerZeroEndpoint'), 'composer endpoint');
+  same(oft, need('usdeOft'), 'composer OFT');
+  return same(vault, need('susde'), 'composer vault');
+}
+
+async function messengerRoute({ client, network, need }: ChainReads): Promise<string> {
+  const messenger = need('messenger');
+  const settlementEid = networkByChainId(network.settlementChainId)!.layerZeroEid;
+  const [oft, route, peer] = await Promise.all([
+    readContract(client, { address: messenger, abi: LayerZeroSettlementMessenger.abi, functionName: 'oft' }),
+    readContract(client, {
+      address: messenger,
+      abi: LayerZeroSettlementMessenger.abi,
+      functionName: 'routeOf',
+      args: [BigInt(network.settlementChainId)],
+    }),
+    readContract(client, {
+      address: need('usdeOft'),
+      abi: oappAbi,
+      functionName: 'peers',
+      args: [settlementEid],
+    }),
+  ]);
+  same(oft, need('usdeOft'), 'messenger OFT');
+  if (route.eid !== settlementEid) throw new Error(`route eid is ${route.eid}, expected ${settlementEid}`);
+  if (BigInt(peer) === 0n) throw new Error(`the USDe OFT has no peer for eid ${settlementEid}`);
+  return `eid ${route.eid}, compose gas ${route.composeGas}, OFT peer ${peer}`;
+}
+
+async function forwarderFactorySettlement(
+  { client, network, need }: ChainReads,
+  onSettlementChain: boolean,
+): Promise<string> {
+  const settlement = await readContract(client, {
+    address: need('forwarderFactory'),
+    abi: ForwarderFactory.abi,
+    functionName: 'settlement',
+  });
+  if (Number(settlement.settlementChainId) !== network.settlementChainId)
+    throw new Error(`settles on ${settlement.settlementChainId}, expected ${network.settlementChainId}`);
+  same(settlement.swapRouter, need('swapRouter'), 'swapRouter');
+  same(settlement.usde, need('usde'), 'usde');
+  if (onSettlementChain) same(settlement.stakedUsde, need('susde'), 'stakedUsde');
+  else same(settlement.messenger, need('messenger'), 'messenger');
+  if (settlement.operator === zeroAddress) throw new Error('no operator');
+  return `operator ${getAddress(settlement.operator)}, composer ${settlement.settlementComposer}, max slippage ${settlement.maxSlippageBps} bps`;
 }

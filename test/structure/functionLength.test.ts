@@ -4,37 +4,31 @@ import ts from 'typescript';
 import productionFolders from '../../production-folders.json';
 
 /**
- * No production function runs over 120 lines (issue 27), read with the TypeScript parser. Route tables
- * (one route definition after another) are exempt; the functions still waiting for their split are
- * listed by name, and the list may only shrink: a listed function that got short fails here until its
- * entry goes. Migrations are frozen history and not counted.
+ * No production function runs over 120 lines (issue 27), read with the TypeScript parser. A long
+ * procedure is split into named steps that read as it does (paymaster/handlePaymasterRpc.ts is the
+ * model). Route tables (one route definition after another) and activity factories that only assemble
+ * named functions are the exceptions the issue allows; each allowed function is listed with its reason,
+ * and the list may only shrink: a listed function that got short fails here until its entry goes.
+ * Migrations are frozen history and not counted.
  */
 
 const MAX_LINES = 120;
 const root = resolve(__dirname, '../..');
 
-/** Route tables: long because the contract's table is, each route a named definition. */
-const ROUTE_TABLES = new Set([
-  'api/routes/yield/deployments.ts#yieldDeploymentRoutes',
-  'api/routes/webhooks/deliveries.ts#deliveryRoutesFor',
-  'api/routes/webhooks/endpoints.ts#endpointRoutesFor',
-  'api/routes/billing/balance.ts#billingBalanceRoutes',
-]);
-
-/** Still to be split into named functions (issue 27); remove an entry when its function is short. */
-const AWAITING_SPLIT = new Set([
-  'paymaster/limits.ts#createSponsorshipLimits',
-  'paymaster/limits.ts#check',
-  'paymaster/decodeDelegatedTransfer.ts#decodeDelegatedTransfer',
-  'paymaster/handlePaymasterRpc.ts#decideSponsorship',
-  'paymaster/readSponsorshipRequest.ts#readSponsorshipRequest',
-  'activities/chainMonitor.ts#createChainMonitorActivities',
-  'activities/chainMonitor.ts#scanDeposits',
-  'activities/webhookDelivery.ts#createWebhookDeliveryActivities',
-  'chain/deployment/verifyDeployment.ts#checkOnChain',
-  'api/openapi/buildDocument.ts#buildOpenApiDocument',
-  'api/app.ts#createApp',
-  'workers/runWorker.ts#runWorker',
+/**
+ * Allowed over the limit, each with the reason it may be: a route table (one route definition after
+ * another, long because the contract's table is), or a function another change is still extending.
+ * The list may only shrink.
+ */
+const ALLOWED_LONG = new Map([
+  ['api/routes/yield/deployments.ts#yieldDeploymentRoutes', 'route table: the yield deployment routes'],
+  ['api/routes/webhooks/deliveries.ts#deliveryRoutesFor', 'route table: the webhook delivery routes'],
+  ['api/routes/webhooks/endpoints.ts#endpointRoutesFor', 'route table: the webhook endpoint routes'],
+  ['api/routes/billing/balance.ts#billingBalanceRoutes', 'route table: the billing balance routes'],
+  [
+    'api/openapi/buildDocument.ts#buildOpenApiDocument',
+    'being extended by the OpenAPI work in parallel: split once that lands, not under it',
+  ],
 ]);
 
 function sourceFiles(folder: string): string[] {
@@ -80,12 +74,17 @@ function longFunctions(): Map<string, number> {
 describe(`production functions stay within ${MAX_LINES} lines`, () => {
   const long = longFunctions();
 
-  it('no function over the limit but route tables and those listed as awaiting their split', () => {
-    const unlisted = [...long].filter(([key]) => !ROUTE_TABLES.has(key) && !AWAITING_SPLIT.has(key));
-    expect(unlisted.map(([key, lines]) => `${key} (${lines} lines)`)).toEqual([]);
+  it('no function over the limit but those allowed, each for its stated reason', () => {
+    const unlisted = [...long].filter(([key]) => !ALLOWED_LONG.has(key));
+    expect(
+      unlisted.map(
+        ([key, lines]) => `${key} (${lines} lines): split it into named steps that read as the procedure`,
+      ),
+    ).toEqual([]);
   });
 
-  it('every function listed as awaiting its split is still over the limit (the list only shrinks)', () => {
-    expect([...AWAITING_SPLIT, ...ROUTE_TABLES].filter((key) => !long.has(key))).toEqual([]);
+  it('every function allowed over the limit is still over it (the list only shrinks)', () => {
+    const short = [...ALLOWED_LONG].filter(([key]) => !long.has(key));
+    expect(short.map(([key, reason]) => `${key} is short now: drop its entry (${reason})`)).toEqual([]);
   });
 });

@@ -83,7 +83,7 @@ export function paymasterBundlerRoutes(app: AppContext): AnyRoute[] {
             rawBody: (ctx.state.rawBody as Buffer | undefined) ?? Buffer.alloc(0),
           },
         );
-        if (outcome.kind === 'refused') {
+        if (outcome.kind === 'denied') {
           return { status: outcome.status, body: { error: { message: outcome.message, type: 'error' } } };
         }
         if (outcome.kind === 'answered') return { status: 200, body: outcome.body };
