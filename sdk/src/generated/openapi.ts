@@ -1693,7 +1693,14 @@ export interface components {
       id: string;
       url: string;
       description: string | null;
-      events: ('session.confirming' | 'endpoint.disabled')[];
+      events: (
+        | 'session.confirming'
+        | 'session.completed'
+        | 'session.expired'
+        | 'session.underpaid'
+        | 'session.failed'
+        | 'endpoint.disabled'
+      )[];
       enabled: boolean;
       /** @description failing: disabled by the service after 5 days of failed deliveries; PATCH enabled: true clears it */
       disabledReason: 'failing' | null;
@@ -1706,7 +1713,14 @@ export interface components {
     WebhookEndpointCreate: {
       url: string;
       /** @description Defaults to ["session.confirming"] */
-      events?: ('session.confirming' | 'endpoint.disabled')[];
+      events?: (
+        | 'session.confirming'
+        | 'session.completed'
+        | 'session.expired'
+        | 'session.underpaid'
+        | 'session.failed'
+        | 'endpoint.disabled'
+      )[];
       enabled?: boolean;
       description?: string;
     };
@@ -1715,7 +1729,14 @@ export interface components {
       id: string;
       url: string;
       description: string | null;
-      events: ('session.confirming' | 'endpoint.disabled')[];
+      events: (
+        | 'session.confirming'
+        | 'session.completed'
+        | 'session.expired'
+        | 'session.underpaid'
+        | 'session.failed'
+        | 'endpoint.disabled'
+      )[];
       enabled: boolean;
       /** @description failing: disabled by the service after 5 days of failed deliveries; PATCH enabled: true clears it */
       disabledReason: 'failing' | null;
@@ -1725,7 +1746,14 @@ export interface components {
     };
     WebhookEndpointUpdate: {
       url?: string;
-      events?: ('session.confirming' | 'endpoint.disabled')[];
+      events?: (
+        | 'session.confirming'
+        | 'session.completed'
+        | 'session.expired'
+        | 'session.underpaid'
+        | 'session.failed'
+        | 'endpoint.disabled'
+      )[];
       enabled?: boolean;
       description?: string | null;
     };
@@ -1798,6 +1826,7 @@ export interface components {
       allowedChainIds: number[];
       /** @enum {string} */
       gasMode: 'sponsored' | 'user_paid' | 'both';
+      userPaidMaxOperationUsd: string | null;
       createdAt: string;
       updatedAt: string;
       revokedAt: string | null;
@@ -1816,6 +1845,11 @@ export interface components {
        * @enum {string}
        */
       gasMode: 'sponsored' | 'user_paid' | 'both';
+      /**
+       * @description The most one user-paid (ERC-20) operation may cost its sender, in USD; null: the platform default (PAYMASTER_USER_PAID_MAX_OPERATION_USD)
+       * @default null
+       */
+      userPaidMaxOperationUsd: string | null;
     };
     PaymasterClientUpdate: {
       label?: string;
@@ -1823,6 +1857,8 @@ export interface components {
       allowedChainIds?: number[];
       /** @enum {string} */
       gasMode?: 'sponsored' | 'user_paid' | 'both';
+      /** @description The most one user-paid (ERC-20) operation may cost its sender, in USD; null: the platform default (PAYMASTER_USER_PAID_MAX_OPERATION_USD) */
+      userPaidMaxOperationUsd?: string | null;
     };
     AllowlistEntry: {
       id: string;
