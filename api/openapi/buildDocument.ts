@@ -78,20 +78,16 @@ export const CONTRACT_OVERVIEW = [
     'the `X-Service-Signature` scheme (HMAC-SHA256 over `<t>.<raw body>`, one `v1` per live secret).',
 ].join('\n');
 
-export function buildOpenApiDocument({
-  routes,
-  title,
-  serverUrl,
-  version,
-}: {
-  routes: AnyRoute[];
-  title: string;
-  serverUrl: string;
-  version: string;
-}): JsonSchema {
+type ToSchema = (schema: z.ZodType, io: 'input' | 'output') => JsonSchema;
+
+/**
+ * The document's components and the converter that fills them: every zod schema becomes JSON Schema,
+ * its `$defs` hoisted into `components.schemas`.
+ */
+function createComponentRegistry(): { components: Record<string, JsonSchema>; toSchema: ToSchema } {
   const components: Record<string, JsonSchema> = { ErrorBody: errorBodySchema };
 
-  const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
+  const toSchema: ToSchema = (schema, io) => {
     const generated = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
     const {
       $schema: _ignored,
@@ -140,84 +136,119 @@ export function buildOpenApiDocument({
       components[names.get(name)!] = rewrite(definition) as JsonSchema;
     return rewrite(rest) as JsonSchema;
   };
+  return { components, toSchema };
+}
 
-  const parametersFrom = (schema: z.ZodType | undefined, location: 'query' | 'path') => {
-    if (!schema) return [];
-    const json = toSchema(schema, 'input') as {
-      properties?: Record<string, JsonSchema>;
-      required?: string[];
-    };
-    return Object.entries(json.properties ?? {}).map(([name, property]) => ({
-      name,
-      in: location,
-      required: location === 'path' || (json.required ?? []).includes(name),
-      schema: property,
-    }));
+function parametersFrom(toSchema: ToSchema, schema: z.ZodType | undefined, location: 'query' | 'path') {
+  if (!schema) return [];
+  const json = toSchema(schema, 'input') as {
+    properties?: Record<string, JsonSchema>;
+    required?: string[];
   };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: location,
+    required: location === 'path' || (json.required ?? []).includes(name),
+    schema: property,
+  }));
+}
 
-  // A missing body is validated as `{}`, so an object body whose fields are all optional may be omitted.
-  const requestBodyOf = (body: z.ZodType) => {
-    const schema = toSchema(body, 'input');
-    const ref =
-      typeof schema.$ref === 'string' ? schema.$ref.replace('#/components/schemas/', '') : undefined;
-    const mayBeOmitted = (ref ? components[ref] : schema)?.type === 'object' && body.safeParse({}).success;
-    return { required: !mayBeOmitted, content: { 'application/json': { schema } } };
+/** Path parameters in the path's order (declared ones with their schema), then the query's. */
+function routeParameters(route: AnyRoute, toSchema: ToSchema): Record<string, unknown>[] {
+  const pathParams = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => match[1]!);
+  const declaredParams = parametersFrom(toSchema, route.params, 'path');
+  return [
+    ...pathParams.map(
+      (name) =>
+        declaredParams.find((param) => param.name === name) ?? {
+          name,
+          in: 'path',
+          required: true,
+          schema: { type: 'string' },
+        },
+    ),
+    ...parametersFrom(toSchema, route.query, 'query'),
+  ];
+}
+
+function routeResponses(route: AnyRoute, toSchema: ToSchema): Record<string, unknown> {
+  const responses = Object.fromEntries(
+    Object.entries(route.responses).map(([status, response]) => {
+      const contentType = response.contentType ?? 'application/json';
+      const schema = response.schema
+        ? toSchema(response.schema, 'output')
+        : Number(status) >= 400
+          ? { $ref: '#/components/schemas/ErrorBody' }
+          : response.contentType
+            ? fileSchema(response.contentType)
+            : undefined;
+      return [
+        status,
+        { description: response.description, ...(schema && { content: { [contentType]: { schema } } }) },
+      ];
+    }),
+  );
+  addSharedOutcomes(route, responses);
+  return responses;
+}
+
+// A missing body is validated as `{}`, so an object body whose fields are all optional may be omitted.
+function requestBodyOf(
+  body: z.ZodType,
+  { components, toSchema }: ReturnType<typeof createComponentRegistry>,
+) {
+  const schema = toSchema(body, 'input');
+  const ref = typeof schema.$ref === 'string' ? schema.$ref.replace('#/components/schemas/', '') : undefined;
+  const mayBeOmitted = (ref ? components[ref] : schema)?.type === 'object' && body.safeParse({}).success;
+  return { required: !mayBeOmitted, content: { 'application/json': { schema } } };
+}
+
+function operationOf(
+  route: AnyRoute,
+  path: string,
+  registry: ReturnType<typeof createComponentRegistry>,
+): Record<string, unknown> {
+  // Order of the conversions matters: it decides which definition keeps a shared component name.
+  const parameters = routeParameters(route, registry.toSchema);
+  const responses = routeResponses(route, registry.toSchema);
+  const naming = OPERATIONS[`${route.method.toUpperCase()} ${path}`];
+  if (route.idempotencyKey) parameters.push(idempotencyKeyParameter);
+  return {
+    // A route missing from OPERATIONS keeps a mechanical id (openapi.test.ts fails until it has one).
+    operationId:
+      naming?.operationId ??
+      `${route.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, next: string | undefined) => (next ? next.toUpperCase() : ''))}`,
+    summary: route.summary,
+    description: naming?.description ?? route.summary,
+    tags: [route.tag],
+    security: securityFor[route.auth],
+    ...(parameters.length && { parameters }),
+    ...(route.body && { requestBody: requestBodyOf(route.body, registry) }),
+    responses,
   };
+}
 
+export function buildOpenApiDocument({
+  routes,
+  title,
+  serverUrl,
+  version,
+}: {
+  routes: AnyRoute[];
+  title: string;
+  serverUrl: string;
+  version: string;
+}): JsonSchema {
+  const registry = createComponentRegistry();
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const path = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-    const pathParams = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => match[1]!);
-    const declaredParams = parametersFrom(route.params, 'path');
-    const parameters = [
-      ...pathParams.map(
-        (name) =>
-          declaredParams.find((param) => param.name === name) ?? {
-            name,
-            in: 'path',
-            required: true,
-            schema: { type: 'string' },
-          },
-      ),
-      ...parametersFrom(route.query, 'query'),
-    ];
-    const responses = Object.fromEntries(
-      Object.entries(route.responses).map(([status, response]) => {
-        const contentType = response.contentType ?? 'application/json';
-        const schema = response.schema
-          ? toSchema(response.schema, 'output')
-          : Number(status) >= 400
-            ? { $ref: '#/components/schemas/ErrorBody' }
-            : response.contentType
-              ? fileSchema(response.contentType)
-              : undefined;
-        return [
-          status,
-          { description: response.description, ...(schema && { content: { [contentType]: { schema } } }) },
-        ];
-      }),
-    );
-    addSharedOutcomes(route, responses);
     paths[path] ??= {};
-    const naming = OPERATIONS[`${route.method.toUpperCase()} ${path}`];
-    if (route.idempotencyKey) parameters.push(idempotencyKeyParameter);
-    paths[path][route.method] = {
-      // A route missing from OPERATIONS keeps a mechanical id (openapi.test.ts fails until it has one).
-      operationId:
-        naming?.operationId ??
-        `${route.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, next: string | undefined) => (next ? next.toUpperCase() : ''))}`,
-      summary: route.summary,
-      description: naming?.description ?? route.summary,
-      tags: [route.tag],
-      security: securityFor[route.auth],
-      ...(parameters.length && { parameters }),
-      ...(route.body && { requestBody: requestBodyOf(route.body) }),
-      responses,
-    };
+    paths[path][route.method] = operationOf(route, path, registry);
   }
 
   const webhooks = webhooksSection((name, schema) => {
-    components[name] = toSchema(schema, 'output');
+    registry.components[name] = registry.toSchema(schema, 'output');
     return { $ref: `#/components/schemas/${name}` };
   });
   const usedTags = new Set([...routes.map((route) => route.tag), 'Events']);
@@ -235,7 +266,7 @@ export function buildOpenApiDocument({
       .map(([name, description]) => ({ name, description })),
     paths,
     webhooks,
-    components: { schemas: components, securitySchemes: usedSecuritySchemes(routes) },
+    components: { schemas: registry.components, securitySchemes: usedSecuritySchemes(routes) },
   };
 }
 

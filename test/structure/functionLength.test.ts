@@ -17,7 +17,7 @@ const root = resolve(__dirname, '../..');
 
 /**
  * Allowed over the limit, each with the reason it may be: a route table (one route definition after
- * another, long because the contract's table is), or a function another change is still extending.
+ * another, long because the contract's table is).
  * The list may only shrink.
  */
 const ALLOWED_LONG = new Map([
@@ -25,10 +25,6 @@ const ALLOWED_LONG = new Map([
   ['api/routes/webhooks/deliveries.ts#deliveryRoutesFor', 'route table: the webhook delivery routes'],
   ['api/routes/webhooks/endpoints.ts#endpointRoutesFor', 'route table: the webhook endpoint routes'],
   ['api/routes/billing/balance.ts#billingBalanceRoutes', 'route table: the billing balance routes'],
-  [
-    'api/openapi/buildDocument.ts#buildOpenApiDocument',
-    'being extended by the OpenAPI work in parallel: split once that lands, not under it',
-  ],
 ]);
 
 function sourceFiles(folder: string): string[] {
