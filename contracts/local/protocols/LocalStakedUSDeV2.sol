@@ -158,7 +158,8 @@ contract LocalStakedUSDeV2 is ERC4626, Ownable, IStakedUSDe {
 
     function unstake(address receiver) external {
         UserCooldown storage cooldown = _cooldowns[msg.sender];
-        if (block.timestamp < cooldown.cooldownEnd) revert InvalidCooldown();
+        // As Ethena's: a cooldown switched off releases every pending cooldown at once.
+        if (block.timestamp < cooldown.cooldownEnd && cooldownDuration != 0) revert InvalidCooldown();
         uint256 assets = cooldown.underlyingAmount;
         cooldown.cooldownEnd = 0;
         cooldown.underlyingAmount = 0;
