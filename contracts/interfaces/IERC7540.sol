@@ -27,6 +27,24 @@ interface IERC7540Redeem {
     function claimableRedeemRequest(uint256 requestId, address controller) external view returns (uint256 shares);
 }
 
+/// @notice ERC-7575's vault interface (ERC-4626 without ERC-20, plus `share`), for its ERC-165 identifier; the
+///         yield vault implements it through OpenZeppelin's ERC4626 and so does not inherit it.
 interface IERC7575 {
+    function asset() external view returns (address);
     function share() external view returns (address);
+    function convertToShares(uint256 assets) external view returns (uint256);
+    function convertToAssets(uint256 shares) external view returns (uint256);
+    function totalAssets() external view returns (uint256);
+    function maxDeposit(address receiver) external view returns (uint256);
+    function previewDeposit(uint256 assets) external view returns (uint256);
+    function deposit(uint256 assets, address receiver) external returns (uint256);
+    function maxMint(address receiver) external view returns (uint256);
+    function previewMint(uint256 shares) external view returns (uint256);
+    function mint(uint256 shares, address receiver) external returns (uint256);
+    function maxWithdraw(address owner) external view returns (uint256);
+    function previewWithdraw(uint256 assets) external view returns (uint256);
+    function withdraw(uint256 assets, address receiver, address owner) external returns (uint256);
+    function maxRedeem(address owner) external view returns (uint256);
+    function previewRedeem(uint256 shares) external view returns (uint256);
+    function redeem(uint256 shares, address receiver, address owner) external returns (uint256);
 }

@@ -35,7 +35,7 @@ import {RedeemRequestUnstaker} from "./RedeemRequestUnstaker.sol";
  *      - Spam: a request names a controller other than its owner only for that controller or its operator, and a
  *        controller has at most `MAX_OPEN_REQUESTS` open requests, so claims loop over a bounded list.
  */
-contract YieldVault is ERC4626, ReentrancyGuard, IERC7540Operator, IERC7540Redeem, IERC7575, IERC165 {
+contract YieldVault is ERC4626, ReentrancyGuard, IERC7540Operator, IERC7540Redeem, IERC165 {
     using SafeERC20 for IERC20;
 
     uint8 private constant DECIMALS_OFFSET = 6;
@@ -123,6 +123,7 @@ contract YieldVault is ERC4626, ReentrancyGuard, IERC7540Operator, IERC7540Redee
         return ok && data.length >= 32 && abi.decode(data, (uint256)) != 0;
     }
 
+    /// @notice ERC-7575: the vault is its own share token.
     function share() external view returns (address) {
         return address(this);
     }
