@@ -1,7 +1,9 @@
-import { YieldVault } from '../../contracts/artifacts';
+import { type Address, encodeFunctionData } from 'viem';
+import { LocalStakedUSDeV2, TestStablecoin, TransferHookToken, YieldVault } from '../../contracts/artifacts';
 import {
   ACCOUNTS,
   SETTLEMENT_CHAIN,
+  balanceOf,
   type SettlementChain,
   type SettlementChains,
   expectRevert,
@@ -275,3 +277,112 @@ describe('asynchronous redemption while sUSDe has a cooldown', () => {
     expect(first + second).toBe(assets);
   }, 120_000);
 });
+
+describe('ERC-4626 hazards on the asynchronous path', () => {
+  /** The vault's virtual shares: 10^6 (its decimals offset). */
+  const VIRTUAL_SHARES = 10n ** 6n;
+
+  async function requestAndClaimAll(setup: AsyncVault, actor: 'payer' | 'attacker'): Promise<bigint> {
+    const holder = ACCOUNTS[actor].address;
+    const shares = await readVault<bigint>(setup, 'balanceOf', [holder]);
+    const { requestId } = await requestRedeem(setup, actor, shares);
+    const { claimableAt } = await requestState(setup, requestId);
+    await travelTo(chain, claimableAt);
+    return claimShares(setup, actor, shares);
+  }
+
+  it('inflation attack: a first depositor who donates sUSDe cannot take a later deposit', async () => {
+    const setup = await deployAsyncVault(chain);
+    await deposit(setup, 'attacker', 1n);
+    await send(chain, 'attacker', {
+      address: chain.contracts.usde,
+      abi: TestStablecoin.abi,
+      functionName: 'mint',
+      args: [B, USDE('10000')],
+    });
+    await send(chain, 'attacker', {
+      address: chain.contracts.usde,
+      abi: TestStablecoin.abi,
+      functionName: 'approve',
+      args: [setup.susde, USDE('10000')],
+    });
+    await send(chain, 'attacker', {
+      address: setup.susde,
+      abi: LocalStakedUSDeV2.abi,
+      functionName: 'deposit',
+      args: [USDE('10000'), setup.vault],
+    });
+    expect(await deposit(setup, 'payer', USDE('100'))).toBeGreaterThan(0n);
+    const victimBack = await requestAndClaimAll(setup, 'payer');
+    expect(USDE('100') - victimBack).toBeLessThanOrEqual(USDE('10000') / VIRTUAL_SHARES + 2n);
+    const attackerBack = await requestAndClaimAll(setup, 'attacker');
+    expect(attackerBack).toBeLessThan(((USDE('10000') + 1n) * 51n) / 100n);
+  }, 120_000);
+
+  it('rounding: a deposit requested and claimed at an uneven rate never returns more than was deposited, and a request worth nothing is refused', async () => {
+    const setup = await deployAsyncVault(chain);
+    await deposit(setup, 'attacker', USDE('1000'));
+    await addYield(setup, USDE('7.777777777777777777'));
+    const odd = USDE('3.141592653589793238');
+    await deposit(setup, 'payer', odd);
+    expect(await requestAndClaimAll(setup, 'payer')).toBeLessThanOrEqual(odd);
+    // One share (of 10^6 per USDe wei) is worth no whole wei.
+    await expectRevert(
+      chain,
+      'attacker',
+      { address: setup.vault, abi: YieldVault.abi, functionName: 'requestRedeem', args: [1n, B, B] },
+      'RequestWorthNothing',
+      [1n],
+    );
+  }, 120_000);
+
+  it('re-entrancy: a token hook that re-enters requestRedeem or a claim mid-deposit reverts the whole deposit', async () => {
+    const deploy = async (abi: never, bytecode: `0x${string}`, args: unknown[] = []): Promise<Address> => {
+      const wallet = chain.wallet('owner');
+      const hash = await wallet.deployContract({
+        abi,
+        bytecode,
+        args,
+        account: wallet.account,
+        chain: wallet.chain,
+      });
+      return (await chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
+    };
+    const token = await deploy(TransferHookToken.abi as never, TransferHookToken.bytecode);
+    const stakedHook = await deploy(LocalStakedUSDeV2.abi as never, LocalStakedUSDeV2.bytecode, [token, A]);
+    const vault = await deploy(YieldVault.abi as never, YieldVault.bytecode, [stakedHook, 'Hooked', 'hUSD']);
+    await send(chain, 'payer', {
+      address: token,
+      abi: TransferHookToken.abi,
+      functionName: 'mint',
+      args: [A, USDE('10')],
+    });
+    await send(chain, 'payer', {
+      address: token,
+      abi: TransferHookToken.abi,
+      functionName: 'approve',
+      args: [vault, USDE('10')],
+    });
+    for (const data of [
+      encodeFunctionData({ abi: YieldVault.abi, functionName: 'requestRedeem', args: [1n, A, A] }),
+      encodeFunctionData({ abi: YieldVault.abi, functionName: 'redeem', args: [1n, A, A] }),
+    ]) {
+      await send(chain, 'payer', {
+        address: token,
+        abi: TransferHookToken.abi,
+        functionName: 'arm',
+        args: [vault, data],
+      });
+      await expectRevert(
+        chain,
+        'payer',
+        { address: vault, abi: YieldVault.abi, functionName: 'deposit', args: [USDE('1'), A] },
+        'ReentrancyGuardReentrantCall',
+      );
+    }
+    expect(await readVault(setupOf(vault, stakedHook), 'totalSupply')).toBe(0n);
+    expect(await balanceOf(chain, token, A)).toBe(USDE('10'));
+  }, 120_000);
+});
+
+const setupOf = (vault: Address, susde: Address): AsyncVault => ({ chain, vault, susde });
