@@ -33,9 +33,10 @@ contract RedeemRequestUnstaker {
         _;
     }
 
-    /// @notice Starts this address's cooldown for exactly `assets` of the sUSDe the vault sent here.
+    /// @notice Starts this address's cooldown for exactly `assets` of the sUSDe the vault sent here (Ethena's
+    ///         one-argument `cooldownAssets`: the caller's own sUSDe into the caller's cooldown).
     function startCooldown(uint256 assets) external onlyVault {
-        stakedVault.cooldownAssets(assets, address(this));
+        stakedVault.cooldownAssets(assets);
     }
 
     /// @notice When this request's cooldown ends (0 once unstaked).
