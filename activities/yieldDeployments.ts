@@ -24,8 +24,7 @@ import {
   storeContractSetAndActivate,
   type YieldDeploymentRow,
 } from '../db/yieldDeployments';
-import { yieldNetworkOf, type PermittedYieldToken } from '../yield/deployOptions';
-import { describeCooldowns, tokensInCooldown } from '../yield/stakedVaultCooldown';
+import { yieldNetworkOf } from '../yield/deployOptions';
 import { vaultNaming } from '../yield/vaultNaming';
 
 /**
@@ -74,14 +73,6 @@ export function createYieldDeploymentActivities({
 
       let recorded = deployment;
       if (!recorded.deploy_tx_hash) {
-        // A withdrawal cooldown switched on after the deploy was queued: vaults over it could not pay back.
-        const cooling = await tokensInCooldown(client, plan.stakedTokens);
-        if (cooling.length > 0) {
-          return {
-            status: 'reverted',
-            reason: `refused before sending: ${describeCooldowns(cooling)} has a withdrawal cooldown on`,
-          };
-        }
         // Refused before anything is sent: the reason is the revert the factory would give.
         const refusal = await simulateRefusal(client, plan);
         if (refusal) return { status: 'reverted', reason: refusal };
@@ -130,8 +121,6 @@ interface DeploymentPlan {
   args: ContractFunctionArgs<typeof YieldVaultFactory.abi, 'nonpayable', 'deployVaultSet'>;
   data: Hex;
   vaults: Omit<YieldVaultRecord, 'address'>[];
-  /** The deployment's tokens with their staked vaults. */
-  stakedTokens: PermittedYieldToken[];
 }
 
 /** The factory call that deploys this deployment's vaults, one per token in the deployment's order. */
@@ -163,7 +152,6 @@ function deploymentPlan(deployer: OperatorChains, deployment: YieldDeploymentRow
       name,
       shareSymbol,
     })),
-    stakedTokens: specs.map(({ token }) => token),
   };
 }
 

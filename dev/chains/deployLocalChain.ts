@@ -78,8 +78,8 @@ export type LocalChainDeployment = {
   /** ETH/USD aggregator stand-in (8 decimals), owned by the deployer. */
   priceFeed: Address;
   /**
-   * Deploys merchants' branded yield vault sets (contracts/yield/). Stand-ins only: the real-protocol sUSDe
-   * has a withdrawal cooldown, which a vault promising instant ERC-4626 withdrawals cannot sit on.
+   * Deploys merchants' branded yield vault sets (contracts/yield/). Stand-ins only for now; the vaults redeem
+   * asynchronously over a cooldown sUSDe, but the real-protocol set does not deploy the factory yet (issue 32).
    */
   yieldVaultFactory: Address;
 } & LocalSettlementAddresses &

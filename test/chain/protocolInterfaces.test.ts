@@ -61,6 +61,8 @@ describe('protocol interfaces against the published ABIs', () => {
     expect(selectors.has(toFunctionSelector('function previewDeposit(uint256 assets)'))).toBe(true);
     // Ethena's cooldown path (published ABI signatures): leaving is special, staking is not.
     for (const signature of [
+      'function cooldownShares(uint256 shares)',
+      'function cooldownAssets(uint256 assets)',
       'function cooldownShares(uint256 shares, address owner)',
       'function cooldownAssets(uint256 assets, address owner)',
       'function unstake(address receiver)',

@@ -3,7 +3,7 @@ import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { YIELD_CHAIN, startYieldWorld, waitFor, type YieldWorld } from './yieldWorld';
 
 /**
- * Security review II, finding 6: every vault deploy costs the platform about 1.34M gas, so a merchant may
+ * Security review II, finding 6: every vault deploy costs the platform about 2.55M gas, so a merchant may
  * queue only so many per UTC day, and a failed set is not redeployed at once. Both refusals are 429 with
  * Retry-After and change nothing. (That deploys are paid by an account apart from settlement is held by
  * config/index.test.ts and the worker's wiring.)

@@ -1,15 +1,16 @@
 import { parseEventLogs, parseUnits, type Address } from 'viem';
 import { LocalStakedUSDeV2, TestStablecoin, YieldVault, YieldVaultFactory } from '../../contracts/artifacts';
 import { vaultSetIdOf } from '../../chain/yieldVaultFactory';
-import { ACCOUNTS, type SettlementChain, expectRevert, send } from '../chain/settlementFixture';
+import { ACCOUNTS, type SettlementChain, balanceOf, expectRevert, send } from '../chain/settlementFixture';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { YIELD_CHAIN, startYieldWorld, waitFor, type YieldWorld } from './yieldWorld';
 
 /**
- * Security review II, finding 5: Ethena's sUSDe refuses ERC-4626 withdrawals while its cooldown is on, so a
- * vault over it would take deposits it cannot pay back. The chain is not offered, a deploy is refused, and a
- * vault already out reports nothing withdrawable while the cooldown lasts. The yield chain here is private,
- * its sUSDe a LocalStakedUSDeV2 (Ethena's behaviour) whose cooldown the test switches.
+ * Ethena's sUSDe refuses ERC-4626 withdrawals while its cooldown is on. Security review II (finding 5) refused
+ * such chains; issue 32 gives the vault ERC-7540 asynchronous redemption instead, so the chain is offered and
+ * deployed with the cooldown on, and a deployed vault takes deposits and pays them back after a request and the
+ * cooldown. The yield chain here is private, its sUSDe a LocalStakedUSDeV2 (Ethena's behaviour) whose cooldown
+ * the test switches.
  */
 const BASE = '/v1/merchants/me/yield-deployments';
 const SEVEN_DAYS = 7 * 24 * 3600;
@@ -73,10 +74,10 @@ async function createDraft() {
   return created.body as { id: string };
 }
 
-describe('finding 5 — vault deposits lock if sUSDe turns its cooldown on', () => {
+describe('sUSDe with its cooldown on: asynchronous redemption (issue 32, was finding 5)', () => {
   afterEach(() => setCooldown(0));
 
-  it('finding 5 — while sUSDe’s cooldown is on a vault reports nothing withdrawable (maxWithdraw and maxRedeem 0), refuses a withdrawal as exceeding it and takes no new deposit; once off, the holder redeems in full', async () => {
+  it('while sUSDe’s cooldown is on a vault takes deposits, reports nothing withdrawable before a request (maxWithdraw and maxRedeem 0, a withdrawal refused as exceeding it), and pays a request in full after the cooldown', async () => {
     const receipt = await send(chain, 'operator', {
       address: chain.contracts.yieldVaultFactory,
       abi: YieldVaultFactory.abi,
@@ -94,6 +95,7 @@ describe('finding 5 — vault deposits lock if sUSDe turns its cooldown on', () 
     const vault = deployed!.args.vaults[0]!;
     const holder = ACCOUNTS.payer.address;
     const assets = USDE('100');
+    await setCooldown(SEVEN_DAYS);
     await send(chain, 'payer', {
       address: chain.contracts.usde,
       abi: TestStablecoin.abi,
@@ -113,21 +115,9 @@ describe('finding 5 — vault deposits lock if sUSDe turns its cooldown on', () 
       args: [assets, holder],
     });
     const shares = await readVault<bigint>(vault, 'balanceOf', [holder]);
-    expect(await readVault<bigint>(vault, 'maxWithdraw', [holder])).toBeGreaterThan(USDE('99'));
-
-    await setCooldown(SEVEN_DAYS);
+    expect(shares).toBeGreaterThan(0n);
     expect(await readVault<bigint>(vault, 'maxWithdraw', [holder])).toBe(0n);
     expect(await readVault<bigint>(vault, 'maxRedeem', [holder])).toBe(0n);
-    // No new money goes in that could not come back out.
-    expect(await readVault<bigint>(vault, 'maxDeposit', [holder])).toBe(0n);
-    expect(await readVault<bigint>(vault, 'maxMint', [holder])).toBe(0n);
-    await expectRevert(
-      chain,
-      'payer',
-      { address: vault, abi: YieldVault.abi, functionName: 'deposit', args: [1n, holder] },
-      'ERC4626ExceededMaxDeposit',
-      [holder, 1n, 0n],
-    );
     await expectRevert(
       chain,
       'payer',
@@ -135,84 +125,55 @@ describe('finding 5 — vault deposits lock if sUSDe turns its cooldown on', () 
       'ERC4626ExceededMaxWithdraw',
       [holder, USDE('1'), 0n],
     );
-    await expectRevert(
-      chain,
-      'payer',
-      { address: vault, abi: YieldVault.abi, functionName: 'redeem', args: [shares, holder, holder] },
-      'ERC4626ExceededMaxRedeem',
-      [holder, shares, 0n],
-    );
 
-    await setCooldown(0);
-    expect(await readVault<bigint>(vault, 'maxRedeem', [holder])).toBe(shares);
-    const before = await chain.publicClient.readContract({
-      address: chain.contracts.usde,
-      abi: TestStablecoin.abi,
-      functionName: 'balanceOf',
-      args: [holder],
+    const requested = await send(chain, 'payer', {
+      address: vault,
+      abi: YieldVault.abi,
+      functionName: 'requestRedeem',
+      args: [shares, holder, holder],
     });
+    const [request] = parseEventLogs({
+      abi: YieldVault.abi,
+      logs: requested.logs,
+      eventName: 'RedeemRequest',
+    });
+    const [, , owed, claimableAt] = await readVault<[Address, bigint, bigint, bigint]>(
+      vault,
+      'redeemRequest',
+      [request!.args.requestId],
+    );
+    expect(assets - owed).toBeLessThanOrEqual(1n);
+    await chain.publicClient.request({
+      method: 'evm_setNextBlockTimestamp',
+      params: [`0x${claimableAt.toString(16)}`],
+    } as never);
+    await chain.publicClient.request({ method: 'evm_mine', params: [] } as never);
+    expect(await readVault<bigint>(vault, 'maxRedeem', [holder])).toBe(shares);
+    const before = await balanceOf(chain, chain.contracts.usde, holder);
     await send(chain, 'payer', {
       address: vault,
       abi: YieldVault.abi,
       functionName: 'redeem',
       args: [shares, holder, holder],
     });
-    const after = await chain.publicClient.readContract({
-      address: chain.contracts.usde,
-      abi: TestStablecoin.abi,
-      functionName: 'balanceOf',
-      args: [holder],
-    });
-    expect(assets - (after - before)).toBeLessThanOrEqual(1n);
+    expect((await balanceOf(chain, chain.contracts.usde, holder)) - before).toBe(owed);
   }, 120_000);
 
-  it('finding 5 — deploy-options does not offer a chain while its sUSDe cooldown is on (409 naming the cooldown), and offers it again once it is off', async () => {
-    expect((await call('GET', `/deploy-options?chainId=${YIELD_CHAIN}`)).body.permittedTokens).toEqual([
-      expect.objectContaining({ symbol: 'USDe' }),
-    ]);
+  it('deploy-options offers the chain while its sUSDe cooldown is on', async () => {
     await setCooldown(SEVEN_DAYS);
-    const refused = await call('GET', `/deploy-options?chainId=${YIELD_CHAIN}`);
-    expect(refused.status).toBe(409);
-    expect(refused.body.message).toBe(
-      `Yield vaults are not offered on chain ${YIELD_CHAIN} while a withdrawal cooldown is on: USDe (sUSDe cooldownDuration ${SEVEN_DAYS} s)`,
-    );
-    await setCooldown(0);
-    expect((await call('GET', `/deploy-options?chainId=${YIELD_CHAIN}`)).status).toBe(200);
+    const offered = await call('GET', `/deploy-options?chainId=${YIELD_CHAIN}`);
+    expect(offered.status).toBe(200);
+    expect(offered.body.permittedTokens).toEqual([expect.objectContaining({ symbol: 'USDe' })]);
   });
 
-  it('finding 5 — a deploy is refused with 409 while the cooldown is on, and the draft stays a draft', async () => {
+  it('a deploy while the cooldown is on is queued and ends active (its vaults deployed)', async () => {
     const draft = await createDraft();
     await setCooldown(SEVEN_DAYS);
-    const refused = await call('POST', `/${draft.id}/deploy`);
-    expect(refused.status).toBe(409);
-    expect(refused.body.message).toMatch(
-      /withdrawal cooldown is on: USDe \(sUSDe cooldownDuration 604800 s\)/,
-    );
-    expect((await call('GET', `/${draft.id}`)).body).toMatchObject({ status: 'draft', failureReason: null });
-  });
-
-  it('finding 5 — a deploy queued before the cooldown came on ends failed with the reason recorded, and sends no transaction', async () => {
-    const draft = await createDraft();
-    const nonceBefore = await chain.publicClient.getTransactionCount({ address: world.deployerAddress });
-    await world.stopWorkers();
-    try {
-      expect((await call('POST', `/${draft.id}/deploy`)).status).toBe(202);
-      await setCooldown(SEVEN_DAYS);
-    } finally {
-      await world.startWorkers();
-    }
-    const failed = await waitFor(
+    expect((await call('POST', `/${draft.id}/deploy`)).status).toBe(202);
+    const done = await waitFor(
       async () => (await call('GET', `/${draft.id}`)).body,
       (body) => body.status !== 'deploying',
     );
-    expect(failed).toMatchObject({
-      status: 'failed',
-      failureReason:
-        'refused before sending: USDe (sUSDe cooldownDuration 604800 s) has a withdrawal cooldown on',
-      contracts: null,
-    });
-    expect(await chain.publicClient.getTransactionCount({ address: world.deployerAddress })).toBe(
-      nonceBefore,
-    );
-  });
+    expect(done).toMatchObject({ status: 'active', failureReason: null });
+  }, 120_000);
 });

@@ -14,16 +14,11 @@ import {
 } from '../../../db/yieldDeployments';
 import { queueYieldDeploy, returnYieldDeploy } from '../../../db/yieldDeployLimits';
 import { listYieldDomains } from '../../../db/yieldDomains';
-import { yieldNetworkOf, type PermittedYieldToken, type YieldNetwork } from '../../../yield/deployOptions';
-import {
-  describeCooldowns,
-  tokensInCooldown,
-  type TokenInCooldown,
-} from '../../../yield/stakedVaultCooldown';
+import { yieldNetworkOf, type YieldNetwork } from '../../../yield/deployOptions';
 import { startYieldDeploymentWorkflow } from '../../../workflowClient/yieldWorkflows';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
 import type { AppContext } from '../../appContext';
-import { HttpError, badRequest, conflict, notFound, serviceUnavailable } from '../../httpErrors';
+import { HttpError, badRequest, conflict, notFound } from '../../httpErrors';
 import { requiredChainIdQuery } from '../../routing/chainIdQuery';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { branding, contractSet, deployment, toContractSet, toDeployment } from './yieldModels';
@@ -101,28 +96,6 @@ export function requireYieldNetwork(app: AppContext, chainId: number): YieldNetw
   return found;
 }
 
-/**
- * Those of `tokens` whose staked vault has a withdrawal cooldown on now (finding 5 of issue 26), read from the
- * chain on every call: a cooldown can be switched on at any time. 503 when the chain cannot be read.
- */
-async function cooldownsOn(
-  app: AppContext,
-  { network }: YieldNetwork,
-  tokens: PermittedYieldToken[],
-): Promise<TokenInCooldown[]> {
-  const client = app.publicClients.forChain(network.chainId);
-  if (!client)
-    throw serviceUnavailable(`Chain ${network.chainId} has no RPC configured to check its staked vaults`);
-  try {
-    return await tokensInCooldown(client, tokens);
-  } catch (error) {
-    app.logger.warn({ err: error, chainId: network.chainId }, 'staked vault cooldown read failed');
-    throw serviceUnavailable(
-      `Could not read the staked vaults' cooldown on chain ${network.chainId}; try again`,
-    );
-  }
-}
-
 /** The merchant's deployment, or 404. */
 export async function requireDeployment(app: AppContext, merchantId: string, id: string) {
   const row = await findYieldDeployment(app.db, merchantId, id);
@@ -185,21 +158,10 @@ export function yieldDeploymentRoutes(app: AppContext): AnyRoute[] {
       query: requiredChainId,
       responses: {
         200: { description: 'Deploy options', schema: deployOptions },
-        409: { description: "Every permitted token's staked vault has a withdrawal cooldown on" },
-        503: { description: 'The chain could not be read' },
       },
       async handler({ query }) {
-        const yieldNetwork = requireYieldNetwork(app, query.chainId);
-        const { network, vaultFactory } = yieldNetwork;
-        const cooling = await cooldownsOn(app, yieldNetwork, yieldNetwork.permittedTokens);
-        const permittedTokens = yieldNetwork.permittedTokens.filter(
-          (token) => !cooling.some((entry) => entry.symbol === token.symbol),
-        );
-        if (permittedTokens.length === 0) {
-          throw conflict(
-            `Yield vaults are not offered on chain ${network.chainId} while a withdrawal cooldown is on: ${describeCooldowns(cooling)}`,
-          );
-        }
+        // A staked vault with a withdrawal cooldown is offered too: the vault redeems asynchronously over it (ERC-7540).
+        const { network, vaultFactory, permittedTokens } = requireYieldNetwork(app, query.chainId);
         return {
           status: 200,
           body: {
@@ -373,10 +335,7 @@ export function yieldDeploymentRoutes(app: AppContext): AnyRoute[] {
       responses: {
         202: { description: 'Deploying', schema: deployment },
         404: { description: 'Unknown id' },
-        409: {
-          description:
-            "Not a draft or failed deployment, or a token's staked vault has a withdrawal cooldown on",
-        },
+        409: { description: 'Not a draft or failed deployment' },
         429: {
           description:
             'The merchant has queued YIELD_DEPLOYS_PER_MERCHANT_PER_DAY deploys this UTC day, or the deployment failed less than YIELD_REDEPLOY_BACKOFF_SEC ago (Retry-After)',
@@ -388,16 +347,6 @@ export function yieldDeploymentRoutes(app: AppContext): AnyRoute[] {
         const from: YieldDeploymentStatus[] = ['draft', 'failed'];
         const network = requireYieldNetwork(app, row.chain_id);
         if (!from.includes(row.status)) throw wrongState(row, 'deploying', from);
-        const cooling = await cooldownsOn(
-          app,
-          network,
-          network.permittedTokens.filter((token) => row.tokens.includes(token.symbol)),
-        );
-        if (cooling.length > 0) {
-          throw conflict(
-            `Yield deployment cannot be deployed on chain ${row.chain_id} while a withdrawal cooldown is on: ${describeCooldowns(cooling)}`,
-          );
-        }
         // Each deploy costs the platform gas: per-merchant daily limit and a back-off after a failure.
         const now = app.now();
         const taken = await queueYieldDeploy(app.db, {

@@ -19,6 +19,13 @@ interface IStakedUSDe is IERC4626 {
     /// @notice The pending cooldown of `owner`: when it ends and how much USDe it releases.
     function cooldowns(address owner) external view returns (uint104 cooldownEnd, uint152 underlyingAmount);
 
+    /// @notice Ethena's published `StakedUSDeV2` (github.com/ethena-labs/bbp-public-assets): the caller's own
+    ///         sUSDe goes into the caller's cooldown. The yield vault's per-request unstakers call these.
+    function cooldownShares(uint256 shares) external returns (uint256 assets);
+
+    function cooldownAssets(uint256 assets) external returns (uint256 shares);
+
+    /// @notice The audited variant with an owner argument (kept for the local set; not on Ethena's mainnet sUSDe).
     function cooldownShares(uint256 shares, address owner) external returns (uint256 assets);
 
     function cooldownAssets(uint256 assets, address owner) external returns (uint256 shares);

@@ -140,7 +140,24 @@ contract LocalStakedUSDeV2 is ERC4626, Ownable, IStakedUSDe {
         return (cooldown.cooldownEnd, cooldown.underlyingAmount);
     }
 
+    /// @notice Ethena's published form: the caller's own sUSDe into the caller's cooldown.
+    function cooldownAssets(uint256 assets) external returns (uint256 shares) {
+        return _cooldownAssets(assets, _msgSender());
+    }
+
+    function cooldownShares(uint256 shares) external returns (uint256 assets) {
+        return _cooldownShares(shares, _msgSender());
+    }
+
     function cooldownAssets(uint256 assets, address owner_) external returns (uint256 shares) {
+        return _cooldownAssets(assets, owner_);
+    }
+
+    function cooldownShares(uint256 shares, address owner_) external returns (uint256 assets) {
+        return _cooldownShares(shares, owner_);
+    }
+
+    function _cooldownAssets(uint256 assets, address owner_) private returns (uint256 shares) {
         if (cooldownDuration == 0) revert OperationNotAllowed();
         if (assets > maxWithdraw(owner_)) revert ExcessiveWithdrawAmount();
         shares = previewWithdraw(assets);
@@ -148,7 +165,7 @@ contract LocalStakedUSDeV2 is ERC4626, Ownable, IStakedUSDe {
         _withdraw(_msgSender(), address(silo), owner_, assets, shares);
     }
 
-    function cooldownShares(uint256 shares, address owner_) external returns (uint256 assets) {
+    function _cooldownShares(uint256 shares, address owner_) private returns (uint256 assets) {
         if (cooldownDuration == 0) revert OperationNotAllowed();
         if (shares > maxRedeem(owner_)) revert ExcessiveRedeemAmount();
         assets = previewRedeem(shares);
@@ -158,7 +175,8 @@ contract LocalStakedUSDeV2 is ERC4626, Ownable, IStakedUSDe {
 
     function unstake(address receiver) external {
         UserCooldown storage cooldown = _cooldowns[msg.sender];
-        if (block.timestamp < cooldown.cooldownEnd) revert InvalidCooldown();
+        // As Ethena's: a cooldown switched off releases every pending cooldown at once.
+        if (block.timestamp < cooldown.cooldownEnd && cooldownDuration != 0) revert InvalidCooldown();
         uint256 assets = cooldown.underlyingAmount;
         cooldown.cooldownEnd = 0;
         cooldown.underlyingAmount = 0;
