@@ -1,0 +1,1 @@
+export function ApiKeys() { return <p>Coming soon</p>; }

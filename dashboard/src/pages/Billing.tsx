@@ -1,0 +1,1 @@
+export function Billing() { return <p>Coming soon</p>; }

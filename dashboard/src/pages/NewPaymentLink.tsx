@@ -1,0 +1,1 @@
+export function NewPaymentLink() { return <p>Coming soon</p>; }

@@ -1,0 +1,1 @@
+export function Overview() { return <p>Coming soon</p>; }

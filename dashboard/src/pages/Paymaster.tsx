@@ -1,0 +1,1 @@
+export function Paymaster() { return <p>Coming soon</p>; }

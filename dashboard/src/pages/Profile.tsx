@@ -1,0 +1,1 @@
+export function Profile() { return <p>Coming soon</p>; }

@@ -1,0 +1,1 @@
+export function SessionDetail({ id }: { id: string }) { return <p>{id}</p>; }

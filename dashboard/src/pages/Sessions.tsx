@@ -1,0 +1,1 @@
+export function Sessions() { return <p>Coming soon</p>; }

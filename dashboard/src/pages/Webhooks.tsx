@@ -1,0 +1,1 @@
+export function Webhooks() { return <p>Coming soon</p>; }

@@ -1,0 +1,1 @@
+export function Yield() { return <p>Coming soon</p>; }
