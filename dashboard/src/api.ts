@@ -14,11 +14,11 @@ export class ApiError extends Error {
     super(message);
   }
 
-  /** Validation messages read `field: problem; other: problem`: the first field named, if any. */
+  /** Validation messages read `Validation failed: field: problem; other: problem`: the first field named. */
   get field(): string | undefined {
     // A refused one-time code (otp_invalid, otp_expired) is about the `code` field.
     if (this.code?.startsWith('otp_')) return 'code';
-    return /^([A-Za-z][\w.[\]]*): /.exec(this.message)?.[1]?.split('.')[0];
+    return /^(?:Validation failed: )?([A-Za-z]\w*)(?:\.[\w.]+)?: /.exec(this.message)?.[1];
   }
 }
 

@@ -70,3 +70,25 @@ export function absoluteTime(iso: string): string {
 export function shortAddress(address: string): string {
   return address.length > 12 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
 }
+
+/** Exact sum of decimal strings (bigint at the longest fraction given), as a decimal string. */
+export function sumDecimals(values: string[]): string {
+  const scale = Math.max(0, ...values.map((value) => value.split('.')[1]?.length ?? 0));
+  const toUnits = (value: string) => {
+    const negative = value.startsWith('-');
+    const [whole = '0', fraction = ''] = value.replace('-', '').split('.');
+    const units = BigInt(whole + fraction.padEnd(scale, '0'));
+    return negative ? -units : units;
+  };
+  const total = values.reduce((sum, value) => sum + toUnits(value), 0n);
+  const negative = total < 0n;
+  const digits = (negative ? -total : total).toString().padStart(scale + 1, '0');
+  const whole = digits.slice(0, digits.length - scale);
+  const fraction = digits.slice(digits.length - scale);
+  return `${negative ? '-' : ''}${whole}${scale ? `.${fraction}` : ''}`;
+}
+
+/** Wei as ETH for reading (exact digits, trimmed). */
+export function formatWei(wei: string): string {
+  return `${formatUnits(wei, 18)} ETH`;
+}

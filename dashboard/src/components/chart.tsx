@@ -1,0 +1,81 @@
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+export interface DailySeries {
+  label: string;
+  values: (number | null)[];
+  color: string;
+}
+
+/** Calendar days (YYYY-MM-DD, UTC) from the earliest to the latest given, with no gaps. */
+export function daysBetween(days: string[]): string[] {
+  if (days.length === 0) return [];
+  const sorted = [...days].sort();
+  const out: string[] = [];
+  for (let day = new Date(`${sorted[0]}T00:00:00Z`); ; day = new Date(day.getTime() + 86_400_000)) {
+    const text = day.toISOString().slice(0, 10);
+    out.push(text);
+    if (text >= sorted[sorted.length - 1]!) return out;
+  }
+}
+
+/**
+ * A chart by day, drawn by uPlot on a canvas: bars for one series, lines with points for several.
+ * A figure with a text summary for screen readers; it follows its container's width.
+ */
+export function DailyChart({
+  days,
+  series,
+  summary,
+  valueLabel,
+}: {
+  days: string[];
+  series: DailySeries[];
+  summary: string;
+  valueLabel: string;
+}) {
+  const holder = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = holder.current;
+    if (!element || days.length === 0) return;
+    const xs = days.map((day) => Date.parse(`${day}T00:00:00Z`) / 1000);
+    const single = series.length === 1;
+    const plot = new uPlot(
+      {
+        width: Math.max(280, element.clientWidth),
+        height: 220,
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+        axes: [{}, { label: valueLabel, size: 60 }],
+        legend: { show: !single },
+        series: [
+          {},
+          ...series.map((entry) => ({
+            label: entry.label,
+            stroke: entry.color,
+            fill: single ? `${entry.color}cc` : undefined,
+            width: single ? 0 : 2,
+            points: { show: !single },
+            paths: single ? uPlot.paths.bars!({ size: [0.6, 48] }) : undefined,
+          })),
+        ],
+      },
+      [xs, ...series.map((entry) => entry.values)],
+      element,
+    );
+    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(280, element.clientWidth), height: 220 }));
+    resize.observe(element);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [days.join(), JSON.stringify(series)]);
+  if (days.length === 0) return <div class="notice empty">No data to chart yet.</div>;
+  return (
+    <figure class="chart-figure">
+      <div ref={holder} class="chart" role="img" aria-label={summary} />
+      <figcaption class="sr-only">{summary}</figcaption>
+    </figure>
+  );
+}
