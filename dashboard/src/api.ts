@@ -14,11 +14,18 @@ export class ApiError extends Error {
     super(message);
   }
 
-  /** Validation messages read `Validation failed: field: problem; other: problem`: the first field named. */
-  get field(): string | undefined {
-    // A refused one-time code (otp_invalid, otp_expired) is about the `code` field.
-    if (this.code?.startsWith('otp_')) return 'code';
-    return /^(?:Validation failed: )?([A-Za-z]\w*)(?:\.[\w.]+)?: /.exec(this.message)?.[1];
+  /**
+   * Each named field's problem: validation messages read `Validation failed: field: problem; other: problem`
+   * (nested paths under their top field); a refused one-time code (otp_invalid, otp_expired) is the `code` field's.
+   */
+  get fieldErrors(): Record<string, string> {
+    if (this.code?.startsWith('otp_')) return { code: this.message };
+    const errors: Record<string, string> = {};
+    for (const part of this.message.replace(/^Validation failed: /, '').split('; ')) {
+      const found = /^([A-Za-z]\w*)(?:\.[\w.]+)?: (.+)$/.exec(part);
+      if (found) errors[found[1]!] = errors[found[1]!] ? `${errors[found[1]!]}; ${part}` : part;
+    }
+    return errors;
   }
 }
 

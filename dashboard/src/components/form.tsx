@@ -4,13 +4,13 @@ import { ApiError } from '../api';
 
 export interface FormState {
   busy: boolean;
-  /** The API's message and the field it names (or none: shown above the submit button). */
-  error?: { field?: string; message: string };
+  /** The API's message, and its part about each field it names (shown beside those fields). */
+  error?: { fields: Record<string, string>; message: string };
   submit: (event: JSX.TargetedEvent<HTMLFormElement>) => Promise<void>;
   errorFor: (field: string) => string | undefined;
 }
 
-/** One submission at a time; a 4xx lands beside the field it names, anything else beside the button. */
+/** One submission at a time; a 4xx lands beside the fields it names, anything else beside the button. */
 export function useForm(action: (data: FormData) => Promise<void>, fields: string[] = []): FormState {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<FormState['error']>();
@@ -23,8 +23,8 @@ export function useForm(action: (data: FormData) => Promise<void>, fields: strin
       await action(new FormData(event.currentTarget));
     } catch (caught) {
       const apiError = caught instanceof ApiError ? caught : new ApiError(0, String(caught));
-      const field = apiError.field && fields.includes(apiError.field) ? apiError.field : undefined;
-      setError({ field, message: apiError.message });
+      const named = Object.entries(apiError.fieldErrors).filter(([field]) => fields.includes(field));
+      setError({ fields: Object.fromEntries(named), message: apiError.message });
     } finally {
       setBusy(false);
     }
@@ -33,7 +33,7 @@ export function useForm(action: (data: FormData) => Promise<void>, fields: strin
     busy,
     error,
     submit,
-    errorFor: (field) => (error?.field === field ? error.message : undefined),
+    errorFor: (field) => error?.fields[field],
   };
 }
 
@@ -71,7 +71,7 @@ export function Field({
 }
 
 export function FormError({ form }: { form: FormState }) {
-  if (!form.error || form.error.field) return null;
+  if (!form.error || Object.keys(form.error.fields).length > 0) return null;
   return (
     <p class="field-error" role="alert">
       {form.error.message}
