@@ -34,9 +34,12 @@ export function formatDecimal(value: string): string {
   return `${sign}${grouped}${fraction !== undefined ? `.${fraction}` : ''}`;
 }
 
+/** USD for people: at least two decimals, trailing zeros past them dropped (the API gives up to six). */
 export function formatUsd(value: string): string {
-  const [whole, fraction = ''] = value.split('.');
-  return `$${formatDecimal(`${whole}.${fraction.padEnd(2, '0')}`)}`;
+  const [whole = '0', fraction = ''] = value.split('.');
+  const trimmed = fraction.replace(/0+$/, '').padEnd(2, '0');
+  const sign = whole.startsWith('-') ? '-' : '';
+  return `${sign}$${formatDecimal(`${whole.replace('-', '')}.${trimmed}`)}`;
 }
 
 function groupThousands(digits: string): string {

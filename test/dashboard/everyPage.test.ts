@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
+import { entryPoint07Address } from 'viem/account-abstraction';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { recordReceiptAndCharge } from '../../db/gasCharges';
+import { insertUsageRecord } from '../../db/paymasterUsage';
 import { launchChromium } from '../checkout/chromium';
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
@@ -86,6 +90,47 @@ describe('every dashboard page in chromium', () => {
     await page.getByLabel('Sepolia', { exact: true }).check();
     await page.getByRole('button', { name: 'Create client' }).click();
     await page.getByText(/pmc_test_/).first().waitFor();
+
+    // A sponsored operation of that client included on Base, recorded and charged the way the paymaster
+    // and its receipt tracker do: it shows in usage, in both charts, and in billing.
+    const client = (await app.request('/v1/paymaster/clients', { headers: merchant.auth })).body.data[0];
+    const userOpHash = `0x${randomBytes(32).toString('hex')}`;
+    await insertUsageRecord(app.db, {
+      merchantId: merchant.merchantId,
+      clientId: client.id,
+      method: 'pm_getPaymasterData',
+      chainId: 8453,
+      mode: 'sponsored',
+      status: 'submitted',
+      reason: null,
+      sender: privateKeyToAccount(generatePrivateKey()).address.toLowerCase(),
+      entryPoint: entryPoint07Address.toLowerCase(),
+      userOpHash,
+      targets: [],
+      usdSnapshot: { ethUsdPrice: '3000.00000000', estimatedGasCostWei: '1', estimatedCostUsd: '0.000001' },
+    });
+    const charged = await recordReceiptAndCharge(
+      app.db,
+      {
+        chainId: 8453,
+        entryPoint: entryPoint07Address,
+        userOpHash,
+        success: true,
+        actualGasCost: 2_000_000_000_000_000n,
+        actualGasUsed: 100_000n,
+        txHash: `0x${randomBytes(32).toString('hex')}`,
+        blockNumber: 1n,
+      },
+      app.config.PAYMASTER_MARKUP_BPS,
+    );
+    expect(charged.charged).toBe(1);
+    await page.reload();
+    await settled(dashboard, 'Paymaster');
+    await page.getByTestId('usage-table').getByText('onchain success').waitFor();
+    await page.getByRole('img', { name: '1 sponsored operations over 7 days' }).waitFor();
+    // 0.002 ETH at 3000 USD plus the markup, summed exactly.
+    await page.getByRole('img', { name: /^\$6\.6 spent over 7 days|^\$6\.60 spent over 7 days/ }).waitFor();
+    await screenshot(page, 'paymaster-usage-chart-1280');
 
     await page.getByRole('link', { name: 'Billing' }).click();
     await settled(dashboard, 'Billing');

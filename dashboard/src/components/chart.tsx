@@ -8,15 +8,26 @@ export interface DailySeries {
   color: string;
 }
 
-/** Calendar days (YYYY-MM-DD, UTC) from the earliest to the latest given, with no gaps. */
+const DAY_MS = 86_400_000;
+/** The shortest span a chart shows: a week reads better than one lonely bar. */
+const MINIMUM_DAYS = 7;
+
+/**
+ * Calendar days (YYYY-MM-DD, UTC) from the earliest given to today, with no gaps and at least a week;
+ * none when no day is given (the chart then says it has no data).
+ */
 export function daysBetween(days: string[]): string[] {
   if (days.length === 0) return [];
-  const sorted = [...days].sort();
+  const today = new Date().toISOString().slice(0, 10);
+  const sorted = [...days, today].sort();
+  const last = sorted[sorted.length - 1]!;
+  const weekBefore = new Date(Date.parse(`${last}T00:00:00Z`) - (MINIMUM_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
+  const first = sorted[0]! < weekBefore ? sorted[0]! : weekBefore;
   const out: string[] = [];
-  for (let day = new Date(`${sorted[0]}T00:00:00Z`); ; day = new Date(day.getTime() + 86_400_000)) {
-    const text = day.toISOString().slice(0, 10);
+  for (let day = Date.parse(`${first}T00:00:00Z`); ; day += DAY_MS) {
+    const text = new Date(day).toISOString().slice(0, 10);
     out.push(text);
-    if (text >= sorted[sorted.length - 1]!) return out;
+    if (text >= last) return out;
   }
 }
 
@@ -46,7 +57,8 @@ export function DailyChart({
         width: Math.max(280, element.clientWidth),
         height: 220,
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+        // Half a day either side, so the first and last bars are whole.
+        scales: { x: { time: true, range: [xs[0]! - 43_200, xs[xs.length - 1]! + 43_200] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
         axes: [{}, { label: valueLabel, size: 60 }],
         legend: { show: !single },
         series: [
