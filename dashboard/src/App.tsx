@@ -85,7 +85,9 @@ export function App() {
 function Console({ token }: { token: string }) {
   const { path } = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
-  const found = PAGES.map((page) => ({ page, params: match(page.pattern, path) })).find((entry) => entry.params);
+  const found = PAGES.map((page) => ({ page, params: match(page.pattern, path) })).find(
+    (entry) => entry.params,
+  );
   const title = found?.page.title ?? 'Not found';
   useEffect(() => {
     document.title = `${title} · StablePay dashboard`;
@@ -120,8 +122,7 @@ function Console({ token }: { token: string }) {
       <nav id="nav" class={menuOpen ? 'open' : ''} aria-label="Dashboard">
         <ul>
           {NAV.map((item) => {
-            const current =
-              item.path === '/' ? path === '/' : path === item.path || section === item.path;
+            const current = item.path === '/' ? path === '/' : path === item.path || section === item.path;
             return (
               <li key={item.path}>
                 <Link to={item.path} current={current}>
@@ -134,7 +135,13 @@ function Console({ token }: { token: string }) {
       </nav>
       <main id="main" tabIndex={-1}>
         <h1>{title}</h1>
-        {found ? found.page.render(found.params!) : <p>No page here. <Link to="/">Back to the overview</Link></p>}
+        {found ? (
+          found.page.render(found.params!)
+        ) : (
+          <p>
+            No page here. <Link to="/">Back to the overview</Link>
+          </p>
+        )}
       </main>
     </div>
   );

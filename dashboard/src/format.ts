@@ -67,7 +67,10 @@ export function relativeTime(iso: string, now = Date.now()): string {
 }
 
 export function absoluteTime(iso: string): string {
-  return new Date(iso).toLocaleString('en-GB', { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' }) + ' UTC';
+  return (
+    new Date(iso).toLocaleString('en-GB', { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' }) +
+    ' UTC'
+  );
 }
 
 export function shortAddress(address: string): string {

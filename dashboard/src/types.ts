@@ -18,13 +18,7 @@ export interface LoginResult {
 }
 
 export type SessionStatus =
-  | 'pending'
-  | 'awaiting_payment'
-  | 'confirming'
-  | 'bridging'
-  | 'completed'
-  | 'failed'
-  | 'expired';
+  'pending' | 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
 
 export interface SessionSummary {
   id: string;

@@ -82,12 +82,22 @@ export async function seriousAccessibilityViolations(page: Page): Promise<string
   await client.send('Runtime.evaluate', { expression: AXE_SOURCE });
   await client.detach();
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<any> } })
-      .axe;
+    interface AxeViolation {
+      id: string;
+      impact: string;
+      nodes: { target: string[] }[];
+    }
+    const axe = (
+      window as unknown as {
+        axe: { run: (context: Document, options: object) => Promise<{ violations: AxeViolation[] }> };
+      }
+    ).axe;
     const result = await axe.run(document, { resultTypes: ['violations'] });
-    return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[]).map(
-      (violation) => ({ id: violation.id, impact: violation.impact, target: violation.nodes[0]?.target }),
-    );
+    return result.violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact,
+      target: violation.nodes[0]?.target,
+    }));
   });
   return violations
     .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')

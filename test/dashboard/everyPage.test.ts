@@ -73,7 +73,10 @@ describe('every dashboard page in chromium', () => {
   async function settled(dashboard: DashboardPage, heading: string): Promise<void> {
     await dashboard.page.getByRole('heading', { level: 1, name: heading }).waitFor();
     await dashboard.page.waitForFunction(
-      () => ![...document.querySelectorAll('[role="status"]')].some((node) => node.textContent?.includes('Loading')),
+      () =>
+        ![...document.querySelectorAll('[role="status"]')].some((node) =>
+          node.textContent?.includes('Loading'),
+        ),
     );
   }
 
@@ -83,13 +86,22 @@ describe('every dashboard page in chromium', () => {
     await settled(dashboard, 'Paymaster');
     await page.getByRole('button', { name: 'Create client' }).click();
     // Neither label nor chain: the API's 400, each part beside its field, nothing created.
-    await page.locator('fieldset .field-error').filter({ hasText: /allowedChainIds/ }).waitFor();
-    await page.locator('.field.invalid .field-error').filter({ hasText: /^label/ }).waitFor();
+    await page
+      .locator('fieldset .field-error')
+      .filter({ hasText: /allowedChainIds/ })
+      .waitFor();
+    await page
+      .locator('.field.invalid .field-error')
+      .filter({ hasText: /^label/ })
+      .waitFor();
     expect((await app.request('/v1/paymaster/clients', { headers: merchant.auth })).body.data).toEqual([]);
     await page.getByLabel('Label', { exact: true }).first().fill('Mobile app');
     await page.getByLabel('Sepolia', { exact: true }).check();
     await page.getByRole('button', { name: 'Create client' }).click();
-    await page.getByText(/pmc_test_/).first().waitFor();
+    await page
+      .getByText(/pmc_test_/)
+      .first()
+      .waitFor();
 
     // A sponsored operation of that client included on Base, recorded and charged the way the paymaster
     // and its receipt tracker do: it shows in usage, in both charts, and in billing.
@@ -136,7 +148,10 @@ describe('every dashboard page in chromium', () => {
     await settled(dashboard, 'Billing');
     await page.getByLabel('Amount (USD)').fill('-5');
     await page.getByRole('button', { name: 'Start top-up' }).click();
-    await page.locator('.field.invalid .field-error').filter({ hasText: /amount/i }).waitFor();
+    await page
+      .locator('.field.invalid .field-error')
+      .filter({ hasText: /amount/i })
+      .waitFor();
     await page.getByLabel('Amount (USD)').fill('50');
     await page.getByRole('button', { name: 'Start top-up' }).click();
     const checkout = page.getByTestId('topup-checkout');
@@ -165,7 +180,10 @@ describe('every dashboard page in chromium', () => {
     it(`shows every page at ${viewport.width} px, accessible, without errors`, async () => {
       const dashboard = await signedIn(viewport);
       const { page } = dashboard;
-      for (const entry of [...PAGES, { path: `/sessions/${sessionId}`, name: 'session', heading: 'Session' }]) {
+      for (const entry of [
+        ...PAGES,
+        { path: `/sessions/${sessionId}`, name: 'session', heading: 'Session' },
+      ]) {
         await page.goto(`${app.baseUrl}/dashboard${entry.path}`);
         await settled(dashboard, entry.heading);
         // Charts draw after their data: let uPlot lay out before the picture.

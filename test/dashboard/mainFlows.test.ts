@@ -24,7 +24,10 @@ describe('dashboard main flows in chromium', () => {
   beforeAll(async () => {
     [stack, browser, receiver] = await Promise.all([
       startSettlementStack({
-        webhooks: { secrets: createWebhookSecretBox(developmentWebhookSecretKey()), allowPrivateTargets: true },
+        webhooks: {
+          secrets: createWebhookSecretBox(developmentWebhookSecretKey()),
+          allowPrivateTargets: true,
+        },
       }),
       launchChromium(),
       startWebhookReceiver(),
@@ -52,7 +55,9 @@ describe('dashboard main flows in chromium', () => {
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     // The API's 400 beside the URL field, nothing saved.
     await page.locator('.field.invalid .field-error').filter({ hasText: /url/i }).waitFor();
-    expect((await stack.app.request('/v1/merchants/me/webhooks', { headers: stack.merchant.auth })).body.data).toEqual([]);
+    expect(
+      (await stack.app.request('/v1/merchants/me/webhooks', { headers: stack.merchant.auth })).body.data,
+    ).toEqual([]);
 
     await page.getByLabel('URL').fill(`${receiver.baseUrl}/hook`);
     await page.getByLabel('Description (optional)').fill('Shop backend');
@@ -65,7 +70,10 @@ describe('dashboard main flows in chromium', () => {
     await page.getByLabel('Keep the old secret signing for (hours)').fill('2');
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     await page.getByText('The old secret keeps signing until').waitFor();
-    await page.waitForFunction((old) => document.querySelector('[data-testid="secret"]')?.textContent !== old, first);
+    await page.waitForFunction(
+      (old) => document.querySelector('[data-testid="secret"]')?.textContent !== old,
+      first,
+    );
     expect(await secret.textContent()).toMatch(/^whsec_/);
     await screenshot(page, 'webhooks-rotated-1280');
   });
@@ -75,7 +83,10 @@ describe('dashboard main flows in chromium', () => {
     await page.getByRole('link', { name: 'New payment link' }).click();
     await page.getByLabel('Amount (USD)').fill('12.5O');
     await page.getByRole('button', { name: 'Create payment link' }).click();
-    await page.locator('.field.invalid .field-error').filter({ hasText: /amount/i }).waitFor();
+    await page
+      .locator('.field.invalid .field-error')
+      .filter({ hasText: /amount/i })
+      .waitFor();
 
     await page.getByLabel('Amount (USD)').fill('12.50');
     await page.getByLabel('Shown as (merchant name)').fill('Dashboard shop');
@@ -96,9 +107,17 @@ describe('dashboard main flows in chromium', () => {
     });
 
     const session = (await stack.app.request(`/v1/sessions/${sessionId}`)).body as {
-      paymentOptions: { chainId: number; symbol: string; tokenAddress: Address; depositAddress: Address; amount: string }[];
+      paymentOptions: {
+        chainId: number;
+        symbol: string;
+        tokenAddress: Address;
+        depositAddress: Address;
+        amount: string;
+      }[];
     };
-    const option = session.paymentOptions.find((entry) => entry.chainId === ETHEREUM_SEPOLIA && entry.symbol === 'USDC')!;
+    const option = session.paymentOptions.find(
+      (entry) => entry.chainId === ETHEREUM_SEPOLIA && entry.symbol === 'USDC',
+    )!;
     await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
       token: option.tokenAddress,
       to: option.depositAddress,

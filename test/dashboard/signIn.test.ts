@@ -35,7 +35,9 @@ describe('dashboard sign-in in chromium', () => {
     expect(csp).toContain("default-src 'none'");
     expect(csp).toMatch(/script-src 'nonce-[^']+'$|script-src 'nonce-[^']+';/);
     const nonce = /'nonce-([^']+)'/.exec(csp)![1]!;
-    const script = new RegExp(`<script type="module" src="(/dashboard/assets/[^"]+\\.js)" nonce="${nonce.replace(/[+/=]/g, '\\$&')}">`).exec(shell.text);
+    const script = new RegExp(
+      `<script type="module" src="(/dashboard/assets/[^"]+\\.js)" nonce="${nonce.replace(/[+/=]/g, '\\$&')}">`,
+    ).exec(shell.text);
     expect(script).not.toBeNull();
     const asset = await app.request(script![1]!);
     expect(asset.status).toBe(200);

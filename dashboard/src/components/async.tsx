@@ -20,7 +20,10 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []): Loaded
       (data) => current && setState({ data, loading: false }),
       (error: unknown) =>
         current &&
-        setState({ error: error instanceof ApiError ? error : new ApiError(0, String(error)), loading: false }),
+        setState({
+          error: error instanceof ApiError ? error : new ApiError(0, String(error)),
+          loading: false,
+        }),
     );
     return () => {
       current = false;

@@ -52,7 +52,15 @@ export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge status-${status}`}>{status.replace(/_/g, ' ')}</span>;
 }
 
-export function Section({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+export function Section({
+  title,
+  children,
+  actions,
+}: {
+  title: string;
+  children: ComponentChildren;
+  actions?: ComponentChildren;
+}) {
   return (
     <section class="card" aria-label={title}>
       <header class="card-head">

@@ -21,7 +21,9 @@ export function daysBetween(days: string[]): string[] {
   const today = new Date().toISOString().slice(0, 10);
   const sorted = [...days, today].sort();
   const last = sorted[sorted.length - 1]!;
-  const weekBefore = new Date(Date.parse(`${last}T00:00:00Z`) - (MINIMUM_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
+  const weekBefore = new Date(Date.parse(`${last}T00:00:00Z`) - (MINIMUM_DAYS - 1) * DAY_MS)
+    .toISOString()
+    .slice(0, 10);
   const first = sorted[0]! < weekBefore ? sorted[0]! : weekBefore;
   const out: string[] = [];
   for (let day = Date.parse(`${first}T00:00:00Z`); ; day += DAY_MS) {
@@ -58,7 +60,10 @@ export function DailyChart({
         height: 220,
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
         // Half a day either side, so the first and last bars are whole.
-        scales: { x: { time: true, range: [xs[0]! - 43_200, xs[xs.length - 1]! + 43_200] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+        scales: {
+          x: { time: true, range: [xs[0]! - 43_200, xs[xs.length - 1]! + 43_200] },
+          y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
+        },
         axes: [{}, { label: valueLabel, size: 60 }],
         legend: { show: !single },
         series: [
@@ -76,7 +81,9 @@ export function DailyChart({
       [xs, ...series.map((entry) => entry.values)],
       element,
     );
-    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(280, element.clientWidth), height: 220 }));
+    const resize = new ResizeObserver(() =>
+      plot.setSize({ width: Math.max(280, element.clientWidth), height: 220 }),
+    );
     resize.observe(element);
     return () => {
       resize.disconnect();

@@ -48,7 +48,11 @@ export function Field({
   label: string;
   error?: string;
   hint?: string;
-  children: (props: { id: string; 'aria-invalid'?: boolean; 'aria-describedby'?: string }) => ComponentChildren;
+  children: (props: {
+    id: string;
+    'aria-invalid'?: boolean;
+    'aria-describedby'?: string;
+  }) => ComponentChildren;
 }) {
   const [id] = useState(() => `field-${++fieldCount}`);
   const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');

@@ -13,5 +13,9 @@ export function QrCode({ text, label }: { text: string; label: string }) {
       current = false;
     };
   }, [text]);
-  return <div class="qr">{src ? <img src={src} alt={label} /> : <span role="status">Drawing the QR code…</span>}</div>;
+  return (
+    <div class="qr">
+      {src ? <img src={src} alt={label} /> : <span role="status">Drawing the QR code…</span>}
+    </div>
+  );
 }

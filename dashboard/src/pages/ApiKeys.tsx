@@ -17,16 +17,19 @@ export function ApiKeys() {
   const keys = useLoad(() => get<{ data: ApiKey[] }>('/v1/merchants/me/api-keys'));
   const [created, setCreated] = useState<{ label: string | null; rawKey: string }>();
   const [revokeError, setRevokeError] = useState<string>();
-  const form = useForm(async (data) => {
-    const label = String(data.get('label') ?? '').trim();
-    const key = await post<{ label: string | null; rawKey: string }>(
-      '/v1/merchants/me/api-keys',
-      label ? { label } : {},
-    );
-    setCreated(key);
-    (document.getElementById('api-key-form') as HTMLFormElement | null)?.reset();
-    keys.reload();
-  }, ['label']);
+  const form = useForm(
+    async (data) => {
+      const label = String(data.get('label') ?? '').trim();
+      const key = await post<{ label: string | null; rawKey: string }>(
+        '/v1/merchants/me/api-keys',
+        label ? { label } : {},
+      );
+      setCreated(key);
+      (document.getElementById('api-key-form') as HTMLFormElement | null)?.reset();
+      keys.reload();
+    },
+    ['label'],
+  );
   const revoke = async (key: ApiKey) => {
     if (!confirm(`Revoke ${key.label ?? key.prefix}? Requests with it fail from now on.`)) return;
     setRevokeError(undefined);
@@ -52,7 +55,9 @@ export function ApiKeys() {
             {form.busy ? 'Creating…' : 'Create key'}
           </button>
         </form>
-        {created && <ShownOnce label={`New key${created.label ? ` “${created.label}”` : ''}`} value={created.rawKey} />}
+        {created && (
+          <ShownOnce label={`New key${created.label ? ` “${created.label}”` : ''}`} value={created.rawKey} />
+        )}
       </Section>
       <Section title="Keys">
         {revokeError && (

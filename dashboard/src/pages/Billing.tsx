@@ -38,7 +38,11 @@ const utcDay = (date: Date) => date.toISOString().slice(0, 10);
  * The prepaid balance drawn back through time: today's balance minus what arrived since, plus what was
  * charged since, day by day (exact decimal sums; numbers only for drawing).
  */
-function balanceByDay(balance: string, charges: Charge[], topups: Topup[]): { days: string[]; values: number[] } {
+function balanceByDay(
+  balance: string,
+  charges: Charge[],
+  topups: Topup[],
+): { days: string[]; values: number[] } {
   const days = daysBetween([
     utcDay(new Date()),
     ...charges.map((charge) => charge.createdAt.slice(0, 10)),
@@ -46,8 +50,12 @@ function balanceByDay(balance: string, charges: Charge[], topups: Topup[]): { da
   ]);
   const values = days.map((day) => {
     const later = (iso: string) => iso.slice(0, 10) > day;
-    const chargedLater = charges.filter((charge) => later(charge.createdAt) && charge.amountUsd).map((charge) => charge.amountUsd!);
-    const creditedLater = topups.filter((topup) => later(topup.createdAt)).map((topup) => topup.creditedAmount);
+    const chargedLater = charges
+      .filter((charge) => later(charge.createdAt) && charge.amountUsd)
+      .map((charge) => charge.amountUsd!);
+    const creditedLater = topups
+      .filter((topup) => later(topup.createdAt))
+      .map((topup) => topup.creditedAmount);
     return Number(sumDecimals([balance, ...chargedLater, ...creditedLater.map((amount) => `-${amount}`)]));
   });
   return { days, values };
@@ -80,7 +88,11 @@ export function Billing() {
       </Async>
       {summary.data && charges.data && topups.data && (
         <Section title="Balance over time">
-          <BalanceChart balance={summary.data.prepaidBalanceUsd} charges={charges.data.data} topups={topups.data.data} />
+          <BalanceChart
+            balance={summary.data.prepaidBalanceUsd}
+            charges={charges.data.data}
+            topups={topups.data.data}
+          />
         </Section>
       )}
       <TopUp onCreated={topups.reload} />
@@ -90,7 +102,8 @@ export function Billing() {
             <ul class="plain">
               {result.data.map((topup) => (
                 <li key={topup.id}>
-                  <StatusBadge status={topup.status} /> {formatUsd(topup.amount)} · <Time iso={topup.createdAt} />{' '}
+                  <StatusBadge status={topup.status} /> {formatUsd(topup.amount)} ·{' '}
+                  <Time iso={topup.createdAt} />{' '}
                   {topup.status === 'pending' && <a href={topup.paymentUrl}>Pay it</a>}
                   {topup.status === 'credited' && <span> · {formatUsd(topup.creditedAmount)} credited</span>}
                 </li>
@@ -152,15 +165,24 @@ function BalanceChart({ balance, charges, topups }: { balance: string; charges: 
 
 function TopUp({ onCreated }: { onCreated: () => void }) {
   const [created, setCreated] = useState<Topup>();
-  const form = useForm(async (data) => {
-    const topup = await post<Topup>('/v1/merchants/me/balance/topups', { amount: String(data.get('amount') ?? '').trim() });
-    setCreated(topup);
-    onCreated();
-  }, ['amount']);
+  const form = useForm(
+    async (data) => {
+      const topup = await post<Topup>('/v1/merchants/me/balance/topups', {
+        amount: String(data.get('amount') ?? '').trim(),
+      });
+      setCreated(topup);
+      onCreated();
+    },
+    ['amount'],
+  );
   return (
     <Section title="Top up the prepaid balance">
       <form onSubmit={form.submit} noValidate>
-        <Field label="Amount (USD)" hint="Paid in stablecoins through a checkout page, like a customer pays" error={form.errorFor('amount')}>
+        <Field
+          label="Amount (USD)"
+          hint="Paid in stablecoins through a checkout page, like a customer pays"
+          error={form.errorFor('amount')}
+        >
           {(props) => <input {...props} name="amount" inputMode="decimal" />}
         </Field>
         <FormError form={form} />
@@ -186,11 +208,17 @@ function Downloads() {
   const monthStart = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1));
   const lastMonth = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 1, 1));
   const [error, setError] = useState<string>();
-  const csv = useForm(async (data) => {
-    const from = String(data.get('from'));
-    const to = String(data.get('to'));
-    await download(`/v1/merchants/me/balance/charges.csv?from=${from}&to=${to}`, `charges-${from}-${to}.csv`);
-  }, ['from', 'to']);
+  const csv = useForm(
+    async (data) => {
+      const from = String(data.get('from'));
+      const to = String(data.get('to'));
+      await download(
+        `/v1/merchants/me/balance/charges.csv?from=${from}&to=${to}`,
+        `charges-${from}-${to}.csv`,
+      );
+    },
+    ['from', 'to'],
+  );
   const statement = async () => {
     setError(undefined);
     const month = lastMonth.toISOString().slice(0, 7);
@@ -217,7 +245,8 @@ function Downloads() {
             Download charges CSV
           </button>
           <button type="button" onClick={statement}>
-            Statement PDF for {lastMonth.toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' })}
+            Statement PDF for{' '}
+            {lastMonth.toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' })}
           </button>
         </div>
         {error && (

@@ -14,7 +14,14 @@ interface Created {
 }
 
 const SYMBOLS = ['USDC', 'USDT', 'USDe'] as const;
-const FIELDS = ['amount', 'merchantName', 'paymentOptionSymbols', 'expiresInSec', 'successUrl', 'sandboxMode'];
+const FIELDS = [
+  'amount',
+  'merchantName',
+  'paymentOptionSymbols',
+  'expiresInSec',
+  'successUrl',
+  'sandboxMode',
+];
 
 /** A payment session made from the dashboard: its link to send and a QR code to show. */
 export function NewPaymentLink() {
@@ -42,7 +49,8 @@ export function NewPaymentLink() {
     return (
       <Section title="Payment link ready">
         <p>
-          Send this link to your customer: it opens the checkout for <strong>{formatUsd(created.amount)}</strong>.
+          Send this link to your customer: it opens the checkout for{' '}
+          <strong>{formatUsd(created.amount)}</strong>.
         </p>
         <p>
           <a href={created.paymentUrl} data-testid="payment-url">
@@ -84,10 +92,18 @@ export function NewPaymentLink() {
             </p>
           )}
         </fieldset>
-        <Field label="Expires in (minutes)" hint="1 to 10080; 60 when left empty" error={form.errorFor('expiresInSec')}>
+        <Field
+          label="Expires in (minutes)"
+          hint="1 to 10080; 60 when left empty"
+          error={form.errorFor('expiresInSec')}
+        >
           {(props) => <input {...props} name="expiresInMinutes" inputMode="numeric" />}
         </Field>
-        <Field label="Success URL (optional)" hint="Where the customer returns after paying (https)" error={form.errorFor('successUrl')}>
+        <Field
+          label="Success URL (optional)"
+          hint="Where the customer returns after paying (https)"
+          error={form.errorFor('successUrl')}
+        >
           {(props) => <input {...props} name="successUrl" type="url" />}
         </Field>
         <label class="check">

@@ -10,7 +10,9 @@ const DAY_MS = 24 * 3600 * 1000;
 
 export function Overview() {
   const balance = useLoad(() => get<{ prepaidBalanceUsd: string }>('/v1/merchants/me/balance'));
-  const completed = useLoad(() => get<Page<SessionSummary>>('/v1/merchants/me/sessions?status=completed&limit=100'));
+  const completed = useLoad(() =>
+    get<Page<SessionSummary>>('/v1/merchants/me/sessions?status=completed&limit=100'),
+  );
   const recent = useLoad(() => get<Page<SessionSummary>>('/v1/merchants/me/sessions?limit=5'));
   return (
     <>
@@ -25,8 +27,14 @@ export function Overview() {
           <Async state={completed}>
             {(page) => {
               const since = Date.now() - DAY_MS;
-              const day = page.data.filter((session) => new Date(session.paidAt ?? session.createdAt).getTime() >= since);
-              return <span class="value" data-testid="volume-24h">{formatUsd(sumDecimals(['0', ...day.map((session) => session.amount)]))}</span>;
+              const day = page.data.filter(
+                (session) => new Date(session.paidAt ?? session.createdAt).getTime() >= since,
+              );
+              return (
+                <span class="value" data-testid="volume-24h">
+                  {formatUsd(sumDecimals(['0', ...day.map((session) => session.amount)]))}
+                </span>
+              );
             }}
           </Async>
           completed in the last 24 h
@@ -46,8 +54,9 @@ export function Overview() {
             <ul class="plain">
               {page.data.map((session) => (
                 <li key={session.id}>
-                  <Link to={`/sessions/${session.id}`}>{session.merchantName ?? session.id.slice(0, 8)}</Link> ·{' '}
-                  {formatUsd(session.amount)} · <StatusBadge status={session.status} /> · <Time iso={session.createdAt} />
+                  <Link to={`/sessions/${session.id}`}>{session.merchantName ?? session.id.slice(0, 8)}</Link>{' '}
+                  · {formatUsd(session.amount)} · <StatusBadge status={session.status} /> ·{' '}
+                  <Time iso={session.createdAt} />
                 </li>
               ))}
             </ul>

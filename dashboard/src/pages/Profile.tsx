@@ -16,23 +16,29 @@ export function Profile() {
 
 function ProfileForms({ merchant, onChange }: { merchant: MerchantProfile; onChange: () => void }) {
   const [saved, setSaved] = useState(false);
-  const form = useForm(async (data) => {
-    setSaved(false);
-    const name = String(data.get('name') ?? '').trim();
-    const email = String(data.get('email') ?? '').trim();
-    const payoutAddress = String(data.get('payoutAddress') ?? '').trim();
-    const body: Record<string, string | null> = {};
-    if (name !== (merchant.name ?? '')) body.name = name || null;
-    if (email !== (merchant.email ?? '')) body.email = email || null;
-    if (payoutAddress !== merchant.payoutAddress) body.payoutAddress = payoutAddress;
-    if (Object.keys(body).length > 0) await patch('/v1/merchants/me', body);
-    setSaved(true);
-    onChange();
-  }, ['name', 'email', 'payoutAddress']);
-  const verify = useForm(async (data) => {
-    await post('/v1/merchants/me/email/verify', { code: String(data.get('code') ?? '').trim() });
-    onChange();
-  }, ['code']);
+  const form = useForm(
+    async (data) => {
+      setSaved(false);
+      const name = String(data.get('name') ?? '').trim();
+      const email = String(data.get('email') ?? '').trim();
+      const payoutAddress = String(data.get('payoutAddress') ?? '').trim();
+      const body: Record<string, string | null> = {};
+      if (name !== (merchant.name ?? '')) body.name = name || null;
+      if (email !== (merchant.email ?? '')) body.email = email || null;
+      if (payoutAddress !== merchant.payoutAddress) body.payoutAddress = payoutAddress;
+      if (Object.keys(body).length > 0) await patch('/v1/merchants/me', body);
+      setSaved(true);
+      onChange();
+    },
+    ['name', 'email', 'payoutAddress'],
+  );
+  const verify = useForm(
+    async (data) => {
+      await post('/v1/merchants/me/email/verify', { code: String(data.get('code') ?? '').trim() });
+      onChange();
+    },
+    ['code'],
+  );
   return (
     <>
       <Section title="Account">
@@ -54,16 +60,36 @@ function ProfileForms({ merchant, onChange }: { merchant: MerchantProfile; onCha
       <Section title="Profile">
         <form onSubmit={form.submit} noValidate>
           <Field label="Business name" error={form.errorFor('name')}>
-            {(props) => <input {...props} name="name" defaultValue={merchant.name ?? ''} autoComplete="organization" />}
+            {(props) => (
+              <input {...props} name="name" defaultValue={merchant.name ?? ''} autoComplete="organization" />
+            )}
           </Field>
           <Field
             label="E-mail"
-            hint={merchant.email ? (merchant.emailVerified ? 'Verified: you can sign in with it' : 'Not verified yet') : 'For sign-in codes and notices'}
+            hint={
+              merchant.email
+                ? merchant.emailVerified
+                  ? 'Verified: you can sign in with it'
+                  : 'Not verified yet'
+                : 'For sign-in codes and notices'
+            }
             error={form.errorFor('email')}
           >
-            {(props) => <input {...props} name="email" type="email" defaultValue={merchant.email ?? ''} autoComplete="email" />}
+            {(props) => (
+              <input
+                {...props}
+                name="email"
+                type="email"
+                defaultValue={merchant.email ?? ''}
+                autoComplete="email"
+              />
+            )}
           </Field>
-          <Field label="Payout address" hint="Where settled sUSDe is sent" error={form.errorFor('payoutAddress')}>
+          <Field
+            label="Payout address"
+            hint="Where settled sUSDe is sent"
+            error={form.errorFor('payoutAddress')}
+          >
             {(props) => <input {...props} name="payoutAddress" defaultValue={merchant.payoutAddress} />}
           </Field>
           <FormError form={form} />
@@ -92,8 +118,8 @@ function ProfileForms({ merchant, onChange }: { merchant: MerchantProfile; onCha
       )}
       <Section title="Smart accounts">
         <p class="muted">
-          Smart accounts (e.g. a DeleGator) are registered with their own signature through the API or the MCP tool
-          server; they then sign in like the login wallet.
+          Smart accounts (e.g. a DeleGator) are registered with their own signature through the API or the MCP
+          tool server; they then sign in like the login wallet.
         </p>
       </Section>
     </>

@@ -96,7 +96,8 @@ export function SessionDetail({ id }: { id: string }) {
             <dd>{session.sandboxMode ? 'Test (Sepolia testnets)' : 'Live'}</dd>
             <dt>Payment link</dt>
             <dd>
-              <a href={session.paymentUrl}>Checkout page</a> <CopyButton text={session.paymentUrl} label="Copy link" />
+              <a href={session.paymentUrl}>Checkout page</a>{' '}
+              <CopyButton text={session.paymentUrl} label="Copy link" />
             </dd>
             <dt>Expires</dt>
             <dd>
@@ -167,7 +168,11 @@ function timelineSteps(session: SessionSummary): Step[] {
     { label: 'Created', state: 'done', detail: <Time iso={session.createdAt} /> },
     {
       label: 'Deposit received',
-      state: paid ? 'done' : session.status === 'awaiting_payment' || session.status === 'pending' ? 'current' : 'todo',
+      state: paid
+        ? 'done'
+        : session.status === 'awaiting_payment' || session.status === 'pending'
+          ? 'current'
+          : 'todo',
       detail: paid ? (
         <>
           <Time iso={session.paidAt} /> {session.txHash && <Address value={session.txHash} />}
@@ -182,8 +187,10 @@ function timelineSteps(session: SessionSummary): Step[] {
     },
   ];
   if (session.status === 'bridging') steps.push({ label: 'Bridging to the mainnet path', state: 'current' });
-  if (session.status === 'failed') steps.push({ label: 'Failed', state: 'bad', detail: session.failureReason ?? undefined });
-  else if (session.status === 'expired') steps.push({ label: 'Expired unpaid', state: 'bad', detail: <Time iso={session.expiresAt} /> });
+  if (session.status === 'failed')
+    steps.push({ label: 'Failed', state: 'bad', detail: session.failureReason ?? undefined });
+  else if (session.status === 'expired')
+    steps.push({ label: 'Expired unpaid', state: 'bad', detail: <Time iso={session.expiresAt} /> });
   else
     steps.push({
       label: 'Completed',
@@ -193,7 +200,11 @@ function timelineSteps(session: SessionSummary): Step[] {
   steps.push({
     label: 'Webhook session.confirming delivered',
     state: session.webhookDelivered ? 'done' : paid ? 'current' : 'todo',
-    detail: session.webhookDelivered ? 'Your endpoint answered 2xx' : paid ? 'Not delivered yet (see Webhooks)' : undefined,
+    detail: session.webhookDelivered
+      ? 'Your endpoint answered 2xx'
+      : paid
+        ? 'Not delivered yet (see Webhooks)'
+        : undefined,
   });
   return steps;
 }
@@ -218,7 +229,10 @@ function RetryActions({ session, onDone }: { session: SessionSummary; onDone: ()
     setMessage(undefined);
     try {
       await post(`/v1/merchants/me/sessions/${session.id}/${action}`);
-      setMessage({ ok: true, text: action === 'retry-forwarder' ? 'Settlement retried.' : 'Webhook sent again.' });
+      setMessage({
+        ok: true,
+        text: action === 'retry-forwarder' ? 'Settlement retried.' : 'Webhook sent again.',
+      });
       onDone();
     } catch (caught) {
       setMessage({ ok: false, text: (caught as Error).message });

@@ -42,7 +42,12 @@ export function Sessions() {
           All
         </button>
         {STATUSES.map((value) => (
-          <button type="button" key={value} aria-pressed={status === value} onClick={() => go({ status: value })}>
+          <button
+            type="button"
+            key={value}
+            aria-pressed={status === value}
+            onClick={() => go({ status: value })}
+          >
             {value.replace(/_/g, ' ')}
           </button>
         ))}
@@ -77,7 +82,9 @@ export function Sessions() {
                   {result.data.map((session) => (
                     <tr key={session.id}>
                       <td>
-                        <Link to={`/sessions/${session.id}`}>{session.merchantName ?? session.id.slice(0, 8)}</Link>
+                        <Link to={`/sessions/${session.id}`}>
+                          {session.merchantName ?? session.id.slice(0, 8)}
+                        </Link>
                         {session.sandboxMode && <span class="badge"> test</span>}
                       </td>
                       <td class="num">{formatUsd(session.amount)}</td>

@@ -53,18 +53,24 @@ function WalletSignIn() {
 
 function EmailSignIn() {
   const [sentTo, setSentTo] = useState<string>();
-  const start = useForm(async (data) => {
-    const email = String(data.get('email') ?? '');
-    await post('/v1/auth/email/start', { email });
-    setSentTo(email);
-  }, ['email']);
-  const verify = useForm(async (data) => {
-    const result = await post<LoginResult>('/v1/auth/email/verify', {
-      email: sentTo,
-      code: String(data.get('code') ?? '').trim(),
-    });
-    setToken(result.token);
-  }, ['code', 'email']);
+  const start = useForm(
+    async (data) => {
+      const email = String(data.get('email') ?? '');
+      await post('/v1/auth/email/start', { email });
+      setSentTo(email);
+    },
+    ['email'],
+  );
+  const verify = useForm(
+    async (data) => {
+      const result = await post<LoginResult>('/v1/auth/email/verify', {
+        email: sentTo,
+        code: String(data.get('code') ?? '').trim(),
+      });
+      setToken(result.token);
+    },
+    ['code', 'email'],
+  );
   return (
     <section class="card" aria-labelledby="email-heading">
       <h2 id="email-heading">With an e-mail code</h2>
@@ -85,7 +91,14 @@ function EmailSignIn() {
           </p>
           <Field label="Code" error={verify.errorFor('code')}>
             {(props) => (
-              <input {...props} name="code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" required />
+              <input
+                {...props}
+                name="code"
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                pattern="[0-9]{6}"
+                required
+              />
             )}
           </Field>
           <FormError form={verify} />

@@ -30,11 +30,16 @@ const path = (endpointId: string) => `/v1/merchants/me/webhooks/${endpointId}`;
 
 /** Deliveries of the last 100 by day and outcome: how an endpoint has been doing. */
 export function DeliveryChart({ endpointId }: { endpointId: string }) {
-  const deliveries = useLoad(() => get<{ data: Delivery[] }>(`${path(endpointId)}/deliveries?limit=100`), [endpointId]);
+  const deliveries = useLoad(
+    () => get<{ data: Delivery[] }>(`${path(endpointId)}/deliveries?limit=100`),
+    [endpointId],
+  );
   if (!deliveries.data) return null;
   const days = daysBetween(deliveries.data.data.map((delivery) => delivery.createdAt.slice(0, 10)));
   const count = (status: string) =>
-    days.map((day) => deliveries.data!.data.filter((d) => d.status === status && d.createdAt.startsWith(day)).length);
+    days.map(
+      (day) => deliveries.data!.data.filter((d) => d.status === status && d.createdAt.startsWith(day)).length,
+    );
   const succeeded = count('succeeded');
   const failed = count('failed');
   const pending = count('pending');
@@ -56,7 +61,10 @@ export function DeliveryChart({ endpointId }: { endpointId: string }) {
 export function Deliveries({ endpointId }: { endpointId: string }) {
   const [status, setStatus] = useState('');
   const deliveries = useLoad(
-    () => get<{ data: Delivery[]; total: number }>(`${path(endpointId)}/deliveries?limit=20${status ? `&status=${status}` : ''}`),
+    () =>
+      get<{ data: Delivery[]; total: number }>(
+        `${path(endpointId)}/deliveries?limit=20${status ? `&status=${status}` : ''}`,
+      ),
     [endpointId, status],
   );
   const [message, setMessage] = useState<{ ok: boolean; text: string }>();
@@ -70,13 +78,19 @@ export function Deliveries({ endpointId }: { endpointId: string }) {
       setMessage({ ok: false, text: (caught as Error).message });
     }
   };
-  const recover = useForm(async (data) => {
-    const hours = Number(String(data.get('hours') ?? '24'));
-    const since = new Date(Date.now() - (Number.isFinite(hours) ? hours : 24) * 3600_000).toISOString();
-    const result = await post<{ queued: number }>(`${path(endpointId)}/recover`, { since });
-    setMessage({ ok: true, text: `${result.queued} failed event${result.queued === 1 ? '' : 's'} queued again.` });
-    deliveries.reload();
-  }, ['since']);
+  const recover = useForm(
+    async (data) => {
+      const hours = Number(String(data.get('hours') ?? '24'));
+      const since = new Date(Date.now() - (Number.isFinite(hours) ? hours : 24) * 3600_000).toISOString();
+      const result = await post<{ queued: number }>(`${path(endpointId)}/recover`, { since });
+      setMessage({
+        ok: true,
+        text: `${result.queued} failed event${result.queued === 1 ? '' : 's'} queued again.`,
+      });
+      deliveries.reload();
+    },
+    ['since'],
+  );
   return (
     <>
       <div class="filters" role="group" aria-label="Filter deliveries by status">
@@ -98,8 +112,9 @@ export function Deliveries({ endpointId }: { endpointId: string }) {
               <li key={delivery.id} data-testid="delivery">
                 <details>
                   <summary>
-                    <StatusBadge status={delivery.status} /> {delivery.eventType} · <Time iso={delivery.createdAt} /> ·{' '}
-                    {delivery.attemptCount} attempt{delivery.attemptCount === 1 ? '' : 's'}
+                    <StatusBadge status={delivery.status} /> {delivery.eventType} ·{' '}
+                    <Time iso={delivery.createdAt} /> · {delivery.attemptCount} attempt
+                    {delivery.attemptCount === 1 ? '' : 's'}
                     {delivery.resendOf && <span class="muted"> · re-send</span>}
                   </summary>
                   <p class="muted">
@@ -115,13 +130,18 @@ export function Deliveries({ endpointId }: { endpointId: string }) {
                     {delivery.attempts.map((attempt) => (
                       <li key={attempt.attemptNumber}>
                         <Time iso={attempt.attemptedAt} />: {attempt.outcome.replace(/_/g, ' ')}
-                        {attempt.statusCode !== null && ` (HTTP ${attempt.statusCode})`} in {attempt.latencyMs} ms
+                        {attempt.statusCode !== null && ` (HTTP ${attempt.statusCode})`} in{' '}
+                        {attempt.latencyMs} ms
                         {attempt.error && <span class="muted"> — {attempt.error}</span>}
                       </li>
                     ))}
                   </ol>
                 </details>
-                <button type="button" onClick={() => resend(delivery)} aria-label={`Resend event ${delivery.eventId}`}>
+                <button
+                  type="button"
+                  onClick={() => resend(delivery)}
+                  aria-label={`Resend event ${delivery.eventId}`}
+                >
                   Resend
                 </button>
               </li>
@@ -130,7 +150,11 @@ export function Deliveries({ endpointId }: { endpointId: string }) {
         )}
       </Async>
       <form onSubmit={recover.submit} noValidate class="recover">
-        <Field label="Send again every event that failed in the last (hours)" hint="At most 336 (14 days)" error={recover.errorFor('since')}>
+        <Field
+          label="Send again every event that failed in the last (hours)"
+          hint="At most 336 (14 days)"
+          error={recover.errorFor('since')}
+        >
           {(props) => <input {...props} name="hours" inputMode="numeric" defaultValue="24" />}
         </Field>
         <FormError form={recover} />

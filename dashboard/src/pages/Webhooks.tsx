@@ -20,21 +20,28 @@ const BASE = '/v1/merchants/me/webhooks';
 export function Webhooks() {
   const endpoints = useLoad(() => get<{ data: Endpoint[] }>(BASE));
   const [secret, setSecret] = useState<{ label: string; value: string }>();
-  const form = useForm(async (data) => {
-    const description = String(data.get('description') ?? '').trim();
-    const created = await post<Endpoint & { secret: string }>(BASE, {
-      url: String(data.get('url') ?? '').trim(),
-      ...(description ? { description } : {}),
-    });
-    setSecret({ label: `Signing secret of ${created.url}`, value: created.secret });
-    (document.getElementById('endpoint-form') as HTMLFormElement | null)?.reset();
-    endpoints.reload();
-  }, ['url', 'description']);
+  const form = useForm(
+    async (data) => {
+      const description = String(data.get('description') ?? '').trim();
+      const created = await post<Endpoint & { secret: string }>(BASE, {
+        url: String(data.get('url') ?? '').trim(),
+        ...(description ? { description } : {}),
+      });
+      setSecret({ label: `Signing secret of ${created.url}`, value: created.secret });
+      (document.getElementById('endpoint-form') as HTMLFormElement | null)?.reset();
+      endpoints.reload();
+    },
+    ['url', 'description'],
+  );
   return (
     <>
       <Section title="Add an endpoint">
         <form id="endpoint-form" onSubmit={form.submit} noValidate>
-          <Field label="URL" hint="https, public; it receives signed session.confirming events" error={form.errorFor('url')}>
+          <Field
+            label="URL"
+            hint="https, public; it receives signed session.confirming events"
+            error={form.errorFor('url')}
+          >
             {(props) => <input {...props} name="url" type="url" required />}
           </Field>
           <Field label="Description (optional)" error={form.errorFor('description')}>
@@ -80,15 +87,20 @@ function EndpointCard({
 }) {
   const [actionError, setActionError] = useState<string>();
   const [rotated, setRotated] = useState<string | null>();
-  const rotate = useForm(async (data) => {
-    const hours = String(data.get('overlapHours') ?? '').trim();
-    const result = await post<{ secret: string; previousSecretExpiresAt: string | null }>(
-      `${BASE}/${endpoint.id}/rotate-secret`,
-      hours === '' ? {} : { overlapSeconds: /^\d+(\.\d+)?$/.test(hours) ? Math.round(Number(hours) * 3600) : hours },
-    );
-    setRotated(result.previousSecretExpiresAt);
-    onSecret(result.secret);
-  }, ['overlapSeconds']);
+  const rotate = useForm(
+    async (data) => {
+      const hours = String(data.get('overlapHours') ?? '').trim();
+      const result = await post<{ secret: string; previousSecretExpiresAt: string | null }>(
+        `${BASE}/${endpoint.id}/rotate-secret`,
+        hours === ''
+          ? {}
+          : { overlapSeconds: /^\d+(\.\d+)?$/.test(hours) ? Math.round(Number(hours) * 3600) : hours },
+      );
+      setRotated(result.previousSecretExpiresAt);
+      onSecret(result.secret);
+    },
+    ['overlapSeconds'],
+  );
   const act = async (run: () => Promise<unknown>) => {
     setActionError(undefined);
     try {
@@ -101,7 +113,11 @@ function EndpointCard({
   return (
     <Section
       title={endpoint.description ?? endpoint.url}
-      actions={<StatusBadge status={endpoint.enabled ? 'enabled' : endpoint.disabledReason ? 'failed' : 'disabled'} />}
+      actions={
+        <StatusBadge
+          status={endpoint.enabled ? 'enabled' : endpoint.disabledReason ? 'failed' : 'disabled'}
+        />
+      }
     >
       <p>
         <code>{endpoint.url}</code>
@@ -119,7 +135,10 @@ function EndpointCard({
         <button
           type="button"
           class="danger"
-          onClick={() => confirm(`Delete ${endpoint.url} and its delivery history?`) && act(() => del(`${BASE}/${endpoint.id}`))}
+          onClick={() =>
+            confirm(`Delete ${endpoint.url} and its delivery history?`) &&
+            act(() => del(`${BASE}/${endpoint.id}`))
+          }
         >
           Delete
         </button>

@@ -30,15 +30,20 @@ const BASE = '/v1/merchants/me/yield-deployments';
 
 export function Yield() {
   const deployments = useLoad(() => get<{ data: Deployment[] }>(BASE));
-  const form = useForm(async (data) => {
-    await post(BASE, { name: String(data.get('name') ?? '').trim(), chainId: Number(data.get('chainId')) });
-    (document.getElementById('yield-form') as HTMLFormElement | null)?.reset();
-    deployments.reload();
-  }, ['name', 'chainId', 'tokens']);
+  const form = useForm(
+    async (data) => {
+      await post(BASE, { name: String(data.get('name') ?? '').trim(), chainId: Number(data.get('chainId')) });
+      (document.getElementById('yield-form') as HTMLFormElement | null)?.reset();
+      deployments.reload();
+    },
+    ['name', 'chainId', 'tokens'],
+  );
   return (
     <>
       <Section title="New yield deployment">
-        <p class="muted">Your own branded vaults: deposits earn the sUSDe rate. A draft costs nothing until you deploy it.</p>
+        <p class="muted">
+          Your own branded vaults: deposits earn the sUSDe rate. A draft costs nothing until you deploy it.
+        </p>
         <form id="yield-form" onSubmit={form.submit} noValidate>
           <Field label="Name" error={form.errorFor('name')}>
             {(props) => <input {...props} name="name" maxLength={100} />}
@@ -60,7 +65,11 @@ export function Yield() {
           </button>
         </form>
       </Section>
-      <Async state={deployments} isEmpty={(result) => result.data.length === 0} empty="No yield deployments yet.">
+      <Async
+        state={deployments}
+        isEmpty={(result) => result.data.length === 0}
+        empty="No yield deployments yet."
+      >
         {(result) => (
           <>
             {result.data.map((deployment) => (
@@ -84,14 +93,18 @@ function DeploymentCard({ deployment, onChange }: { deployment: Deployment; onCh
       setError((caught as Error).message);
     }
   };
-  const domain = useForm(async (data) => {
-    await post(`${BASE}/${deployment.id}/domains`, { hostname: String(data.get('hostname') ?? '').trim() });
-    onChange();
-  }, ['hostname']);
+  const domain = useForm(
+    async (data) => {
+      await post(`${BASE}/${deployment.id}/domains`, { hostname: String(data.get('hostname') ?? '').trim() });
+      onChange();
+    },
+    ['hostname'],
+  );
   return (
     <Section title={deployment.name} actions={<StatusBadge status={deployment.status} />}>
       <p class="muted">
-        <Chain id={deployment.chainId} /> · {deployment.tokens.join(', ')} · created <Time iso={deployment.createdAt} />
+        <Chain id={deployment.chainId} /> · {deployment.tokens.join(', ')} · created{' '}
+        <Time iso={deployment.createdAt} />
       </p>
       {deployment.failureReason && <p class="field-error">{deployment.failureReason}</p>}
       {deployment.siteUrl && (
@@ -137,7 +150,8 @@ function DeploymentCard({ deployment, onChange }: { deployment: Deployment; onCh
               </dd>
               <dt>Value</dt>
               <dd>
-                <code data-testid="txt-value">{entry.verification.value}</code> <CopyButton text={entry.verification.value} />
+                <code data-testid="txt-value">{entry.verification.value}</code>{' '}
+                <CopyButton text={entry.verification.value} />
               </dd>
             </dl>
           )}

@@ -20,20 +20,25 @@ export interface PaymasterClient {
 export function Clients() {
   const clients = useLoad(() => get<{ data: PaymasterClient[] }>('/v1/paymaster/clients'));
   const [actionError, setActionError] = useState<string>();
-  const form = useForm(async (data) => {
-    const origins = String(data.get('allowedOrigins') ?? '')
-      .split(/[\s,]+/)
-      .filter(Boolean);
-    await post('/v1/paymaster/clients', {
-      label: String(data.get('label') ?? '').trim(),
-      environment: data.get('environment') === 'live' ? 'live' : 'test',
-      allowedChainIds: KNOWN_CHAINS.filter((chain) => data.get(`chain-${chain.id}`) === 'on').map((chain) => chain.id),
-      allowedOrigins: origins,
-      gasMode: String(data.get('gasMode') ?? 'sponsored'),
-    });
-    (document.getElementById('client-form') as HTMLFormElement | null)?.reset();
-    clients.reload();
-  }, ['label', 'environment', 'allowedChainIds', 'allowedOrigins', 'gasMode']);
+  const form = useForm(
+    async (data) => {
+      const origins = String(data.get('allowedOrigins') ?? '')
+        .split(/[\s,]+/)
+        .filter(Boolean);
+      await post('/v1/paymaster/clients', {
+        label: String(data.get('label') ?? '').trim(),
+        environment: data.get('environment') === 'live' ? 'live' : 'test',
+        allowedChainIds: KNOWN_CHAINS.filter((chain) => data.get(`chain-${chain.id}`) === 'on').map(
+          (chain) => chain.id,
+        ),
+        allowedOrigins: origins,
+        gasMode: String(data.get('gasMode') ?? 'sponsored'),
+      });
+      (document.getElementById('client-form') as HTMLFormElement | null)?.reset();
+      clients.reload();
+    },
+    ['label', 'environment', 'allowedChainIds', 'allowedOrigins', 'gasMode'],
+  );
   const revoke = async (client: PaymasterClient) => {
     if (!confirm(`Revoke ${client.label}? Its client id stops working.`)) return;
     setActionError(undefined);
@@ -46,7 +51,11 @@ export function Clients() {
   };
   return (
     <Section title="Clients">
-      <Async state={clients} isEmpty={(result) => result.data.length === 0} empty="No clients yet: create one for your app.">
+      <Async
+        state={clients}
+        isEmpty={(result) => result.data.length === 0}
+        empty="No clients yet: create one for your app."
+      >
         {(result) => (
           <div class="table-wrap">
             <table>
@@ -84,7 +93,12 @@ export function Clients() {
                       {client.revokedAt ? (
                         <StatusBadge status="revoked" />
                       ) : (
-                        <button type="button" class="danger" onClick={() => revoke(client)} aria-label={`Revoke ${client.label}`}>
+                        <button
+                          type="button"
+                          class="danger"
+                          onClick={() => revoke(client)}
+                          aria-label={`Revoke ${client.label}`}
+                        >
                           Revoke
                         </button>
                       )}
@@ -130,7 +144,11 @@ export function Clients() {
             </p>
           )}
         </fieldset>
-        <Field label="Allowed origins (optional)" hint="Space or comma separated, e.g. https://app.example" error={form.errorFor('allowedOrigins')}>
+        <Field
+          label="Allowed origins (optional)"
+          hint="Space or comma separated, e.g. https://app.example"
+          error={form.errorFor('allowedOrigins')}
+        >
           {(props) => <input {...props} name="allowedOrigins" />}
         </Field>
         <Field label="Who pays gas" error={form.errorFor('gasMode')}>

@@ -3,7 +3,8 @@ import { Async, useLoad } from '../../components/async';
 import { Section } from '../../components/bits';
 import { Field, FormError, useForm } from '../../components/form';
 
-type LimitKey = 'perSenderHourlyOps' | 'perSenderDailyUsd' | 'perTxUsd' | 'perMerchantDailyUsd' | 'perClientDailyUsd';
+type LimitKey =
+  'perSenderHourlyOps' | 'perSenderDailyUsd' | 'perTxUsd' | 'perMerchantDailyUsd' | 'perClientDailyUsd';
 type LimitsView = Record<LimitKey, string | number | null>;
 
 const LIMITS: { key: LimitKey; label: string; usd: boolean }[] = [
@@ -16,19 +17,24 @@ const LIMITS: { key: LimitKey; label: string; usd: boolean }[] = [
 
 /** Your own limits may only tighten the platform's; an empty field clears yours. */
 export function Limits() {
-  const limits = useLoad(() => get<{ platform: LimitsView; merchant: LimitsView; effective: LimitsView }>('/v1/paymaster/limits'));
-  const form = useForm(async (data) => {
-    const body: Record<string, string | number | null> = {};
-    for (const limit of LIMITS) {
-      const text = String(data.get(limit.key) ?? '').trim();
-      const before = limits.data?.merchant[limit.key];
-      const value = text === '' ? null : limit.usd ? text : /^\d+$/.test(text) ? Number(text) : text;
-      if (String(value ?? '') !== String(before ?? '')) body[limit.key] = value;
-    }
-    if (Object.keys(body).length === 0) return;
-    await patch('/v1/paymaster/limits', body);
-    limits.reload();
-  }, LIMITS.map((limit) => limit.key));
+  const limits = useLoad(() =>
+    get<{ platform: LimitsView; merchant: LimitsView; effective: LimitsView }>('/v1/paymaster/limits'),
+  );
+  const form = useForm(
+    async (data) => {
+      const body: Record<string, string | number | null> = {};
+      for (const limit of LIMITS) {
+        const text = String(data.get(limit.key) ?? '').trim();
+        const before = limits.data?.merchant[limit.key];
+        const value = text === '' ? null : limit.usd ? text : /^\d+$/.test(text) ? Number(text) : text;
+        if (String(value ?? '') !== String(before ?? '')) body[limit.key] = value;
+      }
+      if (Object.keys(body).length === 0) return;
+      await patch('/v1/paymaster/limits', body);
+      limits.reload();
+    },
+    LIMITS.map((limit) => limit.key),
+  );
   return (
     <Section title="Limits">
       <Async state={limits}>
@@ -42,7 +48,12 @@ export function Limits() {
                 error={form.errorFor(limit.key)}
               >
                 {(props) => (
-                  <input {...props} name={limit.key} inputMode="decimal" defaultValue={String(result.merchant[limit.key] ?? '')} />
+                  <input
+                    {...props}
+                    name={limit.key}
+                    inputMode="decimal"
+                    defaultValue={String(result.merchant[limit.key] ?? '')}
+                  />
                 )}
               </Field>
             ))}

@@ -53,25 +53,38 @@ function useRemove(path: string, reload: () => void) {
 export function Allowlist() {
   const entries = useLoad(() => get<{ data: AllowlistEntry[] }>('/v1/paymaster/allowlist'));
   const removal = useRemove('/v1/paymaster/allowlist', entries.reload);
-  const form = useForm(async (data) => {
-    const label = String(data.get('label') ?? '').trim();
-    await post('/v1/paymaster/allowlist', {
-      chainId: Number(data.get('chainId')),
-      contractAddress: String(data.get('contractAddress') ?? '').trim(),
-      ...(label ? { label } : {}),
-    });
-    (document.getElementById('allowlist-form') as HTMLFormElement | null)?.reset();
-    entries.reload();
-  }, ['chainId', 'contractAddress', 'label']);
+  const form = useForm(
+    async (data) => {
+      const label = String(data.get('label') ?? '').trim();
+      await post('/v1/paymaster/allowlist', {
+        chainId: Number(data.get('chainId')),
+        contractAddress: String(data.get('contractAddress') ?? '').trim(),
+        ...(label ? { label } : {}),
+      });
+      (document.getElementById('allowlist-form') as HTMLFormElement | null)?.reset();
+      entries.reload();
+    },
+    ['chainId', 'contractAddress', 'label'],
+  );
   return (
     <Section title="Allowlist (contracts sponsored)">
-      <Async state={entries} isEmpty={(result) => result.data.length === 0} empty="No contract is allowed yet: nothing is sponsored.">
+      <Async
+        state={entries}
+        isEmpty={(result) => result.data.length === 0}
+        empty="No contract is allowed yet: nothing is sponsored."
+      >
         {(result) => (
           <ul class="plain">
             {result.data.map((entry) => (
               <li key={entry.id}>
-                <Chain id={entry.chainId} /> · <Address value={entry.contractAddress} /> {entry.label && <span>{entry.label}</span>}{' '}
-                <button type="button" class="danger" onClick={() => removal.remove(entry.id)} aria-label={`Remove ${entry.contractAddress}`}>
+                <Chain id={entry.chainId} /> · <Address value={entry.contractAddress} />{' '}
+                {entry.label && <span>{entry.label}</span>}{' '}
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() => removal.remove(entry.id)}
+                  aria-label={`Remove ${entry.contractAddress}`}
+                >
                   Remove
                 </button>
               </li>
@@ -104,17 +117,20 @@ export function Allowlist() {
 export function DenyRules() {
   const rules = useLoad(() => get<{ data: DenyRule[] }>('/v1/paymaster/deny-rules'));
   const removal = useRemove('/v1/paymaster/deny-rules', rules.reload);
-  const form = useForm(async (data) => {
-    const label = String(data.get('label') ?? '').trim();
-    await post('/v1/paymaster/deny-rules', {
-      chainId: Number(data.get('chainId')),
-      kind: String(data.get('kind')),
-      address: String(data.get('address') ?? '').trim(),
-      ...(label ? { label } : {}),
-    });
-    (document.getElementById('deny-form') as HTMLFormElement | null)?.reset();
-    rules.reload();
-  }, ['chainId', 'kind', 'address', 'label']);
+  const form = useForm(
+    async (data) => {
+      const label = String(data.get('label') ?? '').trim();
+      await post('/v1/paymaster/deny-rules', {
+        chainId: Number(data.get('chainId')),
+        kind: String(data.get('kind')),
+        address: String(data.get('address') ?? '').trim(),
+        ...(label ? { label } : {}),
+      });
+      (document.getElementById('deny-form') as HTMLFormElement | null)?.reset();
+      rules.reload();
+    },
+    ['chainId', 'kind', 'address', 'label'],
+  );
   return (
     <Section title="Deny rules">
       <Async state={rules} isEmpty={(result) => result.data.length === 0} empty="No deny rules.">
@@ -123,7 +139,12 @@ export function DenyRules() {
             {result.data.map((rule) => (
               <li key={rule.id}>
                 <Chain id={rule.chainId} /> · {rule.kind} <Address value={rule.address} /> {rule.label}{' '}
-                <button type="button" class="danger" onClick={() => removal.remove(rule.id)} aria-label={`Remove rule for ${rule.address}`}>
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() => removal.remove(rule.id)}
+                  aria-label={`Remove rule for ${rule.address}`}
+                >
                   Remove
                 </button>
               </li>

@@ -24,7 +24,14 @@ interface Charge {
 }
 
 interface Overview {
-  counts: { total: number; denied: number; submitted: number; succeeded: number; reverted: number; dropped: number };
+  counts: {
+    total: number;
+    denied: number;
+    submitted: number;
+    succeeded: number;
+    reverted: number;
+    dropped: number;
+  };
   sponsored: { operations: number; gasSpentWei: string };
   gasSpentWei: string;
 }
@@ -48,11 +55,15 @@ export function UsageChart() {
           ...signed.map((record) => record.createdAt.slice(0, 10)),
           ...charges.data.map((charge) => charge.createdAt.slice(0, 10)),
         ]);
-        const operations = days.map((day) => signed.filter((record) => record.createdAt.startsWith(day)).length);
+        const operations = days.map(
+          (day) => signed.filter((record) => record.createdAt.startsWith(day)).length,
+        );
         // Summed exactly as decimal strings; only the drawing turns them into numbers.
         const spent = days.map((day) =>
           sumDecimals(
-            charges.data.filter((charge) => charge.createdAt.startsWith(day) && charge.amountUsd).map((charge) => charge.amountUsd!),
+            charges.data
+              .filter((charge) => charge.createdAt.startsWith(day) && charge.amountUsd)
+              .map((charge) => charge.amountUsd!),
           ),
         );
         const totalOps = operations.reduce((sum, value) => sum + value, 0);
@@ -92,7 +103,10 @@ export function Usage() {
         {(figures) => (
           <div class="stats">
             <div class="stat">
-              <span class="value" data-testid="sponsored-ops">{figures.sponsored.operations}</span> sponsored operations (7 days)
+              <span class="value" data-testid="sponsored-ops">
+                {figures.sponsored.operations}
+              </span>{' '}
+              sponsored operations (7 days)
             </div>
             <div class="stat">
               <span class="value">{figures.counts.denied}</span> refused
@@ -131,9 +145,13 @@ export function Usage() {
                       <StatusBadge status={record.status} />
                       {record.reason && <div class="muted">{record.reason}</div>}
                     </td>
-                    <td class="hide-narrow">{record.chainId !== null ? <Chain id={record.chainId} /> : '—'}</td>
+                    <td class="hide-narrow">
+                      {record.chainId !== null ? <Chain id={record.chainId} /> : '—'}
+                    </td>
                     <td>{record.sender ? <Address value={record.sender} /> : '—'}</td>
-                    <td class="hide-narrow num">{record.actualGasCost ? formatWei(record.actualGasCost) : '—'}</td>
+                    <td class="hide-narrow num">
+                      {record.actualGasCost ? formatWei(record.actualGasCost) : '—'}
+                    </td>
                   </tr>
                 ))}
               </tbody>
