@@ -62,9 +62,17 @@ export function DailyChart({
         // Half a day either side, so the first and last bars are whole.
         scales: {
           x: { time: true, range: [xs[0]! - 43_200, xs[xs.length - 1]! + 43_200] },
-          y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
+          // Zero always in view; a balance may go below it.
+          y: { range: (_u, min, max) => [Math.min(0, min * 1.1), Math.max(1, max * 1.1)] },
         },
-        axes: [{}, { label: valueLabel, size: 60 }],
+        axes: [
+          {
+            // One tick per day at most, labelled month-day (UTC).
+            incrs: [86_400, 2 * 86_400, 7 * 86_400, 30 * 86_400],
+            values: (_u, splits) => splits.map((split) => new Date(split * 1000).toISOString().slice(5, 10)),
+          },
+          { label: valueLabel, size: 60 },
+        ],
         legend: { show: !single },
         series: [
           {},
