@@ -35,7 +35,8 @@ describe('dashboard main flows in chromium', () => {
     dashboard = await openDashboard(browser, stack.app, { viewport: DESKTOP });
     dashboard.page.on('dialog', (dialog) => void dialog.accept());
     await openSignedIn(dashboard.page, stack.app.baseUrl, stack.merchant.token, '/webhooks');
-  }, 180_000);
+    // Private chains with every contract deployed: seconds on a quiet machine, minutes on a loaded one.
+  }, 300_000);
 
   afterAll(async () => {
     await browser?.close();
