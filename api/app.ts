@@ -42,6 +42,7 @@ import type { AnyRoute } from './routing/route';
 import { authRoutes } from './routes/auth';
 import { emailLoginRoutes } from './routes/emailLogin';
 import { emailVerificationRoutes } from './routes/merchants/emailVerification';
+import { dashboardPages } from './routes/dashboard';
 import { checkoutRoutes } from './routes/checkout';
 import { healthRoutes, metricsAccess } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
@@ -148,6 +149,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   koa.use(errorBody());
   koa.use(limitUnauthenticatedRoutes(deps.config));
   koa.use(serveOnlyYieldSitesOnCustomDomains({ db: context.db, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
+  koa.use(dashboardPages());
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
   koa.use(staticRoutes);
   koa.use(router.routes()).use(router.allowedMethods());

@@ -2,7 +2,7 @@
 /**
  * Installs whatever a fresh clone is missing, idempotently, before `npm start` and `npm test`:
  * Node.js 24 (when the machine's node is older), npm packages (when the lockfile changed), the
- * pinned Temporal binaries, and the contract build; with `test` (`npm test`) also the chromium the
+ * pinned Temporal binaries, the contract build and the dashboard's bundle; with `test` (`npm test`) also the chromium the
  * browser tests drive.
  * Plain JavaScript on purpose: it runs before any dependency is installed, on whatever node the
  * machine has.
@@ -136,3 +136,5 @@ ensureNodeModules();
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
 run(tsx, ['dev/installTemporal.ts']);
 run(tsx, ['contracts/build.ts']);
+// The merchant dashboard's bundle, which the api serves at /dashboard (skipped when its sources are unchanged).
+run(tsx, ['dashboard/build.ts']);

@@ -1,6 +1,7 @@
 import { cp, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
+import { buildDashboard, DASHBOARD_OUT } from '../dashboard/build';
 import productionFolders from '../production-folders.json';
 
 /**
@@ -16,8 +17,9 @@ const out = join(root, 'dist');
 
 /** Folders whose code runs in production, and the generated contract artifacts they import. */
 const PRODUCTION_FOLDERS = [
-  // The tool server runs on the merchant's machine from a checkout, not in the image.
-  ...productionFolders.folders.filter((folder) => folder !== 'tool-server'),
+  // The tool server runs on the merchant's machine from a checkout, not in the image; the dashboard is
+  // browser code, shipped as its Vite bundle (below) rather than compiled for node.
+  ...productionFolders.folders.filter((folder) => folder !== 'tool-server' && folder !== 'dashboard'),
   'contracts/artifacts',
 ];
 
@@ -66,6 +68,9 @@ async function main(): Promise<void> {
     await mkdir(dirname(target), { recursive: true });
     await cp(asset, target);
   }
+  // The dashboard's bundle, where api/routes/dashboard.ts looks for it from dist/api/routes/.
+  await buildDashboard();
+  await cp(DASHBOARD_OUT, join(out, 'dashboard', 'dist'), { recursive: true });
   const size = (await Promise.all(sources.map((file) => stat(file)))).length;
   process.stdout.write(
     `built ${size} modules and ${assets.length} assets into ${relative(process.cwd(), out)}/\n`,

@@ -20,6 +20,7 @@ import { startMailDev } from './services/mailDev';
 import { ensureDatabase, startEmbeddedPostgres } from './services/postgres';
 import { startTemporalDevServer } from './services/temporal';
 import { ensureDevMerchant } from './devMerchant';
+import { signInWithWallet } from './walletLogin';
 import { readStackFile } from './stackFile';
 import { watchStackEvents } from './stackEvents';
 import { temporalCliPath } from './installTemporal';
@@ -148,6 +149,9 @@ async function main(): Promise<void> {
     previous: previousDevMerchant,
   });
   await writeFile(stackFile, `${JSON.stringify({ ...stack, devMerchant }, null, 2)}\n`);
+  // The dashboard signed in as the dev merchant: a fresh session token in the URL fragment, which the
+  // browser never sends to a server and the dashboard wipes from the address bar once it has read it.
+  const { token: dashboardToken } = await signInWithWallet(`http://127.0.0.1:${port}`, devAccount.privateKey);
 
   log('ready');
   const temporalCli = process.env.TEMPORAL_ADDRESS
@@ -157,6 +161,8 @@ async function main(): Promise<void> {
     [
       '',
       `  API           ${apiUrl}  (health: /health, readiness: /ready, contract: /openapi.json)`,
+      `  Dashboard     ${apiUrl}/dashboard#token=${dashboardToken}`,
+      `                (opens signed in as the dev merchant; ${apiUrl}/dashboard signs in by wallet or e-mail code)`,
       `  Temporal UI   ${temporal.uiUrl}`,
       `  Temporal      ${temporal.address} (namespace ${temporal.namespace})`,
       `  Temporal CLI  ${temporalCli} workflow list --address ${temporal.address} --namespace ${temporal.namespace}`,

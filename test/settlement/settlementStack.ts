@@ -25,7 +25,7 @@ import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { LOCAL_TESTNET_CHAIN_IDS, type LocalChainId } from '../../dev/localChains';
 import { startLocalChains } from '../../dev/services/localChains';
 import { startChainMonitors } from '../../workflowClient/chainMonitors';
-import { createWorkers, type TemporalWorkers } from '../../workers/createWorkers';
+import { createWorkers, type TemporalWorkers, type WebhookWorkerSettings } from '../../workers/createWorkers';
 import { taskQueueNames, type TaskQueueRole } from '../../workflows/taskQueues';
 import { createStandInDelivery } from '../../dev/chains/standInDelivery';
 import { startTestApp, type TestApp } from '../harness/app';
@@ -107,6 +107,7 @@ export async function startSettlementStack({
   env: extraEnv = {},
   protocols = 'stand-ins',
   composeRetryAfterMs = 1_000,
+  webhooks,
 }: {
   chainIds?: readonly LocalChainId[];
   /** Extra API and worker configuration (e.g. treasury addresses). */
@@ -115,6 +116,8 @@ export async function startSettlementStack({
   protocols?: SettlementProtocols;
   /** How long the worker lets a LayerZero compose sit queued before running it itself. */
   composeRetryAfterMs?: number;
+  /** Webhook delivery settings of the worker (e.g. a loopback receiver: allowPrivateTargets). */
+  webhooks?: WebhookWorkerSettings;
 } = {}): Promise<SettlementStack> {
   quietTemporalRuntime();
   const anvil = await startLocalChains({ chainIds, protocols });
@@ -153,8 +156,8 @@ export async function startSettlementStack({
       dependencies: {
         db,
         temporal,
-        // Receivers in tests listen on loopback (the lifecycle events' end-to-end test).
-        webhooks: {
+        // Receivers in tests listen on loopback (the lifecycle events' end-to-end test) unless the test sets its own.
+        webhooks: webhooks ?? {
           secrets: createWebhookSecretBox(developmentWebhookSecretKey()),
           allowPrivateTargets: true,
         },

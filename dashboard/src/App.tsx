@@ -1,0 +1,148 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { adoptTokenFromFragment, currentToken, onTokenChange, post, setToken } from './api';
+import { BASE, match, navigate, useLocation } from './router';
+import { SignIn } from './pages/SignIn';
+import { Overview } from './pages/Overview';
+import { Sessions } from './pages/Sessions';
+import { SessionDetail } from './pages/SessionDetail';
+import { NewPaymentLink } from './pages/NewPaymentLink';
+import { Webhooks } from './pages/Webhooks';
+import { ApiKeys } from './pages/ApiKeys';
+import { Paymaster } from './pages/Paymaster';
+import { Billing } from './pages/Billing';
+import { Yield } from './pages/Yield';
+import { Profile } from './pages/Profile';
+
+adoptTokenFromFragment();
+
+const NAV: { path: string; label: string }[] = [
+  { path: '/', label: 'Overview' },
+  { path: '/sessions', label: 'Sessions' },
+  { path: '/payment-links/new', label: 'New payment link' },
+  { path: '/webhooks', label: 'Webhooks' },
+  { path: '/api-keys', label: 'API keys' },
+  { path: '/paymaster', label: 'Paymaster' },
+  { path: '/billing', label: 'Billing' },
+  { path: '/yield', label: 'Yield' },
+  { path: '/profile', label: 'Profile' },
+];
+
+interface PageRoute {
+  pattern: string;
+  title: string;
+  render: (params: Record<string, string>) => ComponentChildren;
+}
+
+const PAGES: PageRoute[] = [
+  { pattern: '/', title: 'Overview', render: () => <Overview /> },
+  { pattern: '/sessions', title: 'Sessions', render: () => <Sessions /> },
+  { pattern: '/sessions/:id', title: 'Session', render: ({ id }) => <SessionDetail id={id!} /> },
+  { pattern: '/payment-links/new', title: 'New payment link', render: () => <NewPaymentLink /> },
+  { pattern: '/webhooks', title: 'Webhooks', render: () => <Webhooks /> },
+  { pattern: '/api-keys', title: 'API keys', render: () => <ApiKeys /> },
+  { pattern: '/paymaster', title: 'Paymaster', render: () => <Paymaster /> },
+  { pattern: '/billing', title: 'Billing', render: () => <Billing /> },
+  { pattern: '/yield', title: 'Yield', render: () => <Yield /> },
+  { pattern: '/profile', title: 'Profile', render: () => <Profile /> },
+];
+
+/** An in-app link: a real href (open in a new tab works), navigated without a reload. */
+export function Link({
+  to,
+  children,
+  class: className,
+  current,
+}: {
+  to: string;
+  children: ComponentChildren;
+  class?: string;
+  current?: boolean;
+}) {
+  return (
+    <a
+      href={`${BASE}${to === '/' ? '' : to}`}
+      class={className}
+      aria-current={current ? 'page' : undefined}
+      onClick={(event) => {
+        if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
+        event.preventDefault();
+        navigate(to);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
+export function App() {
+  const [token, setCurrent] = useState(currentToken);
+  useEffect(() => onTokenChange(setCurrent), []);
+  if (!token) return <SignIn />;
+  return <Console token={token} />;
+}
+
+function Console({ token }: { token: string }) {
+  const { path } = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const found = PAGES.map((page) => ({ page, params: match(page.pattern, path) })).find(
+    (entry) => entry.params,
+  );
+  const title = found?.page.title ?? 'Not found';
+  useEffect(() => {
+    document.title = `${title} · StablePay dashboard`;
+    setMenuOpen(false);
+  }, [path, title]);
+  const signOut = async () => {
+    // The token stops working everywhere; whatever the answer, this tab forgets it.
+    await post('/v1/auth/logout').catch(() => undefined);
+    setToken(null);
+  };
+  const section = `/${path.split('/')[1] ?? ''}`;
+  return (
+    <div class="layout">
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <span class="brand">StablePay</span>
+        <button
+          type="button"
+          class="menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="nav"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
+        <button type="button" class="signout" onClick={signOut} data-token-tail={token.slice(-6)}>
+          Sign out
+        </button>
+      </header>
+      <nav id="nav" class={menuOpen ? 'open' : ''} aria-label="Dashboard">
+        <ul>
+          {NAV.map((item) => {
+            const current = item.path === '/' ? path === '/' : path === item.path || section === item.path;
+            return (
+              <li key={item.path}>
+                <Link to={item.path} current={current}>
+                  {item.label}
+                </Link>
+              </li>
+            );
+          })}
+        </ul>
+      </nav>
+      <main id="main" tabIndex={-1}>
+        <h1>{title}</h1>
+        {found ? (
+          found.page.render(found.params!)
+        ) : (
+          <p>
+            No page here. <Link to="/">Back to the overview</Link>
+          </p>
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,114 @@
+/**
+ * The dashboard's one way to the service: the public JWT routes, same origin (the CSP allows no other).
+ * The session token lives in this tab's sessionStorage only: it survives a reload, not the tab.
+ */
+const TOKEN_KEY = 'stablepay.dashboard.token';
+
+/** A 4xx/5xx answer: the API's own message, and the request field it names when it names one. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+
+  /**
+   * Each named field's problem: validation messages read `Validation failed: field: problem; other: problem`
+   * (nested paths under their top field); a refused one-time code (otp_invalid, otp_expired) is the `code` field's.
+   */
+  get fieldErrors(): Record<string, string> {
+    if (this.code?.startsWith('otp_')) return { code: this.message };
+    const errors: Record<string, string> = {};
+    for (const part of this.message.replace(/^Validation failed: /, '').split('; ')) {
+      const found = /^([A-Za-z]\w*)(?:\.[\w.]+)?: (.+)$/.exec(part);
+      if (found) errors[found[1]!] = errors[found[1]!] ? `${errors[found[1]!]}; ${part}` : part;
+    }
+    return errors;
+  }
+}
+
+type Listener = (token: string | null) => void;
+const listeners = new Set<Listener>();
+
+export function currentToken(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(token: string | null): void {
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  else sessionStorage.removeItem(TOKEN_KEY);
+  for (const listener of listeners) listener(token);
+}
+
+export function onTokenChange(listener: Listener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/**
+ * The dev shortcut (`npm start` prints it): a token handed in the URL fragment, which never reaches a
+ * server log; taken once and wiped from the address bar.
+ */
+export function adoptTokenFromFragment(): void {
+  const token = /^#token=([\w.-]+)$/.exec(location.hash)?.[1];
+  if (!token) return;
+  setToken(token);
+  history.replaceState(null, '', location.pathname + location.search);
+}
+
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const token = currentToken();
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'The service did not answer: check the connection and try again');
+  }
+  const text = await response.text();
+  const json = text ? safeJson(text) : undefined;
+  if (!response.ok) {
+    const message =
+      (json as { message?: string } | undefined)?.message ?? `The service answered ${response.status}`;
+    // A token the service no longer takes (expired, revoked): back to sign-in.
+    if (response.status === 401 && token && path !== '/v1/auth/logout') setToken(null);
+    throw new ApiError(response.status, message, (json as { code?: string } | undefined)?.code);
+  }
+  return json as T;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export const get = <T>(path: string) => request<T>('GET', path);
+export const post = <T>(path: string, body: unknown = {}) => request<T>('POST', path, body);
+export const patch = <T>(path: string, body: unknown) => request<T>('PATCH', path, body);
+export const del = <T>(path: string) => request<T>('DELETE', path);
+
+/** A download link for a JWT route (CSV, PDF): fetched with the token, handed to the browser as a blob. */
+export async function download(path: string, filename: string): Promise<void> {
+  const response = await fetch(path, { headers: { authorization: `Bearer ${currentToken() ?? ''}` } });
+  if (!response.ok) {
+    const json = safeJson(await response.text()) as { message?: string } | undefined;
+    throw new ApiError(response.status, json?.message ?? `The service answered ${response.status}`);
+  }
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}

@@ -1,0 +1,108 @@
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+export interface DailySeries {
+  label: string;
+  values: (number | null)[];
+  color: string;
+}
+
+const DAY_MS = 86_400_000;
+/** The shortest span a chart shows: a week reads better than one lonely bar. */
+const MINIMUM_DAYS = 7;
+
+/**
+ * Calendar days (YYYY-MM-DD, UTC) from the earliest given to today, with no gaps and at least a week;
+ * none when no day is given (the chart then says it has no data).
+ */
+export function daysBetween(days: string[]): string[] {
+  if (days.length === 0) return [];
+  const today = new Date().toISOString().slice(0, 10);
+  const sorted = [...days, today].sort();
+  const last = sorted[sorted.length - 1]!;
+  const weekBefore = new Date(Date.parse(`${last}T00:00:00Z`) - (MINIMUM_DAYS - 1) * DAY_MS)
+    .toISOString()
+    .slice(0, 10);
+  const first = sorted[0]! < weekBefore ? sorted[0]! : weekBefore;
+  const out: string[] = [];
+  for (let day = Date.parse(`${first}T00:00:00Z`); ; day += DAY_MS) {
+    const text = new Date(day).toISOString().slice(0, 10);
+    out.push(text);
+    if (text >= last) return out;
+  }
+}
+
+/**
+ * A chart by day, drawn by uPlot on a canvas: bars for one series, lines with points for several.
+ * A figure with a text summary for screen readers; it follows its container's width.
+ */
+export function DailyChart({
+  days,
+  series,
+  summary,
+  valueLabel,
+}: {
+  days: string[];
+  series: DailySeries[];
+  summary: string;
+  valueLabel: string;
+}) {
+  const holder = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = holder.current;
+    if (!element || days.length === 0) return;
+    const xs = days.map((day) => Date.parse(`${day}T00:00:00Z`) / 1000);
+    const single = series.length === 1;
+    const plot = new uPlot(
+      {
+        width: Math.max(280, element.clientWidth),
+        height: 220,
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+        // Half a day either side, so the first and last bars are whole.
+        scales: {
+          x: { time: true, range: [xs[0]! - 43_200, xs[xs.length - 1]! + 43_200] },
+          // Zero always in view; a balance may go below it.
+          y: { range: (_u, min, max) => [Math.min(0, min * 1.1), Math.max(1, max * 1.1)] },
+        },
+        axes: [
+          {
+            // One tick per day at most, labelled month-day (UTC).
+            incrs: [86_400, 2 * 86_400, 7 * 86_400, 30 * 86_400],
+            values: (_u, splits) => splits.map((split) => new Date(split * 1000).toISOString().slice(5, 10)),
+          },
+          { label: valueLabel, size: 60 },
+        ],
+        legend: { show: !single },
+        series: [
+          {},
+          ...series.map((entry) => ({
+            label: entry.label,
+            stroke: entry.color,
+            fill: single ? `${entry.color}cc` : undefined,
+            width: single ? 0 : 2,
+            points: { show: !single },
+            paths: single ? uPlot.paths.bars!({ size: [0.6, 48] }) : undefined,
+          })),
+        ],
+      },
+      [xs, ...series.map((entry) => entry.values)],
+      element,
+    );
+    const resize = new ResizeObserver(() =>
+      plot.setSize({ width: Math.max(280, element.clientWidth), height: 220 }),
+    );
+    resize.observe(element);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [days.join(), JSON.stringify(series)]);
+  if (days.length === 0) return <div class="notice empty">No data to chart yet.</div>;
+  return (
+    <figure class="chart-figure">
+      <div ref={holder} class="chart" role="img" aria-label={summary} />
+      <figcaption class="sr-only">{summary}</figcaption>
+    </figure>
+  );
+}

@@ -1,0 +1,84 @@
+import type { ComponentChildren, JSX } from 'preact';
+import { useState } from 'preact/hooks';
+import { ApiError } from '../api';
+
+export interface FormState {
+  busy: boolean;
+  /** The API's message, and its part about each field it names (shown beside those fields). */
+  error?: { fields: Record<string, string>; message: string };
+  submit: (event: JSX.TargetedEvent<HTMLFormElement>) => Promise<void>;
+  errorFor: (field: string) => string | undefined;
+}
+
+/** One submission at a time; a 4xx lands beside the fields it names, anything else beside the button. */
+export function useForm(action: (data: FormData) => Promise<void>, fields: string[] = []): FormState {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<FormState['error']>();
+  const submit = async (event: JSX.TargetedEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    if (busy) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action(new FormData(event.currentTarget));
+    } catch (caught) {
+      const apiError = caught instanceof ApiError ? caught : new ApiError(0, String(caught));
+      const named = Object.entries(apiError.fieldErrors).filter(([field]) => fields.includes(field));
+      setError({ fields: Object.fromEntries(named), message: apiError.message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return {
+    busy,
+    error,
+    submit,
+    errorFor: (field) => error?.fields[field],
+  };
+}
+
+let fieldCount = 0;
+
+export function Field({
+  label,
+  error,
+  hint,
+  children,
+}: {
+  label: string;
+  error?: string;
+  hint?: string;
+  children: (props: {
+    id: string;
+    'aria-invalid'?: boolean;
+    'aria-describedby'?: string;
+  }) => ComponentChildren;
+}) {
+  const [id] = useState(() => `field-${++fieldCount}`);
+  const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return (
+    <div class={`field${error ? ' invalid' : ''}`}>
+      <label for={id}>{label}</label>
+      {children({ id, 'aria-invalid': error ? true : undefined, 'aria-describedby': described || undefined })}
+      {hint && (
+        <p class="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p class="field-error" id={`${id}-error`} role="alert">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function FormError({ form }: { form: FormState }) {
+  if (!form.error || Object.keys(form.error.fields).length > 0) return null;
+  return (
+    <p class="field-error" role="alert">
+      {form.error.message}
+    </p>
+  );
+}

@@ -1,0 +1,2 @@
+/** Stylesheets imported for Vite to bundle. */
+declare module '*.css';

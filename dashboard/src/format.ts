@@ -1,0 +1,100 @@
+/** Numbers for people: exact amounts (strings and bigints, never floats), relative times, chain names. */
+
+const CHAIN_NAMES: Record<number, string> = {
+  1: 'Ethereum',
+  8453: 'Base',
+  42161: 'Arbitrum One',
+  11155111: 'Sepolia',
+  84532: 'Base Sepolia',
+  421614: 'Arbitrum Sepolia',
+};
+
+export function chainName(chainId: number): string {
+  return CHAIN_NAMES[chainId] ?? `Chain ${chainId}`;
+}
+
+export const KNOWN_CHAINS = Object.entries(CHAIN_NAMES).map(([id, name]) => ({ id: Number(id), name }));
+
+/** Token base units as a decimal string, trailing zeros trimmed to at least two decimals. */
+export function formatUnits(baseUnits: string | bigint, decimals: number): string {
+  const value = BigInt(baseUnits);
+  const negative = value < 0n;
+  const digits = (negative ? -value : value).toString().padStart(decimals + 1, '0');
+  const whole = digits.slice(0, digits.length - decimals);
+  let fraction = digits.slice(digits.length - decimals).replace(/0+$/, '');
+  if (fraction.length < 2) fraction = fraction.padEnd(2, '0');
+  return `${negative ? '-' : ''}${groupThousands(whole)}${decimals > 0 ? `.${fraction}` : ''}`;
+}
+
+/** A decimal string (e.g. "1234.5") grouped for reading, its digits untouched: "1,234.5". */
+export function formatDecimal(value: string): string {
+  const [whole = '0', fraction] = value.split('.');
+  const sign = whole.startsWith('-') ? '-' : '';
+  const grouped = groupThousands(whole.replace('-', ''));
+  return `${sign}${grouped}${fraction !== undefined ? `.${fraction}` : ''}`;
+}
+
+/** USD for people: at least two decimals, trailing zeros past them dropped (the API gives up to six). */
+export function formatUsd(value: string): string {
+  const [whole = '0', fraction = ''] = value.split('.');
+  const trimmed = fraction.replace(/0+$/, '').padEnd(2, '0');
+  const sign = whole.startsWith('-') ? '-' : '';
+  return `${sign}$${formatDecimal(`${whole.replace('-', '')}.${trimmed}`)}`;
+}
+
+function groupThousands(digits: string): string {
+  return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['year', 365 * 24 * 3600],
+  ['month', 30 * 24 * 3600],
+  ['day', 24 * 3600],
+  ['hour', 3600],
+  ['minute', 60],
+  ['second', 1],
+];
+
+export function relativeTime(iso: string, now = Date.now()): string {
+  const seconds = Math.round((new Date(iso).getTime() - now) / 1000);
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(seconds) >= size || unit === 'second') {
+      return relative.format(Math.trunc(seconds / size), unit);
+    }
+  }
+  return iso;
+}
+
+export function absoluteTime(iso: string): string {
+  return (
+    new Date(iso).toLocaleString('en-GB', { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' }) +
+    ' UTC'
+  );
+}
+
+export function shortAddress(address: string): string {
+  return address.length > 12 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
+}
+
+/** Exact sum of decimal strings (bigint at the longest fraction given), as a decimal string. */
+export function sumDecimals(values: string[]): string {
+  const scale = Math.max(0, ...values.map((value) => value.split('.')[1]?.length ?? 0));
+  const toUnits = (value: string) => {
+    const negative = value.startsWith('-');
+    const [whole = '0', fraction = ''] = value.replace('-', '').split('.');
+    const units = BigInt(whole + fraction.padEnd(scale, '0'));
+    return negative ? -units : units;
+  };
+  const total = values.reduce((sum, value) => sum + toUnits(value), 0n);
+  const negative = total < 0n;
+  const digits = (negative ? -total : total).toString().padStart(scale + 1, '0');
+  const whole = digits.slice(0, digits.length - scale);
+  const fraction = digits.slice(digits.length - scale);
+  return `${negative ? '-' : ''}${whole}${scale ? `.${fraction}` : ''}`;
+}
+
+/** Wei as ETH for reading (exact digits, trimmed). */
+export function formatWei(wei: string): string {
+  return `${formatUnits(wei, 18)} ETH`;
+}

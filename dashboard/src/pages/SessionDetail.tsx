@@ -1,0 +1,263 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, get, post } from '../api';
+import { Link } from '../App';
+import { Address, Chain, CopyButton, Section, StatusBadge, Time } from '../components/bits';
+import { formatUnits, formatUsd } from '../format';
+import type { SessionStatus, SessionSummary } from '../types';
+
+interface PaymentOption {
+  chainId: number;
+  symbol: string;
+  decimals: number;
+  amount: string;
+  depositAddress: string;
+}
+
+/** Statuses after which the session changes no more (but for a late webhook delivery). */
+const SETTLED: SessionStatus[] = ['completed', 'failed', 'expired'];
+/** How often the page asks again, like the checkout page: often enough to watch a payment land. */
+const POLL_MS = 2000;
+
+/**
+ * Follows the session without a reload: polls its summary while it can still change (or while its
+ * webhook is not delivered yet), pausing while the tab is hidden.
+ */
+function useFollowedSession(id: string) {
+  const [session, setSession] = useState<SessionSummary>();
+  const [error, setError] = useState<ApiError>();
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const poll = async () => {
+      if (!document.hidden) {
+        try {
+          const next = await get<SessionSummary>(`/v1/merchants/me/sessions/${encodeURIComponent(id)}`);
+          if (stopped) return;
+          setSession(next);
+          setError(undefined);
+          if (SETTLED.includes(next.status) && (next.webhookDelivered || next.status !== 'completed')) return;
+        } catch (caught) {
+          if (stopped) return;
+          setError(caught as ApiError);
+          if ((caught as ApiError).status === 404) return;
+        }
+      }
+      timer = setTimeout(poll, POLL_MS);
+    };
+    void poll();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [id, round]);
+  return { session, error, refresh: () => setRound((value) => value + 1) };
+}
+
+export function SessionDetail({ id }: { id: string }) {
+  const { session, error, refresh } = useFollowedSession(id);
+  const [options, setOptions] = useState<PaymentOption[]>();
+  useEffect(() => {
+    get<{ paymentOptions: PaymentOption[] }>(`/v1/sessions/${encodeURIComponent(id)}`).then(
+      (view) => setOptions(view.paymentOptions),
+      () => setOptions([]),
+    );
+  }, [id]);
+  if (!session && error)
+    return (
+      <div class="notice error" role="alert">
+        <p>{error.status === 404 ? 'No session of yours has this id.' : error.message}</p>
+        <Link to="/sessions">All sessions</Link>
+      </div>
+    );
+  if (!session)
+    return (
+      <p class="muted" role="status">
+        Loading…
+      </p>
+    );
+  return (
+    <>
+      <p>
+        <Link to="/sessions">← All sessions</Link>
+      </p>
+      <div class="grid">
+        <Section title="Summary">
+          <dl class="facts">
+            <dt>Status</dt>
+            <dd data-testid="session-status" aria-live="polite">
+              <StatusBadge status={session.status} />
+            </dd>
+            <dt>Amount</dt>
+            <dd>{formatUsd(session.amount)}</dd>
+            <dt>Settled</dt>
+            <dd>{formatUsd(session.settledAmount)}</dd>
+            <dt>Mode</dt>
+            <dd>{session.sandboxMode ? 'Test (Sepolia testnets)' : 'Live'}</dd>
+            <dt>Payment link</dt>
+            <dd>
+              <a href={session.paymentUrl}>Checkout page</a>{' '}
+              <CopyButton text={session.paymentUrl} label="Copy link" />
+            </dd>
+            <dt>Expires</dt>
+            <dd>
+              <Time iso={session.expiresAt} />
+            </dd>
+            {session.failureReason && (
+              <>
+                <dt>Failure</dt>
+                <dd>{session.failureReason}</dd>
+              </>
+            )}
+          </dl>
+          <RetryActions session={session} onDone={refresh} />
+        </Section>
+        <Section title="Timeline">
+          <Timeline session={session} />
+        </Section>
+      </div>
+      <Section title="Deposit addresses">
+        {options === undefined ? (
+          <p role="status">Loading…</p>
+        ) : options.length === 0 ? (
+          <p class="muted">No payment options.</p>
+        ) : (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th>Network</th>
+                  <th>Token</th>
+                  <th class="num">Amount</th>
+                  <th>Deposit address</th>
+                </tr>
+              </thead>
+              <tbody>
+                {options.map((option) => (
+                  <tr key={`${option.chainId}-${option.symbol}`}>
+                    <td>
+                      <Chain id={option.chainId} />
+                    </td>
+                    <td>{option.symbol}</td>
+                    <td class="num">{formatUnits(option.amount, option.decimals)}</td>
+                    <td>
+                      <Address value={option.depositAddress} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Section>
+    </>
+  );
+}
+
+interface Step {
+  label: string;
+  state: 'done' | 'current' | 'bad' | 'todo';
+  detail?: preact.ComponentChildren;
+}
+
+function timelineSteps(session: SessionSummary): Step[] {
+  const order: SessionStatus[] = ['awaiting_payment', 'confirming', 'bridging', 'completed'];
+  const reached = order.indexOf(session.status);
+  const paid = Boolean(session.paidAt);
+  const steps: Step[] = [
+    { label: 'Created', state: 'done', detail: <Time iso={session.createdAt} /> },
+    {
+      label: 'Deposit received',
+      state: paid
+        ? 'done'
+        : session.status === 'awaiting_payment' || session.status === 'pending'
+          ? 'current'
+          : 'todo',
+      detail: paid ? (
+        <>
+          <Time iso={session.paidAt} /> {session.txHash && <Address value={session.txHash} />}
+        </>
+      ) : (
+        'Waiting for the customer'
+      ),
+    },
+    {
+      label: 'Confirming and settling (swap to USDe, stake as sUSDe)',
+      state: reached > 1 ? 'done' : session.status === 'confirming' ? 'current' : 'todo',
+    },
+  ];
+  if (session.status === 'bridging') steps.push({ label: 'Bridging to the mainnet path', state: 'current' });
+  if (session.status === 'failed')
+    steps.push({ label: 'Failed', state: 'bad', detail: session.failureReason ?? undefined });
+  else if (session.status === 'expired')
+    steps.push({ label: 'Expired unpaid', state: 'bad', detail: <Time iso={session.expiresAt} /> });
+  else
+    steps.push({
+      label: 'Completed',
+      state: session.status === 'completed' ? 'done' : 'todo',
+      detail: session.status === 'completed' ? `${formatUsd(session.settledAmount)} settled` : undefined,
+    });
+  steps.push({
+    label: 'Webhook session.confirming delivered',
+    state: session.webhookDelivered ? 'done' : paid ? 'current' : 'todo',
+    detail: session.webhookDelivered
+      ? 'Your endpoint answered 2xx'
+      : paid
+        ? 'Not delivered yet (see Webhooks)'
+        : undefined,
+  });
+  return steps;
+}
+
+function Timeline({ session }: { session: SessionSummary }) {
+  return (
+    <ol class="timeline" data-testid="timeline">
+      {timelineSteps(session).map((step) => (
+        <li key={step.label} class={step.state}>
+          <strong>{step.label}</strong>
+          <span class="sr-only"> ({step.state === 'todo' ? 'not yet' : step.state})</span>
+          {step.detail && <div class="muted">{step.detail}</div>}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function RetryActions({ session, onDone }: { session: SessionSummary; onDone: () => void }) {
+  const [message, setMessage] = useState<{ ok: boolean; text: string }>();
+  const run = async (action: 'retry-forwarder' | 'retry-webhook') => {
+    setMessage(undefined);
+    try {
+      await post(`/v1/merchants/me/sessions/${session.id}/${action}`);
+      setMessage({
+        ok: true,
+        text: action === 'retry-forwarder' ? 'Settlement retried.' : 'Webhook sent again.',
+      });
+      onDone();
+    } catch (caught) {
+      setMessage({ ok: false, text: (caught as Error).message });
+    }
+  };
+  const canRetrySettlement = session.status === 'failed';
+  const canResendWebhook = Boolean(session.paidAt);
+  if (!canRetrySettlement && !canResendWebhook) return null;
+  return (
+    <div class="actions">
+      {canRetrySettlement && (
+        <button type="button" onClick={() => run('retry-forwarder')}>
+          Retry settlement
+        </button>
+      )}
+      {canResendWebhook && (
+        <button type="button" onClick={() => run('retry-webhook')}>
+          Send the webhook again
+        </button>
+      )}
+      {message && (
+        <p class={message.ok ? 'muted' : 'field-error'} role={message.ok ? 'status' : 'alert'}>
+          {message.text}
+        </p>
+      )}
+    </div>
+  );
+}

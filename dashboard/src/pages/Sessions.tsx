@@ -1,0 +1,119 @@
+import { get } from '../api';
+import { Link } from '../App';
+import { Async, useLoad } from '../components/async';
+import { StatusBadge, Time } from '../components/bits';
+import { formatUsd } from '../format';
+import { navigate, useLocation } from '../router';
+import type { Page, SessionStatus, SessionSummary } from '../types';
+
+const STATUSES: SessionStatus[] = [
+  'pending',
+  'awaiting_payment',
+  'confirming',
+  'bridging',
+  'completed',
+  'failed',
+  'expired',
+];
+const PAGE_SIZE = 20;
+
+export function Sessions() {
+  const { query } = useLocation();
+  const status = query.get('status') ?? '';
+  const page = Math.max(1, Number(query.get('page') ?? '1') || 1);
+  const sessions = useLoad(
+    () =>
+      get<Page<SessionSummary>>(
+        `/v1/merchants/me/sessions?${new URLSearchParams({ limit: String(PAGE_SIZE), page: String(page), ...(status ? { status } : {}) })}`,
+      ),
+    [status, page],
+  );
+  const go = (next: { status?: string; page?: number }) => {
+    const params = new URLSearchParams();
+    const nextStatus = next.status ?? status;
+    if (nextStatus) params.set('status', nextStatus);
+    if ((next.page ?? 1) > 1) params.set('page', String(next.page));
+    navigate(`/sessions${params.toString() ? `?${params}` : ''}`);
+  };
+  return (
+    <>
+      <div class="filters" role="group" aria-label="Filter by status">
+        <button type="button" aria-pressed={status === ''} onClick={() => go({ status: '' })}>
+          All
+        </button>
+        {STATUSES.map((value) => (
+          <button
+            type="button"
+            key={value}
+            aria-pressed={status === value}
+            onClick={() => go({ status: value })}
+          >
+            {value.replace(/_/g, ' ')}
+          </button>
+        ))}
+      </div>
+      <Async
+        state={sessions}
+        isEmpty={(result) => result.data.length === 0}
+        empty={
+          <p>
+            {status ? `No ${status.replace(/_/g, ' ')} sessions.` : 'No sessions yet.'}{' '}
+            <Link to="/payment-links/new">Create a payment link</Link>
+          </p>
+        }
+      >
+        {(result) => (
+          <>
+            <div class="table-wrap">
+              <table>
+                <caption class="muted">
+                  {result.total} session{result.total === 1 ? '' : 's'}
+                  {status ? ` ${status.replace(/_/g, ' ')}` : ''}
+                </caption>
+                <thead>
+                  <tr>
+                    <th>Session</th>
+                    <th class="num">Amount</th>
+                    <th>Status</th>
+                    <th class="hide-narrow">Created</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {result.data.map((session) => (
+                    <tr key={session.id}>
+                      <td>
+                        <Link to={`/sessions/${session.id}`}>
+                          {session.merchantName ?? session.id.slice(0, 8)}
+                        </Link>
+                        {session.sandboxMode && <span class="badge"> test</span>}
+                      </td>
+                      <td class="num">{formatUsd(session.amount)}</td>
+                      <td>
+                        <StatusBadge status={session.status} />
+                      </td>
+                      <td class="hide-narrow">
+                        <Time iso={session.createdAt} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <div class="actions">
+              <button type="button" disabled={page <= 1} onClick={() => go({ page: page - 1 })}>
+                Newer
+              </button>
+              <button
+                type="button"
+                disabled={page * PAGE_SIZE >= (result.total ?? 0)}
+                onClick={() => go({ page: page + 1 })}
+              >
+                Older
+              </button>
+            </div>
+          </>
+        )}
+      </Async>
+    </>
+  );
+}

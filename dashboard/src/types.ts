@@ -1,0 +1,46 @@
+/** The API's answers the dashboard reads (their full schemas are in /openapi.json). */
+
+export interface MerchantProfile {
+  id: string;
+  walletAddress: string;
+  name: string | null;
+  email: string | null;
+  emailVerified?: boolean;
+  payoutAddress: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface LoginResult {
+  token: string;
+  expiresAt: string;
+  merchant: MerchantProfile;
+}
+
+export type SessionStatus =
+  'pending' | 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
+
+export interface SessionSummary {
+  id: string;
+  paymentUrl: string;
+  status: SessionStatus;
+  amount: string;
+  settledAmount: string;
+  merchantName: string | null;
+  sandboxMode: boolean;
+  expiresAt: string;
+  createdAt: string;
+  paidAt?: string;
+  txHash?: string;
+  webhookDelivered: boolean;
+  failureReason: string | null;
+}
+
+export interface Page<T> {
+  data: T[];
+  page?: number;
+  limit?: number;
+  total?: number;
+  hasMore?: boolean;
+  nextCursor?: string | null;
+}

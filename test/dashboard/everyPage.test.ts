@@ -1,0 +1,235 @@
+import { randomBytes } from 'node:crypto';
+import type { Browser } from 'playwright-core';
+import { entryPoint07Address } from 'viem/account-abstraction';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { recordReceiptAndCharge } from '../../db/gasCharges';
+import { insertUsageRecord } from '../../db/paymasterUsage';
+import { launchChromium } from '../checkout/chromium';
+import { startTestApp, type TestApp } from '../harness/app';
+import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import {
+  DESKTOP,
+  openDashboard,
+  openSignedIn,
+  PHONE,
+  screenshot,
+  seriousAccessibilityViolations,
+  type DashboardPage,
+} from './browser';
+
+/**
+ * Every dashboard page in chromium at 375 and 1280 px: a screenshot in test-output/dashboard/, axe-core
+ * with no serious or critical violation, no console error, no foreign request; and the flows of the
+ * pages the main-flows file leaves out: a paymaster client, a top-up and its checkout, a yield draft
+ * and its domain's TXT record, the empty and error states.
+ */
+const PAGES = [
+  { path: '', name: 'overview', heading: 'Overview' },
+  { path: '/sessions', name: 'sessions', heading: 'Sessions' },
+  { path: '/payment-links/new', name: 'new-payment-link', heading: 'New payment link' },
+  { path: '/webhooks', name: 'webhooks', heading: 'Webhooks' },
+  { path: '/api-keys', name: 'api-keys', heading: 'API keys' },
+  { path: '/paymaster', name: 'paymaster', heading: 'Paymaster' },
+  { path: '/billing', name: 'billing', heading: 'Billing' },
+  { path: '/yield', name: 'yield', heading: 'Yield' },
+  { path: '/profile', name: 'profile', heading: 'Profile' },
+] as const;
+
+describe('every dashboard page in chromium', () => {
+  let app: TestApp;
+  let browser: Browser;
+  let merchant: SignedInMerchant;
+  let sessionId: string;
+
+  beforeAll(async () => {
+    // Workflows started here (domain verification) wait on task queues no worker serves.
+    [app, browser] = await Promise.all([
+      startTestApp({ TEMPORAL_TASK_QUEUE_PREFIX: `d${randomBytes(4).toString('hex')}-` }),
+      launchChromium(),
+    ]);
+    merchant = await signInNewMerchant(app);
+    const sk = { authorization: `Bearer ${await createApiKey(app, merchant, 'seeded')}` };
+    const created = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: sk,
+      json: { amount: '42.00', merchantName: 'Seeded order', sandboxMode: true },
+    });
+    sessionId = created.body.id;
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  async function signedIn(viewport = DESKTOP, path = ''): Promise<DashboardPage> {
+    const dashboard = await openDashboard(browser, app, { viewport });
+    dashboard.page.on('dialog', (dialog) => void dialog.accept());
+    await openSignedIn(dashboard.page, app.baseUrl, merchant.token, path);
+    return dashboard;
+  }
+
+  /** Loaded: the heading is there and no panel says Loading… any more. */
+  async function settled(dashboard: DashboardPage, heading: string): Promise<void> {
+    await dashboard.page.getByRole('heading', { level: 1, name: heading }).waitFor();
+    await dashboard.page.waitForFunction(
+      () =>
+        ![...document.querySelectorAll('[role="status"]')].some((node) =>
+          node.textContent?.includes('Loading'),
+        ),
+    );
+  }
+
+  it('creates a paymaster client, a top-up with its checkout and a yield draft with its TXT record', async () => {
+    const dashboard = await signedIn(DESKTOP, '/paymaster');
+    const { page } = dashboard;
+    await settled(dashboard, 'Paymaster');
+    await page.getByRole('button', { name: 'Create client' }).click();
+    // Neither label nor chain: the API's 400, each part beside its field, nothing created.
+    await page
+      .locator('fieldset .field-error')
+      .filter({ hasText: /allowedChainIds/ })
+      .waitFor();
+    await page
+      .locator('.field.invalid .field-error')
+      .filter({ hasText: /^label/ })
+      .waitFor();
+    expect((await app.request('/v1/paymaster/clients', { headers: merchant.auth })).body.data).toEqual([]);
+    await page.getByLabel('Label', { exact: true }).first().fill('Mobile app');
+    await page.getByLabel('Sepolia', { exact: true }).check();
+    await page.getByRole('button', { name: 'Create client' }).click();
+    await page
+      .getByText(/pmc_test_/)
+      .first()
+      .waitFor();
+
+    // A sponsored operation of that client included on Base, recorded and charged the way the paymaster
+    // and its receipt tracker do: it shows in usage, in both charts, and in billing.
+    const client = (await app.request('/v1/paymaster/clients', { headers: merchant.auth })).body.data[0];
+    const userOpHash = `0x${randomBytes(32).toString('hex')}`;
+    await insertUsageRecord(app.db, {
+      merchantId: merchant.merchantId,
+      clientId: client.id,
+      method: 'pm_getPaymasterData',
+      chainId: 8453,
+      mode: 'sponsored',
+      status: 'submitted',
+      reason: null,
+      sender: privateKeyToAccount(generatePrivateKey()).address.toLowerCase(),
+      entryPoint: entryPoint07Address.toLowerCase(),
+      userOpHash,
+      targets: [],
+      usdSnapshot: { ethUsdPrice: '3000.00000000', estimatedGasCostWei: '1', estimatedCostUsd: '0.000001' },
+    });
+    const charged = await recordReceiptAndCharge(
+      app.db,
+      {
+        chainId: 8453,
+        entryPoint: entryPoint07Address,
+        userOpHash,
+        success: true,
+        actualGasCost: 2_000_000_000_000_000n,
+        actualGasUsed: 100_000n,
+        txHash: `0x${randomBytes(32).toString('hex')}`,
+        blockNumber: 1n,
+      },
+      app.config.PAYMASTER_MARKUP_BPS,
+    );
+    expect(charged.charged).toBe(1);
+    await page.reload();
+    await settled(dashboard, 'Paymaster');
+    await page.getByTestId('usage-table').getByText('onchain success').waitFor();
+    await page.getByRole('img', { name: '1 sponsored operations over 7 days' }).waitFor();
+    // 0.002 ETH at 3000 USD plus the markup, summed exactly.
+    await page.getByRole('img', { name: /^\$6\.6 spent over 7 days|^\$6\.60 spent over 7 days/ }).waitFor();
+    await screenshot(page, 'paymaster-usage-chart-1280');
+
+    await page.getByRole('link', { name: 'Billing' }).click();
+    await settled(dashboard, 'Billing');
+    await page.getByLabel('Amount (USD)').fill('-5');
+    await page.getByRole('button', { name: 'Start top-up' }).click();
+    await page
+      .locator('.field.invalid .field-error')
+      .filter({ hasText: /amount/i })
+      .waitFor();
+    await page.getByLabel('Amount (USD)').fill('50');
+    await page.getByRole('button', { name: 'Start top-up' }).click();
+    const checkout = page.getByTestId('topup-checkout');
+    await checkout.waitFor();
+    const checkoutUrl = (await checkout.getAttribute('href'))!;
+    const checkoutPage = await app.request(new URL(checkoutUrl).pathname);
+    expect(checkoutPage.status).toBe(200);
+    expect(checkoutPage.text).toContain('Prepaid gas top-up');
+
+    await page.getByRole('link', { name: 'Yield' }).click();
+    await settled(dashboard, 'Yield');
+    await page.getByLabel('Name').fill('Savings');
+    await page.getByRole('button', { name: 'Create draft' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Savings' }).waitFor();
+    await page.getByLabel('Add a domain').fill('earn.dashboard-shop.example');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    const txt = page.getByTestId('txt-value');
+    await txt.waitFor();
+    const deployments = await app.request('/v1/merchants/me/yield-deployments', { headers: merchant.auth });
+    expect(await txt.textContent()).toBe(deployments.body.data[0].domains[0].verification.value);
+    expect(dashboard.errors).toEqual([]);
+    await dashboard.context.close();
+  });
+
+  for (const viewport of [PHONE, DESKTOP]) {
+    it(`shows every page at ${viewport.width} px, accessible, without errors`, async () => {
+      const dashboard = await signedIn(viewport);
+      const { page } = dashboard;
+      for (const entry of [
+        ...PAGES,
+        { path: `/sessions/${sessionId}`, name: 'session', heading: 'Session' },
+      ]) {
+        await page.goto(`${app.baseUrl}/dashboard${entry.path}`);
+        await settled(dashboard, entry.heading);
+        // Charts draw after their data: let uPlot lay out before the picture.
+        await page.waitForTimeout(150);
+        expect({ page: entry.name, violations: await seriousAccessibilityViolations(page) }).toEqual({
+          page: entry.name,
+          violations: [],
+        });
+        await screenshot(page, `${entry.name}-${viewport.width}`);
+        // Nothing wider than the viewport: usable without sideways scrolling.
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect({ page: entry.name, overflow }).toEqual({ page: entry.name, overflow: 0 });
+      }
+      expect(dashboard.errors).toEqual([]);
+      expect(dashboard.foreignRequests).toEqual([]);
+      await dashboard.context.close();
+    }, 120_000);
+  }
+
+  it('shows empty states to a new merchant and an error state with a retry when the API fails', async () => {
+    const fresh = await signInNewMerchant(app);
+    const dashboard = await openDashboard(browser, app);
+    await openSignedIn(dashboard.page, app.baseUrl, fresh.token, '/sessions');
+    await dashboard.page.getByText('No sessions yet.').waitFor();
+    await dashboard.page.goto(`${app.baseUrl}/dashboard/sessions/00000000-0000-4000-8000-000000000000`);
+    await dashboard.page.getByText('No session of yours has this id.').waitFor();
+    await screenshot(dashboard.page, 'session-not-found-1280');
+    // A filter the API refuses renders its message with a way to try again.
+    await dashboard.page.goto(`${app.baseUrl}/dashboard/sessions?status=bogus`);
+    const failure = dashboard.page.getByRole('alert').filter({ hasText: 'status' });
+    await failure.waitFor();
+    await failure.getByRole('button', { name: 'Try again' }).waitFor();
+    await screenshot(dashboard.page, 'sessions-error-1280');
+    await dashboard.page.goto(`${app.baseUrl}/dashboard/nowhere`);
+    await dashboard.page.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
+    await dashboard.context.close();
+  });
+
+  it('forgets the token once the API refuses it (revoked elsewhere): back to sign-in', async () => {
+    const other = await signInNewMerchant(app);
+    const dashboard = await openDashboard(browser, app);
+    await openSignedIn(dashboard.page, app.baseUrl, other.token);
+    await dashboard.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    expect((await app.request('/v1/auth/logout', { method: 'POST', headers: other.auth })).status).toBe(204);
+    await dashboard.page.getByRole('link', { name: 'Profile' }).click();
+    await dashboard.page.getByRole('button', { name: 'Sign in with wallet' }).waitFor();
+    await dashboard.context.close();
+  });
+});

@@ -1,0 +1,176 @@
+import type { Browser } from 'playwright-core';
+import type { Address } from 'viem';
+import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
+import { launchChromium } from '../checkout/chromium';
+import { payDeposit, startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
+import { startWebhookReceiver, type WebhookReceiver } from '../webhooks/receiver';
+import { DESKTOP, openDashboard, openSignedIn, PHONE, screenshot, type DashboardPage } from './browser';
+
+/**
+ * The dashboard's main flows in chromium on a settlement world of its own (local chains, the worker,
+ * Temporal, Postgres): add a webhook endpoint and rotate its secret; create a payment link, pay it on
+ * the local chain from the test and watch the session page reach completed with its webhook delivered
+ * without a reload; resend that delivery; create an API key (shown once) and revoke it.
+ */
+const ETHEREUM_SEPOLIA = 11155111;
+const CONFIRMATIONS = 3;
+
+describe('dashboard main flows in chromium', () => {
+  let stack: SettlementStack;
+  let browser: Browser;
+  let receiver: WebhookReceiver;
+  let dashboard: DashboardPage;
+
+  beforeAll(async () => {
+    [stack, browser, receiver] = await Promise.all([
+      startSettlementStack({
+        webhooks: {
+          secrets: createWebhookSecretBox(developmentWebhookSecretKey()),
+          allowPrivateTargets: true,
+        },
+      }),
+      launchChromium(),
+      startWebhookReceiver(),
+    ]);
+    dashboard = await openDashboard(browser, stack.app, { viewport: DESKTOP });
+    dashboard.page.on('dialog', (dialog) => void dialog.accept());
+    await openSignedIn(dashboard.page, stack.app.baseUrl, stack.merchant.token, '/webhooks');
+    // Private chains with every contract deployed: seconds on a quiet machine, minutes on a loaded one.
+  }, 300_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+    await stack?.stop();
+  });
+
+  afterEach(() => {
+    expect(dashboard.errors).toEqual([]);
+    expect(dashboard.foreignRequests).toEqual([]);
+  });
+
+  it('adds a webhook endpoint (secret shown once) and rotates its secret with an overlap', async () => {
+    const { page } = dashboard;
+    await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
+    await page.getByLabel('URL').fill('not a url');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    // The API's 400 beside the URL field, nothing saved.
+    await page.locator('.field.invalid .field-error').filter({ hasText: /url/i }).waitFor();
+    expect(
+      (await stack.app.request('/v1/merchants/me/webhooks', { headers: stack.merchant.auth })).body.data,
+    ).toEqual([]);
+
+    await page.getByLabel('URL').fill(`${receiver.baseUrl}/hook`);
+    await page.getByLabel('Description (optional)').fill('Shop backend');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const secret = page.getByTestId('secret');
+    await secret.waitFor();
+    expect(await secret.textContent()).toMatch(/^whsec_/);
+    const first = await secret.textContent();
+
+    await page.getByLabel('Keep the old secret signing for (hours)').fill('2');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByText('The old secret keeps signing until').waitFor();
+    await page.waitForFunction(
+      (old) => document.querySelector('[data-testid="secret"]')?.textContent !== old,
+      first,
+    );
+    expect(await secret.textContent()).toMatch(/^whsec_/);
+    await screenshot(page, 'webhooks-rotated-1280');
+  });
+
+  it('creates a payment link, and the session page follows the on-chain payment to completed without a reload', async () => {
+    const { page } = dashboard;
+    await page.getByRole('link', { name: 'New payment link' }).click();
+    await page.getByLabel('Amount (USD)').fill('12.5O');
+    await page.getByRole('button', { name: 'Create payment link' }).click();
+    await page
+      .locator('.field.invalid .field-error')
+      .filter({ hasText: /amount/i })
+      .waitFor();
+
+    await page.getByLabel('Amount (USD)').fill('12.50');
+    await page.getByLabel('Shown as (merchant name)').fill('Dashboard shop');
+    await page.getByLabel('Test mode (Sepolia testnets)').check();
+    await page.getByRole('button', { name: 'Create payment link' }).click();
+    const link = page.getByTestId('payment-url');
+    await link.waitFor();
+    const paymentUrl = (await link.textContent())!;
+    const sessionId = /\/pay\/([0-9a-f-]{36})$/.exec(paymentUrl)![1]!;
+    await page.getByRole('img', { name: `QR code of ${paymentUrl}` }).waitFor();
+    await screenshot(page, 'payment-link-created-1280');
+
+    await page.getByRole('link', { name: 'Follow this session' }).click();
+    await page.getByTestId('session-status').getByText('awaiting payment').waitFor();
+    let navigations = 0;
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) navigations += 1;
+    });
+
+    const session = (await stack.app.request(`/v1/sessions/${sessionId}`)).body as {
+      paymentOptions: {
+        chainId: number;
+        symbol: string;
+        tokenAddress: Address;
+        depositAddress: Address;
+        amount: string;
+      }[];
+    };
+    const option = session.paymentOptions.find(
+      (entry) => entry.chainId === ETHEREUM_SEPOLIA && entry.symbol === 'USDC',
+    )!;
+    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+      token: option.tokenAddress,
+      to: option.depositAddress,
+      amount: BigInt(option.amount),
+    });
+    await stack.chain(ETHEREUM_SEPOLIA).mine({ blocks: CONFIRMATIONS + 1 });
+
+    await page.getByTestId('session-status').getByText('completed').waitFor({ timeout: 120_000 });
+    await page
+      .getByTestId('timeline')
+      .locator('li.done')
+      .filter({ hasText: 'Webhook session.confirming delivered' })
+      .waitFor({ timeout: 60_000 });
+    expect(navigations).toBe(0);
+    expect(receiver.received.length).toBeGreaterThanOrEqual(1);
+    await screenshot(page, 'session-completed-1280');
+  }, 240_000);
+
+  it('shows the delivery with its attempts and resends it', async () => {
+    const { page } = dashboard;
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    const delivery = page.getByTestId('delivery').first();
+    await delivery.getByText('succeeded', { exact: true }).waitFor();
+    await delivery.locator('summary').click();
+    await delivery.getByText(/succeeded \(HTTP 200\)/).waitFor();
+    const before = receiver.received.length;
+    await delivery.getByRole('button', { name: /^Resend event/ }).click();
+    await page.getByText(/queued again as a new delivery/).waitFor();
+    await receiver.waitFor(before + 1, 60_000);
+    await screenshot(page, 'webhooks-deliveries-1280');
+  }, 120_000);
+
+  it('creates an API key shown once and revokes it', async () => {
+    const { page } = dashboard;
+    await page.setViewportSize(PHONE);
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel('Label').fill('shop backend');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const raw = (await page.getByTestId('secret').textContent())!;
+    expect(raw).toMatch(/^sk_/);
+    const withKey = { authorization: `Bearer ${raw}` };
+    expect((await stack.app.request('/v1/webhooks', { headers: withKey })).status).toBe(200);
+    await screenshot(page, 'api-key-created-375');
+
+    // Shown once: a reload lists the key by its prefix only.
+    await page.reload();
+    await page.getByRole('button', { name: 'Revoke shop backend' }).waitFor();
+    expect(await page.content()).not.toContain(raw);
+    await page.getByRole('button', { name: 'Revoke shop backend' }).click();
+    await page.getByText('revoked').waitFor();
+    expect((await stack.app.request('/v1/webhooks', { headers: withKey })).status).toBe(401);
+    await page.setViewportSize(DESKTOP);
+  });
+});
