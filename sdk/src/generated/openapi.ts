@@ -6505,16 +6505,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Every permitted token's staked vault has a withdrawal cooldown on */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description The chain could not be read */
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -7016,7 +7007,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Not a draft or failed deployment, or a token's staked vault has a withdrawal cooldown on */
+      /** @description Not a draft or failed deployment */
       409: {
         headers: {
           [name: string]: unknown;
