@@ -64,8 +64,20 @@ import { yieldDomainRoutes } from './routes/yield/domains';
 import { yieldSiteRoutes } from './routes/yield/site';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { assertTreasuryConfigured } from '../billing/platformTreasury';
-import { checkReadiness, postgresCheck, signerCheck, temporalCheck } from '../health/readiness';
+import {
+  checkReadiness,
+  postgresCheck,
+  signerCheck,
+  temporalCheck,
+  type Readiness,
+} from '../health/readiness';
 import type { Tracing } from '../tracing/tracing';
+
+/** `/ready` of a replica that is stopping: the load balancer takes it out while it drains. */
+const STOPPING: Readiness = {
+  ready: false,
+  dependencies: [{ name: 'api', ok: false, ms: 0, problem: 'stopping' }],
+};
 
 /** What the HTTP app needs from the outside world; tests hand in real instances. */
 export interface AppDependencies {
@@ -95,6 +107,8 @@ export interface App {
   routes: AnyRoute[];
   /** sk_ key lookups (the LISTEN/NOTIFY-invalidated cache); tests read its stats. */
   apiKeys: ApiKeyLookups;
+  /** From now on `/ready` answers 503 (`stopping`): the graceful stop's first step (api/httpServer.ts). */
+  markNotReady(): void;
   /**
    * Waits for e-mails still being sent, then closes what the app opened lazily (the Temporal connection,
    * the SMTP transport); the database belongs to the caller.
@@ -165,6 +179,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     markWorkflowStarted: workflowStartMarks(deps.db),
     now,
   };
+  let stopping = false;
   const revision = resolveRevision(deps.config.REVISION);
   const metrics = createHttpMetrics();
 
@@ -177,6 +192,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
         production: deps.config.NODE_ENV === 'production',
       }),
       readiness: () => {
+        if (stopping) return Promise.resolve(STOPPING);
         const timeoutMs = deps.config.READY_CHECK_TIMEOUT_MS;
         return checkReadiness(
           [
@@ -239,6 +255,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     koa,
     routes,
     apiKeys,
+    markNotReady: () => {
+      stopping = true;
+    },
     close: async () => {
       await apiKeys.close();
       await sessionRevocations.close();

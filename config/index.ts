@@ -136,6 +136,13 @@ export const configSchema = z.object({
   /** Deadline of each dependency check of `GET /ready` (Postgres, Temporal, the signer). */
   READY_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
   /**
+   * Api only: after SIGTERM/SIGINT, how long a replica keeps serving while `/ready` answers 503, so the
+   * load balancer notices (HAProxy checks every second, two failures take it out) before it stops.
+   */
+  API_DRAIN_MS: z.coerce.number().int().min(0).max(120_000).default(5_000),
+  /** Api only: from SIGTERM/SIGINT, the most the drain and the requests in flight may take before exit. */
+  API_STOP_DEADLINE_MS: z.coerce.number().int().min(1_000).max(300_000).default(20_000),
+  /**
    * OTLP/HTTP collector base URL (traces go to `<url>/v1/traces`). Set, the api and the worker export
    * OpenTelemetry traces; unset (the default), no tracer, interceptor or instrumentation is installed.
    */
