@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 
 /** The api's HTTP server (api/main.ts and the test harness both serve the Koa app through it). */
@@ -16,16 +16,26 @@ export interface ApiServer {
  */
 export function createApiServer(handler: RequestListener): ApiServer {
   let closeAfterResponse = false;
+  // Answers not yet started, so those in flight when the stop begins also close their connections.
+  const unanswered = new Set<ServerResponse>();
   const onRequest: RequestListener = (request, response) => {
     if (closeAfterResponse) response.shouldKeepAlive = false;
+    else {
+      unanswered.add(response);
+      response.once('close', () => unanswered.delete(response));
+    }
     handler(request, response);
   };
-  const server = createServer(onRequest);
+  // Idle keep-alive connections are closed by the balancer in front (HAProxy's http-keep-alive timeout
+  // is shorter), never by us while it may be sending a request on them.
+  const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }, onRequest);
   server.on('checkExpectation', onRequest);
   return {
     server,
     closeConnectionsAfterResponses() {
       closeAfterResponse = true;
+      for (const response of unanswered) if (!response.headersSent) response.shouldKeepAlive = false;
+      unanswered.clear();
     },
   };
 }

@@ -143,6 +143,11 @@ export const configSchema = z.object({
   /** Api only: from SIGTERM/SIGINT, the most the drain and the requests in flight may take before exit. */
   API_STOP_DEADLINE_MS: z.coerce.number().int().min(1_000).max(300_000).default(20_000),
   /**
+   * Worker only: from SIGTERM/SIGINT, the most its stop may take. Polling stops at once; activities in
+   * flight get 10 s to finish (then are cancelled and retried elsewhere), workflow tasks finish.
+   */
+  WORKER_STOP_DEADLINE_MS: z.coerce.number().int().min(1_000).max(300_000).default(20_000),
+  /**
    * OTLP/HTTP collector base URL (traces go to `<url>/v1/traces`). Set, the api and the worker export
    * OpenTelemetry traces; unset (the default), no tracer, interceptor or instrumentation is installed.
    */
