@@ -30,7 +30,8 @@ import { requirePaymasterClient } from './auth/paymasterClient';
 import { createMerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from '../logging/logger';
 import { createHttpMetrics } from './metrics';
-import { limitUnauthenticatedRoutes, TokenBuckets } from './rateLimits';
+import { limitUnauthenticatedRoutes } from './rateLimits';
+import { createRequestRates } from './requestRateLeases';
 import { errorBody } from './middleware/errorBody';
 import { jsonBody } from './middleware/jsonBody';
 import { requestContext } from './middleware/requestContext';
@@ -180,6 +181,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     now,
   };
   let stopping = false;
+  const requestRates = createRequestRates({ config: deps.config, db: deps.db, logger: deps.logger });
   const revision = resolveRevision(deps.config.REVISION);
   const metrics = createHttpMetrics();
 
@@ -235,7 +237,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     client: requirePaymasterClient(context.db, context.logger, {
       queryClientIdPathPrefix: '/v1/paymaster/bundler/',
       jsonRpcPath: '/v1/paymaster/rpc',
-      requestRate: new TokenBuckets(deps.config.PAYMASTER_RPC_PER_CLIENT_PER_MINUTE),
+      requestRate: requestRates.paymasterClient,
     }),
     ...deps.authenticators,
   });
@@ -246,7 +248,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   if (deps.tracing) koa.use(deps.tracing.requestSpans());
   koa.use(requestContext(deps.logger, metrics));
   koa.use(errorBody());
-  koa.use(limitUnauthenticatedRoutes(deps.config));
+  koa.use(limitUnauthenticatedRoutes(requestRates));
   koa.use(serveOnlyYieldSitesOnCustomDomains({ db: context.db, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
   koa.use(staticRoutes);

@@ -157,11 +157,11 @@ export const configSchema = z.object({
    * is the address the outermost of them saw. 0: the header is ignored and the peer address is the IP.
    */
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
-  /** Per client IP and api process: login-payload, verify and the e-mail login routes together. */
+  /** Per client IP, for the whole service (every api replica together): login-payload, verify and the e-mail login routes. */
   RATE_LIMIT_LOGIN_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
-  /** Per client IP and api process: public session read and status and the checkout page together. */
+  /** Per client IP, for the whole service: public session read and status, the checkout page and the yield sites together. */
   RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
-  /** Per paymaster client id and api process: paymaster RPC and bundler proxy requests together. */
+  /** Per paymaster client id, for the whole service: paymaster RPC and bundler proxy requests together. */
   PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: z.coerce.number().int().min(1).max(10_000_000).default(1200),
   /** Manual webhook re-dispatches (retry-webhook) of one session per UTC hour. */
   WEBHOOK_RETRIES_PER_SESSION_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(10),

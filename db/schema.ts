@@ -593,7 +593,19 @@ export interface YieldDomainsTable {
   created_at: CreatedAt;
 }
 
+/** Requests granted per limited key and minute to the api replicas, in leases (api/requestRateLeases.ts). */
+export interface RequestRateWindowsTable {
+  /** `<group>:<figure per minute>:<key>`, e.g. `login:30:203.0.113.7`. */
+  limit_key: string;
+  /** Minutes since the Unix epoch. */
+  window_minute: ColumnType<string, number | string, never>;
+  granted: number;
+  /** The size of the lease the latest grant gave (what the upsert returns). */
+  last_lease: number;
+}
+
 export interface Database {
+  request_rate_windows: RequestRateWindowsTable;
   webhook_redispatch_counters: WebhookRedispatchCountersTable;
   webhook_endpoint_operation_counters: WebhookEndpointOperationCountersTable;
   merchants: MerchantsTable;

@@ -38,14 +38,32 @@ export function haproxyConfig({
 }: {
   /** `host:port` the balancer listens on. */
   bind: string;
-  replicas: readonly ApiReplicaAddress[];
+  /**
+   * The replicas by address (`npm start`, tests), or one DNS name whose addresses are the replicas
+   * (docker-compose's `api` service, however many `--scale api=n` runs; up to `slots`).
+   */
+  replicas: readonly ApiReplicaAddress[] | { dnsName: string; port: number; slots: number };
 }): string {
+  const byDns = !Array.isArray(replicas);
   const servers = (suffix: string) =>
-    replicas.map((replica) => `  server ${replica.name}${suffix} ${replica.host}:${replica.port} check`);
+    'dnsName' in replicas
+      ? [
+          `  server-template api${suffix}- ${replicas.slots} ${replicas.dnsName}:${replicas.port} check resolvers docker init-addr none`,
+        ]
+      : replicas.map((replica) => `  server ${replica.name}${suffix} ${replica.host}:${replica.port} check`);
   return `${[
     'global',
     '  maxconn 4096',
     '',
+    ...(byDns
+      ? [
+          // Docker's embedded DNS: a scaled or restarted replica's address is seen within a second.
+          'resolvers docker',
+          '  nameserver dns 127.0.0.11:53',
+          '  hold valid 1s',
+          '',
+        ]
+      : []),
     'defaults',
     '  mode http',
     '  timeout connect 2s',
