@@ -38,10 +38,13 @@ export async function untilReady(url: string, process: ProjectProcess, withinMs 
  * routes to them.
  */
 export async function startApiReplicas(count: number, env: Record<string, string>): Promise<ApiReplicas> {
+  const balancerPort = await findFreePort();
+  // One public address for every replica (login payloads name it; a payload from one replica verifies on another).
+  const shared = { PUBLIC_BASE_URL: `http://127.0.0.1:${balancerPort}`, ...env };
   const replicas: ApiReplica[] = [];
   for (let index = 1; index <= count; index++) {
     const port = await findFreePort();
-    const process = new ProjectProcess('api/main.ts', { ...env, PORT: String(port) });
+    const process = new ProjectProcess('api/main.ts', { ...shared, PORT: String(port) });
     const url = `http://127.0.0.1:${port}`;
     replicas.push({
       name: `api-${index}`,
@@ -57,7 +60,7 @@ export async function startApiReplicas(count: number, env: Record<string, string
   for (const replica of replicas) replica.process.start();
   await Promise.all(replicas.map((replica) => untilReady(replica.url, replica.process)));
   const balancer = await startHaproxy({
-    port: await findFreePort(),
+    port: balancerPort,
     replicas: replicas.map(({ name, port }) => ({ name, host: '127.0.0.1', port })),
     configFile: join(await mkdtemp(join(tmpdir(), 'stablepay-haproxy-')), 'haproxy.cfg'),
   });
