@@ -155,7 +155,8 @@ export async function startHaproxy({
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGUSR1');
-      await Promise.race([supervised.exited, delay(10_000)]);
+      // No timer left behind once it has exited (a test process would wait for it).
+      await Promise.race([supervised.exited, delay(10_000, undefined, { ref: false })]);
       await supervised.stop();
     },
   };
