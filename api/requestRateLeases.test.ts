@@ -1,30 +1,27 @@
 import { Writable } from 'node:stream';
-import { setTimeout as delay } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { createDb, type Db } from '../db/client';
 import { findFreePort } from '../dev/services/freePort';
 import { createLogger } from '../logging/logger';
 import { testStack } from '../test/harness/stack';
-import { createRequestRates, LEASES_PER_WINDOW } from './requestRateLeases';
+import { createRequestRates, LEASES_PER_FIGURE } from './requestRateLeases';
 
 /**
  * The shared count behind the service-wide limits, on the run's Postgres: replicas (here three sets of
  * limits in one process, as three api processes would hold) never let through more than the figure per
- * key and minute, and at most (replicas - 1) × lease fewer; without Postgres each counts on its own.
+ * key (a burst of the figure, then the figure a minute), and at most (replicas - 1) × lease fewer; without
+ * Postgres each counts on its own.
  */
 const FIGURE = 40;
-const LEASE = Math.ceil(FIGURE / LEASES_PER_WINDOW);
+const LEASE = Math.ceil(FIGURE / LEASES_PER_FIGURE);
 const figures = {
   RATE_LIMIT_LOGIN_PER_MINUTE: FIGURE,
   RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: FIGURE,
   PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: FIGURE,
 };
 const silent = createLogger({ level: 'silent' });
-/** Waits, when needed, so that the next seconds fall inside one minute (the limits' window). */
-async function insideOneMinute(): Promise<void> {
-  const intoMinuteMs = Date.now() % 60_000;
-  if (intoMinuteMs > 45_000) await delay(60_000 - intoMinuteMs + 200);
-}
+/** Tokens the shared bucket refills while a test runs (the figure a minute): the most it may add. */
+const refilledSince = (startedAt: number) => Math.ceil(((Date.now() - startedAt) * FIGURE) / 60_000);
 
 let db: Db;
 beforeAll(() => {
@@ -34,35 +31,31 @@ afterAll(() => db?.destroy());
 
 jest.setTimeout(90_000);
 
-it('three replicas taking at once let through the figure, within (replicas - 1) × lease, and the shared count holds exactly the figure', async () => {
-  await insideOneMinute();
+it('three replicas taking at once let through the figure, within (replicas - 1) × lease', async () => {
   const replicas = [1, 2, 3].map(() => createRequestRates({ config: figures, db, logger: silent }));
   const clientId = randomUUID();
+  const startedAt = Date.now();
   const answers = await Promise.all(
     Array.from({ length: 120 }, (_, index) => replicas[index % 3]!.paymasterClient.take(clientId)),
   );
   const allowed = answers.filter((answer) => answer === undefined).length;
-  expect(allowed).toBeLessThanOrEqual(FIGURE);
+  expect(allowed).toBeLessThanOrEqual(FIGURE + refilledSince(startedAt));
   expect(allowed).toBeGreaterThanOrEqual(FIGURE - 2 * LEASE);
-  // Refused until the next minute.
+  // Refused until a token is back: 60 s / 40 a minute = 1.5 s.
   for (const retryAfterSec of answers.filter((answer) => answer !== undefined)) {
     expect(retryAfterSec).toBeGreaterThanOrEqual(1);
-    expect(retryAfterSec).toBeLessThanOrEqual(60);
+    expect(retryAfterSec).toBeLessThanOrEqual(2);
   }
-  const row = await db
-    .selectFrom('request_rate_windows')
-    .select('granted')
-    .where('limit_key', '=', `paymasterClient:${FIGURE}:${clientId}`)
-    .executeTakeFirstOrThrow();
-  expect(row.granted).toBe(FIGURE);
 });
 
-it('one replica lets through exactly the figure', async () => {
-  await insideOneMinute();
+it('one replica lets through exactly the figure at once', async () => {
   const { login } = createRequestRates({ config: figures, db, logger: silent });
   const ip = `198.51.100.${Math.floor(Math.random() * 250)}-${randomUUID()}`;
+  const startedAt = Date.now();
   const answers = await Promise.all(Array.from({ length: 60 }, () => login.take(ip)));
-  expect(answers.filter((answer) => answer === undefined)).toHaveLength(FIGURE);
+  const allowed = answers.filter((answer) => answer === undefined).length;
+  expect(allowed).toBeGreaterThanOrEqual(FIGURE);
+  expect(allowed).toBeLessThanOrEqual(FIGURE + refilledSince(startedAt));
 });
 
 it('without Postgres a replica counts on its own (the figure) and warns once', async () => {

@@ -1,20 +1,23 @@
 import type { Config } from '../config';
 import type { Db } from '../db/client';
-import { deleteRequestRateWindowsBefore, leaseRequests } from '../db/requestRateWindows';
+import { deleteFullRequestRateBuckets, leaseTokens } from '../db/requestRateBuckets';
 import type { Logger } from '../logging/logger';
 import { TokenBuckets, type RequestRate } from './rateLimits';
 
-/** One lease: how many of the minute's requests a replica takes from the shared count at once. */
-export const LEASES_PER_WINDOW = 20;
-const WINDOW_MS = 60_000;
+/** One lease: how many of the figure's tokens a replica takes from the shared bucket at once. */
+export const LEASES_PER_FIGURE = 20;
+/** Leased tokens not spent within this are dropped (a replica never sits on an old lease). */
+const LEASE_TTL_MS = 10_000;
+const SHARED_COUNT_RETRY_MS = 5_000;
+const WARNING_INTERVAL_MS = 60_000;
 
-/** What a replica knows of one key in the current minute. */
-interface LocalWindow {
-  windowMinute: number;
-  /** Requests leased to this replica and not yet spent. */
+/** What a replica holds of one key. */
+interface LocalLease {
+  /** Tokens leased to this replica and not yet spent, until `expiresAt`. */
   tokens: number;
-  /** The shared count said no more this minute. */
-  exhausted: boolean;
+  expiresAt: number;
+  /** The shared bucket was empty: refuse locally until then (no database write per refused request). */
+  refusedUntil: number;
   pending?: Promise<void>;
 }
 
@@ -22,10 +25,14 @@ export interface LeasedRequestRateOptions {
   /** The limit's name, the first part of the shared key (`login`, `publicSession`, `paymasterClient`). */
   group: string;
   perMinute: number;
-  /** Takes up to `lease` of the minute's requests from the shared count; resolves with how many it got. */
-  lease(request: { limitKey: string; windowMinute: number; limit: number; lease: number }): Promise<number>;
-  /** Forgets the shared counts of the minutes before the one given. */
-  forgetBefore(windowMinute: number): Promise<void>;
+  /** Takes up to `lease` tokens from the shared bucket; resolves with how many and, when none, the wait. */
+  lease(request: {
+    limitKey: string;
+    perMinute: number;
+    lease: number;
+  }): Promise<{ granted: number; retryAfterSec?: number }>;
+  /** Forgets the shared buckets that are full again. */
+  forgetFull(): Promise<void>;
   logger: Logger;
   now?: () => number;
   /** Keys remembered; the least recently used goes first (a flood of new keys cannot exhaust memory). */
@@ -33,83 +40,88 @@ export interface LeasedRequestRateOptions {
 }
 
 /**
- * A service-wide request rate (docs/decisions.md, "Service-wide rate limits"): every api replica takes
- * the requests of a key's current minute from one shared count in Postgres, a lease of
- * ceil(figure / LEASES_PER_WINDOW) at a time, and spends them locally; only a spent lease costs a
- * database write, never each request. The shared count never grants more than the figure per key and
- * minute, so the service lets through at most the figure, and at least the figure minus what the other
- * replicas hold unspent: (replicas - 1) × lease. When Postgres does not answer, each replica falls back to
- * counting on its own (the figure per replica) rather than refusing everyone.
+ * A service-wide request rate (docs/decisions.md, "Service-wide rate limits"): one token bucket per key
+ * in Postgres (capacity the figure, refilled at the figure a minute), shared by every api replica, which
+ * takes ceil(figure / LEASES_PER_FIGURE) tokens at a time and spends them locally; only a lease costs a
+ * database write, never each request. Every request let through spent a token the shared bucket granted,
+ * so the service never lets through more than one bucket would; it may let through fewer, by what the
+ * other replicas hold unspent while one is refused: at most (replicas - 1) × lease. When Postgres does not
+ * answer, each replica counts on its own (the figure per replica) rather than refusing everyone.
  */
 export class LeasedRequestRate implements RequestRate {
-  private readonly windows = new Map<string, LocalWindow>();
+  private readonly leases = new Map<string, LocalLease>();
   private readonly leaseSize: number;
   private readonly fallback: TokenBuckets;
   private readonly now: () => number;
   private readonly maxKeys: number;
-  private forgottenBefore = 0;
-  private lastWarningAt = 0;
+  private lastForgetAt = 0;
+  private lastWarningAt = -Infinity;
+  /** After a failed lease, the shared bucket is not asked again for a few seconds (no wait per request). */
+  private sharedCountDownUntil = 0;
 
   constructor(private readonly options: LeasedRequestRateOptions) {
     this.now = options.now ?? Date.now;
     this.maxKeys = options.maxKeys ?? 100_000;
-    this.leaseSize = Math.max(1, Math.ceil(options.perMinute / LEASES_PER_WINDOW));
+    this.leaseSize = Math.max(1, Math.ceil(options.perMinute / LEASES_PER_FIGURE));
     this.fallback = new TokenBuckets(options.perMinute, this.now, this.maxKeys);
   }
 
   async take(key: string): Promise<number | undefined> {
     const now = this.now();
-    const windowMinute = Math.floor(now / WINDOW_MS);
-    this.forgetOldWindows(windowMinute);
-    const window = this.localWindow(key, windowMinute);
+    this.forgetFullBuckets(now);
+    const lease = this.localLease(key, now);
     for (;;) {
-      if (window.tokens > 0) {
-        window.tokens -= 1;
+      if (lease.tokens > 0) {
+        lease.tokens -= 1;
         return undefined;
       }
-      if (window.exhausted) return Math.max(1, Math.ceil(((windowMinute + 1) * WINDOW_MS - now) / 1000));
-      window.pending ??= this.refill(key, window).finally(() => (window.pending = undefined));
+      const current = this.now();
+      if (current < lease.refusedUntil) return Math.max(1, Math.ceil((lease.refusedUntil - current) / 1000));
+      if (current < this.sharedCountDownUntil) return this.fallback.take(key);
+      lease.pending ??= this.refill(key, lease).finally(() => (lease.pending = undefined));
       try {
-        await window.pending;
+        await lease.pending;
       } catch (error) {
+        this.sharedCountDownUntil = this.now() + SHARED_COUNT_RETRY_MS;
         this.warnOnce(error);
         return this.fallback.take(key);
       }
     }
   }
 
-  private localWindow(key: string, windowMinute: number): LocalWindow {
-    let window = this.windows.get(key);
-    this.windows.delete(key);
-    if (!window || window.windowMinute !== windowMinute)
-      window = { windowMinute, tokens: 0, exhausted: false };
-    this.windows.set(key, window);
-    if (this.windows.size > this.maxKeys) this.windows.delete(this.windows.keys().next().value!);
-    return window;
+  private localLease(key: string, now: number): LocalLease {
+    const lease = this.leases.get(key) ?? { tokens: 0, expiresAt: 0, refusedUntil: 0 };
+    this.leases.delete(key);
+    if (now >= lease.expiresAt) lease.tokens = 0;
+    this.leases.set(key, lease);
+    if (this.leases.size > this.maxKeys) this.leases.delete(this.leases.keys().next().value!);
+    return lease;
   }
 
-  private async refill(key: string, window: LocalWindow): Promise<void> {
-    const granted = await this.options.lease({
-      // The figure is part of the key: replicas configured alike share a count, a changed figure starts afresh.
+  private async refill(key: string, lease: LocalLease): Promise<void> {
+    const { granted, retryAfterSec } = await this.options.lease({
+      // The figure is part of the key: replicas configured alike share a bucket, a changed figure starts afresh.
       limitKey: `${this.options.group}:${this.options.perMinute}:${key}`,
-      windowMinute: window.windowMinute,
-      limit: this.options.perMinute,
+      perMinute: this.options.perMinute,
       lease: this.leaseSize,
     });
-    window.tokens += granted;
-    if (granted === 0) window.exhausted = true;
+    const now = this.now();
+    if (granted > 0) {
+      lease.tokens += granted;
+      lease.expiresAt = now + LEASE_TTL_MS;
+    } else lease.refusedUntil = now + (retryAfterSec ?? 1) * 1000;
   }
 
-  /** Once a minute, the shared counts of finished minutes go (whichever replica gets there first). */
-  private forgetOldWindows(windowMinute: number): void {
-    if (windowMinute - 1 <= this.forgottenBefore) return;
-    this.forgottenBefore = windowMinute - 1;
-    this.options.forgetBefore(windowMinute - 1).catch((error: unknown) => this.warnOnce(error));
+  /** Once a minute, the buckets that are full again go (whichever replica gets there first). */
+  private forgetFullBuckets(now: number): void {
+    if (now - this.lastForgetAt < 60_000) return;
+    this.lastForgetAt = now;
+    this.options.forgetFull().catch((error: unknown) => this.warnOnce(error));
   }
 
   private warnOnce(error: unknown): void {
     const now = this.now();
-    if (now - this.lastWarningAt < WINDOW_MS) return;
+    if (now - this.lastWarningAt < WARNING_INTERVAL_MS) return;
     this.lastWarningAt = now;
     this.options.logger.warn(
       { group: this.options.group, errorName: (error as Error)?.name, message: (error as Error)?.message },
@@ -139,8 +151,8 @@ export function createRequestRates({
     new LeasedRequestRate({
       group,
       perMinute,
-      lease: (request) => leaseRequests(db, request),
-      forgetBefore: (windowMinute) => deleteRequestRateWindowsBefore(db, windowMinute),
+      lease: (request) => leaseTokens(db, request),
+      forgetFull: () => deleteFullRequestRateBuckets(db),
       logger,
       now,
     });

@@ -31,7 +31,7 @@ import * as paymasterUsageCallerText from './2026_11_26_811_paymaster_usage_call
 import * as failingEndpoints from './2026_11_26_820_failing_endpoints';
 import * as completedSessionsAreFinal from './2026_11_26_861_completed_sessions_are_final';
 import * as yieldDeployLimits from './2026_11_26_862_yield_deploy_limits';
-import * as requestRateWindows from './2026_11_26_950_request_rate_windows';
+import * as requestRateBuckets from './2026_11_26_950_request_rate_buckets';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -67,5 +67,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_820_failing_endpoints': failingEndpoints,
   '2026_11_26_861_completed_sessions_are_final': completedSessionsAreFinal,
   '2026_11_26_862_yield_deploy_limits': yieldDeployLimits,
-  '2026_11_26_950_request_rate_windows': requestRateWindows,
+  '2026_11_26_950_request_rate_buckets': requestRateBuckets,
 };
