@@ -30,7 +30,8 @@ import { requirePaymasterClient } from './auth/paymasterClient';
 import { createMerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from '../logging/logger';
 import { createHttpMetrics } from './metrics';
-import { limitUnauthenticatedRoutes, TokenBuckets } from './rateLimits';
+import { limitUnauthenticatedRoutes } from './rateLimits';
+import { createRequestRates } from './requestRateLeases';
 import { errorBody } from './middleware/errorBody';
 import { jsonBody } from './middleware/jsonBody';
 import { requestContext } from './middleware/requestContext';
@@ -66,8 +67,20 @@ import { yieldDomainRoutes } from './routes/yield/domains';
 import { yieldSiteRoutes } from './routes/yield/site';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { assertTreasuryConfigured } from '../billing/platformTreasury';
-import { checkReadiness, postgresCheck, signerCheck, temporalCheck } from '../health/readiness';
+import {
+  checkReadiness,
+  postgresCheck,
+  signerCheck,
+  temporalCheck,
+  type Readiness,
+} from '../health/readiness';
 import type { Tracing } from '../tracing/tracing';
+
+/** `/ready` of a replica that is stopping: the load balancer takes it out while it drains. */
+const STOPPING: Readiness = {
+  ready: false,
+  dependencies: [{ name: 'api', ok: false, ms: 0, problem: 'stopping' }],
+};
 
 /** What the HTTP app needs from the outside world; tests hand in real instances. */
 export interface AppDependencies {
@@ -97,6 +110,8 @@ export interface App {
   routes: AnyRoute[];
   /** sk_ key lookups (the LISTEN/NOTIFY-invalidated cache); tests read its stats. */
   apiKeys: ApiKeyLookups;
+  /** From now on `/ready` answers 503 (`stopping`): the graceful stop's first step (api/httpServer.ts). */
+  markNotReady(): void;
   /**
    * Waits for e-mails still being sent, then closes what the app opened lazily (the Temporal connection,
    * the SMTP transport); the database belongs to the caller.
@@ -114,10 +129,12 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   });
   const context = await appContextOf(deps, temporal.client);
   const { apiKeys, sessionRevocations } = context;
+  const lifecycle = { stopping: false };
+  const requestRates = createRequestRates({ config: deps.config, db: deps.db, logger: deps.logger });
   const revision = resolveRevision(deps.config.REVISION);
   const metrics = createHttpMetrics();
 
-  const routes = routeTable(deps, context, revision, metrics.registry);
+  const routes = routeTable(deps, context, revision, metrics.registry, lifecycle);
   routes.push(...openApiRoutes({ routes, config: deps.config, revision }));
 
   const { router, staticRoutes } = mountRoutes(routes, {
@@ -126,7 +143,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     client: requirePaymasterClient(context.db, context.logger, {
       queryClientIdPathPrefix: '/v1/paymaster/bundler/',
       jsonRpcPath: '/v1/paymaster/rpc',
-      requestRate: new TokenBuckets(deps.config.PAYMASTER_RPC_PER_CLIENT_PER_MINUTE),
+      requestRate: requestRates.paymasterClient,
     }),
     ...deps.authenticators,
   });
@@ -147,7 +164,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   if (deps.tracing) koa.use(deps.tracing.requestSpans());
   koa.use(requestContext(deps.logger, metrics));
   koa.use(errorBody());
-  koa.use(limitUnauthenticatedRoutes(deps.config));
+  koa.use(limitUnauthenticatedRoutes(requestRates));
   koa.use(serveOnlyYieldSitesOnCustomDomains({ db: context.db, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
   koa.use(dashboardPages());
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
@@ -157,6 +174,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     koa,
     routes,
     apiKeys,
+    markNotReady: () => {
+      lifecycle.stopping = true;
+    },
     close: async () => {
       await apiKeys.close();
       await sessionRevocations.close();
@@ -239,6 +259,7 @@ function routeTable(
   context: AppContext,
   revision: ReturnType<typeof resolveRevision>,
   registry: ReturnType<typeof createHttpMetrics>['registry'],
+  lifecycle: { stopping: boolean },
 ): AnyRoute[] {
   return [
     ...healthRoutes({
@@ -249,6 +270,7 @@ function routeTable(
         production: deps.config.NODE_ENV === 'production',
       }),
       readiness: () => {
+        if (lifecycle.stopping) return Promise.resolve(STOPPING);
         const timeoutMs = deps.config.READY_CHECK_TIMEOUT_MS;
         return checkReadiness(
           [

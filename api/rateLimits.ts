@@ -1,11 +1,14 @@
 import type { Middleware } from 'koa';
-import type { Config } from '../config';
 import { HttpError } from './httpErrors';
 
+/** A request-rate limit: undefined when the request may go on, else the seconds until one may. */
+export interface RequestRate {
+  take(key: string): Promise<number | undefined>;
+}
+
 /**
- * Request-rate limits, in process: one token bucket per key (a client IP, a paymaster client id), so a
- * hot path (the checkout page polls its status) costs no database write. Each api replica counts on its
- * own, so the service-wide allowance is the configured rate times the replicas (docs/decisions.md).
+ * A token bucket per key, in process: what a replica counts with on its own while the shared count of
+ * the service-wide limits (api/requestRateLeases.ts) is out of reach.
  */
 export class TokenBuckets {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
@@ -73,16 +76,13 @@ const LIMITED_PREFIXES = ['/v1/auth/', '/v1/sessions/', '/pay/', '/sites/'];
 /**
  * Per client IP (`ctx.ip`: the peer, or with TRUST_PROXY the address the first trusted proxy saw):
  * login (RATE_LIMIT_LOGIN_PER_MINUTE) and the public reads: session read, status, checkout page and
- * the yield sites (RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE). Past it: 429 with Retry-After, before any work.
+ * the yield sites (RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE), each figure for the whole service whatever the
+ * replica count. Past it: 429 with Retry-After, before any work.
  */
-export function limitUnauthenticatedRoutes(
-  config: Pick<Config, 'RATE_LIMIT_LOGIN_PER_MINUTE' | 'RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE'>,
-  now: () => number = Date.now,
-): Middleware {
-  const buckets = {
-    login: new TokenBuckets(config.RATE_LIMIT_LOGIN_PER_MINUTE, now),
-    publicSession: new TokenBuckets(config.RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE, now),
-  };
+export function limitUnauthenticatedRoutes(rates: {
+  login: RequestRate;
+  publicSession: RequestRate;
+}): Middleware {
   return async (ctx, next) => {
     const path = ctx.path;
     // Every limited path starts with one of these: the rest (health, sk_ and JWT routes) skip the patterns.
@@ -92,7 +92,7 @@ export function limitUnauthenticatedRoutes(
       (limited) => limited.method === method && limited.path.test(path),
     );
     if (route) {
-      const retryAfterSec = buckets[route.group].take(ctx.ip);
+      const retryAfterSec = await rates[route.group].take(ctx.ip);
       if (retryAfterSec !== undefined) throw tooManyRequests('requests from this client', retryAfterSec);
     }
     return next();

@@ -162,6 +162,18 @@ export const configSchema = z.object({
   /** Deadline of each dependency check of `GET /ready` (Postgres, Temporal, the signer). */
   READY_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
   /**
+   * Api only: after SIGTERM/SIGINT, how long a replica keeps serving while `/ready` answers 503, so the
+   * load balancer notices (HAProxy checks every second, two failures take it out) before it stops.
+   */
+  API_DRAIN_MS: z.coerce.number().int().min(0).max(120_000).default(5_000),
+  /** Api only: from SIGTERM/SIGINT, the most the drain and the requests in flight may take before exit. */
+  API_STOP_DEADLINE_MS: z.coerce.number().int().min(1_000).max(300_000).default(20_000),
+  /**
+   * Worker only: from SIGTERM/SIGINT, the most its stop may take. Polling stops at once; activities in
+   * flight get 10 s to finish (then are cancelled and retried elsewhere), workflow tasks finish.
+   */
+  WORKER_STOP_DEADLINE_MS: z.coerce.number().int().min(1_000).max(300_000).default(20_000),
+  /**
    * OTLP/HTTP collector base URL (traces go to `<url>/v1/traces`). Set, the api and the worker export
    * OpenTelemetry traces; unset (the default), no tracer, interceptor or instrumentation is installed.
    */
@@ -171,11 +183,11 @@ export const configSchema = z.object({
    * is the address the outermost of them saw. 0: the header is ignored and the peer address is the IP.
    */
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
-  /** Per client IP and api process: login-payload, verify and the e-mail login routes together. */
+  /** Per client IP, for the whole service (every api replica together): login-payload, verify and the e-mail login routes. */
   RATE_LIMIT_LOGIN_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
-  /** Per client IP and api process: public session read and status and the checkout page together. */
+  /** Per client IP, for the whole service: public session read and status, the checkout page and the yield sites together. */
   RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
-  /** Per paymaster client id and api process: paymaster RPC and bundler proxy requests together. */
+  /** Per paymaster client id, for the whole service: paymaster RPC and bundler proxy requests together. */
   PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: z.coerce.number().int().min(1).max(10_000_000).default(1200),
   /** Manual webhook re-dispatches (retry-webhook) of one session per UTC hour. */
   WEBHOOK_RETRIES_PER_SESSION_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(10),

@@ -599,7 +599,18 @@ export interface YieldDomainsTable {
   created_at: CreatedAt;
 }
 
+/** One shared token bucket per limited key; api replicas take its tokens in leases (api/requestRateLeases.ts). */
+export interface RequestRateBucketsTable {
+  /** `<group>:<figure per minute>:<key>`, e.g. `login:30:203.0.113.7`. */
+  limit_key: string;
+  tokens: number;
+  refilled_at: Timestamp;
+  /** The size of the lease the latest grant gave (what the upsert returns). */
+  last_lease: number;
+}
+
 export interface Database {
+  request_rate_buckets: RequestRateBucketsTable;
   webhook_redispatch_counters: WebhookRedispatchCountersTable;
   webhook_endpoint_operation_counters: WebhookEndpointOperationCountersTable;
   merchants: MerchantsTable;

@@ -2,8 +2,8 @@
 /**
  * Installs whatever a fresh clone is missing, idempotently, before `npm start` and `npm test`:
  * Node.js 24 (when the machine's node is older), npm packages (when the lockfile changed), the
- * pinned Temporal binaries, the contract build and the dashboard's bundle; with `test` (`npm test`) also the chromium the
- * browser tests drive.
+ * pinned Temporal binaries, the contract build and the dashboard's bundle; with `test` (`npm test`) also the
+ * chromium the browser tests drive, and with `test` or API_REPLICAS above 1 the HAProxy in front of the api replicas.
  * Plain JavaScript on purpose: it runs before any dependency is installed, on whatever node the
  * machine has.
  */
@@ -102,36 +102,54 @@ function ensureNodeModules() {
 
 /** Where the browser tests find chromium: Debian's package unless CHROMIUM_PATH names another build. */
 const chromiumPath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+/** The load balancer in front of more than one api replica: Debian's package unless HAPROXY_PATH names another. */
+const haproxyPath = process.env.HAPROXY_PATH || '/usr/sbin/haproxy';
 
 /**
- * The browser tests need a chromium; install Debian's package when it is missing. Without root or
- * apt-get that is impossible, so stop here with one line saying what to do, before any test runs
- * (rather than five browser tests failing at the end of a long run).
+ * Installs Debian's `pkg` when `path` is missing (the browser tests' chromium, the api replicas'
+ * HAProxy). Without root or apt-get that is impossible, so stop here with one line saying what to do,
+ * before anything runs (rather than tests failing at the end of a long run).
  */
-function ensureChromium() {
-  if (existsSync(chromiumPath)) return;
+function ensureDebianPackage({ pkg, path, pathVariable, neededFor }) {
+  if (existsSync(path)) return;
   const stop = (why) => {
     process.stderr.write(
-      `bootstrap: the browser tests need chromium at ${chromiumPath} and ${why}: install it (Debian: \`apt-get install chromium\`) or set CHROMIUM_PATH to a chromium binary\n`,
+      `bootstrap: ${neededFor} need ${pkg} at ${path} and ${why}: install it (Debian: \`apt-get install ${pkg}\`) or set ${pathVariable} to a ${pkg} binary\n`,
     );
     process.exit(1);
   };
-  if (process.env.CHROMIUM_PATH) stop('CHROMIUM_PATH names no file');
+  if (process.env[pathVariable]) stop(`${pathVariable} names no file`);
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) stop('installing it needs root');
   if (spawnSync('sh', ['-c', 'command -v apt-get'], { stdio: 'ignore' }).status !== 0) {
     stop('this machine has no apt-get');
   }
-  process.stdout.write('bootstrap: installing chromium (apt-get)\n');
+  process.stdout.write(`bootstrap: installing ${pkg} (apt-get)\n`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const quiet = { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env };
   const installed =
     spawnSync('apt-get', ['update', '-qq'], quiet).status === 0 &&
-    spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], quiet).status === 0;
-  if (!installed || !existsSync(chromiumPath)) stop('`apt-get install chromium` failed');
+    spawnSync('apt-get', ['install', '-y', '-qq', pkg], quiet).status === 0;
+  if (!installed || !existsSync(path)) stop(`\`apt-get install ${pkg}\` failed`);
 }
 
 ensurePinnedNode();
-if (process.argv.includes('test')) ensureChromium();
+if (process.argv.includes('test')) {
+  ensureDebianPackage({
+    pkg: 'chromium',
+    path: chromiumPath,
+    pathVariable: 'CHROMIUM_PATH',
+    neededFor: 'the browser tests',
+  });
+}
+// The replica tests, and `npm start` with API_REPLICAS above 1, run HAProxy in front of the api processes.
+if (process.argv.includes('test') || Number(process.env.API_REPLICAS ?? 1) > 1) {
+  ensureDebianPackage({
+    pkg: 'haproxy',
+    path: haproxyPath,
+    pathVariable: 'HAPROXY_PATH',
+    neededFor: 'more than one api replica (and their tests)',
+  });
+}
 ensureNodeModules();
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
 run(tsx, ['dev/installTemporal.ts']);

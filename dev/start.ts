@@ -19,6 +19,8 @@ import { startDnsServer } from './services/dnsServer';
 import { startMailDev } from './services/mailDev';
 import { ensureDatabase, startEmbeddedPostgres } from './services/postgres';
 import { startTemporalDevServer } from './services/temporal';
+import { findFreePort } from './services/freePort';
+import { startHaproxy, type ApiReplicaAddress } from './services/haproxy';
 import { ensureDevMerchant } from './devMerchant';
 import { signInWithWallet } from './walletLogin';
 import { readStackFile } from './stackFile';
@@ -37,6 +39,8 @@ import type { StackDescription } from './stackDescription';
  * unhandled "terminating connection due to administrator command"). So the stack runs in a detached
  * supervisor (its own session, which the terminal's signals do not reach) and this foreground process
  * only asks it to stop and waits.
+ *
+ * API_REPLICAS=n runs n api processes behind HAProxy on PORT; WORKER_REPLICAS=m runs m workers.
  */
 const root = resolve(__dirname, '..');
 const devDir = join(root, '.dev');
@@ -45,22 +49,45 @@ const SUPERVISOR_ARGUMENT = '--supervise';
 const log = (message: string) => process.stdout.write(`[stack] ${message}\n`);
 
 type ServiceName =
-  'events' | 'api' | 'worker' | 'signer' | 'relayer' | 'chains' | 'maildev' | 'dns' | 'temporal' | 'postgres';
+  | 'events'
+  | 'api'
+  | 'worker'
+  | 'lb'
+  | 'signer'
+  | 'relayer'
+  | 'chains'
+  | 'maildev'
+  | 'dns'
+  | 'temporal'
+  | 'postgres';
+/** A service, or one replica of it (`api-2`, `worker-1`): replicas stop in their service's phase. */
+type ProcessName = ServiceName | `${'api' | 'worker'}-${number}`;
 
 /**
- * Who stops before whom, one phase at a time (a phase's services stop together): the api and the worker
- * first, each draining what it has in flight; then what they called (the signer, the relayer); then the
+ * Who stops before whom, one phase at a time (a phase's services stop together): the api replicas and the
+ * workers first, each draining what it has in flight (the load balancer, still up, sees each api replica
+ * turn not ready); then the balancer and what they called (the signer, the relayer); then the
  * chains with their bundlers (each bundler before its chain), MailDev and the DNS server; Temporal and
  * PostgreSQL last.
  */
 const STOP_ORDER: ServiceName[][] = [
   ['events', 'api', 'worker'],
-  ['signer', 'relayer'],
+  ['lb', 'signer', 'relayer'],
   ['chains', 'maildev', 'dns'],
   ['temporal'],
   ['postgres'],
 ];
-const stops = new Map<ServiceName, () => Promise<unknown>>();
+const stops = new Map<ProcessName, () => Promise<unknown>>();
+const serviceOf = (name: ProcessName): ServiceName => name.replace(/-\d+$/, '') as ServiceName;
+
+/** API_REPLICAS / WORKER_REPLICAS: how many of each process `npm start` runs (1 unless set). */
+function replicaCount(variable: 'API_REPLICAS' | 'WORKER_REPLICAS'): number {
+  const value = process.env[variable] ?? '1';
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1 || count > 16)
+    throw new Error(`${variable} must be a whole number from 1 to 16 (got "${value}")`);
+  return count;
+}
 
 async function main(): Promise<void> {
   await mkdir(devDir, { recursive: true });
@@ -133,15 +160,17 @@ async function main(): Promise<void> {
   });
   // Only the worker gets the settlement operator key (it flushes forwarders) and, apart from it, the key
   // that pays for yield vault deploys.
-  startProcess('worker', ['dev/worker.ts'], {
-    ...env,
-    OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
-    YIELD_DEPLOYER_PRIVATE_KEY: LOCAL_YIELD_DEPLOYER.privateKey,
-  });
+  const workerReplicas = replicaCount('WORKER_REPLICAS');
+  for (let replica = 1; replica <= workerReplicas; replica++) {
+    startProcess(workerReplicas === 1 ? 'worker' : `worker-${replica}`, ['dev/worker.ts'], {
+      ...env,
+      OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
+      YIELD_DEPLOYER_PRIVATE_KEY: LOCAL_YIELD_DEPLOYER.privateKey,
+    });
+  }
   // The local stand-in of the cross-chain messaging network: delivers bridged USDe to the settlement chain.
   startProcess('relayer', ['dev/relayer.ts', stackFile], env);
-  startProcess('api', ['api/main.ts'], env);
-  await waitForHealth(`http://127.0.0.1:${port}/health`);
+  const api = await startApiReplicas(env, port);
   const devMerchant = await ensureDevMerchant({
     apiUrl: `http://127.0.0.1:${port}`,
     mailWebUrl: mail.webUrl,
@@ -161,6 +190,14 @@ async function main(): Promise<void> {
     [
       '',
       `  API           ${apiUrl}  (health: /health, readiness: /ready, contract: /openapi.json)`,
+      ...(api.replicas.length > 1
+        ? [
+            `                HAProxy in front of ${api.replicas.length} api replicas: ${api.replicas.map((replica) => `${replica.name} ${replica.host}:${replica.port}`).join(', ')}`,
+          ]
+        : []),
+      ...(workerReplicas > 1
+        ? [`  Workers       ${workerReplicas} replicas (worker-1 … worker-${workerReplicas})`]
+        : []),
       `  Dashboard     ${apiUrl}/dashboard#token=${dashboardToken}`,
       `                (opens signed in as the dev merchant; ${apiUrl}/dashboard signs in by wallet or e-mail code)`,
       `  Temporal UI   ${temporal.uiUrl}`,
@@ -178,7 +215,7 @@ async function main(): Promise<void> {
       `  Dev merchant  ${devMerchant.id}  (${devMerchant.email}; its sk_live_ key is devMerchant.apiKey in the stack file,`,
       `                a JWT: npm run --silent token; pay a session: npm run pay -- <sessionId>)`,
       `  Stack file    ${stackFile}`,
-      `  Logs          ${logsDir}/<process>.log  (api, worker, signer, relayer, temporal)`,
+      `  Logs          ${logsDir}/<process>.log  (${[...(api.replicas.length > 1 ? ['lb', ...api.replicas.map((replica) => replica.name)] : ['api']), ...(workerReplicas > 1 ? Array.from({ length: workerReplicas }, (_, index) => `worker-${index + 1}`) : ['worker']), 'signer', 'relayer', 'temporal'].join(', ')})`,
       '',
       `  Ctrl-C (or kill ${process.pid}, the supervisor) stops everything; the next \`npm start\` reuses the data in .dev/.`,
       '  What happens from here (sessions, webhooks, sponsored operations), one line each:',
@@ -194,6 +231,44 @@ async function main(): Promise<void> {
     events.stop();
     await eventsDb.destroy();
   });
+}
+
+/**
+ * One api process on PORT (API_REPLICAS unset or 1), or API_REPLICAS of them on free ports with HAProxy
+ * on PORT in front (dev/services/haproxy.ts). Resolves once every replica, and the balancer, answer.
+ */
+async function startApiReplicas(
+  env: NodeJS.ProcessEnv,
+  port: number,
+): Promise<{ replicas: ApiReplicaAddress[] }> {
+  const count = replicaCount('API_REPLICAS');
+  if (count === 1) {
+    // Nobody to notice a drain: a single api stops as soon as its requests in flight are done.
+    startProcess('api', ['api/main.ts'], { API_DRAIN_MS: '0', ...env });
+    await waitForHealth(`http://127.0.0.1:${port}/health`);
+    return { replicas: [{ name: 'api', host: '127.0.0.1', port }] };
+  }
+  const replicas: ApiReplicaAddress[] = [];
+  for (let replica = 1; replica <= count; replica++) {
+    const name = `api-${replica}` as const;
+    const replicaPort = await findFreePort();
+    // Behind the balancer the client's address is the last X-Forwarded-For entry (the per-IP limits).
+    startProcess(name, ['api/main.ts'], { TRUST_PROXY: '1', ...env, PORT: String(replicaPort) });
+    replicas.push({ name, host: '127.0.0.1', port: replicaPort });
+  }
+  await Promise.all(replicas.map((replica) => waitForHealth(`http://127.0.0.1:${replica.port}/health`)));
+  const lbLog = logFile('lb');
+  const balancer = await startHaproxy({
+    host: '0.0.0.0',
+    port,
+    replicas,
+    configFile: join(devDir, 'haproxy.cfg'),
+    output: (chunk) => lbLog.write(chunk),
+  });
+  stops.set('lb', balancer.stop);
+  await waitForHealth(`http://127.0.0.1:${port}/ready`);
+  log(`HAProxy on port ${port} in front of ${replicas.map((replica) => replica.name).join(', ')}`);
+  return { replicas };
 }
 
 async function startDatabase(): Promise<string> {
@@ -283,7 +358,7 @@ async function persistentJwtKey(): Promise<string> {
   return key;
 }
 
-function startProcess(name: ServiceName, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+function startProcess(name: ProcessName, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   // The process itself, not tsx's CLI wrapper (which runs it in a grandchild that a SIGKILL would orphan).
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
     cwd: root,
@@ -349,10 +424,10 @@ async function shutdown(code: number): Promise<void> {
   shuttingDown = true;
   log('stopping');
   for (const phase of STOP_ORDER) {
+    const names = [...stops.keys()].filter((name) => phase.includes(serviceOf(name)));
     await Promise.all(
-      phase.map(async (name) => {
-        const stop = stops.get(name);
-        if (!stop) return;
+      names.map(async (name) => {
+        const stop = stops.get(name)!;
         try {
           await stop();
           log(`${name} stopped`);

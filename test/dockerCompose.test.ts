@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../config';
+import { haproxyConfig } from '../dev/services/haproxy';
 
 const root = join(__dirname, '..');
 const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
@@ -12,7 +13,7 @@ const appServices = ['api', 'worker', 'signer'];
 describe('docker-compose.yml', () => {
   it('defines postgres, temporal, its UI and the application processes', () => {
     expect(Object.keys(compose.services)).toEqual(
-      expect.arrayContaining(['postgres', 'temporal', 'temporal-ui', ...appServices]),
+      expect.arrayContaining(['postgres', 'temporal', 'temporal-ui', 'lb', ...appServices]),
     );
   });
 
@@ -50,6 +51,45 @@ describe('docker-compose.yml', () => {
     for (const use of uses) expect(use).toMatch(/^:\?/);
     expect(compose.services.postgres!.environment!.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?/);
     expect(compose.services.api!.environment!.DATABASE_URL).toContain('${POSTGRES_PASSWORD:?');
+  });
+
+  it('publishes only the balancer: the api has no host port and scales behind `lb` (HAProxy, lb/haproxy.cfg)', () => {
+    const lb = compose.services.lb as { image?: string; ports?: string[]; volumes?: string[] };
+    expect(lb.image).toMatch(/^haproxy:/);
+    expect(lb.ports).toEqual(['3000:3000']);
+    expect(lb.volumes).toContain('./lb/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro');
+    expect(compose.services.api!.ports).toBeUndefined();
+    expect(compose.services.api!.environment!.TRUST_PROXY).toBe('1');
+    const text = readFileSync(join(root, 'docker-compose.yml'), 'utf8');
+    expect(text).toContain('--scale api=3 --scale worker=2');
+  });
+
+  it('lb/haproxy.cfg is the rules npm start uses, over the `api` service name', () => {
+    const file = readFileSync(join(root, 'lb', 'haproxy.cfg'), 'utf8');
+    const rules = haproxyConfig({ bind: ':3000', replicas: { dnsName: 'api', port: 3000, slots: 10 } });
+    expect(
+      file
+        .split('\n')
+        .filter((line) => !line.startsWith('#'))
+        .join('\n'),
+    ).toBe(rules);
+  });
+
+  it('passes an RPC and a bundler URL for each of the six networks', () => {
+    const environment = compose.services.api!.environment!;
+    for (const chainId of [1, 8453, 42161, 11155111, 84532, 421614]) {
+      expect(environment[`RPC_URL_${chainId}`]).toBe(`\${RPC_URL_${chainId}:-}`);
+      expect(environment[`BUNDLER_URL_${chainId}`]).toBe(`\${BUNDLER_URL_${chainId}:-}`);
+    }
+  });
+
+  it('gives the api and the worker longer than their stop deadlines before docker kills them', () => {
+    const grace = (service: string) =>
+      (compose.services[service] as { stop_grace_period?: string }).stop_grace_period;
+    expect(grace('api')).toBe('30s');
+    expect(grace('worker')).toBe('30s');
+    expect(Number(compose.services.api!.environment!.API_STOP_DEADLINE_MS)).toBeLessThan(30_000);
+    expect(Number(compose.services.worker!.environment!.WORKER_STOP_DEADLINE_MS)).toBeLessThan(30_000);
   });
 
   it.each(appServices)('%s runs compiled JavaScript whose source module exists', (service) => {

@@ -29,10 +29,16 @@ export interface RunWorkerOptions {
  */
 export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Promise<void> {
   const config = loadConfigOrExit(process.env, WORKER_SETTING_CHECKS);
-  // The runtime drains in-flight tasks on SIGINT/SIGTERM; if Temporal itself is gone (the whole dev
-  // stack stopping at once) the drain cannot finish, so never outlive the signal by more than 20 s.
+  // The runtime drains in-flight tasks on SIGINT/SIGTERM (Worker.shutdown: polling stops, tasks finish);
+  // if Temporal itself is gone the drain cannot finish, so never outlive the signal by more than the deadline.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => setTimeout(() => process.exit(1), 20_000).unref());
+    process.once(signal, () => {
+      process.stdout.write(`worker stopping (${signal}): no new tasks, finishing those in flight\n`);
+      setTimeout(() => {
+        process.stderr.write(`worker stop deadline (${config.WORKER_STOP_DEADLINE_MS} ms) passed: exiting\n`);
+        process.exit(1);
+      }, config.WORKER_STOP_DEADLINE_MS).unref();
+    });
   }
   const db = createDb({
     connectionString: requireSetting(config, 'DATABASE_URL'),

@@ -6,7 +6,7 @@ import { NO_USAGE_FACTS, recordPaymasterDenial } from '../../paymaster/usageReco
 import { jsonRpcError } from '../../paymaster/jsonRpc';
 import { forbidden, unauthorized } from '../httpErrors';
 import type { Logger } from '../../logging/logger';
-import type { TokenBuckets } from '../rateLimits';
+import type { RequestRate } from '../rateLimits';
 
 /**
  * Paymaster routes (CLIENT): the publishable client id from `X-Client-Id` (or, on paths under
@@ -26,7 +26,7 @@ export function requirePaymasterClient(
     queryClientIdPathPrefix,
     jsonRpcPath,
     requestRate,
-  }: { queryClientIdPathPrefix?: string; jsonRpcPath?: string; requestRate?: TokenBuckets } = {},
+  }: { queryClientIdPathPrefix?: string; jsonRpcPath?: string; requestRate?: RequestRate } = {},
 ): Middleware {
   return async (ctx, next) => {
     const fromQuery =
@@ -50,7 +50,7 @@ export function requirePaymasterClient(
       );
       throw forbidden(describeDenial(origin.denial));
     }
-    const retryAfterSec = requestRate?.take(client.clientId);
+    const retryAfterSec = await requestRate?.take(client.clientId);
     if (retryAfterSec !== undefined) {
       const message = `Policy denied: paymaster_rate_limit_exceeded (client request rate; retry after ${retryAfterSec} s)`;
       ctx.set('retry-after', String(retryAfterSec));

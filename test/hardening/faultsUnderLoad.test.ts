@@ -5,27 +5,30 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { sql } from 'kysely';
-import { encodeFunctionData, parseAbi, type Address } from 'viem';
-import { createSessionReconcilerActivities } from '../../activities/sessionReconciler';
+import { Client, Connection } from '@temporalio/client';
 import { generateSigningJwk } from '../../api/auth/merchantTokens';
-import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import { createDb, type Db } from '../../db/client';
 import { migrateToLatest } from '../../db/migrate';
 import { findFreePort } from '../../dev/services/freePort';
 import { ensureDatabase } from '../../dev/services/postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../../dev/services/temporal';
-import { sessionWorkflowId } from '../../workflows/workflowIds';
 import { taskQueueNames } from '../../workflows/taskQueues';
-import { depositDetectedSignal } from '../../workflows/paymentSession';
-import type { TestApp, TestResponse } from '../harness/app';
+import type { TestApp } from '../harness/app';
 import { startPrivatePostgres, type PrivatePostgres } from '../harness/embeddedPostgresProcess';
 import { ProjectProcess, requestAt, until } from '../harness/projectProcess';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { TEST_STACK_FILE_VARIABLE, testStack } from '../harness/stack';
 import { allowContract, createPaymasterClient } from '../paymaster/paymasterApi';
 import { startWebhookReceiver, type WebhookReceiver } from '../webhooks/receiver';
+import {
+  CHAIN_ID,
+  expectLoadInvariants,
+  percent,
+  SENDER_HOURLY_OPS,
+  SteadyLoad,
+  TARGET,
+  type Tally,
+} from '../harness/steadyLoad';
 
 /**
  * Faults under load (issue 14). A private world — its own Postgres, Temporal dev server, api and worker
@@ -37,11 +40,6 @@ import { startWebhookReceiver, type WebhookReceiver } from '../webhooks/receiver
  * docs/operations.md). Afterwards: every accepted session has its workflow, every event its delivery,
  * usage rows are neither lost nor duplicated, and no sender got more operations than its limit.
  */
-const CHAIN_ID = 84532;
-const TARGET: Address = '0x1000000000000000000000000000000000000001';
-/** The merchant's per-sender hourly operation limit; each sender is asked OPS_PER_SENDER times. */
-const SENDER_HOURLY_OPS = 3;
-const OPS_PER_SENDER = 4;
 const RPC_STALL_MS = 30_000;
 const DEADLINES = {
   TEMPORAL_START_TIMEOUT_MS: '2000',
@@ -100,164 +98,6 @@ async function startStallingRpcProxy(upstream: string): Promise<StallingRpcProxy
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
-  };
-}
-
-interface Tally {
-  sent: number;
-  failed: number;
-  /** What the failures were, e.g. `HTTP 503` or `fetch failed`, with their counts. */
-  reasons: Record<string, number>;
-  /** The slowest answer (or failure) in the window. */
-  maxMs: number;
-}
-
-/** `true` for a correct answer, the reason for a failed request, undefined for a request not made. */
-type Outcome = true | string | undefined;
-
-/**
- * The steady load: three loops (sessions, paymaster, deposits) each one request at a time, 100 ms apart.
- * A request that does not get its correct answer (a network error, a 5xx, a paymaster upstream or price
- * error, a signal that did not reach the workflow) counts as failed; a refusal by a sponsorship limit
- * (the sender's hourly operations, the merchant's share of the testnet budget, which a long run reaches)
- * is a correct answer.
- */
-class SteadyLoad {
-  readonly accepted: string[] = [];
-  readonly signalled: string[] = [];
-  private awaitingDeposit: string[] = [];
-  /** Per sender: operations the paymaster answered with signed data, and requests sent. */
-  readonly signedBySender = new Map<string, number>();
-  readonly sentBySender = new Map<string, number>();
-  paymasterSent = 0;
-  private window: Record<'sessions' | 'paymaster' | 'deposits', Tally> = this.emptyWindow();
-  private running = false;
-  private loops: Promise<void>[] = [];
-
-  constructor(
-    private readonly call: (path: string, init?: RequestInit & { json?: unknown }) => Promise<TestResponse>,
-    private readonly sk: { authorization: string },
-    private readonly clientId: string,
-    private readonly temporal: () => Client,
-  ) {}
-
-  private emptyWindow() {
-    return {
-      sessions: { sent: 0, failed: 0, reasons: {}, maxMs: 0 },
-      paymaster: { sent: 0, failed: 0, reasons: {}, maxMs: 0 },
-      deposits: { sent: 0, failed: 0, reasons: {}, maxMs: 0 },
-    };
-  }
-
-  start(): void {
-    this.window = this.emptyWindow();
-    this.running = true;
-    this.loops = [
-      this.loop(() => this.createSession(), this.window.sessions),
-      this.loop(() => this.askPaymaster(), this.window.paymaster),
-      this.loop(() => this.deposit(), this.window.deposits),
-    ];
-  }
-
-  async stop(): Promise<Record<'sessions' | 'paymaster' | 'deposits', Tally>> {
-    this.running = false;
-    await Promise.all(this.loops);
-    return this.window;
-  }
-
-  private async loop(attempt: () => Promise<Outcome>, tally: Tally): Promise<void> {
-    while (this.running) {
-      const started = performance.now();
-      const outcome = await attempt().catch((error: unknown) =>
-        error instanceof Error ? error.message.slice(0, 60) : String(error),
-      );
-      if (outcome !== undefined) {
-        tally.sent += 1;
-        tally.maxMs = Math.max(tally.maxMs, performance.now() - started);
-        if (outcome !== true) {
-          tally.failed += 1;
-          tally.reasons[outcome] = (tally.reasons[outcome] ?? 0) + 1;
-        }
-      }
-      await delay(100);
-    }
-  }
-
-  private async createSession(): Promise<Outcome> {
-    const response = await this.call('/v1/sessions', {
-      method: 'POST',
-      headers: this.sk,
-      json: { amount: '5', sandboxMode: true },
-    });
-    if (response.status !== 201) return `HTTP ${response.status}`;
-    this.accepted.push(response.body.id);
-    this.awaitingDeposit.push(response.body.id);
-    return true;
-  }
-
-  private async askPaymaster(): Promise<Outcome> {
-    const number = this.paymasterSent++;
-    const sender = `0x${(0xa0000 + Math.floor(number / OPS_PER_SENDER)).toString(16).padStart(40, '0')}`;
-    this.sentBySender.set(sender, (this.sentBySender.get(sender) ?? 0) + 1);
-    const response = await this.call('/v1/paymaster/rpc', {
-      method: 'POST',
-      headers: { 'x-client-id': this.clientId },
-      json: {
-        jsonrpc: '2.0',
-        id: number,
-        method: 'pm_getPaymasterData',
-        params: [operation(sender, number), ENTRY_POINT_V07_ADDRESS, `0x${CHAIN_ID.toString(16)}`],
-      },
-    });
-    if (response.status !== 200) return `HTTP ${response.status}`;
-    if (response.body.result) {
-      this.signedBySender.set(sender, (this.signedBySender.get(sender) ?? 0) + 1);
-      return true;
-    }
-    const message: string = response.body.error?.message ?? 'no result';
-    return /paymaster_(rate_limit|global_cap|spend_cap)_exceeded/.test(message) || message.slice(0, 60);
-  }
-
-  /** A deposit for the oldest accepted session not yet paid: the workflow turns confirming and emits its event. */
-  private async deposit(): Promise<Outcome> {
-    const sessionId = this.awaitingDeposit.shift();
-    if (!sessionId) return undefined;
-    try {
-      await this.temporal()
-        .workflow.getHandle(sessionWorkflowId(sessionId))
-        .signal(depositDetectedSignal, {
-          chainId: CHAIN_ID,
-          token: '0x0000000000000000000000000000000000000001',
-          amount: '5000000',
-          txHash: `0x${randomBytes(32).toString('hex')}`,
-          blockNumber: '7',
-        });
-      this.signalled.push(sessionId);
-      return true;
-    } catch (error) {
-      // Pay it later. A session accepted while Temporal was away has no workflow until the reconciler
-      // starts it: that is no failed request. Temporal not answering is.
-      this.awaitingDeposit.push(sessionId);
-      return error instanceof WorkflowNotFoundError ? undefined : `signal: ${(error as Error).name}`;
-    }
-  }
-}
-
-function operation(sender: string, nonce: number) {
-  return {
-    sender,
-    nonce: `0x${nonce.toString(16)}`,
-    callData: encodeFunctionData({
-      abi: parseAbi(['function execute(address target, uint256 value, bytes data)']),
-      functionName: 'execute',
-      args: [TARGET, 0n, '0x'],
-    }),
-    callGasLimit: '0x186a0',
-    verificationGasLimit: '0x30000',
-    preVerificationGas: '0xc350',
-    maxFeePerGas: '0x3b9aca00',
-    maxPriorityFeePerGas: '0x1',
-    signature: '0x',
   };
 }
 
@@ -438,90 +278,18 @@ describe('faults under load', () => {
   }, 150_000);
 
   it('afterwards: every accepted session has its workflow, every event its delivery, usage exact, no limit overshoot', async () => {
-    // The reconciler schedule's run: sessions accepted while Temporal was away get their workflows.
-    const reconciler = createSessionReconcilerActivities({
+    const { signedRows } = await expectLoadInvariants({
       db,
-      temporal: temporalClient,
+      temporalClient,
       sessionsTaskQueue: taskQueueNames(prefix).sessions,
+      merchantId: merchant.merchantId,
+      load,
+      receiver,
+      workerOutput: () => worker.output,
     });
-    await reconciler.startMissingSessionWorkflows({ olderThanSec: 0 });
-    // Every stored session, including those whose 201 the SIGKILL cut off, and every accepted one among them.
-    const stored = (
-      await db.selectFrom('sessions').select('id').where('merchant_id', '=', merchant.merchantId).execute()
-    ).map((row) => row.id);
-    expect(new Set(stored)).toEqual(new Set([...stored, ...load.accepted]));
-    const missing: string[] = [];
-    for (const id of stored) {
-      await temporalClient.workflow
-        .getHandle(sessionWorkflowId(id))
-        .describe()
-        .catch(() => missing.push(id));
-    }
-    expect(missing).toEqual([]);
-    expect(load.accepted.length).toBeGreaterThan(50);
-
-    // Every paid session has its one event, and every event its delivery, received by the endpoint.
-    await until(
-      async () => {
-        const { count } = await db
-          .selectFrom('events')
-          .select((eb) => eb.fn.countAll<string>().as('count'))
-          .where('merchant_id', '=', merchant.merchantId)
-          .executeTakeFirstOrThrow();
-        return Number(count) >= load.signalled.length;
-      },
-      120_000,
-      () => worker.output,
-    );
-    const events = await db
-      .selectFrom('events')
-      .select(['id', 'session_id'])
-      .where('merchant_id', '=', merchant.merchantId)
-      .execute();
-    expect(events.map((event) => event.session_id).sort()).toEqual([...load.signalled].sort());
-    await until(
-      async () => {
-        const received = new Set(receiver.received.map((request) => request.headers['x-service-event-id']));
-        return events.every((event) => received.has(event.id));
-      },
-      180_000,
-      () => worker.output,
-    );
-    const deliveries = await db
-      .selectFrom('webhook_deliveries')
-      .select(['event_id', 'status'])
-      .where('merchant_id', '=', merchant.merchantId)
-      .execute();
-    expect(new Set(deliveries.map((delivery) => delivery.event_id)).size).toBe(events.length);
-
-    // Usage: no more rows than requests sent, every signed answer has its row, no operation signed twice,
-    // and no sender beyond its hourly operation limit, whatever the faults did.
-    const rows = await db
-      .selectFrom('paymaster_usage')
-      .select(['sender', 'status', 'user_op_hash'])
-      .where('merchant_id', '=', merchant.merchantId)
-      .execute();
-    expect(rows.length).toBeLessThanOrEqual(load.paymasterSent);
-    const signedRows = rows.filter((row) => row.user_op_hash !== null);
-    expect(new Set(signedRows.map((row) => row.user_op_hash)).size).toBe(signedRows.length);
-    const signedRowsBySender = new Map<string, number>();
-    for (const row of signedRows)
-      signedRowsBySender.set(row.sender!, (signedRowsBySender.get(row.sender!) ?? 0) + 1);
-    const lost = [...load.signedBySender].filter(
-      ([sender, answered]) => (signedRowsBySender.get(sender) ?? 0) < answered,
-    );
-    expect(lost).toEqual([]);
-    const overshoot = [...signedRowsBySender].filter(([, signed]) => signed > SENDER_HOURLY_OPS);
-    expect(overshoot).toEqual([]);
-    // The per-sender counters agree with the rows they guard.
-    const counters = await sql<{ used: string }>`
-      select used from paymaster_limit_counters where counter_key like ${`%${merchant.merchantId}%`}
-        and counter_key like '%ops%'`.execute(db);
-    for (const counter of counters.rows) expect(Number(counter.used)).toBeLessThanOrEqual(SENDER_HOURLY_OPS);
-
     process.stdout.write(
       `faults under load: ${load.accepted.length} sessions accepted, ${load.signalled.length} paid and delivered, ` +
-        `${load.paymasterSent} paymaster calls (${signedRows.length} signed)\n` +
+        `${load.paymasterSent} paymaster calls (${signedRows} signed)\n` +
         figures
           .map(
             ({ fault, seconds, window }) =>
@@ -532,7 +300,3 @@ describe('faults under load', () => {
     );
   }, 360_000);
 });
-
-function percent({ sent, failed, maxMs }: Tally): string {
-  return `${((100 * failed) / (sent || 1)).toFixed(1)} % (${failed}/${sent}), ${(maxMs / 1000).toFixed(1)} s`;
-}

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../config';
 import { createApp } from '../../api/app';
+import { createApiServer } from '../../api/httpServer';
 import { generateSigningJwk } from '../../api/auth/merchantTokens';
 import type { ApiKeyLookups } from '../../api/auth/apiKeyCache';
 import type { AnyRoute } from '../../api/routing/route';
@@ -80,7 +81,8 @@ export async function startTestApp(
   const logger = createLogger({ level: config.LOG_LEVEL }, sink);
   const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
   const { koa, routes, apiKeys, close: closeApp } = await createApp({ config, db, logger, now });
-  const server = koa.listen(0, '127.0.0.1');
+  const { server } = createApiServer(koa.callback());
+  server.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
