@@ -7,7 +7,9 @@ import type { YieldSiteView } from '../../yield/siteView';
 /**
  * A yield deployment's branded site (DESIGN §7.5): the brand, each vault with its asset, total assets
  * and the sUSDe rate it earns, and deposit and withdraw forms that act through the visitor's EIP-1193
- * wallet (`window.ethereum`). A sunset deployment offers withdraw only. Everything is inline under the
+ * wallet (`window.ethereum`). While a vault redeems asynchronously (ERC-7540, sUSDe's cooldown on) the
+ * script swaps the withdraw form for a withdrawal request and lists the visitor's requests with the time
+ * left and a claim button. A sunset deployment offers withdraw only. Everything is inline under the
  * CSP nonce: no external request, so the merchant's logo URL is not loaded and the brand shows as a
  * monogram in its colours (docs/decisions.md).
  */
@@ -125,6 +127,26 @@ export function renderYieldSite({ view, nonce }: { view: YieldSiteView; nonce: s
                     <button type="button" class="link" data-max>Max</button>
                     <button type="submit" class="secondary">Withdraw</button>
                   </form>
+                  <form class="action" data-action="request" hidden>
+                    <label
+                      >Request withdrawal of ${vault.symbol}<input
+                        name="amount"
+                        inputmode="decimal"
+                        autocomplete="off"
+                        placeholder="0.00"
+                        required
+                    /></label>
+                    <button type="button" class="link" data-max>Max</button>
+                    <button type="submit" class="secondary">Request withdrawal</button>
+                  </form>
+                  <section class="requests" data-requests hidden>
+                    <h3>Withdrawal requests</h3>
+                    <p class="muted">
+                      sUSDe pays out after its cooldown: each request is claimable once its time is up.
+                    </p>
+                    <ul data-request-list></ul>
+                    <button type="button" class="primary" data-claim hidden>Claim</button>
+                  </section>
                   <p class="message" data-message aria-live="polite"></p>
                   <p class="address">Vault <code>${vault.address}</code></p>
                 </article>`,
