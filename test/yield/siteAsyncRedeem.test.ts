@@ -164,7 +164,7 @@ const waitForMessage = (page: Page, prefix: string) =>
 describe('the site on a vault with asynchronous redemption (sUSDe cooldown on)', () => {
   let requestedAssets: bigint;
 
-  it('deposits, then offers a withdrawal request instead of a withdrawal, and shows it pending with the time left', async () => {
+  it('deposits, then offers a withdrawal request instead of a withdrawal, and shows two requests pending with the time left', async () => {
     const site = await openConnectedSite(VIEWPORTS.phone);
     try {
       const { page } = site;
@@ -183,31 +183,40 @@ describe('the site on a vault with asynchronous redemption (sUSDe cooldown on)',
       );
       await page.screenshot({ path: join(SCREENSHOTS, 'async-deposited-375.png'), fullPage: true });
 
+      // A part (10 USDe, converted to shares), then an hour later the rest (Max: every share).
+      await page.locator('[data-action="request"] input').fill('10');
+      await page.locator('[data-action="request"] button[type="submit"]').click();
+      await waitForMessage(page, 'Requested 10.000000 USDe');
+      await rpc('evm_increaseTime', [3600]);
+      await rpc('evm_mine');
+      await page.waitForFunction(() => /USDe$/.test(document.querySelector('[data-position]')!.textContent!));
+      await page.locator('[data-message]').evaluate((element) => (element.textContent = ''));
       await page.locator('[data-action="request"] [data-max]').click();
       await page.locator('[data-action="request"] button[type="submit"]').click();
       await waitForMessage(page, 'Requested');
       expect(await read<bigint>(vault.address, YieldVault.abi, 'balanceOf', [VISITOR.address])).toBe(0n);
-      const [id] = await read<bigint[]>(vault.address, YieldVault.abi, 'openRedeemRequests', [
+      const ids = await read<bigint[]>(vault.address, YieldVault.abi, 'openRedeemRequests', [
         VISITOR.address,
       ]);
-      const [, , assets, claimableAt] = await read<[Address, bigint, bigint, bigint]>(
-        vault.address,
-        YieldVault.abi,
-        'redeemRequest',
-        [id],
+      expect(ids).toHaveLength(2);
+      const requests = await Promise.all(
+        ids.map((id) =>
+          read<[Address, bigint, bigint, bigint]>(vault.address, YieldVault.abi, 'redeemRequest', [id]),
+        ),
       );
-      requestedAssets = assets;
-      expect(parseUnits('25', 18) - assets).toBeLessThanOrEqual(2n);
-      expect(claimableAt).toBeGreaterThan(0n);
+      requestedAssets = requests.reduce((sum, [, , assets]) => sum + assets, 0n);
+      expect(parseUnits('25', 18) - requestedAssets).toBeLessThanOrEqual(2n);
+      expect(parseUnits('10', 18) - requests[0]![2]).toBeLessThanOrEqual(1n);
+      expect(requests[1]![3] - requests[0]![3]).toBeGreaterThanOrEqual(3600n);
 
       // The list is read from the chain once the request's transaction is mined.
-      await page.waitForSelector(`[data-request="${id}"]`);
-      const row = page.locator(`[data-request="${id}"]`);
+      for (const id of ids) await page.waitForSelector(`[data-request="${id}"]`);
       await expect(page.locator('[data-requests]').isVisible()).resolves.toBe(true);
-      await expect(textOf(row.locator('[data-status]'))).resolves.toMatch(
-        /^Claimable in (7 d 0 h|6 d 23 h)$/,
-      );
-      await expect(row.locator('[data-status]').getAttribute('data-status')).resolves.toBe('pending');
+      for (const id of ids) {
+        const status = page.locator(`[data-request="${id}"] [data-status]`);
+        await expect(textOf(status)).resolves.toMatch(/^Claimable in (7 d 0 h|6 d 2[23] h)$/);
+        await expect(status.getAttribute('data-status')).resolves.toBe('pending');
+      }
       await expect(page.locator('[data-claim]').isVisible()).resolves.toBe(false);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
       await page.screenshot({ path: join(SCREENSHOTS, 'async-pending-375.png'), fullPage: true });
@@ -226,14 +235,18 @@ describe('the site on a vault with asynchronous redemption (sUSDe cooldown on)',
     }
   }, 180_000);
 
-  it('after the cooldown (anvil time travel) the request is ready and the claim pays exactly its assets', async () => {
+  it('after the cooldown (anvil time travel) both requests are ready and one claim pays exactly their assets', async () => {
     await rpc('evm_increaseTime', [SEVEN_DAYS + 1]);
     await rpc('evm_mine');
     const site = await openConnectedSite(VIEWPORTS.phone);
     try {
       const { page } = site;
       await page.waitForSelector('[data-request] [data-status="claimable"]');
-      await expect(textOf(page.locator('[data-request] [data-status]'))).resolves.toBe('Ready to claim');
+      await page.waitForFunction(() => document.querySelectorAll('[data-status="claimable"]').length === 2);
+      await expect(page.locator('[data-request] [data-status]').allTextContents()).resolves.toEqual([
+        'Ready to claim',
+        'Ready to claim',
+      ]);
       await expect(page.locator('[data-claim]').isVisible()).resolves.toBe(true);
       await expect(textOf(page.locator('[data-claim]'))).resolves.toMatch(/^Claim 2[45]\.\d{6} USDe$/);
       await page.screenshot({ path: join(SCREENSHOTS, 'async-claimable-375.png'), fullPage: true });
