@@ -1,13 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatTokenAmount } from '../checkout/formatAmount';
-import { html, jsonForScriptElement, trustedHtml } from '../html';
-import type { YieldSiteView } from '../../yield/siteView';
+import { html, jsonForScriptElement, trustedHtml, type SafeHtml } from '../html';
+import type { YieldSiteVault, YieldSiteView } from '../../yield/siteView';
 
 /**
  * A yield deployment's branded site (DESIGN §7.5): the brand, each vault with its asset, total assets
  * and the sUSDe rate it earns, and deposit and withdraw forms that act through the visitor's EIP-1193
- * wallet (`window.ethereum`). A sunset deployment offers withdraw only. Everything is inline under the
+ * wallet (`window.ethereum`). While a vault redeems asynchronously (ERC-7540, sUSDe's cooldown on) the
+ * script swaps the withdraw form for a withdrawal request and lists the visitor's requests with the time
+ * left and a claim button. A sunset deployment offers withdraw only. Everything is inline under the
  * CSP nonce: no external request, so the merchant's logo URL is not loaded and the brand shows as a
  * monogram in its colours (docs/decisions.md).
  */
@@ -26,6 +28,81 @@ function displayAmount(baseUnits: string, decimals: number, places = 2): string 
   const [whole, fraction = ''] = exact.split('.') as [string, string?];
   const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ',');
   return `${grouped}.${fraction.padEnd(places, '0').slice(0, places)}`;
+}
+
+/** One vault's card: its figures, the deposit form (not once sunset), the withdraw form, and the withdrawal
+ *  request form and request list the script shows instead while the vault redeems asynchronously. */
+function renderVault(vault: YieldSiteVault, sunset: boolean): SafeHtml {
+  return html`<article class="vault" data-vault="${vault.address}">
+    <header>
+      <h2>${vault.symbol}</h2>
+      <span class="share">${vault.name} · ${vault.shareSymbol}</span>
+    </header>
+    <dl class="figures">
+      <div>
+        <dt>Total deposits</dt>
+        <dd data-total-assets>
+          ${vault.totalAssets === null ? 'unavailable' : `${displayAmount(vault.totalAssets, vault.decimals)} ${vault.symbol}`}
+        </dd>
+      </div>
+      <div>
+        <dt>Rate</dt>
+        <dd data-rate>
+          ${vault.stakedRate === null ? 'unavailable' : `1 sUSDe = ${displayAmount(vault.stakedRate, vault.decimals, 6)} ${vault.symbol}`}
+        </dd>
+      </div>
+      <div>
+        <dt>Your deposit</dt>
+        <dd data-position>Connect a wallet</dd>
+      </div>
+    </dl>
+    ${
+      !sunset &&
+      html`<form class="action" data-action="deposit">
+        <label
+          >Deposit ${vault.symbol}<input
+            name="amount"
+            inputmode="decimal"
+            autocomplete="off"
+            placeholder="0.00"
+            required
+        /></label>
+        <button type="submit" class="primary">Deposit</button>
+      </form>`
+    }
+    <form class="action" data-action="withdraw">
+      <label
+        >Withdraw ${vault.symbol}<input
+          name="amount"
+          inputmode="decimal"
+          autocomplete="off"
+          placeholder="0.00"
+          required
+      /></label>
+      <button type="button" class="link" data-max>Max</button>
+      <button type="submit" class="secondary">Withdraw</button>
+    </form>
+    <form class="action" data-action="request" hidden>
+      <label
+        >Request withdrawal of ${vault.symbol}<input
+          name="amount"
+          inputmode="decimal"
+          autocomplete="off"
+          placeholder="0.00"
+          required
+      /></label>
+      <button type="button" class="link" data-max>Max</button>
+      <button type="submit" class="secondary">Request withdrawal</button>
+    </form>
+    <section class="requests" data-requests hidden>
+      <h3>Withdrawal requests</h3>
+      <p class="muted">sUSDe pays out after its cooldown: each request is claimable once its time is up.</p>
+      <ul data-request-list></ul>
+      <button type="button" class="primary" data-claim hidden>Claim</button>
+    </section>
+    <p class="message" data-message aria-live="polite"></p>
+    <p class="address">Vault <code>${vault.address}</code></p>
+  </article>`;
 }
 
 export function renderYieldSite({ view, nonce }: { view: YieldSiteView; nonce: string }): string {
@@ -74,61 +151,7 @@ export function renderYieldSite({ view, nonce }: { view: YieldSiteView; nonce: s
             <p id="wallet-status" class="muted" aria-live="polite">Not connected</p>
           </section>
           <section class="vaults" data-testid="vaults">
-            ${view.vaults.map(
-              (vault) =>
-                html`<article class="vault" data-vault="${vault.address}">
-                  <header>
-                    <h2>${vault.symbol}</h2>
-                    <span class="share">${vault.name} · ${vault.shareSymbol}</span>
-                  </header>
-                  <dl class="figures">
-                    <div>
-                      <dt>Total deposits</dt>
-                      <dd data-total-assets>
-                        ${vault.totalAssets === null ? 'unavailable' : `${displayAmount(vault.totalAssets, vault.decimals)} ${vault.symbol}`}
-                      </dd>
-                    </div>
-                    <div>
-                      <dt>Rate</dt>
-                      <dd data-rate>
-                        ${vault.stakedRate === null ? 'unavailable' : `1 sUSDe = ${displayAmount(vault.stakedRate, vault.decimals, 6)} ${vault.symbol}`}
-                      </dd>
-                    </div>
-                    <div>
-                      <dt>Your deposit</dt>
-                      <dd data-position>Connect a wallet</dd>
-                    </div>
-                  </dl>
-                  ${
-                    !view.sunset &&
-                    html`<form class="action" data-action="deposit">
-                      <label
-                        >Deposit ${vault.symbol}<input
-                          name="amount"
-                          inputmode="decimal"
-                          autocomplete="off"
-                          placeholder="0.00"
-                          required
-                      /></label>
-                      <button type="submit" class="primary">Deposit</button>
-                    </form>`
-                  }
-                  <form class="action" data-action="withdraw">
-                    <label
-                      >Withdraw ${vault.symbol}<input
-                        name="amount"
-                        inputmode="decimal"
-                        autocomplete="off"
-                        placeholder="0.00"
-                        required
-                    /></label>
-                    <button type="button" class="link" data-max>Max</button>
-                    <button type="submit" class="secondary">Withdraw</button>
-                  </form>
-                  <p class="message" data-message aria-live="polite"></p>
-                  <p class="address">Vault <code>${vault.address}</code></p>
-                </article>`,
-            )}
+            ${view.vaults.map((vault) => renderVault(vault, view.sunset))}
           </section>
           <footer class="muted">
             Deposits are staked as sUSDe by an ERC-4626 vault; their value follows the sUSDe rate.

@@ -1,6 +1,9 @@
 // Yield site behaviour, inlined by renderYieldSite.ts under the page's CSP nonce. Plain browser
 // JavaScript: connect the visitor's EIP-1193 wallet (window.ethereum), show their position, and
 // deposit or withdraw by asking the wallet to send the ERC-20 approve and ERC-4626 deposit/withdraw.
+// A vault whose redemption is asynchronous (ERC-7540, while sUSDe has a cooldown; it says so through
+// ERC-165) takes a withdrawal request instead, lists the visitor's open requests with the time left
+// until each is claimable, and offers a claim once any is.
 // The page itself never calls a node: every read and write goes through the wallet.
 (function yieldSite() {
   'use strict';
@@ -13,8 +16,20 @@
     withdraw: 'b460af94', // withdraw(uint256,address,address)
     maxWithdraw: 'ce96cb77', // maxWithdraw(address)
     totalAssets: '01e1d114', // totalAssets()
+    supportsInterface: '01ffc9a7', // supportsInterface(bytes4)
+    requestRedeem: '7d41c86e', // requestRedeem(uint256,address,address)
+    redeemRequest: '21ff4d03', // redeemRequest(uint256) → (controller, shares, assets, claimableAt)
+    openRedeemRequests: 'ec34be67', // openRedeemRequests(address) → uint256[]
+    redeem: 'ba087652', // redeem(uint256,address,address)
+    maxRedeem: 'd905777e', // maxRedeem(address)
+    convertToAssets: '07a2d13a', // convertToAssets(uint256)
+    convertToShares: 'c6e6f592', // convertToShares(uint256)
   };
+  /** ERC-165 id of ERC-7540's asynchronous redeem interface. */
+  var ERC7540_REDEEM_INTERFACE = '620ee8e4';
   var RECEIPT_POLL_MS = 500;
+  /** The pending requests' countdown ticks every second; the chain is read again every REFRESH_MS. */
+  var REFRESH_MS = 15000;
 
   var data = JSON.parse(document.getElementById('site-data').textContent);
   var provider = window.ethereum;
@@ -62,6 +77,14 @@
       return BigInt(result === '0x' ? '0x0' : result);
     });
   }
+  /** An eth_call's answer as 32-byte words. */
+  function callWords(to, input) {
+    return request('eth_call', [{ to: to, data: input }, 'latest']).then(function (result) {
+      var words = [];
+      for (var i = 2; i + 64 <= result.length; i += 64) words.push(BigInt('0x' + result.slice(i, i + 64)));
+      return words;
+    });
+  }
   function sleep(ms) {
     return new Promise(function (resolve) {
       setTimeout(resolve, ms);
@@ -94,7 +117,10 @@
       message: root.querySelector('[data-message]'),
       deposit: root.querySelector('[data-action="deposit"]'),
       withdraw: root.querySelector('[data-action="withdraw"]'),
-      max: root.querySelector('[data-max]'),
+      request: root.querySelector('[data-action="request"]'),
+      requests: root.querySelector('[data-requests]'),
+      requestList: root.querySelector('[data-request-list]'),
+      claim: root.querySelector('[data-claim]'),
     };
   }
   function say(elements, text, isError) {
@@ -102,14 +128,117 @@
     elements.message.classList.toggle('error', Boolean(isError));
   }
 
+  /** "6 d 23 h", "3 h 12 min", "4 min 10 s", "45 s". */
+  function formatDuration(seconds) {
+    var s = Math.max(0, Math.ceil(seconds));
+    var d = Math.floor(s / 86400);
+    var h = Math.floor((s % 86400) / 3600);
+    var m = Math.floor((s % 3600) / 60);
+    if (d > 0) return d + ' d ' + h + ' h';
+    if (h > 0) return h + ' h ' + m + ' min';
+    if (m > 0) return m + ' min ' + (s % 60) + ' s';
+    return s + ' s';
+  }
+
+  /** Per vault: whether it redeems asynchronously, the visitor's shares and open requests, the chain's clock. */
+  var state = {};
+
+  async function redeemsAsynchronously(vault) {
+    try {
+      var answer = await call(
+        vault.address,
+        calldata(SELECTORS.supportsInterface, [ERC7540_REDEEM_INTERFACE.padEnd(64, '0')]),
+      );
+      return answer === 1n;
+    } catch (error) {
+      return false; // A vault without ERC-165 is a plain ERC-4626.
+    }
+  }
+
+  async function chainTime() {
+    var block = await request('eth_getBlockByNumber', ['latest', false]);
+    return Number(BigInt(block.timestamp));
+  }
+
+  async function openRequests(vault) {
+    var words = await callWords(
+      vault.address,
+      calldata(SELECTORS.openRedeemRequests, [encodeAddress(account)]),
+    );
+    var ids = words.slice(2, 2 + Number(words[1] || 0n));
+    var requests = await Promise.all(
+      ids.map(function (id) {
+        return callWords(vault.address, calldata(SELECTORS.redeemRequest, [encodeUint(id)])).then(
+          function (w) {
+            return { id: id, shares: w[1], assets: w[2], claimableAt: Number(w[3]) };
+          },
+        );
+      }),
+    );
+    return requests.sort(function (a, b) {
+      return a.claimableAt - b.claimableAt;
+    });
+  }
+
+  /** Seconds until the request is claimable (0 once it is), by the chain's clock as last read plus time since. */
+  function secondsLeft(vaultState, pending) {
+    if (pending.claimableAt === 0) return 0;
+    var now = vaultState.chainNow + (Date.now() - vaultState.readAt) / 1000;
+    return Math.max(0, pending.claimableAt - now);
+  }
+
+  function renderRequests(vault) {
+    var elements = vaultElements(vault);
+    var vaultState = state[vault.address];
+    var requests = (vaultState && vaultState.requests) || [];
+    elements.requests.hidden = requests.length === 0;
+    elements.requestList.textContent = '';
+    var claimable = 0n;
+    requests.forEach(function (pending) {
+      var left = secondsLeft(vaultState, pending);
+      var item = document.createElement('li');
+      item.setAttribute('data-request', pending.id.toString());
+      var amount = document.createElement('span');
+      amount.textContent = formatAmount(pending.assets, vault.decimals, 6) + ' ' + vault.symbol;
+      var status = document.createElement('span');
+      status.className = left > 0 ? 'pending' : 'claimable';
+      status.setAttribute('data-status', left > 0 ? 'pending' : 'claimable');
+      status.textContent = left > 0 ? 'Claimable in ' + formatDuration(left) : 'Ready to claim';
+      item.append(amount, status);
+      elements.requestList.append(item);
+      if (left === 0) claimable += pending.assets;
+    });
+    elements.claim.hidden = claimable === 0n;
+    elements.claim.textContent = 'Claim ' + formatAmount(claimable, vault.decimals, 6) + ' ' + vault.symbol;
+  }
+
   async function refresh(vault) {
     var elements = vaultElements(vault);
     var total = await call(vault.address, calldata(SELECTORS.totalAssets, []));
     elements.total.textContent = formatAmount(total, vault.decimals, 2) + ' ' + vault.symbol;
     if (!account) return;
-    var position = await call(vault.address, calldata(SELECTORS.maxWithdraw, [encodeAddress(account)]));
+    var asynchronous = await redeemsAsynchronously(vault);
+    elements.withdraw.hidden = asynchronous;
+    elements.request.hidden = !asynchronous;
+    var shares = await call(vault.address, calldata(SELECTORS.balanceOf, [encodeAddress(account)]));
+    var [requests, chainNow, position] = await Promise.all([
+      openRequests(vault),
+      chainTime(),
+      // While redemption is asynchronous nothing is withdrawable before a request: show what the shares are worth.
+      asynchronous
+        ? call(vault.address, calldata(SELECTORS.convertToAssets, [encodeUint(shares)]))
+        : call(vault.address, calldata(SELECTORS.maxWithdraw, [encodeAddress(account)])),
+    ]);
+    state[vault.address] = {
+      shares: shares,
+      position: position,
+      requests: requests,
+      chainNow: chainNow,
+      readAt: Date.now(),
+    };
     elements.position.textContent = formatAmount(position, vault.decimals, 6) + ' ' + vault.symbol;
     elements.position.setAttribute('data-units', position.toString());
+    renderRequests(vault);
   }
 
   async function deposit(vault, amount) {
@@ -142,11 +271,53 @@
     say(elements, 'Withdrew ' + formatAmount(amount, vault.decimals, 6) + ' ' + vault.symbol + '.');
   }
 
+  /** Burns the shares worth `amount` (all of them when `amount` is the whole position) and starts their cooldown. */
+  async function requestWithdrawal(vault, amount) {
+    var elements = vaultElements(vault);
+    var current = state[vault.address];
+    await ensureChain();
+    var shares =
+      current && amount >= current.position
+        ? current.shares
+        : await call(vault.address, calldata(SELECTORS.convertToShares, [encodeUint(amount)]));
+    if (shares === 0n) throw new Error('That amount is smaller than one vault share.');
+    say(elements, 'Confirm the withdrawal request in your wallet…');
+    await send(
+      vault.address,
+      calldata(SELECTORS.requestRedeem, [encodeUint(shares), encodeAddress(account), encodeAddress(account)]),
+    );
+    say(
+      elements,
+      'Requested ' +
+        formatAmount(amount, vault.decimals, 6) +
+        ' ' +
+        vault.symbol +
+        ': claim it here once the cooldown ends.',
+    );
+  }
+
+  /** Redeems every claimable request (ERC-7540 redeem of maxRedeem shares). */
+  async function claim(vault) {
+    var elements = vaultElements(vault);
+    await ensureChain();
+    var shares = await call(vault.address, calldata(SELECTORS.maxRedeem, [encodeAddress(account)]));
+    if (shares === 0n) throw new Error('Nothing is claimable yet.');
+    say(elements, 'Confirm the claim in your wallet…');
+    var before = await call(vault.asset, calldata(SELECTORS.balanceOf, [encodeAddress(account)]));
+    await send(
+      vault.address,
+      calldata(SELECTORS.redeem, [encodeUint(shares), encodeAddress(account), encodeAddress(account)]),
+    );
+    var after = await call(vault.asset, calldata(SELECTORS.balanceOf, [encodeAddress(account)]));
+    say(elements, 'Claimed ' + formatAmount(after - before, vault.decimals, 6) + ' ' + vault.symbol + '.');
+  }
+
   function bind(vault) {
     var elements = vaultElements(vault);
     var forms = [
       [elements.deposit, deposit],
       [elements.withdraw, withdraw],
+      [elements.request, requestWithdrawal],
     ];
     forms.forEach(function (pair) {
       var form = pair[0];
@@ -171,11 +342,36 @@
         }
       });
     });
-    elements.max.addEventListener('click', function () {
-      var units = elements.position.getAttribute('data-units');
-      if (units)
-        elements.withdraw.elements.amount.value = formatAmount(BigInt(units), vault.decimals, vault.decimals);
+    [elements.withdraw, elements.request].forEach(function (form) {
+      form.querySelector('[data-max]').addEventListener('click', function () {
+        var units = elements.position.getAttribute('data-units');
+        if (units) form.elements.amount.value = formatAmount(BigInt(units), vault.decimals, vault.decimals);
+      });
     });
+    elements.claim.addEventListener('click', async function () {
+      elements.claim.disabled = true;
+      try {
+        await claim(vault);
+      } catch (error) {
+        say(elements, (error && error.message) || String(error), true);
+      } finally {
+        elements.claim.disabled = false;
+        await refresh(vault).catch(function () {});
+      }
+    });
+  }
+
+  /** Counts the open requests down every second and reads the chain again now and then. */
+  function keepRequestsCurrent() {
+    var ticks = 0;
+    setInterval(function () {
+      ticks += 1;
+      if (!account) return;
+      data.vaults.forEach(function (vault) {
+        if ((ticks * 1000) % REFRESH_MS === 0) refresh(vault).catch(function () {});
+        else if (state[vault.address]) renderRequests(vault);
+      });
+    }, 1000);
   }
 
   async function connect() {
@@ -193,6 +389,7 @@
   }
 
   data.vaults.forEach(bind);
+  keepRequestsCurrent();
   if (!provider) {
     connectButton.disabled = true;
     walletStatus.textContent =
