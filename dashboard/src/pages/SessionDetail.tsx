@@ -238,7 +238,7 @@ function RetryActions({ session, onDone }: { session: SessionSummary; onDone: ()
           action === 'retry-forwarder'
             ? 'Settlement retried.'
             : endpoints === 0
-              ? 'No enabled endpoint takes this event: add one under Webhooks.'
+              ? 'Sent nowhere: no enabled endpoint subscribes to this session’s latest event (see Webhooks).'
               : `Webhook sent again to ${endpoints} endpoint${endpoints === 1 ? '' : 's'}.`,
       });
       onDone();
