@@ -146,7 +146,8 @@ export function CategoryChart({
             incrs: [1],
             values: (_u, splits) => splits.map((split) => categories[Math.round(split)]?.label ?? ''),
           },
-          { label: valueLabel, size: 60 },
+          // Counts: whole-number ticks only.
+          { label: valueLabel, size: 60, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] },
         ],
         legend: { show: false },
         series: [
