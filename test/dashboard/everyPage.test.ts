@@ -136,12 +136,32 @@ describe('every dashboard page in chromium', () => {
       app.config.PAYMASTER_MARKUP_BPS,
     );
     expect(charged.charged).toBe(1);
+    // And a refusal on Arbitrum One, as the policy records one: counted by chain and by status only.
+    await insertUsageRecord(app.db, {
+      merchantId: merchant.merchantId,
+      clientId: client.id,
+      method: 'pm_getPaymasterData',
+      chainId: 42161,
+      mode: 'sponsored',
+      status: 'denied_target',
+      reason: 'paymaster_target_not_allowed',
+      sender: privateKeyToAccount(generatePrivateKey()).address.toLowerCase(),
+      entryPoint: entryPoint07Address.toLowerCase(),
+      userOpHash: null,
+      targets: [],
+    });
     await page.reload();
     await settled(dashboard, 'Paymaster');
     await page.getByTestId('usage-table').getByText('onchain success').waitFor();
     await page.getByRole('img', { name: '1 sponsored operations over 7 days' }).waitFor();
     // 0.002 ETH at 3000 USD plus the markup, summed exactly.
     await page.getByRole('img', { name: /^\$6\.6 spent over 7 days|^\$6\.60 spent over 7 days/ }).waitFor();
+    await page
+      .getByRole('img', { name: 'The latest 2 operations by chain: Arbitrum One: 1, Base: 1' })
+      .waitFor();
+    await page
+      .getByRole('img', { name: 'The latest 2 operations by status: denied target: 1, onchain success: 1' })
+      .waitFor();
     await screenshot(page, 'paymaster-usage-chart-1280');
 
     await page.getByRole('link', { name: 'Billing' }).click();

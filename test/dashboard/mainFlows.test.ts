@@ -19,6 +19,7 @@ describe('dashboard main flows in chromium', () => {
   let stack: SettlementStack;
   let browser: Browser;
   let receiver: WebhookReceiver;
+  let followedSessionId: string;
   let dashboard: DashboardPage;
 
   beforeAll(async () => {
@@ -135,7 +136,51 @@ describe('dashboard main flows in chromium', () => {
     expect(navigations).toBe(0);
     expect(receiver.received.length).toBeGreaterThanOrEqual(1);
     await screenshot(page, 'session-completed-1280');
+    followedSessionId = sessionId;
   }, 240_000);
+
+  it('sends the session webhook again from its page; no settlement retry on a completed session', async () => {
+    const { page } = dashboard;
+    const eventsOf = (webhooks: typeof receiver.received) =>
+      webhooks.map(
+        (webhook) =>
+          JSON.parse(webhook.rawBody) as { id: string; type: string; data: { session: { id: string } } },
+      );
+    const sent = eventsOf(receiver.received).filter((event) => event.data.session?.id === followedSessionId);
+    expect(sent.length).toBeGreaterThanOrEqual(1);
+    // retry-forwarder is offered only where the API allows it: a completed session with nothing unsettled is 409.
+    expect(await page.getByRole('button', { name: 'Retry settlement' }).count()).toBe(0);
+    expect(
+      (
+        await stack.app.request(`/v1/merchants/me/sessions/${followedSessionId}/retry-forwarder`, {
+          method: 'POST',
+          headers: stack.merchant.auth,
+        })
+      ).status,
+    ).toBe(409);
+
+    // The session's most recent event is session.completed, which the endpoint (subscribed to the
+    // default session.confirming) does not take: the page says the resend went nowhere.
+    const note = page.locator('.actions p');
+    await page.getByRole('button', { name: 'Send the webhook again' }).click();
+    await note.filter({ hasText: 'Sent nowhere' }).waitFor();
+    const endpoint = (await stack.app.request('/v1/merchants/me/webhooks', { headers: stack.merchant.auth }))
+      .body.data[0] as { id: string };
+    const subscribed = await stack.app.request(`/v1/merchants/me/webhooks/${endpoint.id}`, {
+      method: 'PATCH',
+      headers: stack.merchant.auth,
+      json: { events: ['session.confirming', 'session.completed'] },
+    });
+    expect(subscribed.status).toBe(200);
+
+    const before = receiver.received.length;
+    await page.getByRole('button', { name: 'Send the webhook again' }).click();
+    await note.filter({ hasText: 'Webhook sent again to 1 endpoint.' }).waitFor();
+    const [resent] = eventsOf((await receiver.waitFor(before + 1, 60_000)).slice(before));
+    expect(resent!.type).toBe('session.completed');
+    expect(resent!.data.session.id).toBe(followedSessionId);
+    await screenshot(page, 'session-webhook-resent-1280');
+  }, 120_000);
 
   it('shows the delivery with its attempts and resends it', async () => {
     const { page } = dashboard;

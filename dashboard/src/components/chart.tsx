@@ -106,3 +106,79 @@ export function DailyChart({
     </figure>
   );
 }
+
+export interface Category {
+  label: string;
+  value: number;
+}
+
+/**
+ * Bars for named categories (a chain, a status), drawn by uPlot on a canvas: the x scale is the
+ * bar's index and the axis writes its label. A figure with a text summary for screen readers.
+ */
+export function CategoryChart({
+  categories,
+  color,
+  summary,
+  valueLabel,
+}: {
+  categories: Category[];
+  color: string;
+  summary: string;
+  valueLabel: string;
+}) {
+  const holder = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = holder.current;
+    if (!element || categories.length === 0) return;
+    const xs = categories.map((_category, index) => index);
+    const plot = new uPlot(
+      {
+        width: Math.max(280, element.clientWidth),
+        height: 220,
+        scales: {
+          x: { time: false, range: [-0.5, categories.length - 0.5] },
+          y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
+        },
+        axes: [
+          {
+            // One tick per bar, labelled with its category.
+            incrs: [1],
+            values: (_u, splits) => splits.map((split) => categories[Math.round(split)]?.label ?? ''),
+          },
+          // Counts: whole-number ticks only.
+          { label: valueLabel, size: 60, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] },
+        ],
+        legend: { show: false },
+        series: [
+          {},
+          {
+            label: valueLabel,
+            stroke: color,
+            fill: `${color}cc`,
+            width: 0,
+            points: { show: false },
+            paths: uPlot.paths.bars!({ size: [0.6, 64] }),
+          },
+        ],
+      },
+      [xs, categories.map((category) => category.value)],
+      element,
+    );
+    const resize = new ResizeObserver(() =>
+      plot.setSize({ width: Math.max(280, element.clientWidth), height: 220 }),
+    );
+    resize.observe(element);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [JSON.stringify(categories), color]);
+  if (categories.length === 0) return <div class="notice empty">No data to chart yet.</div>;
+  return (
+    <figure class="chart-figure">
+      <div ref={holder} class="chart" role="img" aria-label={summary} />
+      <figcaption class="sr-only">{summary}</figcaption>
+    </figure>
+  );
+}

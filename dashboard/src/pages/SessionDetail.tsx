@@ -228,10 +228,18 @@ function RetryActions({ session, onDone }: { session: SessionSummary; onDone: ()
   const run = async (action: 'retry-forwarder' | 'retry-webhook') => {
     setMessage(undefined);
     try {
-      await post(`/v1/merchants/me/sessions/${session.id}/${action}`);
+      const answer = await post<{ endpointIds?: string[] }>(
+        `/v1/merchants/me/sessions/${session.id}/${action}`,
+      );
+      const endpoints = answer?.endpointIds?.length ?? 0;
       setMessage({
         ok: true,
-        text: action === 'retry-forwarder' ? 'Settlement retried.' : 'Webhook sent again.',
+        text:
+          action === 'retry-forwarder'
+            ? 'Settlement retried.'
+            : endpoints === 0
+              ? 'Sent nowhere: no enabled endpoint subscribes to this session’s latest event (see Webhooks).'
+              : `Webhook sent again to ${endpoints} endpoint${endpoints === 1 ? '' : 's'}.`,
       });
       onDone();
     } catch (caught) {

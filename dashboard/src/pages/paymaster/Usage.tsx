@@ -1,8 +1,8 @@
 import { get } from '../../api';
 import { Async, useLoad } from '../../components/async';
 import { Address, Chain, Section, StatusBadge, Time } from '../../components/bits';
-import { daysBetween, DailyChart } from '../../components/chart';
-import { formatUsd, formatWei, sumDecimals } from '../../format';
+import { CategoryChart, daysBetween, DailyChart, type Category } from '../../components/chart';
+import { chainName, formatUsd, formatWei, sumDecimals } from '../../format';
 
 interface UsageRecord {
   id: string;
@@ -94,6 +94,58 @@ export function UsageChart() {
   );
 }
 
+/** Counts by a key, largest first (ties by label, so the bars keep their place between loads). */
+function countBy(records: UsageRecord[], keyOf: (record: UsageRecord) => string): Category[] {
+  const counts = new Map<string, number>();
+  for (const record of records) counts.set(keyOf(record), (counts.get(keyOf(record)) ?? 0) + 1);
+  return [...counts]
+    .map(([label, value]) => ({ label, value }))
+    .sort((a, b) => b.value - a.value || a.label.localeCompare(b.label));
+}
+
+/**
+ * Every usage record (signed operations and refusals alike) of the newest page, counted by chain
+ * and by status: where sponsorship is used, and how much of it is refused or reverts.
+ */
+export function UsageBreakdown() {
+  const usage = useLoad(() => get<{ data: UsageRecord[] }>(`/v1/paymaster/usage?limit=${CHART_ROWS}`));
+  return (
+    <Async state={usage}>
+      {(result) => {
+        const byChain = countBy(result.data, (record) =>
+          record.chainId === null ? 'no chain' : chainName(record.chainId),
+        );
+        const byStatus = countBy(result.data, (record) => record.status.replace(/_/g, ' '));
+        const total = result.data.length;
+        const describe = (categories: Category[]) =>
+          categories.map((category) => `${category.label}: ${category.value}`).join(', ');
+        return (
+          <div class="grid">
+            <div>
+              <h3>Operations by chain</h3>
+              <CategoryChart
+                categories={byChain}
+                color="#0f7b6c"
+                valueLabel="operations"
+                summary={`The latest ${total} operations by chain: ${describe(byChain)}`}
+              />
+            </div>
+            <div>
+              <h3>Operations by status</h3>
+              <CategoryChart
+                categories={byStatus}
+                color="#b5531c"
+                valueLabel="operations"
+                summary={`The latest ${total} operations by status: ${describe(byStatus)}`}
+              />
+            </div>
+          </div>
+        );
+      }}
+    </Async>
+  );
+}
+
 export function Usage() {
   const overview = useLoad(() => get<Overview>('/v1/merchants/me/paymaster/overview?window=7d'));
   const usage = useLoad(() => get<{ data: UsageRecord[] }>('/v1/paymaster/usage?limit=20'));
@@ -121,6 +173,7 @@ export function Usage() {
         )}
       </Async>
       <UsageChart />
+      <UsageBreakdown />
       <h3>Recent operations</h3>
       <Async state={usage} isEmpty={(result) => result.data.length === 0} empty="No operations yet.">
         {(result) => (
