@@ -68,7 +68,9 @@ const summaryFields = {
   disabledReason: z
     .enum(['failing'])
     .nullable()
-    .describe('failing: disabled by the service after 5 days of failed deliveries; PATCH enabled: true clears it'),
+    .describe(
+      'failing: disabled by the service after 5 days of failed deliveries; PATCH enabled: true clears it',
+    ),
   disabledAt: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
