@@ -202,6 +202,41 @@ describe('deploying our contracts against the real protocols', () => {
       'forwarder factory settlement configuration',
     ]);
   }, 60_000);
+
+  it('the yield vault factory: deployed on the settlement chain only; verify fails one on a layer-2, one that is not this release’s, and one that cannot build a vault over the configured sUSDe', async () => {
+    const [settlement, layer2] = await Promise.all([deployOn(SETTLEMENT), deployOn(LAYER2)]);
+    expect(settlement.yieldVaultFactory).toBe(yieldVaultFactoryAddress());
+    expect(layer2.yieldVaultFactory).toBeUndefined();
+    const failedChecks = async (chainId: number, contracts: Record<string, Address>) =>
+      (await checkOnChain(walletOn(chainId), { chainId, contracts }))
+        .filter((finding) => !finding.ok)
+        .map((finding) => [finding.check, finding.detail]);
+
+    expect(
+      await failedChecks(LAYER2, { ...layer2, yieldVaultFactory: settlement.yieldVaultFactory! }),
+    ).toEqual([
+      [
+        'no yield vault factory without an sUSDe to stake in',
+        expect.stringContaining('the chain has no sUSDe for its vaults'),
+      ],
+    ]);
+    expect(
+      await failedChecks(SETTLEMENT, { ...settlement, yieldVaultFactory: settlement.forwarderFactory! }),
+    ).toEqual([
+      [
+        'yield vault factory deploys vaults over sUSDe',
+        `yield vault factory is ${settlement.forwarderFactory}, expected ${yieldVaultFactoryAddress()}`,
+      ],
+    ]);
+    // The factory's vault constructor refuses a staked vault that is no ERC-4626 (here USDC): the simulation reverts.
+    const notAVault = await checkOnChain(walletOn(SETTLEMENT), {
+      chainId: SETTLEMENT,
+      contracts: { ...settlement, susde: settlement.usdc! },
+    });
+    expect(
+      notAVault.find((finding) => finding.check === 'yield vault factory deploys vaults over sUSDe')!.ok,
+    ).toBe(false);
+  }, 60_000);
 });
 
 /**
