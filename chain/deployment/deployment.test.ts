@@ -17,10 +17,10 @@ import {
   walletActions,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { getTransactionCount } from 'viem/actions';
+import { getTransactionCount, readContract } from 'viem/actions';
 import { jsonRpc } from 'viem/nonce';
 import type { Config } from '../../config';
-import { LocalStakedUSDeV2, LocalUSDeOFTAdapter } from '../../contracts/artifacts';
+import { IStakedUSDe, LocalStakedUSDeV2, LocalUSDeOFTAdapter } from '../../contracts/artifacts';
 import { yieldNetworkOf } from '../../yield/deployOptions';
 import { loadDeployments } from '../deployments';
 import { createNetworkRegistry } from '../networkRegistry';
@@ -202,6 +202,19 @@ describe('deploying our contracts against the real protocols', () => {
       'forwarder factory settlement configuration',
     ]);
   }, 60_000);
+
+  it('the local real-protocol set carries the yield vault factory where its sUSDe is, with Ethena’s cooldown on, as production does', async () => {
+    const settlement = chainOf(SETTLEMENT).contracts;
+    expect(settlement.yieldVaultFactory).toBe(yieldVaultFactoryAddress());
+    expect(chainOf(LAYER2).contracts.yieldVaultFactory).toBeUndefined();
+    expect(
+      await readContract(walletOn(SETTLEMENT), {
+        address: settlement.susde!,
+        abi: IStakedUSDe.abi,
+        functionName: 'cooldownDuration',
+      }),
+    ).toBe(7 * 24 * 60 * 60);
+  });
 
   it('the yield vault factory: deployed on the settlement chain only; verify fails one on a layer-2, one that is not this release’s, and one that cannot build a vault over the configured sUSDe', async () => {
     const [settlement, layer2] = await Promise.all([deployOn(SETTLEMENT), deployOn(LAYER2)]);
