@@ -11,8 +11,9 @@ import { NETWORKS, type NetworkName } from '../networks';
  * (`@layerzerolabs/lz-evm-sdk-v2` deployments) and endpoint ids (`@layerzerolabs/lz-definitions`), Uniswap's
  * SwapRouter02 and v3 factory (`@uniswap/sdk-core`), the ERC-4337 EntryPoints (viem's constants). Ethena
  * publishes no npm package: its mainnet USDe, sUSDe and USDe OFT addresses are pinned here from Ethena's
- * documentation (docs.ethena.fi, "Key Addresses") and cross-checked on-chain by the verification step; on
- * testnets Ethena's contracts are the operator's configuration.
+ * documentation (docs.ethena.fi, "Key Addresses"), and its Ethereum Sepolia USDe and sUSDe from Ethena's
+ * testnet deployment; the verification step cross-checks them on-chain (sUSDe's asset is USDe, its cooldown
+ * interface answers). The other testnets' Ethena contracts are the operator's configuration.
  */
 
 export type CanonicalKey =
@@ -54,7 +55,11 @@ export const LAYER_ZERO_EIDS: Record<NetworkName, number> = {
 };
 
 const ETHENA_DOCS = "Ethena's documentation (no npm package), checked on-chain";
-/** Ethena on the mainnets: USDe and sUSDe live on Ethereum; the USDe OFT is the lockbox adapter there and USDe itself on the layer-2s. */
+/**
+ * Ethena's published addresses. USDe and the sUSDe staking vault live on Ethereum (and Ethereum Sepolia); the USDe
+ * OFT is the lockbox adapter there and USDe itself on the layer-2s. Where sUSDe is listed, the deployment also
+ * puts the yield vault factory (docs/yield.md, "Networks").
+ */
 const ETHENA: Partial<Record<NetworkName, Partial<Record<'usde' | 'susde' | 'usdeOft', Address>>>> = {
   ethereum: {
     usde: '0x4c9EDD5852cd905f086C759E8383e09bff1E68B3',
@@ -68,6 +73,10 @@ const ETHENA: Partial<Record<NetworkName, Partial<Record<'usde' | 'susde' | 'usd
   arbitrum: {
     usde: '0x5d3a1Ff2b6BAb83b63cd9AD0787074081a52ef34',
     usdeOft: '0x5d3a1Ff2b6BAb83b63cd9AD0787074081a52ef34',
+  },
+  'ethereum-sepolia': {
+    usde: '0xf805ce4F96e0EdD6f0b6cd4be22B34b92373d696',
+    susde: '0x1B6877c6Dac4b6De4c5817925DC40E2BfdAFc01b',
   },
 };
 

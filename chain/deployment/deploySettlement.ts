@@ -20,13 +20,15 @@ import {
 import { deployDeterministic, deterministicDeploymentAddress } from '../deterministicDeployer';
 import { configureForwarderSettlement, deployForwarderFactory } from '../forwarderFactory';
 import { networkByChainId } from '../networks';
+import { deployYieldVaultFactory } from '../yieldVaultFactory';
 import { deployPaymaster } from './paymasterDeployment';
 
 /**
  * Deploys our contracts on one network against the real protocols and configures them: the ForwarderFactory
  * (its forwarder implementation comes with it), the Uniswap v3 swap adapter with its pool fee tiers, on a
  * layer-2 the LayerZero messenger with its route to the settlement chain, on the settlement chain the
- * lzCompose staking composer, and the two managed paymasters. Everything goes through the deterministic
+ * lzCompose staking composer and the yield vault factory (merchants' vaults stake in its sUSDe; no other chain
+ * has an sUSDe to stake in), and the two managed paymasters. Everything goes through the deterministic
  * deployer, so the factory (same owner) has one address on every chain and a rerun sends only what differs.
  * Returns the `contracts` of the chain's deployments-file entry. Funding the paymasters is a separate step
  * (docs/deployment.md).
@@ -166,6 +168,7 @@ export async function deploySettlementContracts(
       initCode: composerInitCode({ ...external }),
       salt: saltOf('stakingComposer'),
     });
+    Object.assign(side, await deployYieldVaultFactory(client));
   } else {
     const messenger = await deployDeterministic(client, {
       initCode:

@@ -1,8 +1,30 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { EndpointId } from '@layerzerolabs/lz-definitions';
-import { type Address, createNonceManager, createWalletClient, defineChain, getAddress, http } from 'viem';
+import {
+  type Address,
+  type Hex,
+  createNonceManager,
+  createTestClient,
+  createWalletClient,
+  defineChain,
+  getAddress,
+  http,
+  publicActions,
+  walletActions,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { getTransactionCount } from 'viem/actions';
+import { getTransactionCount, readContract } from 'viem/actions';
 import { jsonRpc } from 'viem/nonce';
+import type { Config } from '../../config';
+import { IStakedUSDe, LocalStakedUSDeV2, LocalUSDeOFTAdapter } from '../../contracts/artifacts';
+import { yieldNetworkOf } from '../../yield/deployOptions';
+import { loadDeployments } from '../deployments';
+import { createNetworkRegistry } from '../networkRegistry';
+import { yieldVaultFactoryAddress } from '../yieldVaultFactory';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { type LocalChains, startLocalChains } from '../../dev/services/localChains';
 import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../dev/chains/localSettlement';
@@ -78,8 +100,12 @@ describe('canonical external addresses', () => {
       poolFees: { usdc: 100, usdt: 100 },
       susde: '0x9D39A5DE30e57443BfF2A8307A4256c8797A3497',
     });
+    expect(() => externalContractsOf(84532, tokens)).toThrow(
+      /external contracts of chain 84532: usde: .*usdeOft: /,
+    );
+    // Ethereum Sepolia has Ethena's published USDe and sUSDe; its USDe OFT is still the operator's to name.
     expect(() => externalContractsOf(11155111, tokens)).toThrow(
-      /external contracts of chain 11155111: usde: .*usdeOft: /,
+      /^external contracts of chain 11155111: usdeOft: /,
     );
   });
 });
@@ -176,4 +202,258 @@ describe('deploying our contracts against the real protocols', () => {
       'forwarder factory settlement configuration',
     ]);
   }, 60_000);
+
+  it('the local real-protocol set carries the yield vault factory where its sUSDe is, with Ethena’s cooldown on, as production does', async () => {
+    const settlement = chainOf(SETTLEMENT).contracts;
+    expect(settlement.yieldVaultFactory).toBe(yieldVaultFactoryAddress());
+    expect(chainOf(LAYER2).contracts.yieldVaultFactory).toBeUndefined();
+    expect(
+      await readContract(walletOn(SETTLEMENT), {
+        address: settlement.susde!,
+        abi: IStakedUSDe.abi,
+        functionName: 'cooldownDuration',
+      }),
+    ).toBe(7 * 24 * 60 * 60);
+  });
+
+  it('the yield vault factory: deployed on the settlement chain only; verify fails one on a layer-2, one that is not this release’s, and one that cannot build a vault over the configured sUSDe', async () => {
+    const [settlement, layer2] = await Promise.all([deployOn(SETTLEMENT), deployOn(LAYER2)]);
+    expect(settlement.yieldVaultFactory).toBe(yieldVaultFactoryAddress());
+    expect(layer2.yieldVaultFactory).toBeUndefined();
+    const failedChecks = async (chainId: number, contracts: Record<string, Address>) =>
+      (await checkOnChain(walletOn(chainId), { chainId, contracts }))
+        .filter((finding) => !finding.ok)
+        .map((finding) => [finding.check, finding.detail]);
+
+    expect(
+      await failedChecks(LAYER2, { ...layer2, yieldVaultFactory: settlement.yieldVaultFactory! }),
+    ).toEqual([
+      [
+        'no yield vault factory without an sUSDe to stake in',
+        expect.stringContaining('the chain has no sUSDe for its vaults'),
+      ],
+    ]);
+    expect(
+      await failedChecks(SETTLEMENT, { ...settlement, yieldVaultFactory: settlement.forwarderFactory! }),
+    ).toEqual([
+      [
+        'yield vault factory deploys vaults over sUSDe',
+        `yield vault factory is ${settlement.forwarderFactory}, expected ${yieldVaultFactoryAddress()}`,
+      ],
+    ]);
+    // The factory's vault constructor refuses a staked vault that is no ERC-4626 (here USDC): the simulation reverts.
+    const notAVault = await checkOnChain(walletOn(SETTLEMENT), {
+      chainId: SETTLEMENT,
+      contracts: { ...settlement, susde: settlement.usdc! },
+    });
+    expect(
+      notAVault.find((finding) => finding.check === 'yield vault factory deploys vaults over sUSDe')!.ok,
+    ).toBe(false);
+  }, 60_000);
+});
+
+/**
+ * The production script itself (`chain/deployment/main.ts`, run as the operator runs it) against local chains where
+ * Ethena-like contracts stand at Ethena's published Ethereum Sepolia addresses: the repo's USDe, and a
+ * LocalStakedUSDeV2 (cooldown on, as Ethena's) over it, their code and storage copied to those addresses. The
+ * other protocols are the local real-protocol set, named in the operator's external file.
+ */
+describe('the production deployment script on a chain with Ethena-like contracts at their published addresses', () => {
+  const SETTLEMENT = 11155111;
+  const LAYER2 = 84532;
+  // A deployer of its own: the other block's factory and adapter on these chains stay as they configured them.
+  const deployer = ANVIL_DEV_ACCOUNTS[6];
+  const published = canonicalAddresses(SETTLEMENT);
+  let local: LocalChains;
+  let workDir: string;
+
+  beforeAll(async () => {
+    local = await startLocalChains({ chainIds: [SETTLEMENT, LAYER2], protocols: 'real' });
+    workDir = mkdtempSync(join(tmpdir(), 'deployment-script-'));
+  }, 120_000);
+  afterAll(async () => {
+    await local?.stop();
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
+  });
+
+  const chainOf = (chainId: number) => local.chains.find((chain) => chain.chainId === chainId)!;
+  const testClientOf = (chainId: number) =>
+    createTestClient({
+      mode: 'anvil',
+      chain: defineChain({
+        id: chainId,
+        name: `${chainId}`,
+        nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+        rpcUrls: { default: { http: [chainOf(chainId).rpcUrl] } },
+      }),
+      transport: http(chainOf(chainId).rpcUrl),
+      account: privateKeyToAccount(deployer.privateKey),
+      pollingInterval: 100,
+    })
+      .extend(publicActions)
+      .extend(walletActions);
+
+  /** Puts `from`'s code and its first storage slots (the plain state variables) at `to`. */
+  const copyContract = async (client: ReturnType<typeof testClientOf>, from: Address, to: Address) => {
+    await client.setCode({ address: to, bytecode: (await client.getCode({ address: from }))! });
+    for (let slot = 0; slot < 16; slot++) {
+      const value = await client.getStorageAt({ address: from, slot: `0x${slot.toString(16)}` });
+      if (value && BigInt(value) !== 0n)
+        await client.setStorageAt({ address: to, index: slot, value: value as Hex });
+    }
+  };
+
+  const deployed = async (client: ReturnType<typeof testClientOf>, hash: Hex) => {
+    const receipt = await client.waitForTransactionReceipt({ hash });
+    return receipt.contractAddress!;
+  };
+
+  /** Ethena's USDe and sUSDe (cooldown on) at the published addresses, and a USDe OFT adapter over that USDe. */
+  const placeEthenaLikeContracts = async (): Promise<Address> => {
+    const client = testClientOf(SETTLEMENT);
+    const { contracts } = chainOf(SETTLEMENT);
+    const usde = published.usde!.address;
+    await copyContract(client, contracts.usde!, usde);
+    // sUSDe's asset is immutable (in its code): deployed over the published USDe first, then copied.
+    const stakedUsde = await deployed(
+      client,
+      await client.deployContract({
+        abi: LocalStakedUSDeV2.abi,
+        bytecode: LocalStakedUSDeV2.bytecode,
+        args: [usde, deployer.address],
+      }),
+    );
+    await copyContract(client, stakedUsde, published.susde!.address);
+    return deployed(
+      client,
+      await client.deployContract({
+        abi: LocalUSDeOFTAdapter.abi,
+        bytecode: LocalUSDeOFTAdapter.bytecode,
+        args: [usde, contracts.layerZeroEndpoint!, deployer.address],
+      }),
+    );
+  };
+
+  const runScript = async (args: string[]) => {
+    const env = {
+      ...process.env,
+      DEPLOYER_PRIVATE_KEY: deployer.privateKey,
+      SETTLEMENT_OPERATOR_ADDRESS: LOCAL_SETTLEMENT_OPERATOR.address,
+      PAYMASTER_SIGNER_ADDRESS: LOCAL_RELAYER.address,
+      [`RPC_URL_${SETTLEMENT}`]: chainOf(SETTLEMENT).rpcUrl,
+      [`RPC_URL_${LAYER2}`]: chainOf(LAYER2).rpcUrl,
+    };
+    try {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', 'chain/deployment/main.ts', ...args],
+        { env, timeout: 120_000 },
+      );
+      return { code: 0, stdout };
+    } catch (error) {
+      const failed = error as { code?: number; stdout?: string; stderr?: string };
+      return { code: failed.code ?? -1, stdout: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
+    }
+  };
+
+  it('deploys the yield vault factory on the chain with sUSDe only, verifies it over the published sUSDe, and deploy-options offers exactly that chain', async () => {
+    const usdeOft = await placeEthenaLikeContracts();
+    const protocolsOf = (chainId: number) => {
+      const { contracts } = chainOf(chainId);
+      return {
+        usdc: contracts.usdc!,
+        usdt: contracts.usdt!,
+        layerZeroEndpoint: contracts.layerZeroEndpoint!,
+        uniswapSwapRouter02: contracts.uniswapSwapRouter02!,
+        entryPointV07: contracts.entryPointV07!,
+        entryPointV08: contracts.entryPointV08!,
+        poolFees: { usdc: 500, usdt: 500 },
+      };
+    };
+    // No usde/susde for Ethereum Sepolia: the script takes Ethena's published addresses itself.
+    const externalFile = join(workDir, 'external.json');
+    writeFileSync(
+      externalFile,
+      JSON.stringify({
+        [SETTLEMENT]: { ...protocolsOf(SETTLEMENT), usdeOft },
+        [LAYER2]: {
+          ...protocolsOf(LAYER2),
+          usde: chainOf(LAYER2).contracts.usde!,
+          usdeOft: chainOf(LAYER2).contracts.usdeOft!,
+        },
+      }),
+    );
+    const deploymentsFile = join(workDir, 'deployments.json');
+    for (const chainId of [SETTLEMENT, LAYER2]) {
+      const run = await runScript([
+        'deploy',
+        '--chain',
+        String(chainId),
+        '--external',
+        externalFile,
+        '--deployments',
+        deploymentsFile,
+      ]);
+      expect(run).toMatchObject({
+        code: 0,
+        stdout: expect.stringContaining(`written to ${deploymentsFile}`),
+      });
+    }
+
+    const chains = loadDeployments(deploymentsFile);
+    const settlement = chains.find((chain) => chain.chainId === SETTLEMENT)!.contracts;
+    expect(settlement).toMatchObject({
+      usde: published.usde!.address,
+      susde: published.susde!.address,
+      yieldVaultFactory: yieldVaultFactoryAddress(),
+    });
+    expect(await testClientOf(SETTLEMENT).getCode({ address: settlement.yieldVaultFactory! })).toMatch(
+      /^0x[0-9a-f]{100,}$/,
+    );
+    expect(chains.find((chain) => chain.chainId === LAYER2)!.contracts.yieldVaultFactory).toBeUndefined();
+
+    // deploy-options reads the same file: Ethereum Sepolia offers USDe over the published sUSDe, Base Sepolia nothing.
+    const networks = createNetworkRegistry(
+      { DEPLOYMENTS_FILE: deploymentsFile } as unknown as Config,
+      chains,
+    );
+    expect(yieldNetworkOf(networks.byChainId(SETTLEMENT))).toMatchObject({
+      vaultFactory: yieldVaultFactoryAddress(),
+      permittedTokens: [
+        { symbol: 'USDe', address: published.usde!.address, stakedVault: published.susde!.address },
+      ],
+    });
+    expect(yieldNetworkOf(networks.byChainId(LAYER2))).toBeUndefined();
+
+    const verify = await runScript(['verify', '--deployments', deploymentsFile]);
+    const lines = verify.stdout.split('\n');
+    const line = (chainId: number, check: string) =>
+      lines.find((entry) => entry.includes(`[${chainId}] ${check}:`));
+    expect(line(SETTLEMENT, 'yield vault factory deploys vaults over sUSDe')).toMatch(
+      new RegExp(
+        `^ok +\\[${SETTLEMENT}\\] .*factory ${yieldVaultFactoryAddress()} deploys a vault over sUSDe ${published.susde!.address} .*redemption asynchronous ERC-7540 \\(sUSDe cooldown 604800 s\\)$`,
+      ),
+    );
+    expect(line(SETTLEMENT, 'usde is canonical')).toMatch(/^ok /);
+    expect(line(SETTLEMENT, 'susde is canonical')).toMatch(/^ok /);
+    expect(line(SETTLEMENT, 'sUSDe is an ERC-4626 over USDe with Ethena’s cooldown interface')).toMatch(
+      /^ok .*cooldown 604800 s/,
+    );
+    expect(line(LAYER2, 'no yield vault factory without an sUSDe to stake in')).toMatch(/^ok /);
+    // What fails is only what this rehearsal cannot have: LayerZero's and Uniswap's canonical deployments, and
+    // pools for the published USDe (the local pools trade the local one).
+    const failed = lines.filter((entry) => entry.startsWith('FAIL')).map((entry) => entry.split(':')[0]);
+    const notCanonical = (chainId: number) =>
+      ['layerZeroEndpoint', 'uniswapSwapRouter02', 'uniswapV3Factory'].map(
+        (key) => `FAIL [${chainId}] ${key} is canonical`,
+      );
+    expect(failed).toEqual([
+      ...notCanonical(LAYER2),
+      ...notCanonical(SETTLEMENT),
+      `FAIL [${SETTLEMENT}] usdc → USDe pool`,
+      `FAIL [${SETTLEMENT}] usdt → USDe pool`,
+    ]);
+    expect(verify.stdout).toMatch(/\n\d+ passed, 8 failed\n$/);
+    expect(verify.code).toBe(1);
+  }, 300_000);
 });

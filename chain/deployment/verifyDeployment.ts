@@ -1,5 +1,14 @@
-import { type Address, type Client, erc20Abi, getAddress, isAddressEqual, zeroAddress } from 'viem';
-import { getCode, readContract } from 'viem/actions';
+import {
+  type Address,
+  type Client,
+  erc20Abi,
+  getAddress,
+  isAddressEqual,
+  keccak256,
+  toHex,
+  zeroAddress,
+} from 'viem';
+import { getCode, readContract, simulateContract } from 'viem/actions';
 import {
   ForwarderFactory,
   IStakedUSDe,
@@ -8,9 +17,11 @@ import {
   LayerZeroSettlementMessenger,
   LayerZeroStakingComposer,
   UniswapV3SwapAdapter,
+  YieldVaultFactory,
 } from '../../contracts/artifacts';
 import { layerZeroEndpointAbi, oappAbi } from '../layerZero';
 import { networkByChainId } from '../networks';
+import { yieldVaultFactoryAddress } from '../yieldVaultFactory';
 import { type CanonicalKey, canonicalAddresses } from './canonicalAddresses';
 
 /**
@@ -70,7 +81,8 @@ const CODE_KEYS = ['entryPointV07', 'entryPointV08', 'forwarderFactory', 'usdc',
 /**
  * Reads the chain: the endpoint's id, the OFT's endpoint, token and peer, sUSDe's asset and cooldown (through
  * Ethena's published signatures), the swap adapter's router and pools, the messenger's route, the composer's
- * wiring, and the forwarder factory's settlement configuration.
+ * wiring, the yield vault factory (only where sUSDe is: it deploys a vault over it), and the forwarder factory's
+ * settlement configuration.
  */
 export async function checkOnChain(
   client: Client,
@@ -110,9 +122,11 @@ export async function checkOnChain(
         ? ([
             ['sUSDe is an ERC-4626 over USDe with Ethena’s cooldown interface', () => stakedUsdeVault(reads)],
             ['staking composer wiring', () => stakingComposerWiring(reads)],
+            ['yield vault factory deploys vaults over sUSDe', () => yieldVaultFactoryOverStakedUsde(reads)],
           ] satisfies OnChainCheck[])
         : ([
             ['messenger route to the settlement chain', () => messengerRoute(reads)],
+            ['no yield vault factory without an sUSDe to stake in', () => noYieldVaultFactory(contracts)],
           ] satisfies OnChainCheck[])),
       [
         'forwarder factory settlement configuration',
@@ -238,6 +252,48 @@ async function stakingComposerWiring({ client, need }: ChainReads): Promise<stri
   same(endpoint, need('layerZeroEndpoint'), 'composer endpoint');
   same(oft, need('usdeOft'), 'composer OFT');
   return same(vault, need('susde'), 'composer vault');
+}
+
+/** An eth_call sender for the simulated vault deployment: any address works, the factory salts by the caller. */
+const VERIFICATION_CALLER: Address = '0x000000000000000000000000000000000000dEaD';
+
+/**
+ * The factory is this checkout's (its deterministic address pins its code, so the worker's ABI fits it), and it
+ * deploys a vault over the configured sUSDe: a simulated `deployVaultSet` runs the vault's constructor against
+ * the real sUSDe without sending anything. The cooldown says how those vaults will redeem.
+ */
+async function yieldVaultFactoryOverStakedUsde({ client, need }: ChainReads): Promise<string> {
+  const factory = need('yieldVaultFactory');
+  same(factory, yieldVaultFactoryAddress(), 'yield vault factory');
+  const code = await getCode(client, { address: factory });
+  if (!code || code === '0x') throw new Error(`no code at the yield vault factory ${factory}`);
+  const { result } = await simulateContract(client, {
+    address: factory,
+    abi: YieldVaultFactory.abi,
+    functionName: 'deployVaultSet',
+    args: [
+      keccak256(toHex('stablepay.deployment.verification')),
+      [{ stakedVault: need('susde'), name: 'Verification USDe Vault', symbol: 'vUSDe' }],
+    ],
+    account: VERIFICATION_CALLER,
+  });
+  const cooldown = await readContract(client, {
+    address: need('susde'),
+    abi: IStakedUSDe.abi,
+    functionName: 'cooldownDuration',
+  });
+  const redemption =
+    cooldown === 0 ? 'synchronous ERC-4626' : `asynchronous ERC-7540 (sUSDe cooldown ${cooldown} s)`;
+  return `factory ${factory} deploys a vault over sUSDe ${need('susde')} (simulated, would be ${result[0]}); redemption ${redemption}`;
+}
+
+/** deploy-options offers every chain with a factory: one where no sUSDe is configured must not have one. */
+async function noYieldVaultFactory(contracts: Record<string, Address>): Promise<string> {
+  if (contracts.yieldVaultFactory)
+    throw new Error(
+      `yieldVaultFactory ${contracts.yieldVaultFactory} is configured, but the chain has no sUSDe for its vaults`,
+    );
+  return 'none configured';
 }
 
 async function messengerRoute({ client, network, need }: ChainReads): Promise<string> {

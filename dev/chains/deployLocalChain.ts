@@ -78,8 +78,8 @@ export type LocalChainDeployment = {
   /** ETH/USD aggregator stand-in (8 decimals), owned by the deployer. */
   priceFeed: Address;
   /**
-   * Deploys merchants' branded yield vault sets (contracts/yield/). Stand-ins only for now; the vaults redeem
-   * asynchronously over a cooldown sUSDe, but the real-protocol set does not deploy the factory yet (issue 32).
+   * Deploys merchants' branded yield vault sets (contracts/yield/). Every stand-in chain has one (its stand-in
+   * sUSDe has no cooldown, so the vaults redeem synchronously).
    */
   yieldVaultFactory: Address;
 } & LocalSettlementAddresses &
@@ -91,7 +91,13 @@ export type RealProtocolChainDeployment = Omit<
   LocalChainDeployment,
   keyof LocalSettlementAddresses | 'usde' | 'yieldVaultFactory'
 > &
-  RealSettlementAddresses;
+  RealSettlementAddresses & {
+    /**
+     * The settlement chain only, as in production: its Ethena-like sUSDe has the cooldown on, so the vaults redeem
+     * asynchronously (ERC-7540); a layer-2 has no sUSDe to stake in and no factory.
+     */
+    yieldVaultFactory?: Address;
+  };
 
 export type DeployLocalChainReturnType = LocalChainDeployment | RealProtocolChainDeployment;
 
@@ -131,7 +137,9 @@ export async function deployLocalChain({
       deployForwarderFactory(client, { owner: client.account.address }),
       deployLocalStablecoins(client),
       deployLocalPriceFeed(client, { owner: client.account.address }),
-      protocols === 'real' ? Promise.resolve({}) : deployYieldVaultFactory(client),
+      protocols === 'real' && chainId !== settlementChainId
+        ? Promise.resolve({})
+        : deployYieldVaultFactory(client),
     ]);
 
   // The paymasters check their EntryPoint's interface in their constructor: second wave.
@@ -205,7 +213,7 @@ export async function deployLocalChain({
     ...priceFeed,
     ...yieldVaultFactory,
     ...delegationFramework,
-    // The stand-in set carries the yield vault factory, the real set does not (see the type).
+    // The stand-in set carries the yield vault factory everywhere, the real set on its settlement chain (see the types).
   } as DeployLocalChainReturnType;
 }
 
