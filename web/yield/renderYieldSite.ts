@@ -143,7 +143,9 @@ export function renderYieldSite({ view, nonce }: { view: YieldSiteView; nonce: s
           ${
             view.sunset &&
             html`<p class="notice" data-testid="sunset-notice">
-              This product is closing: deposits are off. You can withdraw your funds at any time.
+              This product is closing: deposits are off. You can take your funds out at any time; where the
+              vault redeems through sUSDe's cooldown, you request the withdrawal now and claim it when the
+              cooldown ends.
             </p>`
           }
           <section class="wallet">
