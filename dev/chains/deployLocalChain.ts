@@ -8,7 +8,6 @@ import {
   createNonceManager,
   createWalletClient,
   defineChain,
-  http,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { getChainId } from 'viem/actions';
@@ -28,6 +27,7 @@ import {
 } from './localSettlement';
 import { STABLECOINS } from '../../chain/stablecoins';
 import { deployLocalStablecoins } from './localStablecoins';
+import { nudgingTransport } from './nudgingTransport';
 import { deployPaymaster, fundPaymaster } from '../../chain/deployment/paymasterDeployment';
 import { LOCAL_PAYMASTER_FUNDING } from './localPaymasters';
 import { networkByChainId } from '../../chain/networks';
@@ -232,5 +232,10 @@ function createDeployerClient({
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
   });
-  return createWalletClient({ account, chain, transport: http(rpcUrl), pollingInterval: 200 });
+  return createWalletClient({
+    account,
+    chain,
+    transport: nudgingTransport(rpcUrl, chain),
+    pollingInterval: 200,
+  });
 }
