@@ -25,6 +25,26 @@ export interface EthUsdPrices {
 /** How long a fresh price read is reused (milliseconds). */
 export const PRICE_REUSE_MS = 1_000;
 
+/**
+ * Price readings shared by key: concurrent requests share one read, a reading is reused for
+ * PRICE_REUSE_MS, and no answer (stale, unreadable) is never reused, so the next request reads again.
+ */
+export function recentReadings<Key, Value>(
+  now: () => number,
+): (key: Key, read: () => Promise<Value | undefined>) => Promise<Value | undefined> {
+  const recent = new Map<Key, { at: number; reading: Promise<Value | undefined> }>();
+  return (key, read) => {
+    const cached = recent.get(key);
+    if (cached && now() - cached.at < PRICE_REUSE_MS) return cached.reading;
+    const entry = { at: now(), reading: read() };
+    recent.set(key, entry);
+    void entry.reading.then((value) => {
+      if (value === undefined && recent.get(key) === entry) recent.delete(key);
+    });
+    return entry.reading;
+  };
+}
+
 export function createEthUsdPrices({
   config,
   publicClients,
@@ -49,7 +69,7 @@ export function createEthUsdPrices({
   // Concurrent requests on one chain share one read instead of each calling the RPC, and a fresh price
   // is reused for PRICE_REUSE_MS (one local block; the chain's fee levels are reused as long): an
   // aggregator update is seen within a second, and the freshness rule is hours, not seconds.
-  const recent = new Map<number, { at: number; reading: Promise<EthUsdPrice | undefined> }>();
+  const reuseRecent = recentReadings<number, EthUsdPrice>(now);
 
   const read = async (chainId: number): Promise<EthUsdPrice | undefined> => {
     const feed = feedOf(chainId);
@@ -66,17 +86,6 @@ export function createEthUsdPrices({
   };
 
   return {
-    fresh(chainId) {
-      const cached = recent.get(chainId);
-      if (cached && now() - cached.at < PRICE_REUSE_MS) return cached.reading;
-      const reading = read(chainId);
-      const entry = { at: now(), reading };
-      recent.set(chainId, entry);
-      // No price (stale, unreadable) is never reused: the next request reads again.
-      void reading.then((price) => {
-        if (price === undefined && recent.get(chainId) === entry) recent.delete(chainId);
-      });
-      return reading;
-    },
+    fresh: (chainId) => reuseRecent(chainId, () => read(chainId)),
   };
 }

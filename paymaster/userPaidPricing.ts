@@ -8,7 +8,7 @@ import type { Logger } from '../logging/logger';
 import type { PaymasterClient } from './clientChecks';
 import { denial, type PaymasterDenial } from './denials';
 import type { UsdSnapshot } from './limits';
-import { type EthUsdPrices, PRICE_REUSE_MS } from './prices';
+import { type EthUsdPrices, recentReadings } from './prices';
 import {
   feedAnswerToDecimal,
   maxGasCostWei,
@@ -74,7 +74,7 @@ export function createUserPaidPricer({
   const maxAge = BigInt(config.PAYMASTER_PRICE_MAX_AGE_SEC);
   const defaultCap = config.PAYMASTER_USER_PAID_MAX_OPERATION_USD;
   const decimalsRead = new Map<string, Promise<number | undefined>>();
-  const recentFeedReads = new Map<string, { at: number; reading: Promise<bigint | undefined> }>();
+  const reuseRecentFeedRead = recentReadings<string, bigint>(now);
 
   /** The chain's stablecoins have known decimals; a token with a configured feed is asked once. */
   const decimalsOf = (chainId: number, token: Address): Promise<number | undefined> => {
@@ -103,10 +103,8 @@ export function createUserPaidPricer({
     const id = key(chainId, token);
     const feed = feeds.get(id);
     if (!feed) return Promise.resolve(PEG_ANSWER);
-    const cached = recentFeedReads.get(id);
-    if (cached && now() - cached.at < PRICE_REUSE_MS) return cached.reading;
     const client = publicClients.forChain(chainId);
-    const reading = (async () => {
+    return reuseRecentFeedRead(id, async () => {
       if (!client) return undefined;
       try {
         const round = await readEthUsdRound(client, feed);
@@ -117,13 +115,7 @@ export function createUserPaidPricer({
         logger.warn({ err: error, chainId, feed }, 'token USD price feed read failed');
         return undefined;
       }
-    })();
-    const entry = { at: now(), reading };
-    recentFeedReads.set(id, entry);
-    void reading.then((answer) => {
-      if (answer === undefined && recentFeedReads.get(id) === entry) recentFeedReads.delete(id);
     });
-    return reading;
   };
 
   return {
