@@ -64,6 +64,7 @@ import { openApiRoutes } from './routes/openapi';
 import { webhookRoutes } from './routes/webhooks';
 import { yieldDeploymentRoutes } from './routes/yield/deployments';
 import { yieldDomainRoutes } from './routes/yield/domains';
+import { yieldRedeemRequestRoutes } from './routes/yield/redeemRequests';
 import { yieldSiteRoutes } from './routes/yield/site';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { assertTreasuryConfigured } from '../billing/platformTreasury';
@@ -301,6 +302,7 @@ function routeTable(
     ...billingTopupRoutes(context),
     ...yieldDeploymentRoutes(context),
     ...yieldDomainRoutes(context),
+    ...yieldRedeemRequestRoutes(context),
     ...yieldSiteRoutes(context),
     ...paymasterRpcRoutes(context),
     ...paymasterBundlerRoutes(context),

@@ -270,6 +270,11 @@ export const configSchema = z.object({
   /** Seconds a failed deployment waits before it may be deployed again (429 with Retry-After until then). */
   YIELD_REDEPLOY_BACKOFF_SEC: z.coerce.number().int().min(0).default(900),
   /**
+   * Blocks per `eth_getLogs` when the redeem-request route scans a deployment's vaults (providers cap a range at
+   * about 5,000 blocks); a page scans at most ten such windows back (yield/redeemRequests.ts).
+   */
+  YIELD_REDEEM_SCAN_BLOCKS: z.coerce.number().int().min(1).max(100_000).default(5_000),
+  /**
    * The DNS server (`host:port`, or `host` for port 53) that custom-domain verification asks for TXT
    * records; the system's resolvers when unset. The dev stack and the tests point it at their local server.
    */

@@ -397,6 +397,11 @@ export const OPERATIONS: Record<string, OperationNaming> = {
     operationId: 'unsunsetYieldDeployment',
     description: 'Returns a sunset deployment to the active list.',
   },
+  'GET /v1/merchants/me/yield-deployments/{id}/redeem-requests': {
+    operationId: 'listYieldRedeemRequests',
+    description:
+      'The ERC-7540 redemption requests on the deployment’s vaults, read from the chain, newest first: pending with the time left, claimable, or claimed.',
+  },
   'POST /v1/merchants/me/yield-deployments/{id}/domains': {
     operationId: 'addYieldDomain',
     description:

@@ -7,6 +7,7 @@ import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { launchChromium } from '../checkout/chromium';
 import { ACCOUNTS, send } from '../chain/settlementFixture';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import { openConnectedSite, waitForMessage, type OpenedSite } from './siteBrowser';
 import { YIELD_CHAIN, startYieldWorld, waitFor, type YieldWorld } from './yieldWorld';
 
 /**
@@ -105,67 +106,19 @@ afterAll(async () => {
 /** An element's text without the template's line breaks and indentation. */
 const textOf = async (locator: ReturnType<Page['locator']>) => ((await locator.textContent()) ?? '').trim();
 
-interface OpenedSite {
-  page: Page;
-  errors: string[];
-  close(): Promise<void>;
-}
-
-/** Opens the preview with an EIP-1193 wallet injected (signs as VISITOR, forwards to anvil) and connects it. */
-async function openConnectedSite(viewport: { width: number; height: number }): Promise<OpenedSite> {
-  const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
-  await context.exposeFunction('__walletRpc', async (method: string, params: unknown[]) => {
-    if (method === 'eth_requestAccounts' || method === 'eth_accounts') return { result: [VISITOR.address] };
-    if (method === 'wallet_switchEthereumChain') return { result: null };
-    const response = await fetch(world.rpcUrl(YIELD_CHAIN), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    });
-    return (await response.json()) as unknown;
+const openSite = (viewport: { width: number; height: number }): Promise<OpenedSite> =>
+  openConnectedSite(browser, {
+    siteUrl,
+    rpcUrl: world.rpcUrl(YIELD_CHAIN),
+    visitor: VISITOR.address,
+    viewport,
   });
-  await context.addInitScript(() => {
-    const bridge = (
-      window as unknown as {
-        __walletRpc: (m: string, p: unknown[]) => Promise<{ result?: unknown; error?: { message: string } }>;
-      }
-    ).__walletRpc;
-    (window as unknown as { ethereum: unknown }).ethereum = {
-      async request({ method, params }: { method: string; params?: unknown[] }) {
-        const answer = await bridge(method, params ?? []);
-        if (answer.error) throw new Error(answer.error.message);
-        return answer.result;
-      },
-    };
-  });
-  const page = await context.newPage();
-  const opened: OpenedSite = { page, errors: [], close: () => context.close() };
-  page.on('console', (message) => {
-    if (message.type() === 'error') opened.errors.push(message.text());
-  });
-  page.on('pageerror', (error) => opened.errors.push(String(error)));
-  expect((await page.goto(siteUrl))?.status()).toBe(200);
-  await page.getByRole('button', { name: 'Connect wallet' }).click();
-  await page.waitForFunction(() => /USDe$/.test(document.querySelector('[data-position]')!.textContent!));
-  return opened;
-}
-
-const waitForMessage = (page: Page, prefix: string) =>
-  page.waitForFunction(
-    (start) => {
-      const text = document.querySelector('[data-message]')!.textContent!;
-      if (document.querySelector('[data-message].error')) throw new Error(text);
-      return text.startsWith(start);
-    },
-    prefix,
-    { timeout: 60_000 },
-  );
 
 describe('the site on a vault with asynchronous redemption (sUSDe cooldown on)', () => {
   let requestedAssets: bigint;
 
   it('deposits, then offers a withdrawal request instead of a withdrawal, and shows two requests pending with the time left', async () => {
-    const site = await openConnectedSite(VIEWPORTS.phone);
+    const site = await openSite(VIEWPORTS.phone);
     try {
       const { page } = site;
       await page.locator('[data-action="deposit"] input').fill('25');
@@ -225,7 +178,7 @@ describe('the site on a vault with asynchronous redemption (sUSDe cooldown on)',
       await site.close();
     }
     // A fresh visit shows the same pending request (read from the chain, nothing kept in the page).
-    const desktop = await openConnectedSite(VIEWPORTS.desktop);
+    const desktop = await openSite(VIEWPORTS.desktop);
     try {
       await desktop.page.waitForSelector('[data-request] [data-status="pending"]');
       await desktop.page.screenshot({ path: join(SCREENSHOTS, 'async-pending-1280.png'), fullPage: true });
@@ -238,7 +191,7 @@ describe('the site on a vault with asynchronous redemption (sUSDe cooldown on)',
   it('after the cooldown (anvil time travel) both requests are ready and one claim pays exactly their assets', async () => {
     await rpc('evm_increaseTime', [SEVEN_DAYS + 1]);
     await rpc('evm_mine');
-    const site = await openConnectedSite(VIEWPORTS.phone);
+    const site = await openSite(VIEWPORTS.phone);
     try {
       const { page } = site;
       await page.waitForSelector('[data-request] [data-status="claimable"]');
@@ -261,6 +214,26 @@ describe('the site on a vault with asynchronous redemption (sUSDe cooldown on)',
       ).toEqual([]);
       await page.waitForFunction(() => (document.querySelector('[data-requests]') as HTMLElement).hidden);
       await page.screenshot({ path: join(SCREENSHOTS, 'async-claimed-375.png'), fullPage: true });
+      expect(site.errors).toEqual([]);
+    } finally {
+      await site.close();
+    }
+  }, 120_000);
+
+  it('once sunset, the notice says withdrawals go through the cooldown (never "at any time") and the request stays offered', async () => {
+    expect((await call('POST', `/${siteUrl.split('/').at(-1)}/sunset`)).status).toBe(200);
+    const site = await openSite(VIEWPORTS.phone);
+    try {
+      const { page } = site;
+      const notice = await textOf(page.getByTestId('sunset-notice'));
+      expect(notice).not.toMatch(/any time/);
+      expect(notice.replace(/\s+/g, ' ')).toMatch(
+        /While sUSDe's withdrawal cooldown is on, you request the withdrawal and claim it once the cooldown ends/,
+      );
+      await expect(page.locator('[data-action="deposit"]').count()).resolves.toBe(0);
+      await page.waitForSelector('[data-action="request"]:not([hidden])');
+      await expect(page.locator('[data-action="withdraw"]').isVisible()).resolves.toBe(false);
+      await page.screenshot({ path: join(SCREENSHOTS, 'async-sunset-375.png'), fullPage: true });
       expect(site.errors).toEqual([]);
     } finally {
       await site.close();

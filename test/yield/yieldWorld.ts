@@ -55,6 +55,7 @@ export async function startYieldWorld({
   privateChain = false,
   prepareChain,
   env: extraEnv = {},
+  yieldChain,
 }: {
   /**
    * Run YIELD_CHAIN on an anvil of this world's own (for tests that change the sUSDe rate, which other
@@ -65,6 +66,11 @@ export async function startYieldWorld({
   prepareChain?: (chain: SettlementChain) => Promise<Record<string, Address>>;
   /** More configuration of the API and the worker process (e.g. deploy limits, domain re-check intervals). */
   env?: Record<string, string>;
+  /**
+   * Run YIELD_CHAIN on a chain the caller started and stops (e.g. the real-protocol local set of
+   * dev/services/localChains.ts) instead of the shared one.
+   */
+  yieldChain?: { rpcUrl: string; contracts: Record<string, Address | undefined> };
 } = {}): Promise<YieldWorld> {
   quietTemporalRuntime();
   const stack = testStack();
@@ -89,6 +95,17 @@ export async function startYieldWorld({
       },
     ]);
     chainEnv[`RPC_URL_${YIELD_CHAIN}`] = own.rpcUrl;
+  } else if (yieldChain) {
+    rpcUrls[YIELD_CHAIN] = yieldChain.rpcUrl;
+    const contracts = Object.fromEntries(
+      Object.entries(yieldChain.contracts).filter(
+        (entry): entry is [string, Address] => entry[1] !== undefined,
+      ),
+    );
+    chainEnv.DEPLOYMENTS_FILE = writeDeploymentsFile([
+      { chainId: YIELD_CHAIN, rpcUrl: yieldChain.rpcUrl, contracts },
+    ]);
+    chainEnv[`RPC_URL_${YIELD_CHAIN}`] = yieldChain.rpcUrl;
   }
   const env = {
     TEMPORAL_TASK_QUEUE_PREFIX: prefix,

@@ -143,9 +143,9 @@ export function renderYieldSite({ view, nonce }: { view: YieldSiteView; nonce: s
           ${
             view.sunset &&
             html`<p class="notice" data-testid="sunset-notice">
-              This product is closing: deposits are off. You can take your funds out at any time; where the
-              vault redeems through sUSDe's cooldown, you request the withdrawal now and claim it when the
-              cooldown ends.
+              This product is closing: deposits are off, and your funds stay yours to take out below. While
+              sUSDe's withdrawal cooldown is on, you request the withdrawal and claim it once the cooldown
+              ends (the time left shows under your request); without it, a withdrawal pays at once.
             </p>`
           }
           <section class="wallet">

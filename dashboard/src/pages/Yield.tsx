@@ -3,6 +3,7 @@ import { get, post } from '../api';
 import { Async, useLoad } from '../components/async';
 import { Address, Chain, CopyButton, Section, StatusBadge, Time } from '../components/bits';
 import { Field, FormError, useForm } from '../components/form';
+import { YieldRedeemRequests } from '../components/yieldRedeemRequests';
 import { KNOWN_CHAINS } from '../format';
 
 interface Domain {
@@ -121,6 +122,7 @@ function DeploymentCard({ deployment, onChange }: { deployment: Deployment; onCh
           ))}
         </ul>
       )}
+      {deployment.contracts && <YieldRedeemRequests deploymentId={deployment.id} />}
       {(deployment.status === 'draft' || deployment.status === 'failed') && (
         <div class="actions">
           <button type="button" onClick={deploy}>

@@ -1,0 +1,143 @@
+import { useState } from 'preact/hooks';
+import { get } from '../api';
+import { formatUnits } from '../format';
+import { Async, useLoad } from './async';
+import { Address, StatusBadge, Time } from './bits';
+
+/** One ERC-7540 redemption request as GET …/yield-deployments/{id}/redeem-requests answers it. */
+interface RedeemRequest {
+  vault: string;
+  symbol: string;
+  decimals: number;
+  requestId: string;
+  controller: string;
+  requestedAssets: string | null;
+  unclaimedAssets: string;
+  status: 'pending' | 'claimable' | 'claimed';
+  requestedAt: string;
+  claimableAt: string | null;
+  secondsLeft: number | null;
+}
+
+interface RedeemRequestPage {
+  data: RedeemRequest[];
+  chainTime: string;
+  nextCursor: string | null;
+}
+
+/** The time left on the chain's clock, as the branded site words it: "6 d 23 h", "4 h 10 min". */
+export function timeLeft(seconds: number): string {
+  const days = Math.floor(seconds / 86_400);
+  const hours = Math.floor((seconds % 86_400) / 3600);
+  const minutes = Math.max(1, Math.ceil((seconds % 3600) / 60));
+  if (days > 0) return `${days} d ${hours} h`;
+  if (hours > 0) return `${hours} h ${Math.floor((seconds % 3600) / 60)} min`;
+  return `${minutes} min`;
+}
+
+/** What a request pays: its open assets, or for a claimed one what it was fixed at (when the node still knows). */
+function amountOf(request: RedeemRequest): string {
+  const assets = request.status === 'claimed' ? request.requestedAssets : request.unclaimedAssets;
+  return assets === null ? '—' : `${formatUnits(assets, request.decimals)} ${request.symbol}`;
+}
+
+/**
+ * A deployment's withdrawal requests (sUSDe's cooldown on): newest first, read from the chain by the API, each
+ * pending with the time left, claimable, or claimed; older pages on demand.
+ */
+export function YieldRedeemRequests({ deploymentId }: { deploymentId: string }) {
+  const [older, setOlder] = useState<RedeemRequest[]>([]);
+  const [cursor, setCursor] = useState<string | null | undefined>(undefined);
+  const [olderError, setOlderError] = useState<string>();
+  const base = `/v1/merchants/me/yield-deployments/${deploymentId}/redeem-requests`;
+  const first = useLoad(async () => {
+    const page = await get<RedeemRequestPage>(base);
+    setOlder([]);
+    setCursor(page.nextCursor);
+    return page;
+  }, [deploymentId]);
+  const loadOlder = async () => {
+    setOlderError(undefined);
+    try {
+      const page = await get<RedeemRequestPage>(`${base}?cursor=${encodeURIComponent(cursor!)}`);
+      setOlder((previous) => [...previous, ...page.data]);
+      setCursor(page.nextCursor);
+    } catch (caught) {
+      setOlderError((caught as Error).message);
+    }
+  };
+  return (
+    <div data-testid="redeem-requests">
+      <h3>Withdrawal requests</h3>
+      <Async
+        state={first}
+        isEmpty={(page) => page.data.length === 0 && !page.nextCursor}
+        empty="No withdrawal requests yet. While sUSDe has its cooldown on, each customer withdrawal starts with one."
+      >
+        {(page) => (
+          <>
+            <div class="table-wrap">
+              <table>
+                <caption class="muted">
+                  Read from the chain; times count on its clock (<Time iso={page.chainTime} />
+                  ).
+                </caption>
+                <thead>
+                  <tr>
+                    <th>Request</th>
+                    <th class="num">Amount</th>
+                    <th>Status</th>
+                    <th class="hide-narrow">Holder</th>
+                    <th class="hide-narrow">Requested</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {[...page.data, ...older].map((request) => (
+                    <tr
+                      key={`${request.vault}-${request.requestId}`}
+                      data-testid="redeem-request"
+                      data-status={request.status}
+                    >
+                      <td>#{request.requestId}</td>
+                      <td class="num">{amountOf(request)}</td>
+                      <td>
+                        <StatusBadge status={request.status} />
+                        {request.secondsLeft !== null && (
+                          <span class="muted" data-testid="time-left">
+                            {' '}
+                            {timeLeft(request.secondsLeft)} left
+                          </span>
+                        )}
+                      </td>
+                      <td class="hide-narrow">
+                        <Address value={request.controller} />
+                      </td>
+                      <td class="hide-narrow">
+                        <Time iso={request.requestedAt} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <div class="actions">
+              <button type="button" onClick={first.reload}>
+                Refresh
+              </button>
+              {cursor && (
+                <button type="button" onClick={loadOlder}>
+                  Load older
+                </button>
+              )}
+            </div>
+            {olderError && (
+              <p class="field-error" role="alert">
+                {olderError}
+              </p>
+            )}
+          </>
+        )}
+      </Async>
+    </div>
+  );
+}
