@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { get } from '../api';
-import { formatUnits } from '../format';
+import { absoluteTime, formatUnits } from '../format';
 import { Async, useLoad } from './async';
-import { Address, StatusBadge, Time } from './bits';
+import { Address, StatusBadge } from './bits';
 
 /** One ERC-7540 redemption request as GET …/yield-deployments/{id}/redeem-requests answers it. */
 interface RedeemRequest {
@@ -79,8 +79,8 @@ export function YieldRedeemRequests({ deploymentId }: { deploymentId: string }) 
             <div class="table-wrap">
               <table>
                 <caption class="muted">
-                  Read from the chain; times count on its clock (<Time iso={page.chainTime} />
-                  ).
+                  Read from the chain; time left counts on its clock (now{' '}
+                  <time dateTime={page.chainTime}>{absoluteTime(page.chainTime)}</time>).
                 </caption>
                 <thead>
                   <tr>
@@ -113,7 +113,8 @@ export function YieldRedeemRequests({ deploymentId }: { deploymentId: string }) 
                         <Address value={request.controller} />
                       </td>
                       <td class="hide-narrow">
-                        <Time iso={request.requestedAt} />
+                        {/* The chain's clock, not this browser's: an absolute time reads right either way. */}
+                        <time dateTime={request.requestedAt}>{absoluteTime(request.requestedAt)}</time>
                       </td>
                     </tr>
                   ))}

@@ -1259,6 +1259,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/merchants/me/yield-deployments/{id}/redeem-requests': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Redemption requests on the deployment's vaults (ERC-7540, sUSDe cooldown), newest first
+     * @description The ERC-7540 redemption requests on the deployment’s vaults, read from the chain, newest first: pending with the time left, claimable, or claimed.
+     */
+    get: operations['listYieldRedeemRequests'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/': {
     parameters: {
       query?: never;
@@ -2226,6 +2246,42 @@ export interface components {
     };
     YieldDomainAttach: {
       hostname: string;
+    };
+    YieldRedeemRequestPage: {
+      data: components['schemas']['YieldRedeemRequest'][];
+      /** @description The latest block's time, the clock secondsLeft counts on */
+      chainTime: string;
+      /** @description Older requests: pass as cursor; null when there are none */
+      nextCursor: string | null;
+    };
+    YieldRedeemRequest: {
+      vault: string;
+      /** @description The vault asset's symbol */
+      symbol: string;
+      /** @description The vault asset's decimals */
+      decimals: number;
+      requestId: string;
+      /** @description Who claims the request */
+      controller: string;
+      /** @description Whose shares were burnt for it */
+      owner: string;
+      /** @description Base units, decimal string */
+      requestedShares: string;
+      /** @description Assets fixed at the request; null where the RPC node keeps no state of that block */
+      requestedAssets: string | null;
+      /** @description Base units, decimal string */
+      unclaimedShares: string;
+      /** @description Base units, decimal string */
+      unclaimedAssets: string;
+      /** @enum {string} */
+      status: 'pending' | 'claimable' | 'claimed';
+      requestedAt: string;
+      /** @description End of the cooldown; null once claimed or with no cooldown */
+      claimableAt: string | null;
+      /** @description Seconds of the chain's clock until claimable (pending only) */
+      secondsLeft: number | null;
+      txHash: string;
+      blockNumber: string;
     };
     PaymasterRpcResponse:
       | {
@@ -7343,6 +7399,70 @@ export interface operations {
         };
       };
       /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listYieldRedeemRequests: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        controller?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of redeem requests */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['YieldRedeemRequestPage'];
+        };
+      };
+      /** @description Invalid input: malformed JSON or a field that fails validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown id */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The deployment's chain did not answer */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
