@@ -166,5 +166,8 @@ describe('issue 26 finding 6: vault deploys are paid by an account apart from se
     expect(() => loadConfig({ YIELD_DEPLOYS_PER_MERCHANT_PER_DAY: '0' })).toThrow(
       /YIELD_DEPLOYS_PER_MERCHANT_PER_DAY/,
     );
+    expect(loadConfig({}).YIELD_REDEEM_SCAN_BLOCKS).toBe(5_000);
+    expect(loadConfig({ YIELD_REDEEM_SCAN_BLOCKS: '100' }).YIELD_REDEEM_SCAN_BLOCKS).toBe(100);
+    expect(() => loadConfig({ YIELD_REDEEM_SCAN_BLOCKS: '0' })).toThrow(/YIELD_REDEEM_SCAN_BLOCKS/);
   });
 });
