@@ -51,8 +51,8 @@ const GENEROUS_LIMITS = {
   PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: '100000000',
   PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: '100000000',
   PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
-  PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: '100000000',
-  RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: '100000000',
+  PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: '10000000',
+  RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: '1000000',
   RATE_LIMIT_LOGIN_PER_MINUTE: '1000000',
 };
 
@@ -363,11 +363,11 @@ async function main(): Promise<void> {
         `${describe('pm_getPaymasterData, 1 replica (baseline)', paymasterOne)}\n` +
         `${describe('pm_getPaymasterData, 2 replicas', paymasterTwo, paymasterOne)}\n` +
         `\n  CPU seconds per 1,000 requests (all replicas of the set together):\n` +
-        `  ${'load'.padEnd(30)} ${KINDS.map((kind) => kind.padStart(13)).join('')}\n` +
+        `  ${'load'.padEnd(30)} ${KINDS.map((kind) => kind.padStart(14)).join('')}\n` +
         Object.entries(cpu)
           .map(
             ([name, byKind]) =>
-              `  ${name.padEnd(30)} ${KINDS.map((kind) => byKind[kind].toFixed(3).padStart(13)).join('')}\n`,
+              `  ${name.padEnd(30)} ${KINDS.map((kind) => byKind[kind].toFixed(3).padStart(14)).join('')}\n`,
           )
           .join('') +
         `\n  memory after the load (RSS now / peak), Postgres connections held:\n` +
@@ -375,7 +375,9 @@ async function main(): Promise<void> {
           .map(
             (entry) =>
               `  ${entry.process.padEnd(26)} ${entry.memory ? `${mib(entry.memory.rssKiB).toFixed(0)} / ${mib(entry.memory.peakKiB).toFixed(0)} MiB` : 'gone'}` +
-              (entry.postgresConnections ? `, ${entry.postgresConnections} Postgres connections` : ''),
+              (entry.postgresConnections
+                ? `, ${entry.postgresConnections} Postgres connection${entry.postgresConnections === 1 ? '' : 's'}`
+                : ''),
           )
           .join('\n') +
         `\n  Postgres: ${backendMemory.length} client backends, private memory (RssAnon) ${mib(
