@@ -37,7 +37,7 @@ import { startWorkerProcess } from './lib/workerProcess';
  *
  * From /proc, for each load: the CPU seconds each process used per 1,000 answered requests (api replicas,
  * HAProxy, signer, worker, the Postgres backends, and the load generator for scale), each process's
- * resident memory after the rounds, and how many Postgres connections each api replica holds. Ratios are
+ * resident memory before and after the rounds, and how many Postgres connections each api replica holds. Ratios are
  * against the one-replica set in the same run. `npm run bench replicas`, or `npx tsx bench/replicas.bench.ts`.
  */
 const ROUNDS = 3;
@@ -247,6 +247,20 @@ async function main(): Promise<void> {
     for (const set of Object.values(sets))
       await expectSignedResult(`${set.url}/v1/paymaster/rpc`, clientHeaders, signedBodies());
 
+    const memoryOf = (pid: number): ProcessMemory | undefined => {
+      try {
+        return processMemory(pid);
+      } catch {
+        return undefined;
+      }
+    };
+    // Resident memory before any load (started, sessions created, one signed answer each).
+    const idleKiB = new Map<number, number>();
+    for (const pid of [...sets.one.apiPids, ...sets.two.apiPids, signer.pid, worker.pid])
+      idleKiB.set(pid, memoryOf(pid)?.rssKiB ?? 0);
+    for (const set of Object.values(sets))
+      idleKiB.set(set.balancer.pid, memoryOf(set.balancer.pid)?.rssKiB ?? 0);
+
     const shared = { signerPid: signer.pid, workerPid: worker.pid };
     const cpuRounds: Record<string, Record<Kind, number>[]> = {};
     const measuredCpu = <F extends LoadFigures>(
@@ -323,13 +337,6 @@ async function main(): Promise<void> {
       const ports = tcpLocalPorts(pid);
       return backends.filter((backend) => backend.port !== null && ports.has(backend.port)).length;
     };
-    const memoryOf = (pid: number): ProcessMemory | undefined => {
-      try {
-        return processMemory(pid);
-      } catch {
-        return undefined;
-      }
-    };
     const processes = [
       ...Object.entries(sets).flatMap(([setName, set]) => [
         ...set.apiPids.map((pid, index) => ({
@@ -341,7 +348,7 @@ async function main(): Promise<void> {
       ]),
       { process: 'signer', pid: signer.pid, postgresConnections: connectionsOf(signer.pid) },
       { process: 'worker', pid: worker.pid, postgresConnections: connectionsOf(worker.pid) },
-    ].map((entry) => ({ ...entry, memory: memoryOf(entry.pid) }));
+    ].map((entry) => ({ ...entry, idleRssKiB: idleKiB.get(entry.pid), memory: memoryOf(entry.pid) }));
     const backendMemory = backends.map((backend) => memoryOf(backend.pid)).filter(Boolean) as ProcessMemory[];
     const machineAtEnd = machineLoad();
 
@@ -370,11 +377,11 @@ async function main(): Promise<void> {
               `  ${name.padEnd(30)} ${KINDS.map((kind) => byKind[kind].toFixed(3).padStart(14)).join('')}\n`,
           )
           .join('') +
-        `\n  memory after the load (RSS now / peak), Postgres connections held:\n` +
+        `\n  resident memory before the load; after it (now / peak), and the Postgres connections held:\n` +
         processes
           .map(
             (entry) =>
-              `  ${entry.process.padEnd(26)} ${entry.memory ? `${mib(entry.memory.rssKiB).toFixed(0)} / ${mib(entry.memory.peakKiB).toFixed(0)} MiB` : 'gone'}` +
+              `  ${entry.process.padEnd(26)} ${mib(entry.idleRssKiB ?? 0).toFixed(0)} MiB idle; ${entry.memory ? `${mib(entry.memory.rssKiB).toFixed(0)} / ${mib(entry.memory.peakKiB).toFixed(0)} MiB` : 'gone'}` +
               (entry.postgresConnections
                 ? `, ${entry.postgresConnections} Postgres connection${entry.postgresConnections === 1 ? '' : 's'}`
                 : ''),
