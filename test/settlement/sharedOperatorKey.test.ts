@@ -117,8 +117,9 @@ describe('one operator key shared by several worker processes', () => {
     await stack.stopWorkers();
     const workers = [1, 2].map(() => new ProjectProcess('dev/worker.ts', stack.workerEnv));
     try {
+      // Two workers bundle their workflows at boot: minutes on a loaded 2-core machine.
       for (const worker of workers) worker.start();
-      for (const worker of workers) await worker.waitForOutput(/worker polling/, 120_000);
+      for (const worker of workers) await worker.waitForOutput(/worker polling/, 300_000);
 
       const sessions: Array<{
         id: string;
@@ -222,5 +223,5 @@ describe('one operator key shared by several worker processes', () => {
     } finally {
       for (const worker of workers) await worker.kill('SIGTERM');
     }
-  }, 300_000);
+  }, 600_000);
 });
