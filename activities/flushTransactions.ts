@@ -8,8 +8,9 @@ import { withNextNonce } from './lockedSends';
 /**
  * A flush is a transaction that moves a customer's money, so it is never sent twice and never lost:
  * it is signed with the operator's next nonce and recorded (raw transaction, hash, nonce) before it is
- * broadcast, under the operator's lock on that chain. Whoever retries the step finds the record and brings that same transaction to a receipt —
- * re-broadcasting it if the node has forgotten it — instead of making another.
+ * broadcast, under the operator's lock on that chain. Whoever retries the step finds the record and
+ * brings that same transaction to a receipt — re-broadcasting it if the node has forgotten it — instead
+ * of making another.
  */
 
 /** How long one attempt waits for a flush's receipt before the activity retry takes over. */
