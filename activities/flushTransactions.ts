@@ -3,41 +3,52 @@ import { keccak256, type Hex, type TransactionReceipt } from 'viem';
 import type { OperatorClient } from '../chain/operatorChains';
 import type { Db } from '../db/client';
 import { discardFlush, recordFlushSigned, type SettlementRow } from '../db/settlements';
+import { withNextNonce } from './lockedSends';
 
 /**
  * A flush is a transaction that moves a customer's money, so it is never sent twice and never lost:
  * it is signed with the operator's next nonce and recorded (raw transaction, hash, nonce) before it is
- * broadcast. Whoever retries the step finds the record and brings that same transaction to a receipt —
- * re-broadcasting it if the node has forgotten it — instead of making another.
+ * broadcast, under the operator's lock on that chain. Whoever retries the step finds the record and
+ * brings that same transaction to a receipt — re-broadcasting it if the node has forgotten it — instead
+ * of making another.
  */
 
 /** How long one attempt waits for a flush's receipt before the activity retry takes over. */
 const RECEIPT_WAIT_MS = 120_000;
 const POLL_MS = 500;
 
-/** Signs `data` (and `value` wei, a bridge fee) to `to` with the operator's next nonce and records it on `row`; nothing is broadcast yet. */
-export async function signAndRecordFlush(
+/**
+ * Signs `data` (and `value` wei, a bridge fee) to `to` with the operator's next nonce, records it on `row`
+ * and broadcasts it, all under the operator's lock on this chain (activities/lockedSends.ts), so a flush
+ * of another worker cannot take the same nonce. A failed broadcast is left to awaitRecordedFlush, which
+ * sends the recorded bytes again, or finds the nonce taken and discards the record.
+ */
+export function signAndRecordFlush(
   db: Db,
   client: OperatorClient,
   { row, to, data, value = 0n }: { row: SettlementRow; to: Hex; data: Hex; value?: bigint },
 ): Promise<SettlementRow> {
   const account = client.account;
-  const prepared = await client.prepareTransactionRequest({ account, chain: client.chain, to, data, value });
-  try {
+  return withNextNonce(db, client, async (nonce, locked) => {
+    const prepared = await client.prepareTransactionRequest({
+      account,
+      chain: client.chain,
+      to,
+      data,
+      value,
+      nonce,
+    });
     const rawTransaction = await client.signTransaction({ ...prepared, account, chain: client.chain });
     const txHash = keccak256(rawTransaction);
-    await recordFlushSigned(db, row.id, { rawTransaction, txHash, nonce: prepared.nonce });
+    await recordFlushSigned(locked, row.id, { rawTransaction, txHash, nonce });
+    await client.sendRawTransaction({ serializedTransaction: rawTransaction }).catch(() => undefined);
     return {
       ...row,
       flush_raw_tx: rawTransaction,
       flush_tx_hash: txHash,
-      flush_nonce: String(prepared.nonce),
+      flush_nonce: String(nonce),
     };
-  } catch (error) {
-    // Nothing went out with this nonce: let the next transaction take it rather than leave a gap.
-    account.nonceManager?.reset({ address: account.address, chainId: client.chain.id });
-    throw error;
-  }
+  });
 }
 
 /** A transaction signed and recorded before it was broadcast: what it takes to bring it to a receipt. */

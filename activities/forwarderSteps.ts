@@ -1,10 +1,11 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { erc20Abi, getAddress, type Address } from 'viem';
+import { encodeFunctionData, erc20Abi, getAddress, type Address } from 'viem';
 import { sessionIdToBytes16 } from '../chain/depositAddress';
 import { ForwarderFactory } from '../contracts/artifacts';
 import { isDepositSettled } from '../db/deposits';
 import { findPayoutAddress } from '../db/sessions';
 import { findUnfinishedFlush } from '../db/settlements';
+import { sendWithNextNonce } from './lockedSends';
 import { DEPOSIT_MISSING, heartbeating, type SettlementStepContext } from './settlementSteps';
 
 export interface VerifyDepositBalanceInput {
@@ -69,11 +70,13 @@ export function deployForwarder(
     });
     const code = await client.getCode({ address: forwarder });
     if (code && code !== '0x') return forwarder;
-    const hash = await client.writeContract({
-      address: factory,
-      abi: ForwarderFactory.abi,
-      functionName: 'deploy',
-      args: [session, merchant],
+    const hash = await sendWithNextNonce(db, client, {
+      to: factory,
+      data: encodeFunctionData({
+        abi: ForwarderFactory.abi,
+        functionName: 'deploy',
+        args: [session, merchant],
+      }),
     });
     const receipt = await client.waitForTransactionReceipt({ hash, timeout: 120_000 });
     if (receipt.status !== 'success') throw new Error(`forwarder deployment ${hash} reverted`);

@@ -1,5 +1,5 @@
 import { heartbeat, sleep } from '@temporalio/activity';
-import { getAddress, keccak256, type Address, type Hex } from 'viem';
+import { encodeFunctionData, getAddress, keccak256, type Address, type Hex } from 'viem';
 import { sessionIdToBytes16 } from '../chain/depositAddress';
 import {
   COMPOSE_EMPTY,
@@ -16,6 +16,7 @@ import { LayerZeroSettlementMessenger, LayerZeroStakingComposer } from '../contr
 import { findPayoutAddress } from '../db/sessions';
 import { listSettlements } from '../db/settlements';
 import type { BridgeDeliveryAdapter, BridgePacket, Delivery } from './bridgeDelivery';
+import { sendWithNextNonce } from './lockedSends';
 import { isRevert, revertReason, type SettlementStepContext } from './settlementSteps';
 
 /**
@@ -121,7 +122,7 @@ async function awaitLayerZeroDelivery(
  * sends only a compose that would succeed. Returns why it did not run, if it did not.
  */
 async function retryCompose(
-  { db }: SettlementStepContext,
+  context: SettlementStepContext,
   client: OperatorClient,
   compose: BridgePacket & {
     srcEid: number;
@@ -131,6 +132,7 @@ async function retryCompose(
     queueArgs: readonly [from: Address, to: Address, guid: Hex, index: number];
   },
 ): Promise<string | undefined> {
+  const { db } = context;
   const { sessionId, sourceChainId, nonce, srcEid, messenger, queued, endpoint, queueArgs } = compose;
   const guid = queueArgs[2];
   const row = (await listSettlements(db, sessionId)).find(
@@ -163,7 +165,10 @@ async function retryCompose(
     if (isRevert(error)) return revertReason(error);
     throw error;
   }
-  const hash = await client.writeContract(call);
+  const hash = await sendWithNextNonce(db, client, {
+    to: endpoint,
+    data: encodeFunctionData({ abi: layerZeroEndpointAbi, functionName: 'lzCompose', args: call.args }),
+  });
   const receipt = await client.waitForTransactionReceipt({ hash, timeout: 120_000 });
   return receipt.status === 'success' ? undefined : `lzCompose ${hash} reverted`;
 }

@@ -14,6 +14,7 @@ import { YieldVaultFactory } from '../contracts/artifacts';
 import type { OperatorChains, OperatorClient } from '../chain/operatorChains';
 import { vaultSetIdOf } from '../chain/yieldVaultFactory';
 import { awaitRecordedTransaction } from './flushTransactions';
+import { withNextNonce } from './lockedSends';
 import type { Db } from '../db/client';
 import type { YieldVaultRecord } from '../db/schema';
 import {
@@ -216,33 +217,37 @@ async function simulateRefusal(client: OperatorClient, plan: DeploymentPlan): Pr
   }
 }
 
-async function signAndRecord(
+/**
+ * Signs the factory call with the deployer's next nonce, records it and broadcasts it under the deployer's
+ * lock on this chain (activities/lockedSends.ts): workers sharing the key never take the same nonce. A
+ * failed broadcast is left to awaitRecordedDeploy (sent again, or discarded when its nonce was taken).
+ */
+function signAndRecord(
   db: Db,
   client: OperatorClient,
   deployment: YieldDeploymentRow,
   plan: DeploymentPlan,
 ): Promise<YieldDeploymentRow> {
   const account = client.account;
-  const prepared = await client.prepareTransactionRequest({
-    account,
-    chain: client.chain,
-    to: plan.factory,
-    data: plan.data,
-  });
-  try {
+  return withNextNonce(db, client, async (nonce, locked) => {
+    const prepared = await client.prepareTransactionRequest({
+      account,
+      chain: client.chain,
+      to: plan.factory,
+      data: plan.data,
+      nonce,
+    });
     const rawTransaction = await client.signTransaction({ ...prepared, account, chain: client.chain });
     const txHash = keccak256(rawTransaction);
-    await recordDeployTransaction(db, deployment.id, { rawTransaction, txHash, nonce: prepared.nonce });
+    await recordDeployTransaction(locked, deployment.id, { rawTransaction, txHash, nonce });
+    await client.sendRawTransaction({ serializedTransaction: rawTransaction }).catch(() => undefined);
     return {
       ...deployment,
       deploy_raw_tx: rawTransaction,
       deploy_tx_hash: txHash,
-      deploy_nonce: String(prepared.nonce),
+      deploy_nonce: String(nonce),
     };
-  } catch (error) {
-    account.nonceManager?.reset({ address: account.address, chainId: client.chain.id });
-    throw error;
-  }
+  });
 }
 
 /** The recorded deploy transaction brought to its receipt (activities/flushTransactions.ts). */

@@ -1,5 +1,4 @@
 import {
-  createNonceManager,
   createWalletClient,
   defineChain,
   http,
@@ -12,15 +11,14 @@ import {
   type WalletClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { jsonRpc } from 'viem/nonce';
 import type { ConfiguredNetwork, NetworkRegistry } from './networkRegistry';
 
 export type OperatorClient = WalletClient<Transport, Chain, Account> & PublicActions<Transport, Chain>;
 
 /**
  * The settlement operator's clients, one per configured chain: the only key allowed to flush
- * forwarders. Nonces come from one manager per chain in this process, so concurrent activities of a
- * worker never collide; several worker processes need one operator key each (see docs/operations.md).
+ * forwarders. Every send is numbered under the key's lock on its chain, across processes
+ * (activities/lockedSends.ts), so any number of workers share one operator key.
  */
 export interface OperatorChains {
   address: Hex;
@@ -42,9 +40,9 @@ export function createOperatorChains({
   networks: NetworkRegistry;
   operatorPrivateKey: Hex;
 }): OperatorChains {
-  const account = privateKeyToAccount(operatorPrivateKey, {
-    nonceManager: createNonceManager({ source: jsonRpc() }),
-  });
+  // No nonce manager: nonces are taken from the chain under a lock shared by every worker
+  // (activities/lockedSends.ts), never counted in one process's memory.
+  const account = privateKeyToAccount(operatorPrivateKey);
   const clients = new Map<number, OperatorClient>();
 
   const network = (chainId: number): ConfiguredNetwork => {

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 
 export interface BenchTarget {
   url: string;
+  /** The server's own process (tsx's CLI runs it in a child of the one spawned here). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -20,17 +22,18 @@ export async function startTarget(
     [require.resolve('tsx/cli'), join(__dirname, '..', 'targets', script), ...args],
     { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  const port = await new Promise<number>((resolve, reject) => {
+  const { port, pid } = await new Promise<{ port: number; pid: number }>((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /LISTENING (\d+)/.exec(output);
-      if (match) resolve(Number(match[1]));
+      const match = /LISTENING (\d+)(?: PID (\d+))?/.exec(output);
+      if (match) resolve({ port: Number(match[1]), pid: Number(match[2] ?? child.pid) });
     });
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before listening`)));
   });
   return {
     url: `http://127.0.0.1:${port}`,
+    pid,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
 export interface WorkerProcess {
+  pid: number;
   /** The process's recent output (stdout and stderr), for failure reports. */
   output(): string;
   /** SIGTERM (graceful: in-flight tasks finish), SIGKILL after `graceMs`; resolves once it has exited. */
@@ -47,6 +48,7 @@ export async function startWorkerProcess(
   }
 
   return {
+    pid: child.pid!,
     output: () => output,
     async stop(graceMs = 15_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -9,6 +9,6 @@ import { startSignerServer } from '../../signer/server';
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' });
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'signer' }, { write: () => true } as never);
 void startSignerServer({ config, port: 0, host: '127.0.0.1', logger }).then((server) => {
-  process.stdout.write(`LISTENING ${new URL(server.url).port}\n`);
+  process.stdout.write(`LISTENING ${new URL(server.url).port} PID ${process.pid}\n`);
   process.once('SIGTERM', () => void server.stop().then(() => process.exit(0)));
 });

@@ -103,6 +103,7 @@ export function haproxyConfig({
 
 export interface RunningHaproxy {
   url: string;
+  pid: number;
   /** Soft stop (SIGUSR1: stops listening, lets open requests finish), then SIGKILL after 10 s. */
   stop(): Promise<void>;
 }
@@ -152,6 +153,7 @@ export async function startHaproxy({
   if ('exited' in listening) throw new Error(`HAProxy exited (${listening.exited}):\n${kept}`);
   return {
     url,
+    pid: child.pid!,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGUSR1');

@@ -1,0 +1,62 @@
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+
+/**
+ * What a process costs, read from Linux's /proc: CPU time and memory of any pid on the machine (its
+ * `stat` and `status` are world-readable), and the local ports of its TCP sockets (its own fds only),
+ * to tell which Postgres backends serve which process.
+ */
+
+/** USER_HZ: the unit of utime/stime in /proc/<pid>/stat; 100 on every Linux this runs on. */
+const CLOCK_TICKS_PER_SEC = 100;
+
+/** CPU seconds the process has used so far, user and system. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name may hold spaces and parentheses: the fields start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 of stat (utime, stime) are the 12th and 13th after the name.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SEC;
+}
+
+export interface ProcessMemory {
+  /** Resident set now (VmRSS), KiB. */
+  rssKiB: number;
+  /** The most it was resident at once (VmHWM), KiB. */
+  peakKiB: number;
+  /** The private part (RssAnon): what a Postgres backend holds beyond the shared buffers it touched. */
+  anonKiB: number;
+}
+
+export function processMemory(pid: number): ProcessMemory {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  return { rssKiB: kib('VmRSS'), peakKiB: kib('VmHWM'), anonKiB: kib('RssAnon') };
+}
+
+/** Local ports of the process's TCP sockets (IPv4 and IPv6): its side of every connection it holds. */
+export function tcpLocalPorts(pid: number): Set<number> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (match) inodes.add(match[1]!);
+    } catch {
+      // closed between the listing and the read
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const columns = line.trim().split(/\s+/);
+      // local_address is "ADDR:PORT" in hex; the inode is the tenth column.
+      if (columns.length > 9 && inodes.has(columns[9]!)) ports.add(parseInt(columns[1]!.split(':')[1]!, 16));
+    }
+  }
+  return ports;
+}
