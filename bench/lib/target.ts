@@ -3,6 +3,8 @@ import { join } from 'node:path';
 
 export interface BenchTarget {
   url: string;
+  /** The tsx wrapper's process id; the server runs in its child (bench/lib/processMemory.ts finds it). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -31,6 +33,7 @@ export async function startTarget(
   });
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());

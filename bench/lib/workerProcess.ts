@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
 export interface WorkerProcess {
+  /** The worker's own process id (it runs the workflows; no wrapper in between). */
+  pid: number;
   /** The process's recent output (stdout and stderr), for failure reports. */
   output(): string;
   /** SIGTERM (graceful: in-flight tasks finish), SIGKILL after `graceMs`; resolves once it has exited. */
@@ -47,6 +49,7 @@ export async function startWorkerProcess(
   }
 
   return {
+    pid: child.pid!,
     output: () => output,
     async stop(graceMs = 15_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
