@@ -3,14 +3,15 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
 /**
- * A heap snapshot of another Node process started with `--heapsnapshot-signal=SIGUSR2
+ * A heap snapshot of another Node process started with `--heapsnapshot-signal=SIGWINCH
  * --diagnostic-dir=<dir>`: signals it and waits until the file it writes is complete (Node writes it
  * from the main thread, pausing that process; the worker threads' isolates, where Temporal runs the
- * workflows, are not in it). Resolves with the file's path.
+ * workflows, are not in it). Resolves with the file's path. Not SIGUSR2, Node's example: Temporal's
+ * runtime shuts its workers down on it. SIGWINCH does nothing to a process that does not listen.
  */
 export async function takeHeapSnapshot(pid: number, dir: string, timeoutMs = 300_000): Promise<string> {
   const before = new Set(readdirSync(dir));
-  process.kill(pid, 'SIGUSR2');
+  process.kill(pid, 'SIGWINCH');
   const deadline = Date.now() + timeoutMs;
   let lastSize = -1;
   for (;;) {

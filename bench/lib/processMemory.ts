@@ -12,6 +12,18 @@ export function residentMiB(pid: number): number | undefined {
   }
 }
 
+/** Child processes that are Node itself (not esbuild's service, which tsx starts beside the script). */
+function nodeChildrenOf(pid: number): number[] {
+  return childrenOf(pid).filter((child) => {
+    try {
+      const program = readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0')[0] ?? '';
+      return program === 'node' || program.endsWith('/node');
+    } catch {
+      return false;
+    }
+  });
+}
+
 function childrenOf(pid: number): number[] {
   try {
     return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
@@ -24,11 +36,11 @@ function childrenOf(pid: number): number[] {
 
 /**
  * The process that does the work under `pid`: a bench target is started through tsx's CLI, which runs
- * the script in a child process and only waits for it; the server is the last process down that chain.
+ * the script in a child process and only waits for it; the server is the last Node process down that chain.
  */
 export function serverProcessOf(pid: number): number {
   let current = pid;
-  for (let children = childrenOf(current); children.length === 1; children = childrenOf(current))
+  for (let children = nodeChildrenOf(current); children.length === 1; children = nodeChildrenOf(current))
     current = children[0]!;
   return current;
 }
