@@ -51,10 +51,10 @@ const IDLE_MINUTES = Number(process.env.SOAK_IDLE_MINUTES ?? 10);
 const SESSIONS_PER_SEC = Number(process.env.SOAK_SESSIONS_PER_SEC ?? 3);
 const PAID_EVERY = Number(process.env.SOAK_PAID_EVERY ?? 5);
 /**
- * The bound: the worker caches at most 480 workflows whatever the number of open sessions
- * (WORKFLOW_CACHE_BY_ROLE), about 265 MiB at the 0.55 MiB per cached session the first soak measured:
- * with the soak's 1,400+ open sessions, at most 150 MiB of growth per 1,000 open sessions. Before the
- * cache was set it grew 550 MiB per 1,000.
+ * The bound: well under the 550 MiB per 1,000 open sessions the first soak measured before the workflow
+ * cache was set. The cache holds at most 480 workflows whatever the number of open sessions
+ * (WORKFLOW_CACHE_BY_ROLE), about 265 MiB at that soak's 0.55 MiB per cached session: under this bound
+ * from about 1,800 open sessions on.
  */
 const WORKER_MIB_PER_1000_OPEN = 150;
 /** After the idle period the worker's RSS is back within this share above its idle figure before the load. */
