@@ -6,11 +6,10 @@ import type { NetworkRegistry } from '../chain/networkRegistry';
 import { createPublicClients } from '../chain/publicClients';
 import type { Db } from '../db/client';
 import {
-  acceptedTotals,
   findDepositTargets,
   findWatchedDepositAddresses,
   readCheckpoint,
-  recordDeposits,
+  recordDepositsWithTotals,
   writeCheckpoint,
 } from '../db/deposits';
 import { findFlushTransactions } from '../db/settlements';
@@ -125,13 +124,17 @@ export function createChainMonitorActivities({
         chainId,
         expiringAfter: new Date(Date.now() - lateWatchSec * 1000),
       });
-      const fetched = await fetchDepositTransfers(client, {
-        tokens: [...tokens.values()].map((token) => token.address as Address),
-        recipients: watched.map((address) => getAddress(address)),
-        fromBlock,
-        toBlock,
-        recipientsPerRequest: addressesPerRequest,
-      });
+      // The range's last block's timestamp is needed whatever the logs: asked for beside them.
+      const [fetched, toBlockTime] = await Promise.all([
+        fetchDepositTransfers(client, {
+          tokens: [...tokens.values()].map((token) => token.address as Address),
+          recipients: watched.map((address) => getAddress(address)),
+          fromBlock,
+          toBlock,
+          recipientsPerRequest: addressesPerRequest,
+        }),
+        blockTimestamps(client, [toBlock]).then((times) => times.get(toBlock)!),
+      ]);
       const logs = fetched.logs;
       const nextBlockRange =
         fetched.acceptedSpan !== undefined
@@ -140,10 +143,10 @@ export function createChainMonitorActivities({
             ? Math.min(Number(range) * 2, maxBlockRange)
             : Number(range);
 
-      const { payments, toBlockTime } = await matchPayments(db, client, chainId, logs, toBlock);
-      await recordPayments(db, chainId, payments);
+      const payments = await matchPayments(db, client, chainId, logs, toBlock, toBlockTime);
       const acceptedLogs = payments.filter(({ open }) => open);
-      const signals = await depositSignals(db, chainId, acceptedLogs, tokens);
+      const totals = await recordPayments(db, chainId, payments, acceptedLogs);
+      const signals = depositSignals(chainId, acceptedLogs, tokens, totals);
       await sendDepositSignals(temporal, logger, signals);
 
       await writeCheckpoint(db, { monitorId, chainId, block: toBlock, blockTime: toBlockTime });
@@ -212,13 +215,16 @@ async function matchPayments(
   chainId: number,
   logs: TransferLog[],
   toBlock: bigint,
-): Promise<{ payments: Payment[]; toBlockTime: Date }> {
+  toBlockTime: Date,
+): Promise<Payment[]> {
   const recipients = [...new Set(logs.map((log) => log.args.to.toLowerCase()))];
-  // Targets by (address, token): one lookup per log instead of a scan of every target.
-  const [targets, toBlockTime] = await Promise.all([
+  // The targets and the flushes among the logs' transactions, asked for together.
+  // A flush swaps into the forwarder itself (the router pays USDe to it): those transfers are not payments.
+  const [targets, flushes] = await Promise.all([
     findDepositTargets(db, chainId, recipients),
-    blockTimestamps(client, [toBlock]).then((times) => times.get(toBlock)!),
+    findFlushTransactions(db, [...new Set(logs.map((log) => log.transactionHash!))]),
   ]);
+  // Targets by (address, token): one lookup per log instead of a scan of every target.
   const targetOf = new Map<string, DepositTarget>();
   for (const target of targets) {
     const key = `${target.depositAddress.toLowerCase()}:${target.tokenAddress}`;
@@ -228,10 +234,6 @@ async function matchPayments(
     const target = targetOf.get(`${log.args.to.toLowerCase()}:${log.address.toLowerCase()}`);
     return target ? [{ log, target }] : [];
   });
-  // A flush swaps into the forwarder itself (the router pays USDe to it): those transfers are not payments.
-  const flushes = await findFlushTransactions(db, [
-    ...new Set(matchedLogs.map(({ log }) => log.transactionHash!)),
-  ]);
   const payments = matchedLogs.filter(({ log }) => !flushes.has(log.transactionHash!));
   // On time is judged by the block's timestamp, not by when this scan runs: a lagging monitor must not
   // turn a payment mined before expiry into a late one. Block timestamps never decrease, so a target
@@ -251,21 +253,26 @@ async function matchPayments(
 
   // A session its timer expired may still have been paid on time (it waits for lagging scans, but
   // not forever): such a transfer counts as paying it; retry-forwarder settles it.
-  return {
-    payments: payments.map((payment) => {
-      const { target } = payment;
-      const open = onTimeOf(payment) && (target.status === 'awaiting_payment' || target.status === 'expired');
-      return { ...payment, open };
-    }),
-    toBlockTime,
-  };
+  return payments.map((payment) => {
+    const { target } = payment;
+    const open = onTimeOf(payment) && (target.status === 'awaiting_payment' || target.status === 'expired');
+    return { ...payment, open };
+  });
 }
 
-/** Every transfer recorded once, in one statement: accepted when it pays its session, late otherwise. */
-async function recordPayments(db: Db, chainId: number, payments: Payment[]): Promise<void> {
-  await recordDeposits(
-    db,
-    payments.map(({ log, target, open }) => ({
+/**
+ * Every transfer recorded once, accepted when it pays its session and late otherwise, and the accepted
+ * totals of the paid sessions after it: one statement.
+ */
+async function recordPayments(
+  db: Db,
+  chainId: number,
+  payments: Payment[],
+  acceptedLogs: Payment[],
+): Promise<Map<string, bigint>> {
+  return recordDepositsWithTotals(db, {
+    chainId,
+    deposits: payments.map(({ log, target, open }) => ({
       session_id: target.sessionId,
       chain_id: chainId,
       token_address: log.address.toLowerCase(),
@@ -276,24 +283,21 @@ async function recordPayments(db: Db, chainId: number, payments: Payment[]): Pro
       block_number: log.blockNumber!,
       kind: open ? 'accepted' : 'late',
     })),
-  );
+    totalsFor: [...new Set(acceptedLogs.map(({ target }) => target.sessionId))],
+  });
 }
 
 /**
- * The sessions to signal: the running total before this range's transfers (the rows of earlier
- * ranges), then log by log: a session is signalled once, with the transfer that first covers its
- * option (as recorded in order).
+ * The sessions to signal: from the accepted totals after this range, the running total before its
+ * transfers (the rows of earlier ranges), then log by log: a session is signalled once, with the
+ * transfer that first covers its option (as recorded in order).
  */
-async function depositSignals(
-  db: Db,
+function depositSignals(
   chainId: number,
   acceptedLogs: Payment[],
   tokens: Map<string, { address: string; decimals: number }>,
-): Promise<Map<string, DepositDetected>> {
-  const totals = await acceptedTotals(db, {
-    chainId,
-    sessionIds: [...new Set(acceptedLogs.map(({ target }) => target.sessionId))],
-  });
+  totals: Map<string, bigint>,
+): Map<string, DepositDetected> {
   const inRange = new Map<string, bigint>();
   for (const { log, target } of acceptedLogs) {
     const key = `${target.sessionId}:${log.address.toLowerCase()}`;

@@ -13,13 +13,15 @@ import {
   type Address,
   type Hex,
 } from 'viem';
-import { sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Pool } from 'pg';
 import { createChainMonitorActivities, DEFAULT_ADDRESSES_PER_REQUEST } from '../activities/chainMonitor';
 import { createNetworkRegistry } from '../chain/networkRegistry';
 import { networkByChainId } from '../chain/networks';
 import { loadConfig } from '../config';
 import { MintFanout } from '../contracts/artifacts';
 import { createDb } from '../db/client';
+import type { Database } from '../db/schema';
 import { writeCheckpoint } from '../db/deposits';
 import { upsertMerchantByWallet } from '../db/merchants';
 import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
@@ -254,37 +256,63 @@ async function main(): Promise<void> {
       runs.monitor.push(expectedLogs / monitor.seconds);
     }
     // Where the time goes, from one more (unmeasured) pass whose Temporal client times the signals.
-    const signals = { count: 0, ms: 0 };
+    // Summed durations over-count concurrent signals; the wall time counts while any is in flight.
+    const signals = { count: 0, ms: 0, wallMs: 0, inFlight: 0, wallSince: 0 };
     const timedTemporal = {
       workflow: {
         getHandle: (workflowId: string) => ({
           async signal(...args: Parameters<ReturnType<Client['workflow']['getHandle']>['signal']>) {
             const started = performance.now();
+            if (signals.inFlight++ === 0) signals.wallSince = started;
             try {
               return await temporal.workflow.getHandle(workflowId).signal(...args);
             } finally {
+              const ended = performance.now();
               signals.count += 1;
-              signals.ms += performance.now() - started;
+              signals.ms += ended - started;
+              if (--signals.inFlight === 0) signals.wallMs += ended - signals.wallSince;
             }
           },
         }),
       },
     } as unknown as Client;
+    // …and whose database handle times every statement (client side: round trip included), by its kind.
+    const statements = new Map<string, { count: number; ms: number }>();
+    const timedDb = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: new Pool({ connectionString: services.databaseUrl, max: 10 }) }),
+      log(event) {
+        const kind = statementKind(event.query.sql);
+        const entry = statements.get(kind) ?? { count: 0, ms: 0 };
+        entry.count += 1;
+        entry.ms += event.queryDurationMillis;
+        statements.set(kind, entry);
+      },
+    });
+    cleanups.unshift(() => timedDb.destroy());
     const diagnostic = await monitorPass(
-      createChainMonitorActivities({ db, networks, temporal: timedTemporal }).scanDeposits,
+      createChainMonitorActivities({ db: timedDb, networks, temporal: timedTemporal }).scanDeposits,
     );
     const perLogUs = (logsPerSec: number) => 1e6 / logsPerSec;
     const breakdown = {
-      what: 'µs per log: median passes for getLogs; signals timed in one extra pass (summed durations: they run concurrently per range, so this over-counts their wall time); the rest is Postgres (targets, flush lookup, deposit rows, totals, checkpoint), block timestamps and the loop',
+      what: 'µs per log: median passes for getLogs; signals and statements timed in one extra pass (signals summed, and their wall time while any was in flight; statements client side, round trip included, some concurrent); the rest is the watched set, targets, flush lookup, deposit rows with totals, checkpoint, block timestamps and the loop',
       rawGetLogsUs: perLogUs(percentile(runs.raw, 50)),
       viemDecodingUs: perLogUs(percentile(runs.decoded, 50)) - perLogUs(percentile(runs.raw, 50)),
       temporalSignalsUs: (signals.ms * 1000) / expectedLogs,
+      temporalSignalsWallUs: (signals.wallMs * 1000) / expectedLogs,
       signalsSent: signals.count,
       // The monitor decodes by hand (no viem getLogs), so the rest is counted against the raw request.
       restUs:
-        (diagnostic.seconds * 1e6 - signals.ms * 1000) / expectedLogs - perLogUs(percentile(runs.raw, 50)),
+        (diagnostic.seconds * 1e6 - signals.wallMs * 1000) / expectedLogs -
+        perLogUs(percentile(runs.raw, 50)),
       diagnosticPassMonitorUs: (diagnostic.seconds * 1e6) / expectedLogs,
+      statementsPerRange: Object.fromEntries(
+        [...statements].map(([kind, { count, ms }]) => [
+          kind,
+          { perRange: count / chunks.length, msPerRange: ms / chunks.length },
+        ]),
+      ),
     };
+    process.stdout.write(`diagnostic pass: ${JSON.stringify(breakdown, null, 2)}\n`);
 
     const recorded = await db
       .selectFrom('deposits')
@@ -371,6 +399,14 @@ void main().catch((error) => {
   process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });
+
+/** A statement's kind for the timing table: its verb and first table. */
+function statementKind(text: string): string {
+  const words = text.replace(/\s+/g, ' ').trim().toLowerCase();
+  const verb = words.split(' ')[0] ?? '';
+  const table = /\b(?:from|into|update)\s+"?([a-z_]+)"?/.exec(words)?.[1] ?? '?';
+  return `${verb} ${table}`;
+}
 
 /** Sessions and their USDC options straight into the tables (one statement each), expiring in an hour. */
 async function seedSessions(

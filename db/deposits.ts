@@ -89,48 +89,49 @@ export type NewDeposit = Omit<DepositRow, 'id' | 'settled_at' | 'created_at' | '
 };
 
 /**
- * Records transfers once per (chain, tx, log), all in one statement (one array per column through
- * unnest, so the statement's size does not grow with the rows); returns how many were new.
+ * Records transfers once per (chain, tx, log) and answers the base units accepted per option (session,
+ * token) on `chainId` for `totalsFor` sessions, counting the rows just recorded: one statement, one round
+ * trip (one array per column through unnest, so its size does not grow with the rows). Keyed
+ * `<sessionId>:<lower-case token>`; options without accepted deposits are absent.
+ *
+ * The totals add the rows the statement inserted (RETURNING) to the rows it found (its snapshot, taken
+ * before the insert): a row recorded by an earlier scan counts once, through the table, and a conflicting
+ * row is never returned. A row another transaction commits while this one runs is not counted here; only
+ * a second scan of the same range can write one, and that scan signals with its own totals.
  */
-export async function recordDeposits(db: Db, deposits: NewDeposit[]): Promise<number> {
-  if (deposits.length === 0) return 0;
-  const column = <T>(pick: (deposit: NewDeposit) => T) => deposits.map(pick);
-  const result = await sql<{ id: string }>`
-    insert into deposits (session_id, chain_id, token_address, deposit_address, amount, tx_hash, log_index, block_number, kind)
-    select * from unnest(
-      ${column((deposit) => deposit.session_id)}::uuid[],
-      ${column((deposit) => deposit.chain_id)}::integer[],
-      ${column((deposit) => deposit.token_address.toLowerCase())}::text[],
-      ${column((deposit) => deposit.deposit_address)}::text[],
-      ${column((deposit) => deposit.amount)}::numeric[],
-      ${column((deposit) => deposit.tx_hash)}::text[],
-      ${column((deposit) => deposit.log_index)}::integer[],
-      ${column((deposit) => deposit.block_number.toString())}::bigint[],
-      ${column((deposit) => deposit.kind)}::text[]
-    )
-    on conflict (chain_id, tx_hash, log_index) do nothing
-    returning id`.execute(db);
-  return result.rows.length;
-}
-
-/**
- * Base units accepted so far per option (session, token) on `chainId`, for many sessions in one query;
- * keyed `<sessionId>:<lower-case token>`. Options without accepted deposits are absent.
- */
-export async function acceptedTotals(
+export async function recordDepositsWithTotals(
   db: Db,
-  { chainId, sessionIds }: { chainId: number; sessionIds: string[] },
+  { chainId, deposits, totalsFor }: { chainId: number; deposits: NewDeposit[]; totalsFor: string[] },
 ): Promise<Map<string, bigint>> {
-  if (sessionIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('deposits')
-    .select(['session_id', 'token_address', sql<string>`sum(amount)::text`.as('total')])
-    .where('session_id', '=', sql<string>`any(${sessionIds}::uuid[])`)
-    .where('chain_id', '=', chainId)
-    .where('kind', '=', 'accepted')
-    .groupBy(['session_id', 'token_address'])
-    .execute();
-  return new Map(rows.map((row) => [`${row.session_id}:${row.token_address}`, BigInt(row.total)]));
+  if (deposits.length === 0) return new Map();
+  const column = <T>(pick: (deposit: NewDeposit) => T) => deposits.map(pick);
+  const result = await sql<{ session_id: string; token_address: string; total: string }>`
+    with recorded as (
+      insert into deposits (session_id, chain_id, token_address, deposit_address, amount, tx_hash, log_index, block_number, kind)
+      select * from unnest(
+        ${column((deposit) => deposit.session_id)}::uuid[],
+        ${column((deposit) => deposit.chain_id)}::integer[],
+        ${column((deposit) => deposit.token_address.toLowerCase())}::text[],
+        ${column((deposit) => deposit.deposit_address)}::text[],
+        ${column((deposit) => deposit.amount)}::numeric[],
+        ${column((deposit) => deposit.tx_hash)}::text[],
+        ${column((deposit) => deposit.log_index)}::integer[],
+        ${column((deposit) => deposit.block_number.toString())}::bigint[],
+        ${column((deposit) => deposit.kind)}::text[]
+      )
+      on conflict (chain_id, tx_hash, log_index) do nothing
+      returning session_id, chain_id, token_address, amount, kind
+    )
+    select session_id, token_address, sum(amount)::text as total
+    from (
+      select session_id, token_address, amount from deposits
+      where session_id = any(${totalsFor}::uuid[]) and chain_id = ${chainId} and kind = 'accepted'
+      union all
+      select session_id, token_address, amount from recorded
+      where session_id = any(${totalsFor}::uuid[]) and chain_id = ${chainId} and kind = 'accepted'
+    ) accepted
+    group by session_id, token_address`.execute(db);
+  return new Map(result.rows.map((row) => [`${row.session_id}:${row.token_address}`, BigInt(row.total)]));
 }
 
 /** Base units accepted so far for one option of a session (what the customer has paid in that token there). */

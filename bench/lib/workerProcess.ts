@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
 export interface WorkerProcess {
+  /** The worker's own process id (it runs the workflows; no wrapper in between). */
   pid: number;
   /** The process's recent output (stdout and stderr), for failure reports. */
   output(): string;
