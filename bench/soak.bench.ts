@@ -52,9 +52,9 @@ const SESSIONS_PER_SEC = Number(process.env.SOAK_SESSIONS_PER_SEC ?? 3);
 const PAID_EVERY = Number(process.env.SOAK_PAID_EVERY ?? 5);
 /**
  * The bound: well under the 550 MiB per 1,000 open sessions the first soak measured before the workflow
- * cache was set. The cache holds at most 480 workflows whatever the number of open sessions
- * (WORKFLOW_CACHE_BY_ROLE), about 265 MiB at that soak's 0.55 MiB per cached session: under this bound
- * from about 1,800 open sessions on.
+ * cache was set. The caches hold at most 140 workflows whatever the number of open sessions
+ * (WORKFLOW_CACHE_BY_ROLE), about 155 MiB at the ~1.1 MiB per cached workflow measured here: under this
+ * bound from about 1,000 open sessions on.
  */
 const WORKER_MIB_PER_1000_OPEN = 150;
 /** After the idle period the worker's RSS is back within this share above its idle figure before the load. */

@@ -223,22 +223,24 @@ export const WORKER_TUNING = {
  * one process could keep thousands of sessions cached, each ~0.55 MiB, for the hour a sticky workflow
  * lives. A workflow pushed out of the cache is replayed from its history on its next task (a session's
  * is a few dozen events: milliseconds), so the caches hold what is active, not what is open:
- * - sessions: 300 — sessions being paid and settled; the many awaiting payment for hours are replayed
+ * - sessions: 60 — sessions being paid and settled; the many awaiting payment for hours are replayed
  *   when their deposit or expiry comes;
- * - webhooks: 100 — deliveries in their first attempts; retries minutes to hours later replay;
- * - chains: 40 — the deposit monitors and receipt trackers (one each per chain), always busy;
- * - yield: 20 — deploys and domain watches (a re-check every 6 h replays);
- * - billing, maintenance: 10 — a few schedules a day.
- * At most 480 workflows cached, ~265 MiB at the measured 0.55 MiB per session. Concurrent workflow
- * tasks may not exceed the cache (the SDK lowers them with a warning), so small caches set both.
+ * - webhooks: 30 — deliveries in their first attempts; retries minutes to hours later replay;
+ * - chains: 30 — the deposit monitors and receipt trackers (one each per chain), always busy;
+ * - yield: 10 — deploys and domain watches (a re-check every 6 h replays);
+ * - billing, maintenance: 5 — a few schedules a day.
+ * At most 140 workflows cached: the soak measured ~1.1 MiB per cached session workflow, so the caches
+ * at 480 kept ~350 MiB after the load whatever was still open, above the soak's bound of 20 % over idle
+ * (docs/performance.md). Concurrent workflow tasks may not exceed the cache (the SDK lowers them with a
+ * warning), so the queues set both.
  */
 export const WORKFLOW_CACHE_BY_ROLE = {
-  sessions: { maxCachedWorkflows: 300, maxConcurrentWorkflowTaskExecutions: 40 },
-  webhooks: { maxCachedWorkflows: 100, maxConcurrentWorkflowTaskExecutions: 40 },
-  chains: { maxCachedWorkflows: 40, maxConcurrentWorkflowTaskExecutions: 20 },
-  yield: { maxCachedWorkflows: 20, maxConcurrentWorkflowTaskExecutions: 10 },
-  billing: { maxCachedWorkflows: 10, maxConcurrentWorkflowTaskExecutions: 5 },
-  maintenance: { maxCachedWorkflows: 10, maxConcurrentWorkflowTaskExecutions: 5 },
+  sessions: { maxCachedWorkflows: 60, maxConcurrentWorkflowTaskExecutions: 40 },
+  webhooks: { maxCachedWorkflows: 30, maxConcurrentWorkflowTaskExecutions: 30 },
+  chains: { maxCachedWorkflows: 30, maxConcurrentWorkflowTaskExecutions: 20 },
+  yield: { maxCachedWorkflows: 10, maxConcurrentWorkflowTaskExecutions: 10 },
+  billing: { maxCachedWorkflows: 5, maxConcurrentWorkflowTaskExecutions: 5 },
+  maintenance: { maxCachedWorkflows: 5, maxConcurrentWorkflowTaskExecutions: 5 },
 } as const satisfies Record<TaskQueueRole, Partial<WorkerOptions>>;
 
 /** One worker per task queue that has activities, all sharing one workflow bundle. */
