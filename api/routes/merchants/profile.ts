@@ -1,6 +1,6 @@
 import { getAddress, isAddress, type Hex } from 'viem';
 import { z } from 'zod';
-import { claimSmartAccount } from '../../../db/smartAccounts';
+import { claimSmartAccount, listMerchantSmartAccounts } from '../../../db/smartAccounts';
 import { deleteEmailCode } from '../../../db/emailCodes';
 import {
   findMerchantById,
@@ -20,6 +20,7 @@ import { merchantProfileSchema, toMerchantProfile } from './profileModel';
 /**
  * | GET   | /v1/merchants/me                | 200 profile |
  * | PATCH | /v1/merchants/me                | 200 profile; a new e-mail is unverified and gets a mailed code |
+ * | GET   | /v1/merchants/me/smart-accounts | 200 `{ data }`: the merchant's registered smart accounts, oldest first |
  * | POST  | /v1/merchants/me/smart-accounts | 204, idempotent; 403 without the account's signature; 409 when claimed by another merchant |
  */
 const address = z
@@ -73,6 +74,14 @@ const smartAccountBody = z
   })
   .strict()
   .meta({ id: 'SmartAccountRegistration' });
+
+const smartAccountSchema = z
+  .object({
+    address: z.string().describe('Checksummed 0x address'),
+    registeredAt: z.string(),
+  })
+  .strict()
+  .meta({ id: 'SmartAccount' });
 
 export function profileRoutes(app: AppContext): AnyRoute[] {
   // A valid token for a merchant that no longer exists is an unknown credential.
@@ -147,6 +156,34 @@ export function profileRoutes(app: AppContext): AnyRoute[] {
           app.logger.warn('no SMTP_URL: the e-mail is stored unverified and no code was mailed');
         }
         return { status: 200, body: toMerchantProfile(merchant) };
+      },
+    }),
+
+    defineRoute({
+      method: 'get',
+      path: '/v1/merchants/me/smart-accounts',
+      auth: 'jwt',
+      tag: 'Merchant account',
+      audience: 'dashboard',
+      summary: 'The merchant’s registered smart accounts, oldest first',
+      responses: {
+        200: {
+          description: 'Registered smart accounts',
+          schema: z.object({ data: z.array(smartAccountSchema) }),
+        },
+      },
+      async handler({ merchantId }) {
+        await loadMerchant(merchantId);
+        const accounts = await listMerchantSmartAccounts(app.db, merchantId);
+        return {
+          status: 200,
+          body: {
+            data: accounts.map((account) => ({
+              address: getAddress(account.address),
+              registeredAt: account.created_at.toISOString(),
+            })),
+          },
+        };
       },
     }),
 
