@@ -5,7 +5,9 @@ import { sql, type Kysely } from 'kysely';
  * deliveries are found by their event, which no index served (only by endpoint and time).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`CREATE INDEX webhook_deliveries_event_idx ON webhook_deliveries (event_id, created_at)`.execute(db);
+  await sql`CREATE INDEX webhook_deliveries_event_idx ON webhook_deliveries (event_id, created_at)`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

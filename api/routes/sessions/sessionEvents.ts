@@ -55,7 +55,6 @@ export function sessionEventsRoute(app: AppContext): AnyRoute {
         description: 'The session’s events',
         schema: z.object({ data: z.array(sessionEventSchema) }),
       },
-      400: { description: 'The id is not a UUID' },
       404: { description: 'Unknown or foreign session' },
     },
     async handler({ merchantId, params }) {

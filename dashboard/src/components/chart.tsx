@@ -112,6 +112,24 @@ export interface Category {
   value: number;
 }
 
+/** About the width of one character of uPlot's 12 px axis font, and the height of one line of it. */
+const AXIS_CHAR_PX = 7.5;
+const AXIS_LINE_PX = 15;
+/** The value axis' width, taken from the chart's for the bars. */
+const VALUE_AXIS_PX = 60;
+
+/** A label broken at spaces into lines of at most `maxChars` (a longer word keeps its own line). */
+export function wrapLabel(label: string, maxChars: number): string {
+  const lines: string[] = [];
+  for (const word of label.split(' ')) {
+    const last = lines[lines.length - 1];
+    if (last !== undefined && `${last} ${word}`.length <= maxChars)
+      lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines.join('\n');
+}
+
 /**
  * Bars for named categories (a chain, a status), drawn by uPlot on a canvas: the x scale is the
  * bar's index and the axis writes its label. A figure with a text summary for screen readers.
@@ -142,12 +160,20 @@ export function CategoryChart({
         },
         axes: [
           {
-            // One tick per bar, labelled with its category.
+            // One tick per bar, labelled with its category, wrapped to the bar's slot (two labels side by
+            // side must not run into each other on a phone); the axis grows by the lines it needs.
             incrs: [1],
-            values: (_u, splits) => splits.map((split) => categories[Math.round(split)]?.label ?? ''),
+            values: (u, splits) => {
+              const slotPx = (u.width - VALUE_AXIS_PX) / categories.length;
+              const maxChars = Math.max(4, Math.floor(slotPx / AXIS_CHAR_PX) - 1);
+              return splits.map((split) => wrapLabel(categories[Math.round(split)]?.label ?? '', maxChars));
+            },
+            size: (_u, values) =>
+              20 +
+              AXIS_LINE_PX * Math.max(1, ...(values ?? []).map((value) => String(value).split('\n').length)),
           },
           // Counts: whole-number ticks only.
-          { label: valueLabel, size: 60, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] },
+          { label: valueLabel, size: VALUE_AXIS_PX, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] },
         ],
         legend: { show: false },
         series: [

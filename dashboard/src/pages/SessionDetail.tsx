@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, get, post } from '../api';
 import { Link } from '../App';
 import { Address, Chain, CopyButton, Section, StatusBadge, Time } from '../components/bits';
@@ -20,6 +20,8 @@ const SETTLED: SessionStatus[] = ['completed', 'failed', 'expired'];
 const POLL_MS = 2000;
 /** Once the session is settled, only a delivery's retry (minutes to hours apart) can change the page. */
 const SETTLED_POLL_MS = 15_000;
+/** After an action on the page (a webhook sent again), how long it is followed closely whatever its state. */
+const FOLLOW_AFTER_ACTION_MS = 30_000;
 
 /**
  * Follows the session without a reload: polls its summary and its events with their webhook deliveries
@@ -31,6 +33,7 @@ function useFollowedSession(id: string) {
   const [events, setEvents] = useState<SessionEvent[]>();
   const [error, setError] = useState<ApiError>();
   const [round, setRound] = useState(0);
+  const followUntil = useRef(0);
   useEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -52,8 +55,9 @@ function useFollowedSession(id: string) {
           );
           const settled =
             SETTLED.includes(next.status) && (next.webhookDelivered || next.status !== 'completed');
-          if (settled && !delivering) return;
-          if (settled) delay = SETTLED_POLL_MS;
+          const justActed = Date.now() < followUntil.current;
+          if (settled && !delivering && !justActed) return;
+          if (settled && !justActed) delay = SETTLED_POLL_MS;
         } catch (caught) {
           if (stopped) return;
           setError(caught as ApiError);
@@ -68,7 +72,11 @@ function useFollowedSession(id: string) {
       clearTimeout(timer);
     };
   }, [id, round]);
-  return { session, events, error, refresh: () => setRound((value) => value + 1) };
+  const refresh = () => {
+    followUntil.current = Date.now() + FOLLOW_AFTER_ACTION_MS;
+    setRound((value) => value + 1);
+  };
+  return { session, events, error, refresh };
 }
 
 export function SessionDetail({ id }: { id: string }) {

@@ -3768,15 +3768,6 @@ export interface operations {
           };
         };
       };
-      /** @description The id is not a UUID */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
       /** @description Missing, malformed, expired or unknown credential */
       401: {
         headers: {

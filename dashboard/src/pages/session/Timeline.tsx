@@ -88,7 +88,8 @@ function EventDeliveries({ event }: { event: SessionEvent }) {
       {event.deliveries.map((delivery) => (
         <li key={delivery.id} data-testid="timeline-delivery">
           <div>
-            <StatusBadge status={delivery.status} /> to <code class="endpoint">{endpointName(delivery.endpointUrl)}</code>
+            <StatusBadge status={delivery.status} /> to{' '}
+            <code class="endpoint">{endpointName(delivery.endpointUrl)}</code>
             {delivery.resendOf && <span class="muted"> (re-send)</span>}
           </div>
           <ol class="attempts">
@@ -125,7 +126,10 @@ function EventItem({ event }: { event: SessionEvent }) {
       <strong>
         Webhook event <code>{event.type}</code>
       </strong>
-      <span class="sr-only"> ({state === 'current' ? 'being delivered' : state === 'bad' ? 'not delivered' : 'done'})</span>
+      <span class="sr-only">
+        {' '}
+        ({state === 'current' ? 'being delivered' : state === 'bad' ? 'not delivered' : 'done'})
+      </span>
       <div class="muted">
         <Time iso={event.createdAt} /> · <code>{event.id}</code>
       </div>
