@@ -141,6 +141,10 @@ describe('dashboard main flows in chromium', () => {
     expect(navigations).toBe(0);
     expect(receiver.received.length).toBeGreaterThanOrEqual(1);
     await screenshot(page, 'session-completed-1280');
+    await page.setViewportSize(PHONE);
+    await screenshot(page, 'session-completed-375');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBe(0);
+    await page.setViewportSize(DESKTOP);
     followedSessionId = sessionId;
   }, 240_000);
 

@@ -9,6 +9,10 @@ export interface DailySeries {
 }
 
 const DAY_MS = 86_400_000;
+/** The value axis' width, taken from the chart's for the bars. */
+const VALUE_AXIS_PX = 60;
+/** Tick steps of an axis of counts: whole numbers only (no "0.25 operations"). */
+const WHOLE_NUMBER_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000];
 /** The shortest span a chart shows: a week reads better than one lonely bar. */
 const MINIMUM_DAYS = 7;
 
@@ -35,18 +39,21 @@ export function daysBetween(days: string[]): string[] {
 
 /**
  * A chart by day, drawn by uPlot on a canvas: bars for one series, lines with points for several.
- * A figure with a text summary for screen readers; it follows its container's width.
+ * A figure with a text summary for screen readers; it follows its container's width. `counts` keeps the
+ * value axis to whole numbers (operations, deliveries).
  */
 export function DailyChart({
   days,
   series,
   summary,
   valueLabel,
+  counts = false,
 }: {
   days: string[];
   series: DailySeries[];
   summary: string;
   valueLabel: string;
+  counts?: boolean;
 }) {
   const holder = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -71,7 +78,7 @@ export function DailyChart({
             incrs: [86_400, 2 * 86_400, 7 * 86_400, 30 * 86_400],
             values: (_u, splits) => splits.map((split) => new Date(split * 1000).toISOString().slice(5, 10)),
           },
-          { label: valueLabel, size: 60 },
+          { label: valueLabel, size: VALUE_AXIS_PX, ...(counts && { incrs: WHOLE_NUMBER_STEPS }) },
         ],
         legend: { show: !single },
         series: [
@@ -97,7 +104,7 @@ export function DailyChart({
       resize.disconnect();
       plot.destroy();
     };
-  }, [days.join(), JSON.stringify(series)]);
+  }, [days.join(), JSON.stringify(series), counts]);
   if (days.length === 0) return <div class="notice empty">No data to chart yet.</div>;
   return (
     <figure class="chart-figure">
@@ -115,8 +122,6 @@ export interface Category {
 /** About the width of one character of uPlot's 12 px axis font, and the height of one line of it. */
 const AXIS_CHAR_PX = 7.5;
 const AXIS_LINE_PX = 15;
-/** The value axis' width, taken from the chart's for the bars. */
-const VALUE_AXIS_PX = 60;
 
 /** A label broken at spaces into lines of at most `maxChars` (a longer word keeps its own line). */
 export function wrapLabel(label: string, maxChars: number): string {
@@ -173,7 +178,7 @@ export function CategoryChart({
               AXIS_LINE_PX * Math.max(1, ...(values ?? []).map((value) => String(value).split('\n').length)),
           },
           // Counts: whole-number ticks only.
-          { label: valueLabel, size: VALUE_AXIS_PX, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] },
+          { label: valueLabel, size: VALUE_AXIS_PX, incrs: WHOLE_NUMBER_STEPS },
         ],
         legend: { show: false },
         series: [

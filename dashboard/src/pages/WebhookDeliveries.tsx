@@ -28,6 +28,7 @@ export function DeliveryChart({ endpointId }: { endpointId: string }) {
     <DailyChart
       days={days}
       valueLabel="deliveries"
+      counts
       series={[
         { label: 'succeeded', values: succeeded, color: '#1b6e3a' },
         { label: 'failed', values: failed, color: '#b3261e' },

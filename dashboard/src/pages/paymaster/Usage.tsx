@@ -74,6 +74,7 @@ export function UsageChart() {
               <DailyChart
                 days={days}
                 valueLabel="operations"
+                counts
                 series={[{ label: 'sponsored operations', values: operations, color: '#1f4fd1' }]}
                 summary={`${totalOps} sponsored operations over ${days.length} days`}
               />
