@@ -153,7 +153,7 @@ export function SessionDetail({ id }: { id: string }) {
                 <tr>
                   <th>Network</th>
                   <th>Token</th>
-                  <th class="num">Amount</th>
+                  <th class="num hide-narrow">Amount</th>
                   <th>Deposit address</th>
                 </tr>
               </thead>
@@ -164,7 +164,7 @@ export function SessionDetail({ id }: { id: string }) {
                       <Chain id={option.chainId} />
                     </td>
                     <td>{option.symbol}</td>
-                    <td class="num">{formatUnits(option.amount, option.decimals)}</td>
+                    <td class="num hide-narrow">{formatUnits(option.amount, option.decimals)}</td>
                     <td>
                       <Address value={option.depositAddress} />
                     </td>
