@@ -148,8 +148,11 @@ describe('every dashboard page in chromium', () => {
       .waitFor();
     await page.getByTestId('usage-table').getByText('denied target').waitFor();
     await page.getByRole('img', { name: '1 sponsored operations over 7 days' }).waitFor();
-    // Testnet gas is not the merchant's money: nothing is charged for it.
-    await page.getByRole('img', { name: '$0.00 spent over 7 days' }).waitFor();
+    // Testnet gas is not the merchant's money: nothing is charged for it, and the page says so.
+    await page
+      .getByTestId('no-charges')
+      .getByText(/operations on testnets are never charged/)
+      .waitFor();
     await page.getByRole('img', { name: 'The latest 2 operations by chain: Ethereum Sepolia: 2' }).waitFor();
     await page
       .getByRole('img', {
