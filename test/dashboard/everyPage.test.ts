@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
-import { getAddress } from 'viem';
+import { getAddress, numberToHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { smartAccountRegistrationMessage } from '../../api/auth/smartAccountProof';
 import { launchChromium } from '../checkout/chromium';
@@ -8,8 +8,8 @@ import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
 import { contractWalletChain } from '../merchants/contractWallets';
-import { allowContract, usageRows } from '../paymaster/paymasterApi';
-import { newAccountOn } from '../paymaster/smartAccounts';
+import { allowContract, paymasterRpc, usageRows } from '../paymaster/paymasterApi';
+import { ENTRY_POINTS, newAccountOn } from '../paymaster/smartAccounts';
 import { sendAndWait, sponsorOperation, usdcCall } from '../paymaster/sponsoredOperations';
 import {
   DESKTOP,
@@ -131,15 +131,24 @@ describe('every dashboard page in chromium', () => {
     await expect(
       sponsorOperation(api, chain, account, account.execute(stranger, 0n, '0x'), { nonce: 1n }),
     ).rejects.toThrow(/paymaster_target_not_allowed/);
+    // And a request for a chain the client does not allow (Base Sepolia): 403, recorded as denied_chain.
+    const refusedChain = await paymasterRpc(app, api.clientId, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'pm_getPaymasterStubData',
+      params: [{}, ENTRY_POINTS['0.7'], numberToHex(BASE_SEPOLIA)],
+    });
+    expect(refusedChain.status).toBe(403);
     const usage = await usageRows(app, merchant);
     // `submitted` until a receipt tracker records the inclusion (a worker's: none serves this app, though
     // another test file's tracker on the same chain may).
     expect(usage.map((row) => row.status)).toEqual([
+      'denied_chain',
       'denied_target',
       expect.stringMatching(/^(submitted|onchain_success)$/),
     ]);
-    expect(usage[1]).toMatchObject({ mode: 'sponsored', chainId: ETHEREUM_SEPOLIA });
-    expect(String(usage[1]!.userOpHash).toLowerCase()).toBe(included.userOpHash.toLowerCase());
+    expect(usage[2]).toMatchObject({ mode: 'sponsored', chainId: ETHEREUM_SEPOLIA });
+    expect(String(usage[2]!.userOpHash).toLowerCase()).toBe(included.userOpHash.toLowerCase());
     await page.reload();
     await settled(dashboard, 'Paymaster');
     await page
@@ -153,10 +162,12 @@ describe('every dashboard page in chromium', () => {
       .getByTestId('no-charges')
       .getByText(/operations on testnets are never charged/)
       .waitFor();
-    await page.getByRole('img', { name: 'The latest 2 operations by chain: Ethereum Sepolia: 2' }).waitFor();
+    await page
+      .getByRole('img', { name: 'The latest 3 operations by chain: Ethereum Sepolia: 2, Base Sepolia: 1' })
+      .waitFor();
     await page
       .getByRole('img', {
-        name: /^The latest 2 operations by status: (denied target: 1, submitted: 1|denied target: 1, onchain success: 1)$/,
+        name: /^The latest 3 operations by status: denied chain: 1, denied target: 1, (onchain success|submitted): 1$/,
       })
       .waitFor();
     await page.setViewportSize(PHONE);

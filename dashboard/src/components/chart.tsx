@@ -119,16 +119,28 @@ export interface Category {
   value: number;
 }
 
-/** About the width of one character of uPlot's 12 px axis font, and the height of one line of it. */
-const AXIS_CHAR_PX = 7.5;
+/** The category axis' font, set on the axis and used to measure its labels. */
+const AXIS_FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
 const AXIS_LINE_PX = 15;
+/** Room kept between two neighbouring labels. */
+const LABEL_GAP_PX = 8;
 
-/** A label broken at spaces into lines of at most `maxChars` (a longer word keeps its own line). */
-export function wrapLabel(label: string, maxChars: number): string {
+let measuring: CanvasRenderingContext2D | null | undefined;
+
+/** A text's width in the axis font (measured on a scratch canvas, as the chart will draw it). */
+function labelWidth(text: string): number {
+  measuring ??= document.createElement('canvas').getContext('2d');
+  if (!measuring) return text.length * 8;
+  measuring.font = AXIS_FONT;
+  return measuring.measureText(text).width;
+}
+
+/** A label broken at spaces into lines no wider than `maxPx` (a longer word keeps a line of its own). */
+export function wrapLabel(label: string, maxPx: number, widthOf = labelWidth): string {
   const lines: string[] = [];
   for (const word of label.split(' ')) {
     const last = lines[lines.length - 1];
-    if (last !== undefined && `${last} ${word}`.length <= maxChars)
+    if (last !== undefined && widthOf(`${last} ${word}`) <= maxPx)
       lines[lines.length - 1] = `${last} ${word}`;
     else lines.push(word);
   }
@@ -170,9 +182,11 @@ export function CategoryChart({
             incrs: [1],
             values: (u, splits) => {
               const slotPx = (u.width - VALUE_AXIS_PX) / categories.length;
-              const maxChars = Math.max(4, Math.floor(slotPx / AXIS_CHAR_PX) - 1);
-              return splits.map((split) => wrapLabel(categories[Math.round(split)]?.label ?? '', maxChars));
+              return splits.map((split) =>
+                wrapLabel(categories[Math.round(split)]?.label ?? '', slotPx - LABEL_GAP_PX),
+              );
             },
+            font: AXIS_FONT,
             size: (_u, values) =>
               20 +
               AXIS_LINE_PX * Math.max(1, ...(values ?? []).map((value) => String(value).split('\n').length)),
