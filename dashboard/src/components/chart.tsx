@@ -181,7 +181,9 @@ export function CategoryChart({
             // side must not run into each other on a phone); the axis grows by the lines it needs.
             incrs: [1],
             values: (u, splits) => {
-              const slotPx = (u.width - VALUE_AXIS_PX) / categories.length;
+              // The plotting area once laid out (device pixels in bbox); before that, a safe guess.
+              const plotPx = u.bbox?.width ? u.bbox.width / uPlot.pxRatio : u.width - 2 * VALUE_AXIS_PX;
+              const slotPx = plotPx / categories.length;
               return splits.map((split) =>
                 wrapLabel(categories[Math.round(split)]?.label ?? '', slotPx - LABEL_GAP_PX),
               );
