@@ -48,6 +48,7 @@ import { checkoutRoutes } from './routes/checkout';
 import { healthRoutes, metricsAccess } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
 import { profileRoutes } from './routes/merchants/profile';
+import { smartAccountRoutes } from './routes/merchants/smartAccounts';
 import { paymasterActivityRoutes } from './routes/paymaster/activity';
 import { billingBalanceRoutes } from './routes/billing/balance';
 import { billingTopupRoutes } from './routes/billing/topups';
@@ -286,6 +287,7 @@ function routeTable(
     ...authRoutes(context),
     ...emailLoginRoutes(context),
     ...profileRoutes(context),
+    ...smartAccountRoutes(context),
     ...emailVerificationRoutes(context),
     ...apiKeyRoutes(context),
     ...sessionRoutes(context),

@@ -13,6 +13,8 @@ const root = join(__dirname, '..');
 export const DASHBOARD_SOURCE = join(__dirname, 'src');
 export const DASHBOARD_OUT = join(__dirname, 'dist');
 const STAMP = join(DASHBOARD_OUT, '.sources-hash');
+/** Modules outside `src/` the bundle imports (plain data shared with the server, e.g. chain names). */
+const SHARED_SOURCES = [join(root, 'chain', 'networks.ts')];
 
 function filesUnder(folder: string): string[] {
   return readdirSync(folder).flatMap((name) => {
@@ -21,10 +23,15 @@ function filesUnder(folder: string): string[] {
   });
 }
 
-/** Hash of everything the bundle is made from: the sources, this script and the locked packages. */
+/** Hash of everything the bundle is made from: the sources, the shared modules, this script and the locked packages. */
 function sourcesHash(): string {
   const hash = createHash('sha256');
-  for (const file of [...filesUnder(DASHBOARD_SOURCE), __filename, join(root, 'package-lock.json')].sort()) {
+  for (const file of [
+    ...filesUnder(DASHBOARD_SOURCE),
+    ...SHARED_SOURCES,
+    __filename,
+    join(root, 'package-lock.json'),
+  ].sort()) {
     hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
   }
   return hash.digest('hex');

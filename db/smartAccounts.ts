@@ -26,3 +26,17 @@ export async function claimSmartAccount(
     .executeTakeFirstOrThrow();
   return owner.merchant_id === merchantId ? 'already_yours' : 'claimed_by_another';
 }
+
+/** The merchant's registered smart accounts (lower-case addresses), oldest first. */
+export async function listMerchantSmartAccounts(
+  db: Db,
+  merchantId: string,
+): Promise<{ address: string; created_at: Date }[]> {
+  return db
+    .selectFrom('smart_accounts')
+    .select(['address', 'created_at'])
+    .where('merchant_id', '=', merchantId)
+    .orderBy('created_at')
+    .orderBy('address')
+    .execute();
+}

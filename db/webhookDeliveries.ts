@@ -269,6 +269,14 @@ export async function listEndpointDeliveries(
       .execute(),
     query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
   ]);
+  return { rows: await withAttempts(db, deliveries), total: Number(count.total) };
+}
+
+/** Each delivery with its attempts in order (one query for all of them). */
+async function withAttempts<Delivery extends WebhookDeliveryRow>(
+  db: Db,
+  deliveries: Delivery[],
+): Promise<(Delivery & { attempts: WebhookDeliveryAttemptRow[] })[]> {
   const attempts = deliveries.length
     ? await db
         .selectFrom('webhook_delivery_attempts')
@@ -281,13 +289,81 @@ export async function listEndpointDeliveries(
         .orderBy('attempt_number')
         .execute()
     : [];
-  return {
-    rows: deliveries.map((delivery) => ({
-      ...delivery,
-      attempts: attempts.filter((attempt) => attempt.delivery_id === delivery.id),
-    })),
-    total: Number(count.total),
-  };
+  return deliveries.map((delivery) => ({
+    ...delivery,
+    attempts: attempts.filter((attempt) => attempt.delivery_id === delivery.id),
+  }));
+}
+
+/** Deliveries listed per event of a session's timeline, newest first; the endpoint's own list has them all. */
+export const SESSION_EVENT_DELIVERIES_SHOWN = 20;
+
+export interface EventDelivery extends WebhookDeliveryWithAttempts {
+  endpoint_url: string;
+}
+
+export interface SessionEventWithDeliveries {
+  id: string;
+  type: string;
+  created_at: Date;
+  /** Every delivery of the event, also those past the ones listed. */
+  delivery_count: number;
+  /** The newest SESSION_EVENT_DELIVERIES_SHOWN, each with its attempts. */
+  deliveries: EventDelivery[];
+}
+
+/**
+ * The merchant's session's events, oldest first, each with its deliveries to the merchant's endpoints
+ * (newest first, at most SESSION_EVENT_DELIVERIES_SHOWN, each with its attempts and its endpoint's URL).
+ */
+export async function listSessionEventsWithDeliveries(
+  db: Db,
+  { merchantId, sessionId }: { merchantId: string; sessionId: string },
+): Promise<SessionEventWithDeliveries[]> {
+  const events = await db
+    .selectFrom('events')
+    .select(['id', 'type', 'created_at'])
+    .where('merchant_id', '=', merchantId)
+    .where('session_id', '=', sessionId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  if (events.length === 0) return [];
+  const ranked = db
+    .selectFrom('webhook_deliveries')
+    .innerJoin('webhook_endpoints', 'webhook_endpoints.id', 'webhook_deliveries.endpoint_id')
+    .innerJoin('events', 'events.id', 'webhook_deliveries.event_id')
+    .where('webhook_deliveries.merchant_id', '=', merchantId)
+    .where(
+      'webhook_deliveries.event_id',
+      'in',
+      events.map((event) => event.id),
+    )
+    .selectAll('webhook_deliveries')
+    .select(['webhook_endpoints.url as endpoint_url', 'events.type as event_type'])
+    .select([
+      sql<string>`row_number() over (partition by webhook_deliveries.event_id order by webhook_deliveries.created_at desc, webhook_deliveries.id)`.as(
+        'position',
+      ),
+      sql<string>`count(*) over (partition by webhook_deliveries.event_id)`.as('event_total'),
+    ])
+    .as('ranked');
+  const rows = await db
+    .selectFrom(ranked)
+    .selectAll()
+    .where(sql<boolean>`position <= ${SESSION_EVENT_DELIVERIES_SHOWN}`)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute();
+  const deliveries = await withAttempts(db, rows);
+  return events.map((event) => {
+    const own = deliveries.filter((delivery) => delivery.event_id === event.id);
+    return {
+      ...event,
+      delivery_count: Number(own[0]?.event_total ?? 0),
+      deliveries: own.map(({ position: _position, event_total: _total, ...delivery }) => delivery),
+    };
+  });
 }
 
 /** One delivery of the merchant's endpoint; undefined for another merchant's or another endpoint's. */

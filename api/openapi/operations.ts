@@ -77,6 +77,11 @@ export const OPERATIONS: Record<string, OperationNaming> = {
     description:
       'Changes the name, e-mail or payout address; a new e-mail is unverified until its mailed code is confirmed.',
   },
+  'GET /v1/merchants/me/smart-accounts': {
+    operationId: 'listSmartAccounts',
+    description:
+      'The smart accounts registered as the merchant’s, oldest first: checksummed address and when it was registered.',
+  },
   'POST /v1/merchants/me/smart-accounts': {
     operationId: 'registerSmartAccount',
     description:
@@ -130,6 +135,11 @@ export const OPERATIONS: Record<string, OperationNaming> = {
   'GET /v1/merchants/me/sessions/{id}': {
     operationId: 'getMerchantSession',
     description: 'One of the merchant’s sessions; another merchant’s answers 404.',
+  },
+  'GET /v1/merchants/me/sessions/{id}/events': {
+    operationId: 'listSessionEvents',
+    description:
+      'The session’s events (`session.*`), oldest first, each with its webhook deliveries to the merchant’s endpoints (newest first, at most 20, with every attempt) and how many there are; another merchant’s session answers 404.',
   },
   'POST /v1/merchants/me/sessions/{id}/retry-forwarder': {
     operationId: 'retryForwarder',

@@ -1,19 +1,16 @@
 /** Numbers for people: exact amounts (strings and bigints, never floats), relative times, chain names. */
 
-const CHAIN_NAMES: Record<number, string> = {
-  1: 'Ethereum',
-  8453: 'Base',
-  42161: 'Arbitrum One',
-  11155111: 'Sepolia',
-  84532: 'Base Sepolia',
-  421614: 'Arbitrum Sepolia',
-};
+import { NETWORKS } from '../../chain/networks';
 
+/**
+ * Chain names from the service's one list of networks (chain/networks.ts), the one the checkout page and
+ * the yield site name chains by, so a chain reads the same everywhere.
+ */
 export function chainName(chainId: number): string {
-  return CHAIN_NAMES[chainId] ?? `Chain ${chainId}`;
+  return NETWORKS.find((network) => network.chainId === chainId)?.displayName ?? `Chain ${chainId}`;
 }
 
-export const KNOWN_CHAINS = Object.entries(CHAIN_NAMES).map(([id, name]) => ({ id: Number(id), name }));
+export const KNOWN_CHAINS = NETWORKS.map((network) => ({ id: network.chainId, name: network.displayName }));
 
 /** Token base units as a decimal string, trailing zeros trimmed to at least two decimals. */
 export function formatUnits(baseUnits: string | bigint, decimals: number): string {

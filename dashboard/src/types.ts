@@ -44,3 +44,33 @@ export interface Page<T> {
   hasMore?: boolean;
   nextCursor?: string | null;
 }
+
+export interface DeliveryAttempt {
+  attemptNumber: number;
+  attemptedAt: string;
+  outcome: string;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  eventId: string;
+  eventType: string;
+  status: string;
+  attemptCount: number;
+  nextAttemptAt: string | null;
+  resendOf: string | null;
+  createdAt: string;
+  attempts: DeliveryAttempt[];
+}
+
+/** A session's event with its deliveries (GET /v1/merchants/me/sessions/{id}/events). */
+export interface SessionEvent {
+  id: string;
+  type: string;
+  createdAt: string;
+  deliveryCount: number;
+  deliveries: (WebhookDelivery & { endpointId: string; endpointUrl: string })[];
+}

@@ -42,3 +42,14 @@ export async function signInWithWallet(): Promise<LoginResult> {
   })) as string;
   return post<LoginResult>('/v1/auth/verify', { payload, signature });
 }
+
+/**
+ * Has the browser wallet sign `message` (personal_sign) as `address`: a smart-account wallet signs as the
+ * account (checked with ERC-1271), an owner's wallet as the key a contract account accepts.
+ */
+export async function signWithWallet(message: string, address: string): Promise<string> {
+  const provider = window.ethereum;
+  if (!provider) throw new Error('No browser wallet found: paste the account’s signature instead');
+  await provider.request({ method: 'eth_requestAccounts' });
+  return (await provider.request({ method: 'personal_sign', params: [toHex(message), address] })) as string;
+}

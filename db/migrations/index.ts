@@ -35,6 +35,7 @@ import * as paymasterClientUserPaidCap from './2026_11_26_900_paymaster_client_u
 import * as sessionLifecycleEvents from './2026_11_26_930_session_lifecycle_events';
 import * as requestRateBuckets from './2026_11_26_950_request_rate_buckets';
 import * as depositsDropUnsettledIndex from './2026_11_26_965_deposits_drop_unsettled_index';
+import * as webhookDeliveriesEventIndex from './2026_11_26_970_webhook_deliveries_event_index';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -74,4 +75,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_930_session_lifecycle_events': sessionLifecycleEvents,
   '2026_11_26_950_request_rate_buckets': requestRateBuckets,
   '2026_11_26_965_deposits_drop_unsettled_index': depositsDropUnsettledIndex,
+  '2026_11_26_970_webhook_deliveries_event_index': webhookDeliveriesEventIndex,
 };

@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
-import { entryPoint07Address } from 'viem/account-abstraction';
+import { getAddress, numberToHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { recordReceiptAndCharge } from '../../db/gasCharges';
-import { insertUsageRecord } from '../../db/paymasterUsage';
+import { smartAccountRegistrationMessage } from '../../api/auth/smartAccountProof';
 import { launchChromium } from '../checkout/chromium';
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import { testStack } from '../harness/stack';
+import { contractWalletChain } from '../merchants/contractWallets';
+import { allowContract, paymasterRpc, usageRows } from '../paymaster/paymasterApi';
+import { ENTRY_POINTS, newAccountOn } from '../paymaster/smartAccounts';
+import { sendAndWait, sponsorOperation, usdcCall } from '../paymaster/sponsoredOperations';
 import {
   DESKTOP,
   openDashboard,
@@ -34,6 +38,9 @@ const PAGES = [
   { path: '/yield', name: 'yield', heading: 'Yield' },
   { path: '/profile', name: 'profile', heading: 'Profile' },
 ] as const;
+
+const ETHEREUM_SEPOLIA = 11155111;
+const BASE_SEPOLIA = 84532;
 
 describe('every dashboard page in chromium', () => {
   let app: TestApp;
@@ -96,72 +103,78 @@ describe('every dashboard page in chromium', () => {
       .waitFor();
     expect((await app.request('/v1/paymaster/clients', { headers: merchant.auth })).body.data).toEqual([]);
     await page.getByLabel('Label', { exact: true }).first().fill('Mobile app');
-    await page.getByLabel('Sepolia', { exact: true }).check();
+    await page.getByLabel('Ethereum Sepolia', { exact: true }).check();
     await page.getByRole('button', { name: 'Create client' }).click();
     await page
       .getByText(/pmc_test_/)
       .first()
       .waitFor();
 
-    // A sponsored operation of that client included on Base, recorded and charged the way the paymaster
-    // and its receipt tracker do: it shows in usage, in both charts, and in billing.
+    // A real sponsored operation of that client, the way a wallet gets one included: stub data and
+    // signed data from our paymaster RPC, estimation and submission through our bundler proxy to the
+    // chain's Alto bundler, included on the local Ethereum Sepolia. Then one the policy refuses (its
+    // target is not on the allowlist), recorded as the paymaster records refusals.
     const client = (await app.request('/v1/paymaster/clients', { headers: merchant.auth })).body.data[0];
-    const userOpHash = `0x${randomBytes(32).toString('hex')}`;
-    await insertUsageRecord(app.db, {
-      merchantId: merchant.merchantId,
-      clientId: client.id,
-      method: 'pm_getPaymasterData',
-      chainId: 8453,
-      mode: 'sponsored',
-      status: 'submitted',
-      reason: null,
-      sender: privateKeyToAccount(generatePrivateKey()).address.toLowerCase(),
-      entryPoint: entryPoint07Address.toLowerCase(),
-      userOpHash,
-      targets: [],
-      usdSnapshot: { ethUsdPrice: '3000.00000000', estimatedGasCostWei: '1', estimatedCostUsd: '0.000001' },
-    });
-    const charged = await recordReceiptAndCharge(
-      app.db,
-      {
-        chainId: 8453,
-        entryPoint: entryPoint07Address,
-        userOpHash,
-        success: true,
-        actualGasCost: 2_000_000_000_000_000n,
-        actualGasUsed: 100_000n,
-        txHash: `0x${randomBytes(32).toString('hex')}`,
-        blockNumber: 1n,
-      },
-      app.config.PAYMASTER_MARKUP_BPS,
+    const chain = testStack().chains.find((candidate) => candidate.chainId === ETHEREUM_SEPOLIA)!;
+    await allowContract(app, merchant, chain.chainId, chain.contracts.usdc!);
+    const api = { app, clientId: client.clientId as string };
+    const account = await newAccountOn(chain, '0.7');
+    const { operation } = await sponsorOperation(
+      api,
+      chain,
+      account,
+      account.execute(chain.contracts.usdc!, 0n, usdcCall('mint', account.address, 1_000n)),
     );
-    expect(charged.charged).toBe(1);
-    // And a refusal on Arbitrum One, as the policy records one: counted by chain and by status only.
-    await insertUsageRecord(app.db, {
-      merchantId: merchant.merchantId,
-      clientId: client.id,
-      method: 'pm_getPaymasterData',
-      chainId: 42161,
-      mode: 'sponsored',
-      status: 'denied_target',
-      reason: 'paymaster_target_not_allowed',
-      sender: privateKeyToAccount(generatePrivateKey()).address.toLowerCase(),
-      entryPoint: entryPoint07Address.toLowerCase(),
-      userOpHash: null,
-      targets: [],
+    const included = await sendAndWait(api, chain, '0.7', operation);
+    expect(included.success).toBe(true);
+    const stranger = privateKeyToAccount(generatePrivateKey()).address;
+    await expect(
+      sponsorOperation(api, chain, account, account.execute(stranger, 0n, '0x'), { nonce: 1n }),
+    ).rejects.toThrow(/paymaster_target_not_allowed/);
+    // And a request for a chain the client does not allow (Base Sepolia): 403, recorded as denied_chain.
+    const refusedChain = await paymasterRpc(app, api.clientId, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'pm_getPaymasterStubData',
+      params: [{}, ENTRY_POINTS['0.7'], numberToHex(BASE_SEPOLIA)],
     });
+    expect(refusedChain.status).toBe(403);
+    const usage = await usageRows(app, merchant);
+    // `submitted` until a receipt tracker records the inclusion (a worker's: none serves this app, though
+    // another test file's tracker on the same chain may).
+    expect(usage.map((row) => row.status)).toEqual([
+      'denied_chain',
+      'denied_target',
+      expect.stringMatching(/^(submitted|onchain_success)$/),
+    ]);
+    expect(usage[2]).toMatchObject({ mode: 'sponsored', chainId: ETHEREUM_SEPOLIA });
+    expect(String(usage[2]!.userOpHash).toLowerCase()).toBe(included.userOpHash.toLowerCase());
     await page.reload();
     await settled(dashboard, 'Paymaster');
-    await page.getByTestId('usage-table').getByText('onchain success').waitFor();
+    await page
+      .getByTestId('usage-table')
+      .getByText(/^(submitted|onchain success)$/)
+      .waitFor();
+    await page.getByTestId('usage-table').getByText('denied target').waitFor();
     await page.getByRole('img', { name: '1 sponsored operations over 7 days' }).waitFor();
-    // 0.002 ETH at 3000 USD plus the markup, summed exactly.
-    await page.getByRole('img', { name: /^\$6\.6 spent over 7 days|^\$6\.60 spent over 7 days/ }).waitFor();
+    // Testnet gas is not the merchant's money: nothing is charged for it, and the page says so.
     await page
-      .getByRole('img', { name: 'The latest 2 operations by chain: Arbitrum One: 1, Base: 1' })
+      .getByTestId('no-charges')
+      .getByText(/operations on testnets are never charged/)
       .waitFor();
     await page
-      .getByRole('img', { name: 'The latest 2 operations by status: denied target: 1, onchain success: 1' })
+      .getByRole('img', { name: 'The latest 3 operations by chain: Ethereum Sepolia: 2, Base Sepolia: 1' })
       .waitFor();
+    await page
+      .getByRole('img', {
+        name: /^The latest 3 operations by status: denied chain: 1, denied target: 1, (onchain success|submitted): 1$/,
+      })
+      .waitFor();
+    await page.setViewportSize(PHONE);
+    await page.waitForTimeout(300);
+    await screenshot(page, 'paymaster-usage-chart-375');
+    await page.setViewportSize(DESKTOP);
+    await page.waitForTimeout(300);
     await screenshot(page, 'paymaster-usage-chart-1280');
 
     await page.getByRole('link', { name: 'Billing' }).click();
@@ -194,7 +207,69 @@ describe('every dashboard page in chromium', () => {
     expect(await txt.textContent()).toBe(deployments.body.data[0].domains[0].verification.value);
     expect(dashboard.errors).toEqual([]);
     await dashboard.context.close();
-  });
+  }, 240_000);
+
+  it('lists the smart accounts on the profile and registers one signed by the browser wallet; bad input and another merchant’s account show the API’s message beside the address', async () => {
+    const chain = testStack().chains.find((candidate) => candidate.chainId === BASE_SEPOLIA)!;
+    const wallets = await contractWalletChain({ chainId: BASE_SEPOLIA, rpcUrl: chain.rpcUrl });
+    // The browser wallet is the owner of a contract account (ERC-1271): it signs for the account.
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const mine = getAddress(await wallets.deployWallet(owner.address));
+    const dashboard = await openDashboard(browser, app, { wallet: owner, chainId: BASE_SEPOLIA });
+    const { page } = dashboard;
+    await openSignedIn(page, app.baseUrl, merchant.token, '/profile');
+    await settled(dashboard, 'Profile');
+    await page.getByText('No smart account registered yet.').waitFor();
+    const accounts = () =>
+      app.request('/v1/merchants/me/smart-accounts', { headers: merchant.auth }).then((r) => r.body.data);
+
+    const address = page.getByLabel('Smart account address');
+    await address.fill('0x1234');
+    await page.getByRole('button', { name: 'Sign and register' }).click();
+    await page
+      .locator('.field.invalid .field-error')
+      .filter({ hasText: 'address: must be a 0x address' })
+      .waitFor();
+    expect(await accounts()).toEqual([]);
+
+    await address.fill(mine);
+    await page.getByLabel('Network that verifies its signature').selectOption({ label: 'Base Sepolia' });
+    await page.getByRole('button', { name: 'Sign and register' }).click();
+    await page.getByText(`Registered ${mine}.`).waitFor();
+    await page.getByTestId('smart-accounts').locator(`code[title="${mine}"]`).waitFor();
+    expect(await accounts()).toEqual([{ address: mine, registeredAt: expect.any(String) }]);
+
+    // Another merchant holds this one: its owner's signature for us is valid, and the API says 409.
+    const otherOwner = privateKeyToAccount(generatePrivateKey());
+    const theirs = getAddress(await wallets.deployWallet(otherOwner.address));
+    const holder = await signInNewMerchant(app);
+    const proofFor = (forMerchant: string) =>
+      otherOwner.signMessage({
+        message: smartAccountRegistrationMessage({
+          merchantId: forMerchant,
+          address: theirs,
+          chainId: BASE_SEPOLIA,
+        }),
+      });
+    const claimed = await app.request('/v1/merchants/me/smart-accounts', {
+      method: 'POST',
+      headers: holder.auth,
+      json: { address: theirs, chainId: BASE_SEPOLIA, signature: await proofFor(holder.merchantId) },
+    });
+    expect(claimed.status).toBe(204);
+    await address.fill(theirs);
+    await page.getByLabel('Signature (optional)').fill(await proofFor(merchant.merchantId));
+    await page.getByRole('button', { name: 'Sign and register' }).click();
+    await page
+      .locator('.field.invalid .field-error')
+      .filter({ hasText: 'Smart account already claimed by another merchant' })
+      .waitFor();
+    expect(await accounts()).toEqual([{ address: mine, registeredAt: expect.any(String) }]);
+    await screenshot(page, 'profile-smart-account-claimed-1280');
+    expect(dashboard.errors).toEqual([]);
+    expect(dashboard.foreignRequests).toEqual([]);
+    await dashboard.context.close();
+  }, 240_000);
 
   for (const viewport of [PHONE, DESKTOP]) {
     it(`shows every page at ${viewport.width} px, accessible, without errors`, async () => {

@@ -9,8 +9,8 @@ import { DESKTOP, openDashboard, openSignedIn, PHONE, screenshot, type Dashboard
 /**
  * The dashboard's main flows in chromium on a settlement world of its own (local chains, the worker,
  * Temporal, Postgres): add a webhook endpoint and rotate its secret; create a payment link, pay it on
- * the local chain from the test and watch the session page reach completed with its webhook delivered
- * without a reload; resend that delivery; create an API key (shown once) and revoke it.
+ * the local chain from the test and watch the session page reach completed with its webhook delivery
+ * (event, endpoint, attempt) on the timeline without a reload; resend that delivery; create an API key (shown once) and revoke it.
  */
 const ETHEREUM_SEPOLIA = 11155111;
 const CONFIRMATIONS = 3;
@@ -128,14 +128,23 @@ describe('dashboard main flows in chromium', () => {
     await stack.chain(ETHEREUM_SEPOLIA).mine({ blocks: CONFIRMATIONS + 1 });
 
     await page.getByTestId('session-status').getByText('completed').waitFor({ timeout: 120_000 });
-    await page
-      .getByTestId('timeline')
-      .locator('li.done')
-      .filter({ hasText: 'Webhook session.confirming delivered' })
-      .waitFor({ timeout: 60_000 });
+    // Its webhook on the timeline, live: the session.confirming event and its delivery to our endpoint,
+    // with the attempt that succeeded.
+    const confirming = page.getByTestId('timeline-event').filter({ hasText: 'session.confirming' });
+    await confirming.and(page.locator('li.done')).waitFor({ timeout: 60_000 });
+    const delivery = confirming.getByTestId('timeline-delivery');
+    await delivery.getByText('succeeded', { exact: true }).waitFor();
+    await delivery.getByText(/Attempt 1: succeeded \(HTTP 200\)/).waitFor();
+    expect(await delivery.locator('code.endpoint').textContent()).toBe(
+      `${receiver.baseUrl.replace(/^https?:\/\//, '')}/hook`,
+    );
     expect(navigations).toBe(0);
     expect(receiver.received.length).toBeGreaterThanOrEqual(1);
     await screenshot(page, 'session-completed-1280');
+    await page.setViewportSize(PHONE);
+    await screenshot(page, 'session-completed-375');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBe(0);
+    await page.setViewportSize(DESKTOP);
     followedSessionId = sessionId;
   }, 240_000);
 
@@ -179,6 +188,13 @@ describe('dashboard main flows in chromium', () => {
     const [resent] = eventsOf((await receiver.waitFor(before + 1, 60_000)).slice(before));
     expect(resent!.type).toBe('session.completed');
     expect(resent!.data.session.id).toBe(followedSessionId);
+    // And the page's timeline shows that event with its delivery, without a reload.
+    await page
+      .getByTestId('timeline-event')
+      .filter({ hasText: 'session.completed' })
+      .getByTestId('timeline-delivery')
+      .getByText(/Attempt 1: succeeded \(HTTP 200\)/)
+      .waitFor({ timeout: 30_000 });
     await screenshot(page, 'session-webhook-resent-1280');
   }, 120_000);
 

@@ -259,6 +259,35 @@ describe('merchant account', () => {
       expect(await ownerOf(address)).toEqual([]);
     });
 
+    it('GET lists the merchant’s registered accounts, checksummed, oldest first; never another merchant’s', async () => {
+      const lister = await signInNewMerchant(app);
+      const list = (who: SignedInMerchant) =>
+        app.request('/v1/merchants/me/smart-accounts', { headers: who.auth });
+      expect((await list(lister)).body).toEqual({ data: [] });
+      const first = await ownedAccount();
+      const second = await ownedAccount();
+      expect((await registerWithProof(lister, first.owner, first.address)).status).toBe(204);
+      expect((await registerWithProof(lister, second.owner, second.address)).status).toBe(204);
+      const theirs = await ownedAccount();
+      expect((await registerWithProof(other, theirs.owner, theirs.address)).status).toBe(204);
+
+      const listed = await list(lister);
+      expect(listed.status).toBe(200);
+      expect(listed.body).toEqual({
+        data: [
+          { address: getAddress(first.address), registeredAt: expect.any(String) },
+          { address: getAddress(second.address), registeredAt: expect.any(String) },
+        ],
+      });
+      expect(Date.parse(listed.body.data[0].registeredAt)).toBeLessThanOrEqual(
+        Date.parse(listed.body.data[1].registeredAt),
+      );
+      expect(
+        (await list(other)).body.data.map((account: { address: string }) => account.address),
+      ).not.toContain(getAddress(first.address));
+      expect((await app.request('/v1/merchants/me/smart-accounts')).status).toBe(401);
+    });
+
     it('an account claimed by another merchant answers 409, even with a valid proof', async () => {
       const { owner, address } = await ownedAccount();
       expect((await registerWithProof(merchant, owner, address)).status).toBe(204);

@@ -1,6 +1,5 @@
-import { getAddress, isAddress, type Hex } from 'viem';
+import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
-import { claimSmartAccount } from '../../../db/smartAccounts';
 import { deleteEmailCode } from '../../../db/emailCodes';
 import {
   findMerchantById,
@@ -12,17 +11,16 @@ import { normaliseEmail } from '../../auth/emailCodes';
 import { verificationCodeMail } from '../../email/codeMails';
 import { takeCodeSendAllowance } from '../../email/codeSendLimits';
 import type { AppContext } from '../../appContext';
-import { badRequest, conflict, forbidden, unauthorized } from '../../httpErrors';
-import { proveSmartAccountControl } from '../../auth/smartAccountProof';
+import { unauthorized } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { merchantProfileSchema, toMerchantProfile } from './profileModel';
 
 /**
  * | GET   | /v1/merchants/me                | 200 profile |
  * | PATCH | /v1/merchants/me                | 200 profile; a new e-mail is unverified and gets a mailed code |
- * | POST  | /v1/merchants/me/smart-accounts | 204, idempotent; 403 without the account's signature; 409 when claimed by another merchant |
+ * Smart accounts: smartAccounts.ts.
  */
-const address = z
+export const checksummedAddress = z
   .string()
   .refine((value) => isAddress(value, { strict: false }), 'must be a 0x address')
   .transform((value) => getAddress(value));
@@ -31,7 +29,7 @@ const profileUpdate = z
   .object({
     name: z.string().trim().min(1, 'must not be empty').max(200).nullable().optional(),
     email: z.string().trim().email('must be an e-mail address').max(320).nullable().optional(),
-    payoutAddress: address
+    payoutAddress: checksummedAddress
       .refine(
         (value) => value !== '0x0000000000000000000000000000000000000000',
         'must not be the zero address',
@@ -55,32 +53,15 @@ function emailChange(
   return same && current.email_verified_at !== null ? 'unchanged' : 'unverified';
 }
 
-const smartAccountBody = z
-  .object({
-    address,
-    chainId: z
-      .number()
-      .int()
-      .positive()
-      .describe('The chain whose RPC verifies the signature (where the account is deployed, or will be)'),
-    signature: z
-      .string()
-      .regex(/^0x[0-9a-fA-F]+$/, 'must be 0x hex')
-      .describe(
-        'The account’s signature (EIP-191 personal_sign, checked with ERC-1271, or ERC-6492 before deployment) of ' +
-          '"StablePay: register smart account <address> on chain <chainId> for merchant <merchant id>"',
-      ),
-  })
-  .strict()
-  .meta({ id: 'SmartAccountRegistration' });
+/** The signed-in merchant; a valid token for a merchant that no longer exists is an unknown credential. */
+export async function loadSignedInMerchant(app: AppContext, merchantId: string): Promise<MerchantRow> {
+  const merchant = await findMerchantById(app.db, merchantId);
+  if (!merchant) throw unauthorized('Unknown merchant');
+  return merchant;
+}
 
 export function profileRoutes(app: AppContext): AnyRoute[] {
-  // A valid token for a merchant that no longer exists is an unknown credential.
-  const loadMerchant = async (merchantId: string) => {
-    const merchant = await findMerchantById(app.db, merchantId);
-    if (!merchant) throw unauthorized('Unknown merchant');
-    return merchant;
-  };
+  const loadMerchant = (merchantId: string) => loadSignedInMerchant(app, merchantId);
 
   return [
     defineRoute({
@@ -147,41 +128,6 @@ export function profileRoutes(app: AppContext): AnyRoute[] {
           app.logger.warn('no SMTP_URL: the e-mail is stored unverified and no code was mailed');
         }
         return { status: 200, body: toMerchantProfile(merchant) };
-      },
-    }),
-
-    defineRoute({
-      method: 'post',
-      path: '/v1/merchants/me/smart-accounts',
-      auth: 'jwt',
-      tag: 'Merchant account',
-      audience: 'dashboard',
-      summary: 'Register a smart account as the merchant’s (idempotent)',
-      body: smartAccountBody,
-      responses: {
-        204: { description: 'Registered (or already registered to this merchant)' },
-        400: { description: 'Validation failed' },
-        403: { description: 'The signature does not prove control of the account' },
-        409: { description: 'Claimed by another merchant' },
-      },
-      async handler({ merchantId, body }) {
-        await loadMerchant(merchantId);
-        // Control first: only the account itself may have it claimed (and learn whether someone has).
-        const proof = await proveSmartAccountControl({
-          publicClients: app.publicClients,
-          merchantId,
-          address: body.address,
-          chainId: body.chainId,
-          signature: body.signature as Hex,
-        });
-        if (proof === 'no_rpc')
-          throw badRequest(`Validation failed: chainId: chain ${body.chainId} is not one this service reads`);
-        if (proof === 'not_proven')
-          throw forbidden('The signature does not prove control of the smart account');
-        const outcome = await claimSmartAccount(app.db, merchantId, body.address);
-        if (outcome === 'claimed_by_another')
-          throw conflict('Smart account already claimed by another merchant');
-        return { status: 204 };
       },
     }),
   ];

@@ -6,12 +6,14 @@ import { createSessionRoute } from './createSession';
 import { retrySessionForwarder } from './retryForwarder';
 import { SESSION_STATUSES } from '../../../db/sessionStatus';
 import { sessionSummarySchema, toSessionSummary } from './sessionModels';
+import { sessionEventsRoute } from './sessionEvents';
 import { sessionIdParams, sessionNotFound } from './sessions';
 
 /**
  * | GET  | /v1/merchants/me/sessions      | query limit, page, status | 200 paged list of session summaries |
  * | POST | /v1/merchants/me/sessions      | session create body       | 201 session create response |
  * | GET  | /v1/merchants/me/sessions/{id} |                           | 200 session summary |
+ * | GET  | /v1/merchants/me/sessions/{id}/events |                    | 200 its events with their webhook deliveries (sessionEvents.ts) |
  * | POST | /v1/merchants/me/sessions/{id}/retry-forwarder |          | 202 acceptance; 404 foreign; 409 not retryable |
  */
 export const pageQuery = {
@@ -94,6 +96,8 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
         return { status: 200, body: toSessionSummary(session, app.config.PUBLIC_BASE_URL, app.now()) };
       },
     }),
+
+    sessionEventsRoute(app),
 
     defineRoute({
       method: 'post',

@@ -9,6 +9,10 @@ export interface DailySeries {
 }
 
 const DAY_MS = 86_400_000;
+/** The value axis' width, taken from the chart's for the bars. */
+const VALUE_AXIS_PX = 60;
+/** Tick steps of an axis of counts: whole numbers only (no "0.25 operations"). */
+const WHOLE_NUMBER_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000];
 /** The shortest span a chart shows: a week reads better than one lonely bar. */
 const MINIMUM_DAYS = 7;
 
@@ -35,18 +39,21 @@ export function daysBetween(days: string[]): string[] {
 
 /**
  * A chart by day, drawn by uPlot on a canvas: bars for one series, lines with points for several.
- * A figure with a text summary for screen readers; it follows its container's width.
+ * A figure with a text summary for screen readers; it follows its container's width. `counts` keeps the
+ * value axis to whole numbers (operations, deliveries).
  */
 export function DailyChart({
   days,
   series,
   summary,
   valueLabel,
+  counts = false,
 }: {
   days: string[];
   series: DailySeries[];
   summary: string;
   valueLabel: string;
+  counts?: boolean;
 }) {
   const holder = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -71,7 +78,7 @@ export function DailyChart({
             incrs: [86_400, 2 * 86_400, 7 * 86_400, 30 * 86_400],
             values: (_u, splits) => splits.map((split) => new Date(split * 1000).toISOString().slice(5, 10)),
           },
-          { label: valueLabel, size: 60 },
+          { label: valueLabel, size: VALUE_AXIS_PX, ...(counts && { incrs: WHOLE_NUMBER_STEPS }) },
         ],
         legend: { show: !single },
         series: [
@@ -97,7 +104,7 @@ export function DailyChart({
       resize.disconnect();
       plot.destroy();
     };
-  }, [days.join(), JSON.stringify(series)]);
+  }, [days.join(), JSON.stringify(series), counts]);
   if (days.length === 0) return <div class="notice empty">No data to chart yet.</div>;
   return (
     <figure class="chart-figure">
@@ -110,6 +117,34 @@ export function DailyChart({
 export interface Category {
   label: string;
   value: number;
+}
+
+/** The category axis' font, set on the axis and used to measure its labels. */
+const AXIS_FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+const AXIS_LINE_PX = 15;
+/** Room kept between two neighbouring labels. */
+const LABEL_GAP_PX = 8;
+
+let measuring: CanvasRenderingContext2D | null | undefined;
+
+/** A text's width in the axis font (measured on a scratch canvas, as the chart will draw it). */
+function labelWidth(text: string): number {
+  measuring ??= document.createElement('canvas').getContext('2d');
+  if (!measuring) return text.length * 8;
+  measuring.font = AXIS_FONT;
+  return measuring.measureText(text).width;
+}
+
+/** A label broken at spaces into lines no wider than `maxPx` (a longer word keeps a line of its own). */
+export function wrapLabel(label: string, maxPx: number, widthOf = labelWidth): string {
+  const lines: string[] = [];
+  for (const word of label.split(' ')) {
+    const last = lines[lines.length - 1];
+    if (last !== undefined && widthOf(`${last} ${word}`) <= maxPx)
+      lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines.join('\n');
 }
 
 /**
@@ -142,12 +177,24 @@ export function CategoryChart({
         },
         axes: [
           {
-            // One tick per bar, labelled with its category.
+            // One tick per bar, labelled with its category, wrapped to the bar's slot (two labels side by
+            // side must not run into each other on a phone); the axis grows by the lines it needs.
             incrs: [1],
-            values: (_u, splits) => splits.map((split) => categories[Math.round(split)]?.label ?? ''),
+            values: (u, splits) => {
+              // The plotting area once laid out (device pixels in bbox); before that, a safe guess.
+              const plotPx = u.bbox?.width ? u.bbox.width / uPlot.pxRatio : u.width - 2 * VALUE_AXIS_PX;
+              const slotPx = plotPx / categories.length;
+              return splits.map((split) =>
+                wrapLabel(categories[Math.round(split)]?.label ?? '', slotPx - LABEL_GAP_PX),
+              );
+            },
+            font: AXIS_FONT,
+            size: (_u, values) =>
+              20 +
+              AXIS_LINE_PX * Math.max(1, ...(values ?? []).map((value) => String(value).split('\n').length)),
           },
           // Counts: whole-number ticks only.
-          { label: valueLabel, size: 60, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] },
+          { label: valueLabel, size: VALUE_AXIS_PX, incrs: WHOLE_NUMBER_STEPS },
         ],
         legend: { show: false },
         series: [

@@ -10,8 +10,16 @@ export interface FormState {
   errorFor: (field: string) => string | undefined;
 }
 
-/** One submission at a time; a 4xx lands beside the fields it names, anything else beside the button. */
-export function useForm(action: (data: FormData) => Promise<void>, fields: string[] = []): FormState {
+/**
+ * One submission at a time; a 4xx lands beside the fields it names, anything else beside the button.
+ * `fieldOfStatus` places a refusal whose message names no field beside the one it is about (e.g. a 409
+ * "already claimed" beside the address).
+ */
+export function useForm(
+  action: (data: FormData) => Promise<void>,
+  fields: string[] = [],
+  fieldOfStatus: Record<number, string> = {},
+): FormState {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<FormState['error']>();
   const submit = async (event: JSX.TargetedEvent<HTMLFormElement>) => {
@@ -24,6 +32,8 @@ export function useForm(action: (data: FormData) => Promise<void>, fields: strin
     } catch (caught) {
       const apiError = caught instanceof ApiError ? caught : new ApiError(0, String(caught));
       const named = Object.entries(apiError.fieldErrors).filter(([field]) => fields.includes(field));
+      const about = fieldOfStatus[apiError.status];
+      if (named.length === 0 && about) named.push([about, apiError.message]);
       setError({ fields: Object.fromEntries(named), message: apiError.message });
     } finally {
       setBusy(false);

@@ -1,9 +1,112 @@
 import { useState } from 'preact/hooks';
-import { get, patch, post } from '../api';
+import { getAddress, isAddress } from 'viem';
+import { ApiError, get, patch, post } from '../api';
 import { Async, useLoad } from '../components/async';
 import { Address, Section, Time } from '../components/bits';
 import { Field, FormError, useForm } from '../components/form';
+import { KNOWN_CHAINS } from '../format';
 import type { MerchantProfile } from '../types';
+import { signWithWallet } from '../wallet';
+
+interface SmartAccount {
+  address: string;
+  registeredAt: string;
+}
+
+/** What the account signs to be registered (the API's `SmartAccountRegistration`): names it, its chain and us. */
+const registrationMessage = (address: string, chainId: number, merchantId: string) =>
+  `StablePay: register smart account ${getAddress(address)} on chain ${chainId} for merchant ${merchantId}`;
+
+/**
+ * The merchant's smart accounts, and registering one: proven by the account's own signature of the
+ * registration message, made by the browser wallet (the account's wallet, or its owner's) or pasted.
+ */
+function SmartAccounts({ merchantId }: { merchantId: string }) {
+  const accounts = useLoad(() => get<{ data: SmartAccount[] }>('/v1/merchants/me/smart-accounts'));
+  const [registered, setRegistered] = useState<string>();
+  const form = useForm(
+    async (data) => {
+      setRegistered(undefined);
+      const address = String(data.get('address') ?? '').trim();
+      const chainId = Number(data.get('chainId'));
+      let signature = String(data.get('signature') ?? '').trim();
+      // Without a valid address there is nothing to sign: the API names what is wrong.
+      if (!signature && isAddress(address, { strict: false })) {
+        try {
+          signature = await signWithWallet(registrationMessage(address, chainId, merchantId), address);
+        } catch (caught) {
+          throw new ApiError(0, `signature: ${(caught as Error).message}`);
+        }
+      }
+      await post('/v1/merchants/me/smart-accounts', {
+        address,
+        chainId,
+        ...(signature ? { signature } : {}),
+      });
+      setRegistered(getAddress(address));
+      accounts.reload();
+    },
+    ['address', 'chainId', 'signature'],
+    { 403: 'signature', 409: 'address' },
+  );
+  return (
+    <Section title="Smart accounts">
+      <Async
+        state={accounts}
+        isEmpty={(result) => result.data.length === 0}
+        empty="No smart account registered yet."
+      >
+        {(result) => (
+          <ul class="plain" data-testid="smart-accounts">
+            {result.data.map((account) => (
+              <li key={account.address}>
+                <Address value={account.address} /> <span class="muted">registered</span>{' '}
+                <Time iso={account.registeredAt} />
+              </li>
+            ))}
+          </ul>
+        )}
+      </Async>
+      <h3>Register a smart account</h3>
+      <form onSubmit={form.submit} noValidate>
+        <Field label="Smart account address" error={form.errorFor('address')}>
+          {(props) => <input {...props} name="address" autoComplete="off" spellcheck={false} />}
+        </Field>
+        <Field
+          label="Network that verifies its signature"
+          hint="Where the account is deployed (or will be)"
+          error={form.errorFor('chainId')}
+        >
+          {(props) => (
+            <select {...props} name="chainId">
+              {KNOWN_CHAINS.map((chain) => (
+                <option key={chain.id} value={chain.id}>
+                  {chain.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field
+          label="Signature (optional)"
+          hint="Leave empty to sign with your browser wallet, as the account or its owner"
+          error={form.errorFor('signature')}
+        >
+          {(props) => <input {...props} name="signature" autoComplete="off" spellcheck={false} />}
+        </Field>
+        <FormError form={form} />
+        <button type="submit" disabled={form.busy}>
+          Sign and register
+        </button>
+        {registered && (
+          <p role="status" class="muted">
+            Registered {registered}.
+          </p>
+        )}
+      </form>
+    </Section>
+  );
+}
 
 export function Profile() {
   const profile = useLoad(() => get<MerchantProfile>('/v1/merchants/me'));
@@ -116,12 +219,7 @@ function ProfileForms({ merchant, onChange }: { merchant: MerchantProfile; onCha
           </form>
         </Section>
       )}
-      <Section title="Smart accounts">
-        <p class="muted">
-          Smart accounts (e.g. a DeleGator) are registered with their own signature through the API or the MCP
-          tool server; they then sign in like the login wallet.
-        </p>
-      </Section>
+      <SmartAccounts merchantId={merchant.id} />
     </>
   );
 }

@@ -1,9 +1,10 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, get, post } from '../api';
 import { Link } from '../App';
 import { Address, Chain, CopyButton, Section, StatusBadge, Time } from '../components/bits';
 import { formatUnits, formatUsd } from '../format';
-import type { SessionStatus, SessionSummary } from '../types';
+import type { SessionEvent, SessionStatus, SessionSummary } from '../types';
+import { Timeline } from './session/Timeline';
 
 interface PaymentOption {
   chainId: number;
@@ -17,33 +18,53 @@ interface PaymentOption {
 const SETTLED: SessionStatus[] = ['completed', 'failed', 'expired'];
 /** How often the page asks again, like the checkout page: often enough to watch a payment land. */
 const POLL_MS = 2000;
+/** Once the session is settled, only a delivery's retry (minutes to hours apart) can change the page. */
+const SETTLED_POLL_MS = 15_000;
+/** After an action on the page (a webhook sent again), how long it is followed closely whatever its state. */
+const FOLLOW_AFTER_ACTION_MS = 30_000;
 
 /**
- * Follows the session without a reload: polls its summary while it can still change (or while its
- * webhook is not delivered yet), pausing while the tab is hidden.
+ * Follows the session without a reload: polls its summary and its events with their webhook deliveries
+ * while it can still change or a delivery is under way (slower once settled), pausing while the tab is
+ * hidden.
  */
 function useFollowedSession(id: string) {
   const [session, setSession] = useState<SessionSummary>();
+  const [events, setEvents] = useState<SessionEvent[]>();
   const [error, setError] = useState<ApiError>();
   const [round, setRound] = useState(0);
+  const followUntil = useRef(0);
   useEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const base = `/v1/merchants/me/sessions/${encodeURIComponent(id)}`;
     const poll = async () => {
+      let delay = POLL_MS;
       if (!document.hidden) {
         try {
-          const next = await get<SessionSummary>(`/v1/merchants/me/sessions/${encodeURIComponent(id)}`);
+          const [next, timeline] = await Promise.all([
+            get<SessionSummary>(base),
+            get<{ data: SessionEvent[] }>(`${base}/events`),
+          ]);
           if (stopped) return;
           setSession(next);
+          setEvents(timeline.data);
           setError(undefined);
-          if (SETTLED.includes(next.status) && (next.webhookDelivered || next.status !== 'completed')) return;
+          const delivering = timeline.data.some((event) =>
+            event.deliveries.some((delivery) => delivery.status === 'pending'),
+          );
+          const settled =
+            SETTLED.includes(next.status) && (next.webhookDelivered || next.status !== 'completed');
+          const justActed = Date.now() < followUntil.current;
+          if (settled && !delivering && !justActed) return;
+          if (settled && !justActed) delay = SETTLED_POLL_MS;
         } catch (caught) {
           if (stopped) return;
           setError(caught as ApiError);
           if ((caught as ApiError).status === 404) return;
         }
       }
-      timer = setTimeout(poll, POLL_MS);
+      timer = setTimeout(poll, delay);
     };
     void poll();
     return () => {
@@ -51,11 +72,15 @@ function useFollowedSession(id: string) {
       clearTimeout(timer);
     };
   }, [id, round]);
-  return { session, error, refresh: () => setRound((value) => value + 1) };
+  const refresh = () => {
+    followUntil.current = Date.now() + FOLLOW_AFTER_ACTION_MS;
+    setRound((value) => value + 1);
+  };
+  return { session, events, error, refresh };
 }
 
 export function SessionDetail({ id }: { id: string }) {
-  const { session, error, refresh } = useFollowedSession(id);
+  const { session, events, error, refresh } = useFollowedSession(id);
   const [options, setOptions] = useState<PaymentOption[]>();
   useEffect(() => {
     get<{ paymentOptions: PaymentOption[] }>(`/v1/sessions/${encodeURIComponent(id)}`).then(
@@ -113,7 +138,7 @@ export function SessionDetail({ id }: { id: string }) {
           <RetryActions session={session} onDone={refresh} />
         </Section>
         <Section title="Timeline">
-          <Timeline session={session} />
+          <Timeline session={session} events={events} />
         </Section>
       </div>
       <Section title="Deposit addresses">
@@ -128,7 +153,7 @@ export function SessionDetail({ id }: { id: string }) {
                 <tr>
                   <th>Network</th>
                   <th>Token</th>
-                  <th class="num">Amount</th>
+                  <th class="num hide-narrow">Amount</th>
                   <th>Deposit address</th>
                 </tr>
               </thead>
@@ -139,7 +164,7 @@ export function SessionDetail({ id }: { id: string }) {
                       <Chain id={option.chainId} />
                     </td>
                     <td>{option.symbol}</td>
-                    <td class="num">{formatUnits(option.amount, option.decimals)}</td>
+                    <td class="num hide-narrow">{formatUnits(option.amount, option.decimals)}</td>
                     <td>
                       <Address value={option.depositAddress} />
                     </td>
@@ -151,75 +176,6 @@ export function SessionDetail({ id }: { id: string }) {
         )}
       </Section>
     </>
-  );
-}
-
-interface Step {
-  label: string;
-  state: 'done' | 'current' | 'bad' | 'todo';
-  detail?: preact.ComponentChildren;
-}
-
-function timelineSteps(session: SessionSummary): Step[] {
-  const order: SessionStatus[] = ['awaiting_payment', 'confirming', 'bridging', 'completed'];
-  const reached = order.indexOf(session.status);
-  const paid = Boolean(session.paidAt);
-  const steps: Step[] = [
-    { label: 'Created', state: 'done', detail: <Time iso={session.createdAt} /> },
-    {
-      label: 'Deposit received',
-      state: paid
-        ? 'done'
-        : session.status === 'awaiting_payment' || session.status === 'pending'
-          ? 'current'
-          : 'todo',
-      detail: paid ? (
-        <>
-          <Time iso={session.paidAt} /> {session.txHash && <Address value={session.txHash} />}
-        </>
-      ) : (
-        'Waiting for the customer'
-      ),
-    },
-    {
-      label: 'Confirming and settling (swap to USDe, stake as sUSDe)',
-      state: reached > 1 ? 'done' : session.status === 'confirming' ? 'current' : 'todo',
-    },
-  ];
-  if (session.status === 'bridging') steps.push({ label: 'Bridging to the mainnet path', state: 'current' });
-  if (session.status === 'failed')
-    steps.push({ label: 'Failed', state: 'bad', detail: session.failureReason ?? undefined });
-  else if (session.status === 'expired')
-    steps.push({ label: 'Expired unpaid', state: 'bad', detail: <Time iso={session.expiresAt} /> });
-  else
-    steps.push({
-      label: 'Completed',
-      state: session.status === 'completed' ? 'done' : 'todo',
-      detail: session.status === 'completed' ? `${formatUsd(session.settledAmount)} settled` : undefined,
-    });
-  steps.push({
-    label: 'Webhook session.confirming delivered',
-    state: session.webhookDelivered ? 'done' : paid ? 'current' : 'todo',
-    detail: session.webhookDelivered
-      ? 'Your endpoint answered 2xx'
-      : paid
-        ? 'Not delivered yet (see Webhooks)'
-        : undefined,
-  });
-  return steps;
-}
-
-function Timeline({ session }: { session: SessionSummary }) {
-  return (
-    <ol class="timeline" data-testid="timeline">
-      {timelineSteps(session).map((step) => (
-        <li key={step.label} class={step.state}>
-          <strong>{step.label}</strong>
-          <span class="sr-only"> ({step.state === 'todo' ? 'not yet' : step.state})</span>
-          {step.detail && <div class="muted">{step.detail}</div>}
-        </li>
-      ))}
-    </ol>
   );
 }
 

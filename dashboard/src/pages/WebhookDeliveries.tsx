@@ -4,34 +4,14 @@ import { Async, useLoad } from '../components/async';
 import { daysBetween, DailyChart } from '../components/chart';
 import { StatusBadge, Time } from '../components/bits';
 import { Field, FormError, useForm } from '../components/form';
-
-interface Attempt {
-  attemptNumber: number;
-  attemptedAt: string;
-  outcome: string;
-  statusCode: number | null;
-  latencyMs: number;
-  error: string | null;
-}
-
-interface Delivery {
-  id: string;
-  eventId: string;
-  eventType: string;
-  status: string;
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  resendOf: string | null;
-  createdAt: string;
-  attempts: Attempt[];
-}
+import type { WebhookDelivery } from '../types';
 
 const path = (endpointId: string) => `/v1/merchants/me/webhooks/${endpointId}`;
 
 /** Deliveries of the last 100 by day and outcome: how an endpoint has been doing. */
 export function DeliveryChart({ endpointId }: { endpointId: string }) {
   const deliveries = useLoad(
-    () => get<{ data: Delivery[] }>(`${path(endpointId)}/deliveries?limit=100`),
+    () => get<{ data: WebhookDelivery[] }>(`${path(endpointId)}/deliveries?limit=100`),
     [endpointId],
   );
   if (!deliveries.data) return null;
@@ -48,6 +28,7 @@ export function DeliveryChart({ endpointId }: { endpointId: string }) {
     <DailyChart
       days={days}
       valueLabel="deliveries"
+      counts
       series={[
         { label: 'succeeded', values: succeeded, color: '#1b6e3a' },
         { label: 'failed', values: failed, color: '#b3261e' },
@@ -62,13 +43,13 @@ export function Deliveries({ endpointId }: { endpointId: string }) {
   const [status, setStatus] = useState('');
   const deliveries = useLoad(
     () =>
-      get<{ data: Delivery[]; total: number }>(
+      get<{ data: WebhookDelivery[]; total: number }>(
         `${path(endpointId)}/deliveries?limit=20${status ? `&status=${status}` : ''}`,
       ),
     [endpointId, status],
   );
   const [message, setMessage] = useState<{ ok: boolean; text: string }>();
-  const resend = async (delivery: Delivery) => {
+  const resend = async (delivery: WebhookDelivery) => {
     setMessage(undefined);
     try {
       await post(`${path(endpointId)}/deliveries/${delivery.id}/resend`);

@@ -194,7 +194,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * The merchant’s registered smart accounts, oldest first
+     * @description The smart accounts registered as the merchant’s, oldest first: checksummed address and when it was registered.
+     */
+    get: operations['listSmartAccounts'];
     put?: never;
     /**
      * Register a smart account as the merchant’s (idempotent)
@@ -367,6 +371,26 @@ export interface paths {
      * @description One of the merchant’s sessions; another merchant’s answers 404.
      */
     get: operations['getMerchantSession'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/merchants/me/sessions/{id}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The session’s events, oldest first, each with its webhook deliveries and their attempts
+     * @description The session’s events (`session.*`), oldest first, each with its webhook deliveries to the merchant’s endpoints (newest first, at most 20, with every attempt) and how many there are; another merchant’s session answers 404.
+     */
+    get: operations['listSessionEvents'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1591,6 +1615,11 @@ export interface components {
       email?: string | null;
       payoutAddress?: string;
     };
+    SmartAccount: {
+      /** @description Checksummed 0x address */
+      address: string;
+      registeredAt: string;
+    };
     SmartAccountRegistration: {
       address: string;
       /** @description The chain whose RPC verifies the signature (where the account is deployed, or will be) */
@@ -1708,6 +1737,47 @@ export interface components {
       webhookDelivered: boolean;
       failureReason: string | null;
     };
+    SessionEvent: {
+      /** @description evt_… id, as sent in the webhook body and `X-Service-Event-Id` */
+      id: string;
+      /** @description session.confirming, session.completed, … */
+      type: string;
+      createdAt: string;
+      /** @description Every delivery of the event, also those not listed */
+      deliveryCount: number;
+      /** @description Newest first, at most 20; the endpoint's deliveries list has them all */
+      deliveries: components['schemas']['SessionEventDelivery'][];
+    };
+    SessionEventDelivery: {
+      /** Format: uuid */
+      id: string;
+      eventId: string;
+      eventType: string;
+      /** @enum {string} */
+      status: 'pending' | 'succeeded' | 'failed' | 'canceled';
+      attemptCount: number;
+      /** @description When the next attempt is due; null once none is */
+      nextAttemptAt: string | null;
+      /** @description The delivery this one re-sends; null for the first */
+      resendOf: string | null;
+      createdAt: string;
+      updatedAt: string;
+      attempts: components['schemas']['WebhookDeliveryAttempt'][];
+      /** Format: uuid */
+      endpointId: string;
+      endpointUrl: string;
+    };
+    WebhookDeliveryAttempt: {
+      attemptNumber: number;
+      attemptedAt: string;
+      /** @enum {string} */
+      outcome: 'succeeded' | 'http_error' | 'timeout' | 'network_error' | 'blocked_address';
+      statusCode: number | null;
+      latencyMs: number;
+      /** @description The first KiB of the answer */
+      responseBody: string | null;
+      error: string | null;
+    };
     WebhookEndpointWithSecret: {
       /** Format: uuid */
       id: string;
@@ -1804,17 +1874,6 @@ export interface components {
       createdAt: string;
       updatedAt: string;
       attempts: components['schemas']['WebhookDeliveryAttempt'][];
-    };
-    WebhookDeliveryAttempt: {
-      attemptNumber: number;
-      attemptedAt: string;
-      /** @enum {string} */
-      outcome: 'succeeded' | 'http_error' | 'timeout' | 'network_error' | 'blocked_address';
-      statusCode: number | null;
-      latencyMs: number;
-      /** @description The first KiB of the answer */
-      responseBody: string | null;
-      error: string | null;
     };
     WebhookResend: {
       /** Format: uuid */
@@ -3013,6 +3072,48 @@ export interface operations {
       };
     };
   };
+  listSmartAccounts: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Registered smart accounts */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['SmartAccount'][];
+          };
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   registerSmartAccount: {
     parameters: {
       query?: never;
@@ -3668,6 +3769,59 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['SessionSummary'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign session */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listSessionEvents: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The session’s events */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['SessionEvent'][];
+          };
         };
       };
       /** @description Missing, malformed, expired or unknown credential */

@@ -74,18 +74,25 @@ export function UsageChart() {
               <DailyChart
                 days={days}
                 valueLabel="operations"
+                counts
                 series={[{ label: 'sponsored operations', values: operations, color: '#1f4fd1' }]}
                 summary={`${totalOps} sponsored operations over ${days.length} days`}
               />
             </div>
             <div>
               <h3>USD spent per day</h3>
-              <DailyChart
-                days={days}
-                valueLabel="USD"
-                series={[{ label: 'USD spent', values: spent.map(Number), color: '#8a3fd1' }]}
-                summary={`${formatUsd(sumDecimals(spent.length ? spent : ['0']))} spent over ${days.length} days`}
-              />
+              {charges.data.length === 0 ? (
+                <div class="notice empty" data-testid="no-charges">
+                  Nothing charged yet: operations on testnets are never charged, mainnet ones once included.
+                </div>
+              ) : (
+                <DailyChart
+                  days={days}
+                  valueLabel="USD"
+                  series={[{ label: 'USD spent', values: spent.map(Number), color: '#8a3fd1' }]}
+                  summary={`${formatUsd(sumDecimals(spent.length ? spent : ['0']))} spent over ${days.length} days`}
+                />
+              )}
             </div>
           </div>
         );
