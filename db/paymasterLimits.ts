@@ -126,22 +126,57 @@ export function trySponsorshipLimits(
 /**
  * The arguments every limit-consuming SQL function starts with (`consume_paymaster_limits`,
  * `try_paymaster_limits`, `record_signed_paymaster_operation`): the consumptions as parallel arrays,
- * then the hold's terms.
+ * then the hold's terms. As `$1`–`$9` of a prepared statement (LIMIT_CONSUMPTION_PARAMETERS) or as
+ * Kysely arguments (limitConsumptionArguments).
  */
+export type LimitConsumptionValues = [
+  counterKeys: string[],
+  windowStarts: string[],
+  amounts: string[],
+  limits: string[],
+  bases: ConsumptionBasis[],
+  holdId: string,
+  holdExpiresAt: string,
+  now: string,
+  balanceMerchant: string,
+];
+
+export const LIMIT_CONSUMPTION_PARAMETERS =
+  '$1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::text[], $6::uuid, $7::timestamptz, $8::timestamptz, $9::uuid';
+
+export function limitConsumptionValues(
+  consumptions: readonly CounterConsumption[],
+  hold: HoldTerms,
+): LimitConsumptionValues {
+  return [
+    consumptions.map(({ counter }) => counter.key),
+    consumptions.map(({ counter }) => counter.windowStart.toISOString()),
+    consumptions.map(({ amount }) => amount.toString()),
+    consumptions.map(({ limit }) => limit.toString()),
+    consumptions.map(({ basis }) => basis),
+    hold.holdId,
+    hold.expiresAt.toISOString(),
+    hold.now.toISOString(),
+    hold.merchantId,
+  ];
+}
+
 export function limitConsumptionArguments(
   consumptions: readonly CounterConsumption[],
   hold: HoldTerms,
 ): RawBuilder<unknown> {
+  const [keys, windowStarts, amounts, limits, bases, holdId, expiresAt, now, merchantId] =
+    limitConsumptionValues(consumptions, hold);
   return sql.join([
-    sql`${consumptions.map(({ counter }) => counter.key)}::text[]`,
-    sql`${consumptions.map(({ counter }) => counter.windowStart.toISOString())}::timestamptz[]`,
-    sql`${consumptions.map(({ amount }) => amount.toString())}::bigint[]`,
-    sql`${consumptions.map(({ limit }) => limit.toString())}::bigint[]`,
-    sql`${consumptions.map(({ basis }) => basis)}::text[]`,
-    sql`${hold.holdId}::uuid`,
-    sql`${hold.expiresAt.toISOString()}::timestamptz`,
-    sql`${hold.now.toISOString()}::timestamptz`,
-    sql`${hold.merchantId}::uuid`,
+    sql`${keys}::text[]`,
+    sql`${windowStarts}::timestamptz[]`,
+    sql`${amounts}::bigint[]`,
+    sql`${limits}::bigint[]`,
+    sql`${bases}::text[]`,
+    sql`${holdId}::uuid`,
+    sql`${expiresAt}::timestamptz`,
+    sql`${now}::timestamptz`,
+    sql`${merchantId}::uuid`,
   ]);
 }
 
