@@ -5,7 +5,8 @@ import type { PaymasterMerchantLimitsTable } from './schema';
 /**
  * Sponsorship limits: the merchant's own values and the windowed counters they are consumed from.
  * Operation counts are consumed at signing; dollar amounts are held until the paymaster data's
- * validUntil and settled at their actual value on receipt (migration 202). Every change to a counter
+ * validUntil and settled at their actual value on receipt (migration 202; one hold row per operation,
+ * migration 960). Every change to a counter
  * happens under its row lock, so concurrent requests can never push it past its limit.
  */
 export type MerchantLimitsRow = Selectable<PaymasterMerchantLimitsTable>;
@@ -221,11 +222,13 @@ export async function limitCountersUsage(
   now: Date,
 ): Promise<bigint[]> {
   if (counters.length === 0) return [];
+  // `held` counts the holds that had not expired by the counter's expired_until (migration 960); those
+  // that expired since, up to `now`, no longer count.
   const { rows } = await sql<{ usage: string }>`
     SELECT coalesce(counter.used + counter.held - coalesce((
-      SELECT sum(h.amount) FROM paymaster_limit_holds AS h
-      WHERE h.counter_key = wanted.counter_key AND h.window_start = wanted.window_start
-        AND NOT h.released AND h.expires_at <= ${now.toISOString()}::timestamptz
+      SELECT sum(h.amounts[i]) FROM paymaster_operation_holds AS h, generate_subscripts(h.counter_keys, 1) AS i
+      WHERE h.expires_at > counter.expired_until AND h.expires_at <= ${now.toISOString()}::timestamptz
+        AND h.counter_keys[i] = wanted.counter_key AND h.window_starts[i] = wanted.window_start
     ), 0), 0)::text AS usage
     FROM unnest(
       ${counters.map((counter) => counter.key)}::text[],

@@ -34,6 +34,7 @@ import * as yieldDeployLimits from './2026_11_26_862_yield_deploy_limits';
 import * as paymasterClientUserPaidCap from './2026_11_26_900_paymaster_client_user_paid_cap';
 import * as sessionLifecycleEvents from './2026_11_26_930_session_lifecycle_events';
 import * as requestRateBuckets from './2026_11_26_950_request_rate_buckets';
+import * as oneHoldRowPerOperation from './2026_11_26_960_one_hold_row_per_operation';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -72,4 +73,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_900_paymaster_client_user_paid_cap': paymasterClientUserPaidCap,
   '2026_11_26_930_session_lifecycle_events': sessionLifecycleEvents,
   '2026_11_26_950_request_rate_buckets': requestRateBuckets,
+  '2026_11_26_960_one_hold_row_per_operation': oneHoldRowPerOperation,
 };
