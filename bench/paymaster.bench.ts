@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
 import { createDb } from '../db/client';
 import {
@@ -26,6 +27,9 @@ import { startTarget, type BenchTarget } from './lib/target';
  *    limits and usage row in one round trip) vs bench/targets/signOnly.ts, a Koa route that only computes the same sponsorship
  *    hash for the same operation and signs it with the same key and the same signer (signer/fastAccount.ts,
  *    the fastest signing measured by bench/signer.bench.ts): the floor of a signature over HTTP.
+ *    For information, a second baseline: bench/targets/signAndInsert.ts, the same route plus one
+ *    durable INSERT of the answer in its own transaction on the same Postgres, the floor of a
+ *    paymaster that accounts durably (the goal stays against sign-only).
  * 2. `pm_getPaymasterStubData` vs `/health` on the same api process.
  *
  * Every request carries a fresh nonce, so each signature is over a distinct operation, as wallets
@@ -55,6 +59,14 @@ const GENEROUS_LIMITS = {
   PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: '10000000',
 };
 
+/** Rows the sign + INSERT baseline wrote (its table exists once the target started). */
+const countSignedAnswerRows = async (db: ReturnType<typeof createDb>): Promise<number> => {
+  const { rows } = await sql<{
+    count: string;
+  }>`SELECT count(*)::text AS count FROM bench_signed_answers`.execute(db);
+  return Number(rows[0]!.count);
+};
+
 const ratio = (subject: number, baseline: number) => subject / Math.max(baseline, 0.001);
 const figure = (figures: { requestsPerSec: number; latencyP99Ms: number }) =>
   `${figures.requestsPerSec.toFixed(0)} req/s, p99 ${figures.latencyP99Ms.toFixed(1)} ms`;
@@ -78,6 +90,10 @@ async function main(): Promise<void> {
 
     // Baseline: hash and sign over HTTP, nothing else (the signing service's own signer).
     const signOnly = stopLater(await startTarget('signOnly.ts', [], { ...services.env, ...signerEnv }));
+    // Second baseline (information): the same route plus one durable INSERT on the same Postgres.
+    const signAndInsert = stopLater(
+      await startTarget('signAndInsert.ts', [], { ...services.env, ...signerEnv }),
+    );
     // The real path: signing service and api, each in its own process.
     const sharedSecret = randomBytes(32).toString('hex');
     const signer = stopLater(
@@ -102,6 +118,7 @@ async function main(): Promise<void> {
     const stubBodies = rpcBodies('pm_getPaymasterStubData');
 
     const baselineResult = await expectSignedResult(`${signOnly.url}/sign`, {}, signedBodies());
+    await expectSignedResult(`${signAndInsert.url}/sign`, {}, signedBodies());
     const subjectResult = await expectSignedResult(rpcUrl, clientHeaders, signedBodies());
     if (subjectResult.paymaster !== baselineResult.paymaster)
       throw new Error(
@@ -119,8 +136,13 @@ async function main(): Promise<void> {
     // Every round measures each load in turn (subject next to its baseline, so a burst of other work
     // on the shared machine hits both), after one discarded settling round.
     const usageRowsBefore = await countSubmittedUsageRows(db, clientId);
-    const rpcRounds: Record<'signOnly' | 'getPaymasterData' | 'getPaymasterStubData', RpcLoadFigures[]> = {
+    const insertedRowsBefore = await countSignedAnswerRows(db);
+    const rpcRounds: Record<
+      'signOnly' | 'signAndInsert' | 'getPaymasterData' | 'getPaymasterStubData',
+      RpcLoadFigures[]
+    > = {
       signOnly: [],
+      signAndInsert: [],
       getPaymasterData: [],
       getPaymasterStubData: [],
     };
@@ -140,6 +162,7 @@ async function main(): Promise<void> {
     const { figures, machine } = await measureRounds(
       {
         signOnly: rpcLoad('signOnly', signOnly.url, '/sign', {}, signedBodies),
+        signAndInsert: rpcLoad('signAndInsert', signAndInsert.url, '/sign', {}, signedBodies),
         getPaymasterData: rpcLoad(
           'getPaymasterData',
           api.url,
@@ -159,6 +182,7 @@ async function main(): Promise<void> {
       ROUNDS,
     );
     const signOnlyFigures = figures.signOnly;
+    const signAndInsertFigures = figures.signAndInsert;
     const dataFigures = figures.getPaymasterData;
     const stubFigures = figures.getPaymasterStubData;
     const healthFigures = figures.health;
@@ -181,6 +205,11 @@ async function main(): Promise<void> {
     const signedAnswers = sum(rpcRounds.getPaymasterData, (figures) => figures.resultsIncludingWarmUp);
     const runs = rpcRounds.getPaymasterData.length * 2;
     const usageRowsMatch = usageRows >= signedAnswers && usageRows <= signedAnswers + runs * CONNECTIONS;
+    // The same check for the durable baseline: every answer it gave has its row.
+    const insertedRows = (await countSignedAnswerRows(db)) - insertedRowsBefore;
+    const insertedAnswers = sum(rpcRounds.signAndInsert, (figures) => figures.resultsIncludingWarmUp);
+    const insertedRowsMatch =
+      insertedRows >= insertedAnswers && insertedRows <= insertedAnswers + runs * CONNECTIONS;
     const machineAtEnd = machineLoad();
 
     process.stdout.write(
@@ -189,6 +218,10 @@ async function main(): Promise<void> {
     printFigures('baseline: Koa hash + sign (signOnly.ts)', {
       ...signOnlyFigures,
       jsonRpcErrors: jsonRpcErrors.signOnly,
+    });
+    printFigures('baseline (info): sign + 1 durable INSERT', {
+      ...signAndInsertFigures,
+      jsonRpcErrors: jsonRpcErrors.signAndInsert,
     });
     printFigures('subject: pm_getPaymasterData (api→signer)', {
       ...dataFigures,
@@ -201,6 +234,7 @@ async function main(): Promise<void> {
     printFigures('baseline: GET /health (same api)', healthFigures);
     process.stdout.write(
       `  usage rows 'submitted' during the pm_getPaymasterData runs: ${usageRows} for ${signedAnswers} signed answers counted (${usageRowsMatch ? 'consistent' : 'INCONSISTENT'})\n` +
+        `  rows inserted by the sign + INSERT baseline: ${insertedRows} for ${insertedAnswers} answers counted (${insertedRowsMatch ? 'consistent' : 'INCONSISTENT'})\n` +
         `  machine load average ${machineAtStart.loadAverage1m.toFixed(2)} → ${machineAtEnd.loadAverage1m.toFixed(2)} on ${machineAtStart.cpus} cores\n`,
     );
     for (const [label, first] of Object.entries(firstJsonRpcError)) {
@@ -209,6 +243,11 @@ async function main(): Promise<void> {
 
     const throughputRatio = ratio(dataFigures.requestsPerSec, signOnlyFigures.requestsPerSec);
     const p99Ratio = ratio(dataFigures.latencyP99Ms, signOnlyFigures.latencyP99Ms);
+    const durableThroughputRatio = ratio(dataFigures.requestsPerSec, signAndInsertFigures.requestsPerSec);
+    const durableP99Ratio = ratio(dataFigures.latencyP99Ms, signAndInsertFigures.latencyP99Ms);
+    process.stdout.write(
+      `  for information: sign + 1 durable INSERT vs sign-only ${ratio(signAndInsertFigures.requestsPerSec, signOnlyFigures.requestsPerSec).toFixed(3)}×; pm_getPaymasterData vs sign + INSERT ${durableThroughputRatio.toFixed(3)}×, p99 ${durableP99Ratio.toFixed(2)}×\n`,
+    );
     reportBenchmark('paymaster', {
       load: {
         connections: CONNECTIONS,
@@ -230,6 +269,14 @@ async function main(): Promise<void> {
         ...signOnlyFigures,
         jsonRpcErrors: jsonRpcErrors.signOnly,
       },
+      signAndInsert: {
+        server:
+          'the sign-only route plus one INSERT of the answer, committed in its own transaction on the same Postgres (information)',
+        ...signAndInsertFigures,
+        jsonRpcErrors: jsonRpcErrors.signAndInsert,
+        rowsInserted: insertedRows,
+        rowsConsistent: insertedRowsMatch,
+      },
       getPaymasterData: {
         server:
           'api process (client id, policy checks in Postgres) → signer process (deposit per block, sign) → limits + usage row',
@@ -248,6 +295,12 @@ async function main(): Promise<void> {
       ratios: {
         throughputGetPaymasterDataVsSignOnly: throughputRatio,
         p99LatencyGetPaymasterDataVsSignOnly: p99Ratio,
+        throughputSignAndInsertVsSignOnly: ratio(
+          signAndInsertFigures.requestsPerSec,
+          signOnlyFigures.requestsPerSec,
+        ),
+        throughputGetPaymasterDataVsSignAndInsert: durableThroughputRatio,
+        p99LatencyGetPaymasterDataVsSignAndInsert: durableP99Ratio,
         throughputStubDataVsHealth: ratio(stubFigures.requestsPerSec, healthFigures.requestsPerSec),
         p99LatencyStubDataVsHealth: ratio(stubFigures.latencyP99Ms, healthFigures.latencyP99Ms),
       },
@@ -272,15 +325,17 @@ async function main(): Promise<void> {
       Object.values(jsonRpcErrors).reduce((total, count) => total + count, 0) +
       signOnlyFigures.non2xx +
       signOnlyFigures.errors +
+      signAndInsertFigures.non2xx +
+      signAndInsertFigures.errors +
       dataFigures.non2xx +
       dataFigures.errors +
       stubFigures.non2xx +
       stubFigures.errors +
       healthFigures.non2xx +
       healthFigures.errors;
-    if (failures > 0 || !usageRowsMatch) {
+    if (failures > 0 || !usageRowsMatch || !insertedRowsMatch) {
       process.stdout.write(
-        `  FAILED: ${failures} failed requests${usageRowsMatch ? '' : ', usage rows inconsistent'}\n`,
+        `  FAILED: ${failures} failed requests${usageRowsMatch ? '' : ', usage rows inconsistent'}${insertedRowsMatch ? '' : ', baseline rows inconsistent'}\n`,
       );
       process.exitCode = 1;
     }

@@ -8,6 +8,14 @@ types.setTypeParser(20, (value) => value);
 
 export type Db = Kysely<Database>;
 
+/** The pg pool under each Db made by createDb: db/preparedStatements.ts runs named statements on it. */
+const poolsOfDbs = new WeakMap<Db, Pool>();
+
+/** The pool a Db made by createDb runs on; undefined for any other Db (a transaction, a test's own). */
+export function poolOf(db: Db): Pool | undefined {
+  return poolsOfDbs.get(db);
+}
+
 export interface CreateDbOptions {
   connectionString: string;
   maxConnections?: number;
@@ -56,7 +64,9 @@ export function createDb({
   // client is released as broken. The pool's own 'error' repeats what that listener already reported.
   pool.on('connect', (client) => client.on('error', (error) => onIdleError?.(error)));
   pool.on('error', () => undefined);
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  poolsOfDbs.set(db, pool);
+  return db;
 }
 
 /** The bounded-wait options of a process's pool, from its configuration. */

@@ -1,8 +1,8 @@
-import { sql } from 'kysely';
 import type { Db } from './client';
 import type { DenyRuleRow } from './paymasterPolicies';
 import { MERCHANT_LIMIT_COLUMNS, type MerchantLimitColumns } from './paymasterLimits';
 import { storedResultInSignerOrder } from './paymasterUsage';
+import { preparedStatement, runPrepared } from './preparedStatements';
 import type { StoredPaymasterResult } from './schema';
 
 /**
@@ -21,6 +21,49 @@ export interface PaymasterDecisionReads {
   /** Null when the merchant set no limits of its own. */
   merchantLimits: MerchantLimitColumns | null;
 }
+
+type DecisionReadsRow = {
+  deny_rules: { kind: DenyRuleRow['kind']; address: string }[];
+  allowlisted: string[];
+  signed_result: StoredPaymasterResult | null;
+  has_limits: boolean;
+} & MerchantLimitColumns;
+
+/**
+ * The statement, prepared (db/preparedStatements.ts): it runs once per paymaster request. Parameters:
+ * merchant, chain, senders, deny targets, allowlist targets, whether a fingerprint is looked up, its
+ * entry point, the fingerprint.
+ */
+const DECISION_READS = preparedStatement<
+  DecisionReadsRow,
+  [string, number, string[], string[], string[], boolean, string, string]
+>(
+  'paymaster_decision_reads_v1',
+  `SELECT
+    (SELECT coalesce(json_agg(json_build_object('kind', rule.kind, 'address', rule.address)), '[]'::json)
+      FROM paymaster_deny_rules AS rule
+      WHERE rule.merchant_id = $1::uuid AND rule.chain_id = $2::integer
+        AND ((rule.kind = 'sender' AND rule.address = ANY($3::text[]))
+          OR (rule.kind = 'target' AND rule.address = ANY($4::text[])))
+    ) AS deny_rules,
+    (SELECT coalesce(array_agg(entry.contract_address), '{}'::text[])
+      FROM paymaster_allowlist_entries AS entry
+      WHERE entry.merchant_id = $1::uuid AND entry.chain_id = $2::integer
+        AND entry.contract_address = ANY($5::text[])
+    ) AS allowlisted,
+    (SELECT usage.signed_result FROM paymaster_usage AS usage
+      WHERE $6::boolean
+        AND usage.chain_id = $2::integer
+        AND usage.entry_point = $7::text
+        AND usage.request_fingerprint = $8::text
+        AND usage.signed_result IS NOT NULL
+      ORDER BY usage.seq LIMIT 1
+    ) AS signed_result,
+    limits.merchant_id IS NOT NULL AS has_limits,
+    ${MERCHANT_LIMIT_COLUMNS.map((column) => `limits.${column}`).join(', ')}
+  FROM (SELECT 1) AS one
+  LEFT JOIN paymaster_merchant_limits AS limits ON limits.merchant_id = $1::uuid`,
+);
 
 export async function readPaymasterDecisionInputs(
   db: Db,
@@ -42,38 +85,16 @@ export async function readPaymasterDecisionInputs(
     signedRequest?: { entryPoint: string; requestFingerprint: string };
   },
 ): Promise<PaymasterDecisionReads> {
-  const { rows } = await sql<
-    {
-      deny_rules: { kind: DenyRuleRow['kind']; address: string }[];
-      allowlisted: string[];
-      signed_result: StoredPaymasterResult | null;
-      has_limits: boolean;
-    } & MerchantLimitColumns
-  >`
-    SELECT
-      (SELECT coalesce(json_agg(json_build_object('kind', rule.kind, 'address', rule.address)), '[]'::json)
-        FROM paymaster_deny_rules AS rule
-        WHERE rule.merchant_id = ${merchantId} AND rule.chain_id = ${chainId}
-          AND ((rule.kind = 'sender' AND rule.address = ANY(${[...new Set(senders)]}::text[]))
-            OR (rule.kind = 'target' AND rule.address = ANY(${[...new Set(denyTargets)]}::text[])))
-      ) AS deny_rules,
-      (SELECT coalesce(array_agg(entry.contract_address), '{}'::text[])
-        FROM paymaster_allowlist_entries AS entry
-        WHERE entry.merchant_id = ${merchantId} AND entry.chain_id = ${chainId}
-          AND entry.contract_address = ANY(${[...new Set(allowlistTargets)]}::text[])
-      ) AS allowlisted,
-      (SELECT usage.signed_result FROM paymaster_usage AS usage
-        WHERE ${signedRequest !== undefined}
-          AND usage.chain_id = ${chainId}
-          AND usage.entry_point = ${signedRequest?.entryPoint.toLowerCase() ?? ''}
-          AND usage.request_fingerprint = ${signedRequest?.requestFingerprint ?? ''}
-          AND usage.signed_result IS NOT NULL
-        ORDER BY usage.seq LIMIT 1
-      ) AS signed_result,
-      limits.merchant_id IS NOT NULL AS has_limits,
-      ${sql.join(MERCHANT_LIMIT_COLUMNS.map((column) => sql.ref(`limits.${column}`)))}
-    FROM (SELECT 1) AS one
-    LEFT JOIN paymaster_merchant_limits AS limits ON limits.merchant_id = ${merchantId}`.execute(db);
+  const rows = await runPrepared(db, DECISION_READS, [
+    merchantId,
+    chainId,
+    [...new Set(senders)],
+    [...new Set(denyTargets)],
+    [...new Set(allowlistTargets)],
+    signedRequest !== undefined,
+    signedRequest?.entryPoint.toLowerCase() ?? '',
+    signedRequest?.requestFingerprint ?? '',
+  ]);
   const row = rows[0]!;
   const stored = row.signed_result;
   return {

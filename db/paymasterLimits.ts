@@ -5,7 +5,8 @@ import type { PaymasterMerchantLimitsTable } from './schema';
 /**
  * Sponsorship limits: the merchant's own values and the windowed counters they are consumed from.
  * Operation counts are consumed at signing; dollar amounts are held until the paymaster data's
- * validUntil and settled at their actual value on receipt (migration 202). Every change to a counter
+ * validUntil and settled at their actual value on receipt (migration 202; one hold row per operation,
+ * migration 960). Every change to a counter
  * happens under its row lock, so concurrent requests can never push it past its limit.
  */
 export type MerchantLimitsRow = Selectable<PaymasterMerchantLimitsTable>;
@@ -126,22 +127,57 @@ export function trySponsorshipLimits(
 /**
  * The arguments every limit-consuming SQL function starts with (`consume_paymaster_limits`,
  * `try_paymaster_limits`, `record_signed_paymaster_operation`): the consumptions as parallel arrays,
- * then the hold's terms.
+ * then the hold's terms. As `$1`–`$9` of a prepared statement (LIMIT_CONSUMPTION_PARAMETERS) or as
+ * Kysely arguments (limitConsumptionArguments).
  */
+export type LimitConsumptionValues = [
+  counterKeys: string[],
+  windowStarts: string[],
+  amounts: string[],
+  limits: string[],
+  bases: ConsumptionBasis[],
+  holdId: string,
+  holdExpiresAt: string,
+  now: string,
+  balanceMerchant: string,
+];
+
+export const LIMIT_CONSUMPTION_PARAMETERS =
+  '$1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::text[], $6::uuid, $7::timestamptz, $8::timestamptz, $9::uuid';
+
+export function limitConsumptionValues(
+  consumptions: readonly CounterConsumption[],
+  hold: HoldTerms,
+): LimitConsumptionValues {
+  return [
+    consumptions.map(({ counter }) => counter.key),
+    consumptions.map(({ counter }) => counter.windowStart.toISOString()),
+    consumptions.map(({ amount }) => amount.toString()),
+    consumptions.map(({ limit }) => limit.toString()),
+    consumptions.map(({ basis }) => basis),
+    hold.holdId,
+    hold.expiresAt.toISOString(),
+    hold.now.toISOString(),
+    hold.merchantId,
+  ];
+}
+
 export function limitConsumptionArguments(
   consumptions: readonly CounterConsumption[],
   hold: HoldTerms,
 ): RawBuilder<unknown> {
+  const [keys, windowStarts, amounts, limits, bases, holdId, expiresAt, now, merchantId] =
+    limitConsumptionValues(consumptions, hold);
   return sql.join([
-    sql`${consumptions.map(({ counter }) => counter.key)}::text[]`,
-    sql`${consumptions.map(({ counter }) => counter.windowStart.toISOString())}::timestamptz[]`,
-    sql`${consumptions.map(({ amount }) => amount.toString())}::bigint[]`,
-    sql`${consumptions.map(({ limit }) => limit.toString())}::bigint[]`,
-    sql`${consumptions.map(({ basis }) => basis)}::text[]`,
-    sql`${hold.holdId}::uuid`,
-    sql`${hold.expiresAt.toISOString()}::timestamptz`,
-    sql`${hold.now.toISOString()}::timestamptz`,
-    sql`${hold.merchantId}::uuid`,
+    sql`${keys}::text[]`,
+    sql`${windowStarts}::timestamptz[]`,
+    sql`${amounts}::bigint[]`,
+    sql`${limits}::bigint[]`,
+    sql`${bases}::text[]`,
+    sql`${holdId}::uuid`,
+    sql`${expiresAt}::timestamptz`,
+    sql`${now}::timestamptz`,
+    sql`${merchantId}::uuid`,
   ]);
 }
 
@@ -186,11 +222,13 @@ export async function limitCountersUsage(
   now: Date,
 ): Promise<bigint[]> {
   if (counters.length === 0) return [];
+  // `held` counts the holds that had not expired by the counter's expired_until (migration 960); those
+  // that expired since, up to `now`, no longer count.
   const { rows } = await sql<{ usage: string }>`
     SELECT coalesce(counter.used + counter.held - coalesce((
-      SELECT sum(h.amount) FROM paymaster_limit_holds AS h
-      WHERE h.counter_key = wanted.counter_key AND h.window_start = wanted.window_start
-        AND NOT h.released AND h.expires_at <= ${now.toISOString()}::timestamptz
+      SELECT sum(h.amounts[i]) FROM paymaster_operation_holds AS h, generate_subscripts(h.counter_keys, 1) AS i
+      WHERE h.expires_at > counter.expired_until AND h.expires_at <= ${now.toISOString()}::timestamptz
+        AND h.counter_keys[i] = wanted.counter_key AND h.window_starts[i] = wanted.window_start
     ), 0), 0)::text AS usage
     FROM unnest(
       ${counters.map((counter) => counter.key)}::text[],

@@ -3,9 +3,12 @@ import type { Db } from './client';
 import {
   type CounterConsumption,
   type HoldTerms,
-  limitConsumptionArguments,
+  LIMIT_CONSUMPTION_PARAMETERS,
+  type LimitConsumptionValues,
+  limitConsumptionValues,
   releaseLimitHolds,
 } from './paymasterLimits';
+import { preparedStatement, runPrepared } from './preparedStatements';
 import type {
   PaymasterUsageStatus,
   PaymasterUsageTable,
@@ -85,6 +88,18 @@ export type SignedOperationRecording =
   | { kind: 'duplicate'; stored: StoredPaymasterResult };
 
 /**
+ * `record_signed_paymaster_operation` (migration 600), prepared: it runs once per signed answer. Its
+ * result column keeps its name from migration 600 (`refused`): migrations are history.
+ */
+const RECORD_SIGNED_OPERATION = preparedStatement<
+  { denied: number; stored_result: StoredPaymasterResult | null },
+  [...LimitConsumptionValues, string]
+>(
+  'record_signed_paymaster_operation_v1',
+  `SELECT refused AS denied, stored_result FROM record_signed_paymaster_operation(${LIMIT_CONSUMPTION_PARAMETERS}, $10::jsonb)`,
+);
+
+/**
  * Consumes the operation's limits and inserts its `submitted` row in one round trip, all or nothing
  * (`record_signed_paymaster_operation`, migration 600): a denial takes and inserts nothing; an
  * operation that already has its row consumes nothing and answers the stored result.
@@ -104,12 +119,10 @@ export async function recordSignedOperation(
     request_fingerprint: record.requestFingerprint,
     signed_result: record.signedResult,
   };
-  // The function's result column keeps its name from migration 600 (`refused`): migrations are history.
-  const { rows } = await sql<{ denied: number; stored_result: StoredPaymasterResult | null }>`
-    SELECT refused AS denied, stored_result FROM record_signed_paymaster_operation(
-      ${limitConsumptionArguments(consumptions, hold)},
-      ${JSON.stringify(usage)}::jsonb
-    )`.execute(db);
+  const rows = await runPrepared(db, RECORD_SIGNED_OPERATION, [
+    ...limitConsumptionValues(consumptions, hold),
+    JSON.stringify(usage),
+  ]);
   const { denied, stored_result: stored } = rows[0]!;
   if (denied !== 0) return { kind: 'denied', deniedAt: denied - 1 };
   if (stored) return { kind: 'duplicate', stored: storedResultInSignerOrder(stored) };

@@ -278,7 +278,7 @@ export interface PaymasterUsageTable {
   estimated_cost_usd: ColumnType<string | null, string | null | undefined, string | null>;
   /** Signed rows: the hash of what was asked of the signer, to find a repeat before any limit is consumed. */
   request_fingerprint: ColumnType<string | null, string | null | undefined, string | null>;
-  /** Signed sponsored rows: the hold their sponsorship dollars are counted under (paymaster_limit_holds). */
+  /** Signed sponsored rows: the hold their sponsorship dollars are counted under (paymaster_operation_holds). */
   hold_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Signed rows: the paymaster fields answered (jsonb), answered again to a repeat. */
   signed_result: ColumnType<StoredPaymasterResult | null, string | null | undefined, string | null>;
@@ -309,20 +309,26 @@ export interface PaymasterLimitCountersTable {
   counter_key: string;
   window_start: Date;
   used: ColumnType<string, string | bigint, string | bigint>;
-  /** Unexpired and expired-but-unreleased holds (USD counters), micro-dollars. */
+  /** Holds (USD counters) that had not expired by `expired_until`, micro-dollars. */
   held: ColumnType<string, string | bigint | undefined, string | bigint>;
+  /** Holds that expired up to this time are out of `held` (migration 960). */
+  expired_until: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
-/** One counter's part of an operation's hold (migration 202). */
-export interface PaymasterLimitHoldsTable {
+/**
+ * A signed operation's hold (migration 960): its dollar counters in consumption order, as parallel
+ * arrays, until its expiry; settled or released as one row.
+ */
+export interface PaymasterOperationHoldsTable {
   hold_id: string;
-  position: number;
-  counter_key: string;
-  window_start: Date;
-  amount: ColumnType<string, string | bigint, string | bigint>;
-  basis: 'cost' | 'charged' | 'reservation';
+  /** Each part's 1-based place in the operation's consumption order (its counter lock order). */
+  positions: number[];
+  counter_keys: string[];
+  window_starts: Date[];
+  /** Micro-dollars; bigint[] arrives as strings. */
+  amounts: ColumnType<string[], (string | bigint)[], (string | bigint)[]>;
+  bases: ('cost' | 'charged' | 'reservation')[];
   expires_at: Date;
-  released: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface PrepaidLedgerEntriesTable {
@@ -635,7 +641,7 @@ export interface Database {
   paymaster_malformed_requests: PaymasterMalformedRequestsTable;
   paymaster_merchant_limits: PaymasterMerchantLimitsTable;
   paymaster_limit_counters: PaymasterLimitCountersTable;
-  paymaster_limit_holds: PaymasterLimitHoldsTable;
+  paymaster_operation_holds: PaymasterOperationHoldsTable;
   prepaid_ledger_entries: PrepaidLedgerEntriesTable;
   prepaid_balances: PrepaidBalancesTable;
   gas_charges: GasChargesTable;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Address, type Hex } from 'viem';
 import { SIGNER_METHOD, signerAnswerSchema, type SignPaymasterDataWireRequest } from '../signer/protocol';
+import { createSignerTransport } from './signerTransport';
 
 /**
  * Client of the internal signing service (DESIGN §2 `signer`; the wire protocol is signer/protocol.ts):
@@ -56,11 +57,19 @@ export function createSignerClient({
     ok: false,
     failure: { kind: 'upstream', detail },
   });
-  const endpoint = url ? new URL('rpc', url.endsWith('/') ? url : `${url}/`).toString() : undefined;
+  const endpoint = url ? new URL('rpc', url.endsWith('/') ? url : `${url}/`) : undefined;
+  const transport =
+    endpoint && sharedSecret
+      ? createSignerTransport({
+          endpoint,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${sharedSecret}` },
+          timeoutMs,
+        })
+      : undefined;
 
   return {
     async signPaymasterData(request) {
-      if (!endpoint || !sharedSecret)
+      if (!transport)
         return upstream('the signing service is not configured (SIGNER_URL, SIGNER_SHARED_SECRET)');
       const { token, ...rest } = request;
       const body = JSON.stringify({
@@ -70,23 +79,11 @@ export function createSignerClient({
         params: [{ ...rest, ...(token && { token }) }],
       });
 
-      let response: Response;
-      let text: string;
-      try {
-        response = await fetch(endpoint, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${sharedSecret}` },
-          body,
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        text = await response.text();
-      } catch (error) {
-        const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
-        return upstream(
-          timedOut ? `no answer within ${timeoutMs} ms` : `unreachable: ${(error as Error).message}`,
-        );
-      }
+      const response = await transport.post(body);
+      if (!response.ok)
+        return upstream(response.timedOut ? response.message : `unreachable: ${response.message}`);
       if (response.status < 200 || response.status > 299) return upstream(`answered HTTP ${response.status}`);
+      const { text } = response;
 
       let json: unknown;
       try {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { createWalletClient, defineChain, http, publicActions, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { LocalPriceFeed } from '../../contracts/artifacts';
@@ -343,9 +344,9 @@ describe('a signing-service failure after the limits were consumed', () => {
         .execute();
       expect(counters.filter((counter) => counter.used !== '0' || String(counter.held) !== '0')).toEqual([]);
       const holds = await setup.app.db
-        .selectFrom('paymaster_limit_holds')
-        .select('counter_key')
-        .where('counter_key', 'like', `%:${setup.merchant.merchantId}:%`)
+        .selectFrom('paymaster_operation_holds')
+        .select('counter_keys')
+        .where(sql<boolean>`array_to_string(counter_keys, ' ') like ${`%:${setup.merchant.merchantId}:%`}`)
         .execute();
       expect(holds).toEqual([]);
       signer.replyWith({ kind: 'json-rpc-error', code: -32000, message: 'paymaster deposit too low' });

@@ -178,8 +178,8 @@ describe('paymaster receipt tracking', () => {
     expect(row!.hold_id).not.toBeNull();
     expect(
       await db
-        .selectFrom('paymaster_limit_holds')
-        .select('counter_key')
+        .selectFrom('paymaster_operation_holds')
+        .select('counter_keys')
         .where('hold_id', '=', row!.hold_id!)
         .execute(),
     ).toEqual([]);

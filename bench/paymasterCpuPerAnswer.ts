@@ -1,0 +1,136 @@
+/**
+ * CPU per signed answer of each process on the paymaster's path (api, signing service, Postgres), read
+ * from /proc over one 8 s `pm_getPaymasterData` load at 32 connections after a warm-up: the figure
+ * docs/performance.md "Paymaster" compares between commits, steadier on a shared machine than req/s.
+ * With `NODE_OPTIONS="-r ./bench/lib/cpuProfilePreload.cjs" PROFILE_TARGETS=api.ts,signer.ts` the
+ * targets also write CPU profiles of the measured window to PROFILE_DIR (default /tmp).
+ * Run: `npx tsx bench/paymasterCpuPerAnswer.ts` (not part of `npm run bench`: it has no baseline).
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
+import { createDb } from '../db/client';
+import { expectSignedResult, measureRpcLoad, rpcBodies, seedSponsoringMerchant } from './lib/paymasterRpc';
+import { startBenchServices } from './lib/services';
+import { startTarget } from './lib/target';
+import { machineLoad } from './lib/rounds';
+
+// CPU time (ms) of a process, and with its children (Postgres' backends, live and exited), from /proc.
+const TICK_MS = 10;
+function cpuOf(pid: number, withChildren = false): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const own = Number(fields[11]) + Number(fields[12]);
+  const reaped = withChildren ? Number(fields[13]) + Number(fields[14]) : 0;
+  let live = 0;
+  if (withChildren)
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const f = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        if (Number(f[1]) === pid) live += Number(f[11]) + Number(f[12]);
+      } catch {
+        // The process exited between the listing and the read.
+      }
+    }
+  return (own + reaped + live) * TICK_MS;
+}
+// The target's own node process (tsx runs the script in a child), marked by PROFILE_RUN in its environment.
+const childPid = (pattern: string): number => {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmd.includes(pattern) && !cmd.includes('tsx/dist/cli') && Number(entry) !== process.pid) {
+        const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+        const parentCmd = readFileSync(`/proc/${ppid}/cmdline`, 'utf8');
+        if (
+          parentCmd.includes('tsx') &&
+          readFileSync(`/proc/${entry}/environ`, 'utf8').includes('PROFILE_RUN=1')
+        )
+          return Number(entry);
+      }
+    } catch {
+      // The process exited between the listing and the read.
+    }
+  }
+  throw new Error(`no process ${pattern}`);
+};
+
+async function main() {
+  const services = await startBenchServices({ chains: true });
+  const db = createDb({ connectionString: services.databaseUrl, maxConnections: 2 });
+  const { clientId } = await seedSponsoringMerchant(db);
+  const env = {
+    ...services.env,
+    SIGNER_PRIVATE_KEY: LOCAL_PAYMASTER_SIGNER.privateKey,
+    LOG_LEVEL: 'info',
+    PROFILE_RUN: '1',
+  };
+  const secret = randomBytes(32).toString('hex');
+  const signer = await startTarget('signer.ts', [], { ...env, SIGNER_SHARED_SECRET: secret });
+  const api = await startTarget('api.ts', [], {
+    ...env,
+    SIGNER_URL: signer.url,
+    SIGNER_SHARED_SECRET: secret,
+    PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: '1000000',
+    PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: '100000000',
+    PAYMASTER_PLATFORM_DAILY_BUDGET_USD: '100000000',
+    PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: '100000000',
+    PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: '100000000',
+    PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
+    PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: '10000000',
+  });
+  const bodies = rpcBodies('pm_getPaymasterData');
+  await expectSignedResult(`${api.url}/v1/paymaster/rpc`, { 'x-client-id': clientId }, bodies());
+  const load = () =>
+    measureRpcLoad({
+      url: api.url,
+      path: '/v1/paymaster/rpc',
+      headers: { 'x-client-id': clientId },
+      nextBody: bodies,
+      connections: 32,
+      durationSec: 8,
+    });
+  await load(); // warm-up
+  const apiPid = childPid('bench/targets/api.ts');
+  const signerPid = childPid('bench/targets/signer.ts');
+  const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(db);
+  const postmaster = Number(readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+  const before = { api: cpuOf(apiPid), signer: cpuOf(signerPid), pg: cpuOf(postmaster, true) };
+  if (process.env.PROFILE_TARGETS) {
+    process.kill(apiPid, 'SIGUSR2');
+    process.kill(signerPid, 'SIGUSR2');
+  }
+  const load0 = machineLoad();
+  const figures = await load();
+  const after = { api: cpuOf(apiPid), signer: cpuOf(signerPid), pg: cpuOf(postmaster, true) };
+  const answers = figures.resultsIncludingWarmUp;
+  console.log(
+    JSON.stringify({
+      requestsPerSec: figures.requestsPerSec,
+      p99: figures.latencyP99Ms,
+      answers,
+      jsonRpcErrors: figures.jsonRpcErrors,
+      cpuMsPerAnswer: {
+        api: (after.api - before.api) / answers,
+        signer: (after.signer - before.signer) / answers,
+        postgres: (after.pg - before.pg) / answers,
+      },
+      load: [load0.loadAverage1m, machineLoad().loadAverage1m],
+    }),
+  );
+  await api.stop();
+  await signer.stop();
+  await db.destroy();
+  await delay(300);
+  await services.stop();
+}
+void main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
