@@ -34,9 +34,9 @@ import * as yieldDeployLimits from './2026_11_26_862_yield_deploy_limits';
 import * as paymasterClientUserPaidCap from './2026_11_26_900_paymaster_client_user_paid_cap';
 import * as sessionLifecycleEvents from './2026_11_26_930_session_lifecycle_events';
 import * as requestRateBuckets from './2026_11_26_950_request_rate_buckets';
+import * as oneHoldRowPerOperation from './2026_11_26_960_one_hold_row_per_operation';
 import * as depositsDropUnsettledIndex from './2026_11_26_965_deposits_drop_unsettled_index';
 import * as webhookDeliveriesEventIndex from './2026_11_26_970_webhook_deliveries_event_index';
-import * as oneHoldRowPerOperation from './2026_11_26_960_one_hold_row_per_operation';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -75,7 +75,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_900_paymaster_client_user_paid_cap': paymasterClientUserPaidCap,
   '2026_11_26_930_session_lifecycle_events': sessionLifecycleEvents,
   '2026_11_26_950_request_rate_buckets': requestRateBuckets,
+  '2026_11_26_960_one_hold_row_per_operation': oneHoldRowPerOperation,
   '2026_11_26_965_deposits_drop_unsettled_index': depositsDropUnsettledIndex,
   '2026_11_26_970_webhook_deliveries_event_index': webhookDeliveriesEventIndex,
-  '2026_11_26_960_one_hold_row_per_operation': oneHoldRowPerOperation,
 };
