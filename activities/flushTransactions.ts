@@ -3,7 +3,7 @@ import { keccak256, type Hex, type TransactionReceipt } from 'viem';
 import type { OperatorClient } from '../chain/operatorChains';
 import type { Db } from '../db/client';
 import { discardFlush, recordFlushSigned, type SettlementRow } from '../db/settlements';
-import { withNextNonce } from './lockedSends';
+import { signCallWithNonce, withNextNonce } from './lockedSends';
 
 /**
  * A flush is a transaction that moves a customer's money, so it is never sent twice and never lost:
@@ -28,17 +28,8 @@ export function signAndRecordFlush(
   client: OperatorClient,
   { row, to, data, value = 0n }: { row: SettlementRow; to: Hex; data: Hex; value?: bigint },
 ): Promise<SettlementRow> {
-  const account = client.account;
   return withNextNonce(db, client, async (nonce, locked) => {
-    const prepared = await client.prepareTransactionRequest({
-      account,
-      chain: client.chain,
-      to,
-      data,
-      value,
-      nonce,
-    });
-    const rawTransaction = await client.signTransaction({ ...prepared, account, chain: client.chain });
+    const rawTransaction = await signCallWithNonce(client, { to, data, value }, nonce);
     const txHash = keccak256(rawTransaction);
     await recordFlushSigned(locked, row.id, { rawTransaction, txHash, nonce });
     await client.sendRawTransaction({ serializedTransaction: rawTransaction }).catch(() => undefined);

@@ -22,23 +22,35 @@ export function withNextNonce<T>(
   });
 }
 
-/** Signs a call with the key's next nonce and broadcasts it, under the key's lock; returns its hash. */
-export function sendWithNextNonce(
-  db: Db,
+/** A call from a shared key: no native value but a bridge fee. */
+export interface OperatorCall {
+  to: Hex;
+  data: Hex;
+  value?: bigint;
+}
+
+/** Signs `call` with `nonce` (taken under the key's lock): the raw transaction, to record and broadcast. */
+export async function signCallWithNonce(
   client: OperatorClient,
-  { to, data, value = 0n }: { to: Hex; data: Hex; value?: bigint },
+  { to, data, value = 0n }: OperatorCall,
+  nonce: number,
 ): Promise<Hex> {
+  const account = client.account;
+  const prepared = await client.prepareTransactionRequest({
+    account,
+    chain: client.chain,
+    to,
+    data,
+    value,
+    nonce,
+  });
+  return client.signTransaction({ ...prepared, account, chain: client.chain });
+}
+
+/** Signs a call with the key's next nonce and broadcasts it, under the key's lock; returns its hash. */
+export function sendWithNextNonce(db: Db, client: OperatorClient, call: OperatorCall): Promise<Hex> {
   return withNextNonce(db, client, async (nonce) => {
-    const account = client.account;
-    const prepared = await client.prepareTransactionRequest({
-      account,
-      chain: client.chain,
-      to,
-      data,
-      value,
-      nonce,
-    });
-    const serializedTransaction = await client.signTransaction({ ...prepared, account, chain: client.chain });
+    const serializedTransaction = await signCallWithNonce(client, call, nonce);
     return client.sendRawTransaction({ serializedTransaction });
   });
 }

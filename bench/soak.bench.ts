@@ -16,7 +16,7 @@ import { WORKFLOW_CACHE_BY_ROLE } from '../workers/createWorkers';
 import { benchWalletClient, type BenchWalletClient } from './lib/chainClients';
 import { heapGrowth, summariseHeapSnapshot, takeHeapSnapshot } from './lib/heapSnapshot';
 import { createSandboxSession, paymentOptionOf, signUpBenchMerchant } from './lib/merchantApi';
-import { residentMiB, serverProcessOf } from './lib/processMemory';
+import { residentMiB, serverProcessOf } from './lib/procStats';
 import { reportBenchmark } from './lib/results';
 import { machineLoad } from './lib/rounds';
 import { startBenchServices } from './lib/services';
