@@ -125,16 +125,15 @@ describe('two api replicas behind HAProxy and two workers, under load', () => {
     return window;
   }
 
-  /** Waits until the balancer has taken the replica back in (two passed checks a second apart). */
-  const balancerTakesItBack = () => delay(3_000);
-
   it('a rolling restart of both api replicas, one after the other, fails no request', async () => {
     const window = await underLoad('rolling restart of both api replicas', async () => {
       for (const replica of service.replicas) {
+        const mark = service.balancerLogMark();
         await replica.process.kill('SIGTERM');
         expect(replica.process.child!.exitCode).toBe(0);
         await replica.restart();
-        await balancerTakesItBack();
+        // The next replica stops only once the balancer routes to this one again.
+        await service.untilTakenBack(replica, mark);
       }
     });
     for (const tally of Object.values(window)) expect(tally.failed).toBe(0);
@@ -143,10 +142,11 @@ describe('two api replicas behind HAProxy and two workers, under load', () => {
   it('SIGKILL of one api replica fails at most the requests in flight on it', async () => {
     const window = await underLoad('SIGKILL one api replica', async () => {
       const replica = service.replicas[0]!;
+      const mark = service.balancerLogMark();
       await replica.process.kill('SIGKILL');
       await delay(5_000);
       await replica.restart();
-      await balancerTakesItBack();
+      await service.untilTakenBack(replica, mark);
     });
     // Each of the three load loops has one request in flight at a time: at most one each on the killed replica.
     for (const tally of Object.values(window)) expect(tally.failed).toBeLessThanOrEqual(1);

@@ -20,6 +20,14 @@ export interface ApiReplicas {
   url: string;
   replicas: ApiReplica[];
   balancer: RunningHaproxy;
+  /** A mark in the balancer's log: take it before a fault, then wait with `untilTakenBack`. */
+  balancerLogMark(): number;
+  /**
+   * Resolves once the balancer, after `mark`, has put `replica` back into the ready backend: HAProxy
+   * prints each server's state change in the foreground (`Server ready/api-1 is UP`), so this is its
+   * own view, not a guess from a delay. A replica it never took out counts as back at once.
+   */
+  untilTakenBack(replica: ApiReplica, mark: number, withinMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -59,10 +67,14 @@ export async function startApiReplicas(count: number, env: Record<string, string
   }
   for (const replica of replicas) replica.process.start();
   await Promise.all(replicas.map((replica) => untilReady(replica.url, replica.process)));
+  let balancerLog = '';
   const balancer = await startHaproxy({
     port: balancerPort,
     replicas: replicas.map(({ name, port }) => ({ name, host: '127.0.0.1', port })),
     configFile: join(await mkdtemp(join(tmpdir(), 'stablepay-haproxy-')), 'haproxy.cfg'),
+    output: (chunk) => {
+      balancerLog += chunk.toString('utf8');
+    },
   });
   // Ready once the balancer's checks (every second, two in a row) have taken every replica in.
   await until(async () => (await requestAt(balancer.url, '/ready', {}, 3_000)).status === 200, 30_000);
@@ -70,6 +82,18 @@ export async function startApiReplicas(count: number, env: Record<string, string
     url: balancer.url,
     replicas,
     balancer,
+    balancerLogMark: () => balancerLog.length,
+    async untilTakenBack(replica, mark, withinMs = 60_000) {
+      const lastState = () => {
+        const changes = [...balancerLog.slice(mark).matchAll(/Server ready\/(\S+) is (UP|DOWN)/g)];
+        return changes.filter((change) => change[1] === replica.name).at(-1)?.[2];
+      };
+      await until(
+        async () => (lastState() ?? 'UP') === 'UP',
+        withinMs,
+        () => balancerLog.slice(-4000),
+      );
+    },
     async stop() {
       await balancer.stop();
       await Promise.all(replicas.map((replica) => replica.process.kill('SIGKILL')));
