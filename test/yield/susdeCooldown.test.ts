@@ -1,7 +1,14 @@
 import { parseEventLogs, parseUnits, type Address } from 'viem';
 import { LocalStakedUSDeV2, TestStablecoin, YieldVault, YieldVaultFactory } from '../../contracts/artifacts';
 import { vaultSetIdOf } from '../../chain/yieldVaultFactory';
-import { ACCOUNTS, type SettlementChain, balanceOf, expectRevert, send } from '../chain/settlementFixture';
+import {
+  ACCOUNTS,
+  type SettlementChain,
+  balanceOf,
+  expectRevert,
+  receiptOf,
+  send,
+} from '../chain/settlementFixture';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { YIELD_CHAIN, startYieldWorld, waitFor, type YieldWorld } from './yieldWorld';
 
@@ -32,7 +39,7 @@ beforeAll(async () => {
         bytecode: LocalStakedUSDeV2.bytecode,
         args: [own.contracts.usde, ACCOUNTS.owner.address],
       });
-      susde = (await own.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
+      susde = (await receiptOf(own, hash)).contractAddress!;
       return { susde };
     },
   });
