@@ -14,7 +14,7 @@ import { YieldVaultFactory } from '../contracts/artifacts';
 import type { OperatorChains, OperatorClient } from '../chain/operatorChains';
 import { vaultSetIdOf } from '../chain/yieldVaultFactory';
 import { awaitRecordedTransaction } from './flushTransactions';
-import { withNextNonce } from './lockedSends';
+import { signCallWithNonce, withNextNonce } from './lockedSends';
 import type { Db } from '../db/client';
 import type { YieldVaultRecord } from '../db/schema';
 import {
@@ -228,16 +228,8 @@ function signAndRecord(
   deployment: YieldDeploymentRow,
   plan: DeploymentPlan,
 ): Promise<YieldDeploymentRow> {
-  const account = client.account;
   return withNextNonce(db, client, async (nonce, locked) => {
-    const prepared = await client.prepareTransactionRequest({
-      account,
-      chain: client.chain,
-      to: plan.factory,
-      data: plan.data,
-      nonce,
-    });
-    const rawTransaction = await client.signTransaction({ ...prepared, account, chain: client.chain });
+    const rawTransaction = await signCallWithNonce(client, { to: plan.factory, data: plan.data }, nonce);
     const txHash = keccak256(rawTransaction);
     await recordDeployTransaction(locked, deployment.id, { rawTransaction, txHash, nonce });
     await client.sendRawTransaction({ serializedTransaction: rawTransaction }).catch(() => undefined);

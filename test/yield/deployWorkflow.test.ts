@@ -188,11 +188,15 @@ it('create → deploy → active; 100 USDe deposited earns exactly the raised sU
 it('a worker SIGKILLed after the deploy transaction was sent: another worker finishes and exactly one contract set exists', async () => {
   await world.stopWorkers();
   const first = startWorkerProcess(world.workerEnv);
+  const client = world.publicClient(YIELD_CHAIN);
+  const automine = (on: boolean) => client.request({ method: 'evm_setAutomine', params: [on] } as never);
   let id: string;
   try {
     await waitForOutput(first, /worker polling/);
+    // The chain is this file's own: holding its blocks keeps the deploy transaction in the pool, so the kill
+    // lands between its broadcast and its receipt however fast the worker would otherwise see it mined.
+    await automine(false);
     id = await createAndDeploy('Crash Test');
-    const client = world.publicClient(YIELD_CHAIN);
     // Recorded, then broadcast: kill as soon as the node knows the transaction.
     const sent = await waitFor(
       async () => {
@@ -214,6 +218,8 @@ it('a worker SIGKILLed after the deploy transaction was sent: another worker fin
     expect(sent.status).toBe('deploying');
   } finally {
     if (first.exitCode === null && first.signalCode === null) first.kill('SIGKILL');
+    await automine(true);
+    await client.request({ method: 'evm_mine', params: [] } as never);
     await world.startWorkers();
   }
 
