@@ -278,7 +278,8 @@ describe('checkout page in chromium at 375×812', () => {
       await page.getByTestId('state-expired').waitFor({ state: 'visible', timeout: 8000 });
       expect(await page.locator('[data-countdown]').textContent()).toBe('0:00');
       await page.waitForTimeout(2500);
-      expect(await page.getByTestId('state-expired').isVisible()).toBe(true);
+      // The page loads itself again after expiry (to tell expired from underpaid): wait out that load.
+      await page.getByTestId('state-expired').waitFor({ state: 'visible', timeout: 10_000 });
       expect(errors).toEqual([]);
     } finally {
       await context.close();
