@@ -1,6 +1,6 @@
 import type { Address } from 'viem';
 import { LocalStakedUSDeV2 } from '../../contracts/artifacts';
-import { ACCOUNTS, send, type SettlementChain } from '../chain/settlementFixture';
+import { ACCOUNTS, receiptOf, send, type SettlementChain } from '../chain/settlementFixture';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { SEVEN_DAYS, readVault, type AsyncVault } from './asyncVaultChain';
 import { YIELD_CHAIN, startYieldWorld, waitFor, type YieldWorld } from './yieldWorld';
@@ -18,6 +18,26 @@ export interface CooldownDeployment {
   vault: AsyncVault;
 }
 
+/**
+ * An Ethena-like sUSDe (LocalStakedUSDeV2: per-address cooldowns, the silo) over the chain's USDe, owned by
+ * the owner account, with its cooldown set to `cooldownSec`: the staked vault of a private yield chain.
+ */
+export async function deployCooldownSusde(own: SettlementChain, cooldownSec: number): Promise<Address> {
+  const hash = await own.wallet('owner').deployContract({
+    abi: LocalStakedUSDeV2.abi,
+    bytecode: LocalStakedUSDeV2.bytecode,
+    args: [own.contracts.usde, ACCOUNTS.owner.address],
+  });
+  const susde = (await receiptOf(own, hash)).contractAddress!;
+  await send(own, 'owner', {
+    address: susde,
+    abi: LocalStakedUSDeV2.abi,
+    functionName: 'setCooldownDuration',
+    args: [cooldownSec],
+  });
+  return susde;
+}
+
 export const YIELD_BASE = '/v1/merchants/me/yield-deployments';
 
 export async function startCooldownDeployment({
@@ -30,20 +50,7 @@ export async function startCooldownDeployment({
     privateChain: true,
     async prepareChain(own) {
       chain = own;
-      const wallet = own.wallet('owner');
-      const hash = await wallet.deployContract({
-        abi: LocalStakedUSDeV2.abi,
-        bytecode: LocalStakedUSDeV2.bytecode,
-        args: [own.contracts.usde, ACCOUNTS.owner.address],
-      });
-      const susde = (await own.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
-      await send(own, 'owner', {
-        address: susde,
-        abi: LocalStakedUSDeV2.abi,
-        functionName: 'setCooldownDuration',
-        args: [SEVEN_DAYS],
-      });
-      return { susde };
+      return { susde: await deployCooldownSusde(own, SEVEN_DAYS) };
     },
   });
   const merchant = await signInNewMerchant(world.app);

@@ -2,11 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { encodeFunctionData, parseUnits, type Address } from 'viem';
-import { LocalStakedUSDeV2, TestStablecoin, YieldVault } from '../../contracts/artifacts';
+import { TestStablecoin, YieldVault } from '../../contracts/artifacts';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { launchChromium } from '../checkout/chromium';
-import { ACCOUNTS, send } from '../chain/settlementFixture';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import { deployCooldownSusde } from './cooldownDeployment';
 import { openConnectedSite, waitForMessage, type OpenedSite } from './siteBrowser';
 import { YIELD_CHAIN, startYieldWorld, waitFor, type YieldWorld } from './yieldWorld';
 
@@ -49,20 +49,7 @@ beforeAll(async () => {
     startYieldWorld({
       privateChain: true,
       async prepareChain(own) {
-        const wallet = own.wallet('owner');
-        const hash = await wallet.deployContract({
-          abi: LocalStakedUSDeV2.abi,
-          bytecode: LocalStakedUSDeV2.bytecode,
-          args: [own.contracts.usde, ACCOUNTS.owner.address],
-        });
-        const susde = (await own.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
-        await send(own, 'owner', {
-          address: susde,
-          abi: LocalStakedUSDeV2.abi,
-          functionName: 'setCooldownDuration',
-          args: [SEVEN_DAYS],
-        });
-        return { susde };
+        return { susde: await deployCooldownSusde(own, SEVEN_DAYS) };
       },
     }),
     launchChromium(),

@@ -1,15 +1,9 @@
 import { parseEventLogs, parseUnits, type Address } from 'viem';
 import { LocalStakedUSDeV2, TestStablecoin, YieldVault, YieldVaultFactory } from '../../contracts/artifacts';
 import { vaultSetIdOf } from '../../chain/yieldVaultFactory';
-import {
-  ACCOUNTS,
-  type SettlementChain,
-  balanceOf,
-  expectRevert,
-  receiptOf,
-  send,
-} from '../chain/settlementFixture';
+import { ACCOUNTS, type SettlementChain, balanceOf, expectRevert, send } from '../chain/settlementFixture';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import { deployCooldownSusde } from './cooldownDeployment';
 import { YIELD_CHAIN, startYieldWorld, waitFor, type YieldWorld } from './yieldWorld';
 
 /**
@@ -33,17 +27,10 @@ beforeAll(async () => {
     privateChain: true,
     async prepareChain(own) {
       chain = own;
-      const wallet = own.wallet('owner');
-      const hash = await wallet.deployContract({
-        abi: LocalStakedUSDeV2.abi,
-        bytecode: LocalStakedUSDeV2.bytecode,
-        args: [own.contracts.usde, ACCOUNTS.owner.address],
-      });
-      susde = (await receiptOf(own, hash)).contractAddress!;
+      susde = await deployCooldownSusde(own, 0);
       return { susde };
     },
   });
-  await setCooldown(0);
   merchant = await signInNewMerchant(world.app);
 }, 240_000);
 
