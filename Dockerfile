@@ -1,6 +1,7 @@
 # Production image: compiled JavaScript and production dependencies only (no TypeScript runner, no
 # compiler, no dev stack: anvil, embedded Postgres, Alto and the Temporal test server stay out).
-# Build: docker build -t stablepay . ; run: node dist/api/main.js | dist/workers/main.js | dist/signer/main.js
+# Build: docker build -t stablepay . ; run: node dist/api/main.js | dist/signer/main.js, and the worker as
+# MALLOC_ARENA_MAX=2 node --max-semi-space-size=16 dist/workers/main.js (workers/processMemory.ts)
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app

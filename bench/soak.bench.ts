@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -13,10 +14,11 @@ import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
 import { TestStablecoin } from '../contracts/artifacts';
 import { verifyWebhook } from '../webhooks/verifyWebhook';
 import { WORKFLOW_CACHE_BY_ROLE } from '../workers/createWorkers';
+import { WORKER_NODE_FLAGS, WORKFLOW_THREAD_SEMI_SPACE_MIB } from '../workers/processMemory';
 import { benchWalletClient, type BenchWalletClient } from './lib/chainClients';
 import { heapGrowth, summariseHeapSnapshot, takeHeapSnapshot } from './lib/heapSnapshot';
 import { createSandboxSession, paymentOptionOf, signUpBenchMerchant } from './lib/merchantApi';
-import { residentMiB, serverProcessOf } from './lib/procStats';
+import { cpuSeconds, residentMiB, serverProcessOf } from './lib/procStats';
 import { reportBenchmark } from './lib/results';
 import { machineLoad } from './lib/rounds';
 import { startBenchServices } from './lib/services';
@@ -34,7 +36,11 @@ import { startWorkerProcess, type WorkerProcess } from './lib/workerProcess';
  * webhook endpoint for `session.confirming`, served by a receiver in this process that verifies every
  * signature. Each process's RSS is sampled every 10 s: before the load (idle, everything started), at
  * the end of the load, and after SOAK_IDLE_MINUTES (default 10) of idle once every paid session completed.
- * Heap snapshots of the worker (its main thread) before and after say what grew.
+ * Every V8 isolate of the worker (its main thread and each workflow thread) reports its heap spaces every
+ * 10 s (bench/lib/heapStatsPreload.cjs), so the figures say which heap holds what. With
+ * SOAK_HEAP_SNAPSHOTS=1, heap snapshots of the worker's main thread before and after the load say what
+ * grew by constructor; writing one leaves about 250 MiB in the process's malloc arenas, so in that mode
+ * the idle figure the worker must come back to is taken after the first snapshot.
  *
  * Fails when: the worker grew by more than WORKER_MIB_PER_1000_OPEN per 1,000 sessions open at the end of
  * the load; its RSS after the idle period is more than 20 % above its idle figure before the load; a paid
@@ -50,6 +56,7 @@ const LOAD_MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
 const IDLE_MINUTES = Number(process.env.SOAK_IDLE_MINUTES ?? 10);
 const SESSIONS_PER_SEC = Number(process.env.SOAK_SESSIONS_PER_SEC ?? 3);
 const PAID_EVERY = Number(process.env.SOAK_PAID_EVERY ?? 5);
+const HEAP_SNAPSHOTS = process.env.SOAK_HEAP_SNAPSHOTS === '1';
 /**
  * The bound: well under the 550 MiB per 1,000 open sessions the first soak measured before the workflow
  * cache was set. The caches hold at most 140 workflows whatever the number of open sessions
@@ -75,7 +82,10 @@ const PAYER_ACCOUNTS = [1, 2, 3, 4, 5].map((index) => ANVIL_DEV_ACCOUNTS[index]!
 const PAYER_FUNDS = 10_000_000n * 10n ** 6n;
 
 type ProcessName = 'api' | 'worker' | 'signer';
-type Sample = { atSec: number; openSessions: number } & Record<ProcessName, number | undefined>;
+type Sample = { atSec: number; at: number; openSessions: number; workerCpuSec: number } & Record<
+  ProcessName,
+  number | undefined
+>;
 
 interface Delivery {
   sessionId?: string;
@@ -141,6 +151,7 @@ async function main(): Promise<void> {
     cleanups.unshift(() => services.stop());
     const snapshotDir = await mkdtemp(join(tmpdir(), 'stablepay-soak-heap-'));
     cleanups.push(() => rm(snapshotDir, { recursive: true, force: true }));
+    const heapStatsFile = join(snapshotDir, 'isolates.jsonl');
     const sharedSecret = randomBytes(32).toString('hex');
     const receiver = await startReceiver();
     cleanups.unshift(() => receiver.stop());
@@ -155,7 +166,12 @@ async function main(): Promise<void> {
       ...services.env,
       OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGWINCH --diagnostic-dir=${snapshotDir}`,
+      HEAP_STATS_FILE: heapStatsFile,
+      NODE_OPTIONS: [
+        process.env.NODE_OPTIONS ?? '',
+        `--require ${join(__dirname, 'lib', 'heapStatsPreload.cjs')}`,
+        HEAP_SNAPSHOTS ? `--heapsnapshot-signal=SIGWINCH --diagnostic-dir=${snapshotDir}` : '',
+      ].join(' '),
     });
     const workerProcess = worker;
     cleanups.unshift(() => workerProcess.stop());
@@ -207,7 +223,9 @@ async function main(): Promise<void> {
     const sample = async (): Promise<Sample> => {
       const entry: Sample = {
         atSec: Math.round((performance.now() - started) / 1000),
+        at: Date.now(),
         openSessions: await openSessions(),
+        workerCpuSec: cpuSeconds(pids.worker),
         api: round(residentMiB(pids.api)),
         worker: round(residentMiB(pids.worker)),
         signer: round(residentMiB(pids.signer)),
@@ -227,16 +245,20 @@ async function main(): Promise<void> {
       await sampler;
     });
 
-    // Idle, everything started. Writing a heap snapshot leaves about 200 MiB in the worker's malloc
-    // arenas (measured: it does not go back), so the figure the worker must come back to is taken after
-    // the first snapshot has settled; the idle figure before it is reported beside it.
+    // Idle, everything started. Writing a heap snapshot leaves about 250 MiB in the worker's malloc
+    // arenas (measured: it does not go back), so with snapshots the figure the worker must come back to
+    // is taken after the first one has settled; the idle figure before it is reported beside it.
     await delay(SETTLE_MS);
     const idleBeforeSnapshot = await sample();
-    const snapshotBefore = await takeHeapSnapshot(pids.worker, snapshotDir);
-    await delay(SETTLE_MS);
-    const beforeLoad = await sample();
+    let beforeLoad = idleBeforeSnapshot;
+    let snapshotBefore: string | undefined;
+    if (HEAP_SNAPSHOTS) {
+      snapshotBefore = await takeHeapSnapshot(pids.worker, snapshotDir);
+      await delay(SETTLE_MS);
+      beforeLoad = await sample();
+    }
     process.stdout.write(
-      `soak: idle ${JSON.stringify(idleBeforeSnapshot)}, after the first heap snapshot ${JSON.stringify(beforeLoad)}\n`,
+      `soak: idle ${JSON.stringify(idleBeforeSnapshot)}${HEAP_SNAPSHOTS ? `, after the first heap snapshot ${JSON.stringify(beforeLoad)}` : ''}\n`,
     );
 
     // The load: sessions at a steady rate, one in PAID_EVERY paid by the next payer in turn.
@@ -313,10 +335,11 @@ async function main(): Promise<void> {
     )
       await delay(2000);
     const drainSec = (performance.now() - drainStarted) / 1000;
+    const afterDrain = await sample();
     await delay(IDLE_MINUTES * 60_000);
     const afterIdle = await sample();
     process.stdout.write(`soak: after the idle period ${JSON.stringify(afterIdle)}\n`);
-    const snapshotAfter = await takeHeapSnapshot(pids.worker, snapshotDir);
+    const snapshotAfter = HEAP_SNAPSHOTS ? await takeHeapSnapshot(pids.worker, snapshotDir) : undefined;
     sampling = false;
     await sampler;
 
@@ -365,9 +388,15 @@ async function main(): Promise<void> {
     const perThousandOpen = workerGrowth / (endOfLoad.openSessions / 1000);
     const afterIdleVsIdle = mib(afterIdle.worker) / mib(beforeLoad.worker);
     const peak = (name: ProcessName) => Math.max(...samples.map((entry) => mib(entry[name])));
-    const heapBefore = summariseHeapSnapshot(snapshotBefore);
-    const heapAfter = summariseHeapSnapshot(snapshotAfter);
-    const growth = heapGrowth(heapBefore, heapAfter);
+    const heapBefore = snapshotBefore && summariseHeapSnapshot(snapshotBefore);
+    const heapAfter = snapshotAfter && summariseHeapSnapshot(snapshotAfter);
+    const growth = heapBefore && heapAfter ? heapGrowth(heapBefore, heapAfter) : undefined;
+    const isolates = readIsolateStats(heapStatsFile);
+    const workerCpu = {
+      loadAndDrainSec: afterDrain.workerCpuSec - beforeLoad.workerCpuSec,
+      msPerSessionCreated: ((afterDrain.workerCpuSec - beforeLoad.workerCpuSec) * 1000) / created.length,
+      idleSec: afterIdle.workerCpuSec - afterDrain.workerCpuSec,
+    };
     const warmSlope = growthOnceWarm(samples, loadStartedAtSec, loadSec);
     if (!(warmSlope.mibPer1000Open <= WORKER_MIB_PER_1000_OPEN_ONCE_WARM))
       problems.push(
@@ -394,6 +423,9 @@ async function main(): Promise<void> {
         processes:
           'api (bench/targets/api.ts), worker (dev/worker.ts → workers/main.ts, operator key), signer (bench/targets/signer.ts), each its own process',
         workflowCache: WORKFLOW_CACHE_BY_ROLE,
+        workerNodeFlags: WORKER_NODE_FLAGS,
+        workflowThreadSemiSpaceMiB: WORKFLOW_THREAD_SEMI_SPACE_MIB,
+        heapSnapshots: HEAP_SNAPSHOTS,
         drainSec,
       },
       sessions: {
@@ -420,15 +452,24 @@ async function main(): Promise<void> {
         afterIdleVsIdle,
         afterIdleVsIdleBeforeSnapshot: mib(afterIdle.worker) / mib(idleBeforeSnapshot.worker),
         onceWarm: warmSlope,
+        cpu: workerCpu,
       },
-      heapSnapshots: {
-        what: "the worker's main-thread V8 heap (workflows run in worker threads' isolates, not in it): self size per constructor, before the load and after the idle period",
-        beforeMiB: heapBefore.totalBytes / 1024 / 1024,
-        afterMiB: heapAfter.totalBytes / 1024 / 1024,
-        nodesBefore: heapBefore.nodes,
-        nodesAfter: heapAfter.nodes,
-        largestGrowth: growth,
+      isolates: {
+        what: "each V8 isolate of the worker (thread 0 is the main thread, the others the task queues' workflow threads): heap spaces in MiB at each moment",
+        idle: isolatesAt(isolates, beforeLoad.at),
+        endOfLoad: isolatesAt(isolates, endOfLoad.at),
+        peakNewSpaceMiB: peakNewSpace(isolates),
+        afterIdle: isolatesAt(isolates, afterIdle.at),
       },
+      heapSnapshots: heapBefore &&
+        heapAfter && {
+          what: "the worker's main-thread V8 heap (workflows run in worker threads' isolates, not in it): self size per constructor, before the load and after the idle period",
+          beforeMiB: heapBefore.totalBytes / 1024 / 1024,
+          afterMiB: heapAfter.totalBytes / 1024 / 1024,
+          nodesBefore: heapBefore.nodes,
+          nodesAfter: heapAfter.nodes,
+          largestGrowth: growth,
+        },
       samples,
       problems,
       machine: { atStart: loadAtStart, atEnd: machineLoad() },
@@ -460,7 +501,14 @@ async function main(): Promise<void> {
         },
       ],
     });
-    process.stdout.write(`heap growth (main thread):\n${JSON.stringify(growth, null, 2)}\n`);
+    process.stdout.write(
+      `worker isolates (MiB: total/new space) idle ${formatIsolates(isolatesAt(isolates, beforeLoad.at))}; ` +
+        `end of load ${formatIsolates(isolatesAt(isolates, endOfLoad.at))}; ` +
+        `after idle ${formatIsolates(isolatesAt(isolates, afterIdle.at))}\n` +
+        `worker CPU: ${workerCpu.loadAndDrainSec.toFixed(1)} s for the load and drain ` +
+        `(${workerCpu.msPerSessionCreated.toFixed(1)} ms per session created), ${workerCpu.idleSec.toFixed(1)} s idle\n`,
+    );
+    if (growth) process.stdout.write(`heap growth (main thread):\n${JSON.stringify(growth, null, 2)}\n`);
     if (problems.length) throw new Error(`soak failed:\n  ${problems.join('\n  ')}`);
   } catch (error) {
     if (worker) process.stderr.write(`worker output (tail):\n${worker.output().slice(-4000)}\n`);
@@ -497,4 +545,49 @@ function growthOnceWarm(samples: readonly Sample[], loadStartedAtSec: number, lo
     toOpen: second!.open,
     mibPer1000Open: (second!.peakMiB - first!.peakMiB) / (moreOpen / 1000),
   };
+}
+
+interface IsolateRecord {
+  at: number;
+  threadId: number;
+  totalMiB: number;
+  usedMiB: number;
+  spaces: Record<string, number>;
+}
+
+function readIsolateStats(file: string): IsolateRecord[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as IsolateRecord);
+}
+
+/** Each isolate's latest report at or before `at` (the preload reports every 10 s). */
+function isolatesAt(records: readonly IsolateRecord[], at: number) {
+  const latest = new Map<number, IsolateRecord>();
+  for (const record of records)
+    if (record.at <= at && (latest.get(record.threadId)?.at ?? 0) < record.at)
+      latest.set(record.threadId, record);
+  return [...latest.values()]
+    .sort((a, b) => a.threadId - b.threadId)
+    .map((record) => ({
+      threadId: record.threadId,
+      totalMiB: record.totalMiB,
+      newSpaceMiB: record.spaces.new_space ?? 0,
+      oldSpaceMiB: record.spaces.old_space ?? 0,
+      codeSpaceMiB: record.spaces.code_space ?? 0,
+    }));
+}
+
+function peakNewSpace(records: readonly IsolateRecord[]): Record<number, number> {
+  const peaks: Record<number, number> = {};
+  for (const record of records)
+    peaks[record.threadId] = Math.max(peaks[record.threadId] ?? 0, record.spaces.new_space ?? 0);
+  return peaks;
+}
+
+function formatIsolates(isolates: ReturnType<typeof isolatesAt>): string {
+  const total = isolates.reduce((sum, isolate) => sum + isolate.totalMiB, 0);
+  return `${Math.round(total)} in all [${isolates.map((isolate) => `${isolate.threadId}: ${isolate.totalMiB}/${isolate.newSpaceMiB}`).join(', ')}]`;
 }

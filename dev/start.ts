@@ -27,6 +27,7 @@ import { readStackFile } from './stackFile';
 import { watchStackEvents } from './stackEvents';
 import { temporalCliPath } from './installTemporal';
 import type { StackDescription } from './stackDescription';
+import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../workers/processMemory';
 
 /**
  * `npm start`: the whole stack on this machine with zero configuration. PostgreSQL (embedded unless
@@ -162,11 +163,17 @@ async function main(): Promise<void> {
   // that pays for yield vault deploys.
   const workerReplicas = replicaCount('WORKER_REPLICAS');
   for (let replica = 1; replica <= workerReplicas; replica++) {
-    startProcess(workerReplicas === 1 ? 'worker' : `worker-${replica}`, ['dev/worker.ts'], {
-      ...env,
-      OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
-      YIELD_DEPLOYER_PRIVATE_KEY: LOCAL_YIELD_DEPLOYER.privateKey,
-    });
+    startProcess(
+      workerReplicas === 1 ? 'worker' : `worker-${replica}`,
+      ['dev/worker.ts'],
+      {
+        ...env,
+        ...WORKER_PROCESS_ENV,
+        OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
+        YIELD_DEPLOYER_PRIVATE_KEY: LOCAL_YIELD_DEPLOYER.privateKey,
+      },
+      WORKER_NODE_FLAGS,
+    );
   }
   // The local stand-in of the cross-chain messaging network: delivers bridged USDe to the settlement chain.
   startProcess('relayer', ['dev/relayer.ts', stackFile], env);
@@ -358,9 +365,15 @@ async function persistentJwtKey(): Promise<string> {
   return key;
 }
 
-function startProcess(name: ProcessName, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+/** `args`: the script and its arguments; `nodeFlags`: Node's own (the worker's WORKER_NODE_FLAGS). */
+function startProcess(
+  name: ProcessName,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  nodeFlags: readonly string[] = [],
+): ChildProcess {
   // The process itself, not tsx's CLI wrapper (which runs it in a grandchild that a SIGKILL would orphan).
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...args], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

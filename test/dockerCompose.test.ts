@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../config';
 import { haproxyConfig } from '../dev/services/haproxy';
+import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../workers/processMemory';
 
 const root = join(__dirname, '..');
 const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
@@ -20,7 +21,10 @@ describe('docker-compose.yml', () => {
   it.each(appServices)('%s sets only variables the config module knows, and they validate', (service) => {
     const environment = compose.services[service]!.environment ?? {};
     expect(Object.keys(environment).length).toBeGreaterThan(0);
-    for (const variable of Object.keys(environment)) expect(CONFIG_VARIABLES).toContain(variable);
+    // The worker's memory settings are read by glibc, not by the config module (workers/processMemory.ts).
+    const runtimeVariables: string[] = service === 'worker' ? Object.keys(WORKER_PROCESS_ENV) : [];
+    for (const variable of Object.keys(environment))
+      if (!runtimeVariables.includes(variable)) expect(CONFIG_VARIABLES).toContain(variable);
     // ${VAR:-default} interpolation resolves to the default when the host does not set VAR; ${VAR:?why}
     // is required from the host (here a sample value).
     const resolved = Object.fromEntries(
@@ -33,6 +37,12 @@ describe('docker-compose.yml', () => {
       ]),
     );
     expect(() => loadConfig(resolved)).not.toThrow();
+  });
+
+  it('starts the worker with its memory settings (workers/processMemory.ts)', () => {
+    const worker = compose.services.worker!;
+    expect(worker.command).toEqual(['node', ...WORKER_NODE_FLAGS, 'dist/workers/main.js']);
+    expect(worker.environment).toEqual(expect.objectContaining(WORKER_PROCESS_ENV));
   });
 
   it.each(['postgres', 'temporal', 'temporal-ui'])(

@@ -35,6 +35,7 @@ import type { Mailer } from '../mail/mailer';
 import { chainMonitorWorkflowId } from '../workflows/workflowIds';
 import { TASK_QUEUES, type TaskQueueRole } from '../workflows/taskQueues';
 import type { Tracing } from '../tracing/tracing';
+import { limitYoungGenerationOfNewThreads } from './processMemory';
 
 /**
  * Wiring only: which task queue runs which activities. Every worker registers all workflows of
@@ -243,7 +244,10 @@ export const WORKFLOW_CACHE_BY_ROLE = {
   maintenance: { maxCachedWorkflows: 5, maxConcurrentWorkflowTaskExecutions: 5 },
 } as const satisfies Record<TaskQueueRole, Partial<WorkerOptions>>;
 
-/** One worker per task queue that has activities, all sharing one workflow bundle. */
+/**
+ * One worker per task queue that has activities, all sharing one workflow bundle; their workflow threads
+ * start with a small young generation (workers/processMemory.ts).
+ */
 export async function createWorkers({
   connection,
   namespace,
@@ -259,6 +263,8 @@ export async function createWorkers({
   const bundle = workflowBundle ?? (await bundleWorkflows(tracing?.workflowInterceptorModules));
   const byTaskQueue = new Map<string, Worker>();
   const names = { ...TASK_QUEUES, ...taskQueues };
+  // Each Worker.create starts its workflow thread: its isolate gets the small young generation.
+  limitYoungGenerationOfNewThreads();
   for (const [role, buildActivities] of Object.entries(ACTIVITIES_BY_ROLE) as [
     TaskQueueRole,
     ActivityFactory,

@@ -15,6 +15,7 @@ import { ourPaymasters } from '../activities/paymasterReceipts';
 import type { BridgeDeliveryFactory } from '../activities/bridgeDelivery';
 import { createWorkers } from './createWorkers';
 import { WORKER_SETTING_CHECKS } from './settingChecks';
+import { missingMemorySettings } from './processMemory';
 import { createTemporalClient, ensureSearchAttributes, temporalTargetOf } from '../workflowClient/connection';
 import { taskQueueNames } from '../workflows/taskQueues';
 
@@ -29,6 +30,12 @@ export interface RunWorkerOptions {
  */
 export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Promise<void> {
   const config = loadConfigOrExit(process.env, WORKER_SETTING_CHECKS);
+  const missingMemory = missingMemorySettings();
+  if (missingMemory.length)
+    process.stderr.write(
+      `worker started without ${missingMemory.join(' ')}: after a load it keeps hundreds of MiB more ` +
+        '(workers/processMemory.ts, docs/operations.md "Worker memory")\n',
+    );
   // The runtime drains in-flight tasks on SIGINT/SIGTERM (Worker.shutdown: polling stops, tasks finish);
   // if Temporal itself is gone the drain cannot finish, so never outlive the signal by more than the deadline.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../../workers/processMemory';
 
 export interface WorkerProcess {
   /** The worker's own process id (it runs the workflows; no wrapper in between). */
@@ -24,9 +25,9 @@ export async function startWorkerProcess(
   timeoutMs = 120_000,
 ): Promise<WorkerProcess> {
   // The worker itself, not tsx's CLI wrapper: a kill reaches the process that runs the workflows.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'dev/worker.ts'], {
+  const child = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', 'tsx', 'dev/worker.ts'], {
     cwd: join(__dirname, '..', '..'),
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...WORKER_PROCESS_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
