@@ -17,7 +17,7 @@ if (file) {
       for (const space of v8.getHeapSpaceStatistics()) spaces[space.space_name] = mib(space.space_size);
       fs.appendFileSync(
         file,
-        `${JSON.stringify({ at: Date.now(), pid: process.pid, threadId, totalMiB: mib(heap.total_heap_size), usedMiB: mib(heap.used_heap_size), spaces })}\n`,
+        `${JSON.stringify({ at: Date.now(), pid: process.pid, threadId, totalMiB: mib(heap.total_heap_size), usedMiB: mib(heap.used_heap_size), externalMiB: mib(heap.external_memory), mallocedMiB: mib(heap.malloced_memory), arrayBuffersMiB: threadId === 0 ? mib(process.memoryUsage().arrayBuffers) : undefined, spaces })}\n`,
       );
     },
     Number(process.env.HEAP_STATS_EVERY_MS || 10000),
