@@ -6,6 +6,7 @@ import { createDb } from '../db/client';
 import {
   countSubmittedUsageRows,
   expectSignedResult,
+  GENEROUS_PAYMASTER_LIMITS,
   measureRpcLoad,
   paymasterResultOf,
   printFigures,
@@ -43,21 +44,6 @@ const CONNECTIONS = 32;
 const DURATION_SEC = 5;
 const ROUNDS = 3;
 const LOAD = { connections: CONNECTIONS, durationSec: DURATION_SEC };
-/**
- * One sender sends every request: limits stay active but generous enough never to refuse (the
- * benchmark chain is a testnet: its budget and the merchant's share of it too; holds count until
- * validUntil, so a run holds every operation it signed). The client's request rate limit is not what
- * this bench measures.
- */
-const GENEROUS_LIMITS = {
-  PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: '1000000',
-  PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: '100000000',
-  PAYMASTER_PLATFORM_DAILY_BUDGET_USD: '100000000',
-  PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: '100000000',
-  PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: '100000000',
-  PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
-  PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: '10000000',
-};
 
 /** Rows the sign + INSERT baseline wrote (its table exists once the target started). */
 const countSignedAnswerRows = async (db: ReturnType<typeof createDb>): Promise<number> => {
@@ -109,7 +95,7 @@ async function main(): Promise<void> {
         LOG_LEVEL: 'info',
         SIGNER_URL: signer.url,
         SIGNER_SHARED_SECRET: sharedSecret,
-        ...GENEROUS_LIMITS,
+        ...GENEROUS_PAYMASTER_LIMITS,
       }),
     );
     const rpcUrl = `${api.url}/v1/paymaster/rpc`;

@@ -9,6 +9,7 @@ import {
   SENDER,
   countSubmittedUsageRows,
   expectSignedResult,
+  GENEROUS_PAYMASTER_LIMITS,
   insertSponsoredClient,
   measureRpcLoad,
   printFigures,
@@ -39,15 +40,6 @@ const CONNECTIONS = 32;
 const DURATION_SEC = 10;
 const ROUNDS = 4;
 const LOAD = { connections: CONNECTIONS, durationSec: DURATION_SEC };
-/** One sender sends every request: its counters are hot rows, as the platform budget's always is. */
-const PLATFORM_LIMITS = {
-  PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: '1000000',
-  PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: '100000000',
-  PAYMASTER_PLATFORM_DAILY_BUDGET_USD: '100000000',
-  PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: '100000000',
-  PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: '100000000',
-  PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
-};
 
 type Variant = 'withLimits' | 'withoutLimits';
 const VARIANTS: Variant[] = ['withoutLimits', 'withLimits'];
@@ -211,7 +203,8 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'info',
       SIGNER_URL: signer.url,
       SIGNER_SHARED_SECRET: sharedSecret,
-      ...PLATFORM_LIMITS,
+      // One sender sends every request: its counters are hot rows, as the platform budget's always is.
+      ...GENEROUS_PAYMASTER_LIMITS,
     };
     const withLimits = await startTarget('api.ts', [], apiEnv);
     targets.push(withLimits);

@@ -14,6 +14,7 @@ import { latencyPercentiles, runAutocannon, type LoadFigures } from './lib/load'
 import { createSandboxSession, signUpBenchMerchant } from './lib/merchantApi';
 import {
   expectSignedResult,
+  GENEROUS_PAYMASTER_LIMITS,
   measureRpcLoad,
   rpcBodies,
   seedSponsoringMerchant,
@@ -45,13 +46,7 @@ const LOAD = { connections: 32, durationSec: 5 };
 const SESSIONS = 50;
 /** The service-wide limits stay far above the load: this measures the routes, not the limiter. */
 const GENEROUS_LIMITS = {
-  PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: '1000000',
-  PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: '100000000',
-  PAYMASTER_PLATFORM_DAILY_BUDGET_USD: '100000000',
-  PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: '100000000',
-  PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: '100000000',
-  PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
-  PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: '10000000',
+  ...GENEROUS_PAYMASTER_LIMITS,
   RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: '1000000',
   RATE_LIMIT_LOGIN_PER_MINUTE: '1000000',
 };

@@ -34,6 +34,22 @@ export const SENDER: Address = '0x4000000000000000000000000000000000000b02';
  * The merchant's per-transaction cap in the seeded limits: far above what one benchmarked operation
  * is priced at (a few dollars), so it is evaluated on every signed request and refuses none.
  */
+/**
+ * One sender sends every request: limits stay active but generous enough never to refuse (the
+ * benchmark chain is a testnet: its budget and the merchant's share of it too; holds count until
+ * validUntil, so a run holds every operation it signed). The client's request rate limit is not what
+ * these benches measure.
+ */
+export const GENEROUS_PAYMASTER_LIMITS = {
+  PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: '1000000',
+  PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: '100000000',
+  PAYMASTER_PLATFORM_DAILY_BUDGET_USD: '100000000',
+  PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: '100000000',
+  PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: '100000000',
+  PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
+  PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: '10000000',
+};
+
 export const MERCHANT_PER_TX_CAP_USD = '1000';
 
 const callData: Hex = encodeFunctionData({
