@@ -12,7 +12,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
 import { createDb } from '../db/client';
-import { expectSignedResult, measureRpcLoad, rpcBodies, seedSponsoringMerchant } from './lib/paymasterRpc';
+import {
+  expectSignedResult,
+  GENEROUS_PAYMASTER_LIMITS,
+  measureRpcLoad,
+  rpcBodies,
+  seedSponsoringMerchant,
+} from './lib/paymasterRpc';
 import { startBenchServices } from './lib/services';
 import { startTarget } from './lib/target';
 import { machineLoad } from './lib/rounds';
@@ -74,13 +80,7 @@ async function main() {
     ...env,
     SIGNER_URL: signer.url,
     SIGNER_SHARED_SECRET: secret,
-    PAYMASTER_PLATFORM_PER_SENDER_HOURLY_OPS: '1000000',
-    PAYMASTER_PLATFORM_PER_SENDER_DAILY_USD: '100000000',
-    PAYMASTER_PLATFORM_DAILY_BUDGET_USD: '100000000',
-    PAYMASTER_PLATFORM_TESTNET_DAILY_BUDGET_USD: '100000000',
-    PAYMASTER_PLATFORM_PER_MERCHANT_DAILY_USD: '100000000',
-    PAYMASTER_MERCHANT_BUDGET_SHARE_BPS: '10000',
-    PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: '10000000',
+    ...GENEROUS_PAYMASTER_LIMITS,
   });
   const bodies = rpcBodies('pm_getPaymasterData');
   await expectSignedResult(`${api.url}/v1/paymaster/rpc`, { 'x-client-id': clientId }, bodies());
