@@ -392,6 +392,9 @@ async function main(): Promise<void> {
     const heapAfter = snapshotAfter && summariseHeapSnapshot(snapshotAfter);
     const growth = heapBefore && heapAfter ? heapGrowth(heapBefore, heapAfter) : undefined;
     const isolates = readIsolateStats(heapStatsFile);
+    const isolatesIdle = isolatesAt(isolates, beforeLoad.at);
+    const isolatesEndOfLoad = isolatesAt(isolates, endOfLoad.at);
+    const isolatesAfterIdle = isolatesAt(isolates, afterIdle.at);
     const workerCpu = {
       loadAndDrainSec: afterDrain.workerCpuSec - beforeLoad.workerCpuSec,
       msPerSessionCreated: ((afterDrain.workerCpuSec - beforeLoad.workerCpuSec) * 1000) / created.length,
@@ -456,10 +459,10 @@ async function main(): Promise<void> {
       },
       isolates: {
         what: "each V8 isolate of the worker (thread 0 is the main thread, the others the task queues' workflow threads): heap spaces in MiB at each moment",
-        idle: isolatesAt(isolates, beforeLoad.at),
-        endOfLoad: isolatesAt(isolates, endOfLoad.at),
+        idle: isolatesIdle,
+        endOfLoad: isolatesEndOfLoad,
         peakNewSpaceMiB: peakNewSpace(isolates),
-        afterIdle: isolatesAt(isolates, afterIdle.at),
+        afterIdle: isolatesAfterIdle,
       },
       heapSnapshots: heapBefore &&
         heapAfter && {
@@ -502,9 +505,8 @@ async function main(): Promise<void> {
       ],
     });
     process.stdout.write(
-      `worker isolates (MiB: total/new space) idle ${formatIsolates(isolatesAt(isolates, beforeLoad.at))}; ` +
-        `end of load ${formatIsolates(isolatesAt(isolates, endOfLoad.at))}; ` +
-        `after idle ${formatIsolates(isolatesAt(isolates, afterIdle.at))}\n` +
+      `worker isolates (MiB: total/new space) idle ${formatIsolates(isolatesIdle)}; ` +
+        `end of load ${formatIsolates(isolatesEndOfLoad)}; after idle ${formatIsolates(isolatesAfterIdle)}\n` +
         `worker CPU: ${workerCpu.loadAndDrainSec.toFixed(1)} s for the load and drain ` +
         `(${workerCpu.msPerSessionCreated.toFixed(1)} ms per session created), ${workerCpu.idleSec.toFixed(1)} s idle\n`,
     );
