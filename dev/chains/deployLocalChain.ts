@@ -8,6 +8,7 @@ import {
   createNonceManager,
   createWalletClient,
   defineChain,
+  http,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { getChainId } from 'viem/actions';
@@ -27,7 +28,6 @@ import {
 } from './localSettlement';
 import { STABLECOINS } from '../../chain/stablecoins';
 import { deployLocalStablecoins } from './localStablecoins';
-import { nudgingTransport } from './nudgingTransport';
 import { deployPaymaster, fundPaymaster } from '../../chain/deployment/paymasterDeployment';
 import { LOCAL_PAYMASTER_FUNDING } from './localPaymasters';
 import { networkByChainId } from '../../chain/networks';
@@ -235,7 +235,7 @@ function createDeployerClient({
   return createWalletClient({
     account,
     chain,
-    transport: nudgingTransport(rpcUrl, chain),
+    transport: http(rpcUrl),
     pollingInterval: 200,
   });
 }

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Address, Hex } from 'viem';
+import { watchAnvilForStalls } from './anvilStallWatch';
 import { answerOrExit, startAllOrNone, startOnFreePort, superviseProcess } from './serviceProcess';
 
 /**
@@ -178,7 +179,15 @@ async function startAnvilOnPort(
         : `answered chain id ${ready.answered}`;
     throw new AnvilStartError(chainId, reason, stderr);
   }
-  return { chain: { chainId, rpcUrl, port }, stop };
+  // Interval mining always brings the next block; automine can stall (see watchAnvilForStalls).
+  const watch = blockTime === undefined ? watchAnvilForStalls(rpcUrl) : undefined;
+  return {
+    chain: { chainId, rpcUrl, port },
+    stop: () => {
+      watch?.stop();
+      return stop();
+    },
+  };
 }
 
 /** Polls eth_chainId until it answers (returns the id), the time is up or `signal` aborts (returns undefined). */

@@ -17,7 +17,6 @@ import {
   defineChain,
   http,
   parseEventLogs,
-  WaitForTransactionReceiptTimeoutError,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { Forwarder, ForwarderFactory, LocalStakedUSDe, TestStablecoin } from '../../contracts/artifacts';
@@ -116,22 +115,6 @@ export function freshAddress(): Address {
   return privateKeyToAccount(generatePrivateKey()).address;
 }
 
-/**
- * The receipt of a transaction this test sent. Anvil's automine can leave a ready transaction out of its
- * blocks (foundry-rs/foundry#10122, seen in loaded CI runs: a fixture's send waited until its timeout), and
- * with nothing else sent no block comes; after a quiet wait an empty block (`evm_mine`) takes it in.
- */
-export async function receiptOf(chain: SettlementChain, hash: Hex, { nudges = 4, waitMs = 15_000 } = {}) {
-  for (let nudge = 0; ; nudge++) {
-    try {
-      return await chain.publicClient.waitForTransactionReceipt({ hash, timeout: waitMs });
-    } catch (error) {
-      if (!(error instanceof WaitForTransactionReceiptTimeoutError) || nudge >= nudges) throw error;
-      await chain.publicClient.request({ method: 'evm_mine', params: [] } as never);
-    }
-  }
-}
-
 /** Sends a contract call as `actor`, waits for it and fails the test when it reverts. */
 export async function send<
   const abi extends Abi,
@@ -149,7 +132,7 @@ export async function send<
   const wallet = chain.wallet(actor);
   // viem's overloads do not narrow through a generic wrapper; the call shape is checked by the signature above.
   const hash = await wallet.writeContract({ ...call, account: wallet.account, chain: wallet.chain } as never);
-  const receipt = await receiptOf(chain, hash);
+  const receipt = await chain.publicClient.waitForTransactionReceipt({ hash });
   if (receipt.status !== 'success') throw new Error(`${String(call.functionName)} reverted (${hash})`);
   return receipt;
 }

@@ -1,6 +1,6 @@
 import type { Address } from 'viem';
 import { LocalStakedUSDeV2 } from '../../contracts/artifacts';
-import { ACCOUNTS, receiptOf, send, type SettlementChain } from '../chain/settlementFixture';
+import { ACCOUNTS, send, type SettlementChain } from '../chain/settlementFixture';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { SEVEN_DAYS, readVault, type AsyncVault } from './asyncVaultChain';
 import { YIELD_CHAIN, startYieldWorld, waitFor, type YieldWorld } from './yieldWorld';
@@ -28,7 +28,7 @@ export async function deployCooldownSusde(own: SettlementChain, cooldownSec: num
     bytecode: LocalStakedUSDeV2.bytecode,
     args: [own.contracts.usde, ACCOUNTS.owner.address],
   });
-  const susde = (await receiptOf(own, hash)).contractAddress!;
+  const susde = (await own.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
   await send(own, 'owner', {
     address: susde,
     abi: LocalStakedUSDeV2.abi,
