@@ -448,6 +448,7 @@ async function seedSessions(
         amount: SEEDED_AMOUNT.toString(),
         deposit_address: addresses[index]!,
         payout_address: wallet,
+        session_expires_at: new Date(now.getTime() + 3_600_000),
       })),
     )
     .execute();

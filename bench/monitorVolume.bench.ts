@@ -253,6 +253,7 @@ async function seedSessions(
           amount: '100000000',
           deposit_address: addresses[start + index]!,
           payout_address: payout,
+          session_expires_at: new Date(now.getTime() + 3_600_000),
         })),
       )
       .execute();

@@ -18,19 +18,19 @@ export interface DepositTarget {
 /**
  * The deposit addresses on `chainId` a transfer may still be expected at: those of sessions whose expiry
  * is after `expiringAfter` (open ones, and ended ones within the late-payment watch). Distinct and
- * lower-case; through the expiry index, so it costs what the recent sessions cost, not the table.
+ * lower-case; one range of the (chain_id, session_expires_at) index, addresses included, so it costs what
+ * the recent sessions cost, not the table.
  */
 export async function findWatchedDepositAddresses(
   db: Db,
   { chainId, expiringAfter }: { chainId: number; expiringAfter: Date },
 ): Promise<string[]> {
   const rows = await db
-    .selectFrom('sessions as session')
-    .innerJoin('payment_options as option', 'option.session_id', 'session.id')
-    .select(sql<string>`lower(option.deposit_address)`.as('address'))
+    .selectFrom('payment_options')
+    .select(sql<string>`lower(deposit_address)`.as('address'))
     .distinct()
-    .where('session.expires_at', '>', expiringAfter)
-    .where('option.chain_id', '=', chainId)
+    .where('chain_id', '=', chainId)
+    .where('session_expires_at', '>', expiringAfter)
     .execute();
   return rows.map((row) => row.address);
 }

@@ -173,6 +173,8 @@ export interface PaymentOptionsTable {
   deposit_address: string;
   /** Bound into the option's forwarder: the merchant's payout address, or the platform treasury for a top-up. */
   payout_address: string;
+  /** Its session's expires_at (fixed at creation), so the monitor's watched set reads one index range. */
+  session_expires_at: ColumnType<Date, Date | string, never>;
   created_at: CreatedAt;
 }
 

@@ -6,7 +6,7 @@ import { eventSessionOf, receivedBeforeExpiry, settlementReceived, storeSessionE
 export type SessionRow = Selectable<SessionsTable>;
 export type PaymentOptionRow = Selectable<PaymentOptionsTable>;
 export type NewSession = Insertable<SessionsTable>;
-export type NewPaymentOption = Omit<Insertable<PaymentOptionsTable>, 'session_id'>;
+export type NewPaymentOption = Omit<Insertable<PaymentOptionsTable>, 'session_id' | 'session_expires_at'>;
 
 /** A session in `awaiting_payment` past its expiry reads as `expired` (SPEC rule 1: no job flips it). */
 export function effectiveStatus(
@@ -28,7 +28,9 @@ export async function insertSessionWithOptions(
   if (options.length) {
     await trx
       .insertInto('payment_options')
-      .values(options.map((option) => ({ ...option, session_id: row.id })))
+      .values(
+        options.map((option) => ({ ...option, session_id: row.id, session_expires_at: row.expires_at })),
+      )
       .execute();
   }
   return row;
@@ -51,7 +53,13 @@ export async function insertSessionWithOptionsAtOnce(
     .with('options', (query) =>
       query
         .insertInto('payment_options')
-        .values(options.map((option) => ({ ...option, session_id: session.id })))
+        .values(
+          options.map((option) => ({
+            ...option,
+            session_id: session.id,
+            session_expires_at: session.expires_at,
+          })),
+        )
         .returning('payment_options.id'),
     )
     .selectFrom('session')

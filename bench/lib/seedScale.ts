@@ -193,6 +193,7 @@ export async function seedActiveSessions(
       baseUnits(session.cents, template.decimals),
       session.depositAddress,
       seed.benchMerchant.payoutAddress,
+      expires,
       created,
     ];
   });
@@ -214,6 +215,7 @@ const OPTION_COLUMNS = [
   'amount',
   'deposit_address',
   'payout_address',
+  'session_expires_at',
   'created_at',
 ] as const;
 
@@ -322,6 +324,7 @@ export async function seedHistory(
       baseUnits(cents(index), option.decimals),
       hexAddress('deposit', index),
       merchantOf(seed, index).payoutAddress,
+      at(index, 3600_000),
       at(index),
     ];
   });

@@ -88,6 +88,7 @@ describe('deposit monitor at mainnet volume', () => {
           amount: '10000000',
           deposit_address: depositAddresses[index]!,
           payout_address: wallet,
+          session_expires_at: new Date(now.getTime() + 3_600_000),
         })),
       )
       .execute();
