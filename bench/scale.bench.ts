@@ -543,10 +543,9 @@ async function explainAll(
       [values.benchMerchantId, since24h],
     ],
     monitorWatchedAddresses: [
-      `select distinct lower(option.deposit_address) as "address" from "sessions" as "session"
-         inner join "payment_options" as "option" on "option"."session_id" = "session"."id"
-         where "session"."expires_at" > $1 and "option"."chain_id" = $2`,
-      [watchAfter, CHAIN_ID],
+      `select distinct lower(deposit_address) as "address" from "payment_options"
+         where "chain_id" = $1 and "session_expires_at" > $2`,
+      [CHAIN_ID, watchAfter],
     ],
     monitorDepositTargets: [
       `select "option"."session_id", "option"."deposit_address", "option"."token_address", "option"."amount",

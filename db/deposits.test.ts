@@ -130,3 +130,22 @@ test('an option cannot be stored without its session’s expiry', async () => {
     `.execute(db),
   ).rejects.toThrow(/session_expires_at/);
 });
+
+test('an expiry changed by hand reaches the options, so the watched set follows it', async () => {
+  const now = Date.now();
+  const deposit = address();
+  const row = session(new Date(now + HOUR));
+  await insertSessionWithOptions(db, row, [option(CHAIN_A, deposit)]);
+  const expiringAfter = new Date(now - LATE_WATCH_MS);
+  expect(await findWatchedDepositAddresses(db, { chainId: CHAIN_A, expiringAfter })).toContain(
+    deposit.toLowerCase(),
+  );
+  await db
+    .updateTable('sessions')
+    .set({ expires_at: new Date(now - 30 * 24 * HOUR) })
+    .where('id', '=', row.id)
+    .execute();
+  expect(await findWatchedDepositAddresses(db, { chainId: CHAIN_A, expiringAfter })).not.toContain(
+    deposit.toLowerCase(),
+  );
+});
