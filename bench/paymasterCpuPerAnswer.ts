@@ -22,26 +22,11 @@ import {
 import { startBenchServices } from './lib/services';
 import { startTarget } from './lib/target';
 import { machineLoad } from './lib/rounds';
+import { cpuSeconds, cpuSecondsWithChildren, parentOf } from './lib/procStats';
 
-// CPU time (ms) of a process, and with its children (Postgres' backends, live and exited), from /proc.
-const TICK_MS = 10;
-function cpuOf(pid: number, withChildren = false): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const own = Number(fields[11]) + Number(fields[12]);
-  const reaped = withChildren ? Number(fields[13]) + Number(fields[14]) : 0;
-  let live = 0;
-  if (withChildren)
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const f = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        if (Number(f[1]) === pid) live += Number(f[11]) + Number(f[12]);
-      } catch {
-        // The process exited between the listing and the read.
-      }
-    }
-  return (own + reaped + live) * TICK_MS;
-}
+const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
+const cpuMsWithChildren = (pid: number) => cpuSecondsWithChildren(pid) * 1000;
+
 // The target's own node process (tsx runs the script in a child), marked by PROFILE_RUN in its environment.
 const childPid = (pattern: string): number => {
   for (const entry of readdirSync('/proc')) {
@@ -97,15 +82,15 @@ async function main() {
   const apiPid = childPid('bench/targets/api.ts');
   const signerPid = childPid('bench/targets/signer.ts');
   const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(db);
-  const postmaster = Number(readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
-  const before = { api: cpuOf(apiPid), signer: cpuOf(signerPid), pg: cpuOf(postmaster, true) };
+  const postmaster = parentOf(rows[0]!.pid);
+  const before = { api: cpuMs(apiPid), signer: cpuMs(signerPid), pg: cpuMsWithChildren(postmaster) };
   if (process.env.PROFILE_TARGETS) {
     process.kill(apiPid, 'SIGUSR2');
     process.kill(signerPid, 'SIGUSR2');
   }
   const load0 = machineLoad();
   const figures = await load();
-  const after = { api: cpuOf(apiPid), signer: cpuOf(signerPid), pg: cpuOf(postmaster, true) };
+  const after = { api: cpuMs(apiPid), signer: cpuMs(signerPid), pg: cpuMsWithChildren(postmaster) };
   const answers = figures.resultsIncludingWarmUp;
   console.log(
     JSON.stringify({

@@ -28,6 +28,7 @@ import {
 } from './lib/seedScale';
 import { startBenchServices } from './lib/services';
 import { startTarget } from './lib/target';
+import { cpuSeconds, cpuSecondsWithChildren, parentOf } from './lib/procStats';
 
 /**
  * Cost as the work grows (issue 20): the same measurements with N = 1k, 100k and 1M rows of history in
@@ -101,6 +102,44 @@ async function measurePaths(
   };
 }
 
+/** CPU milliseconds per answered request, of the api process and of Postgres (postmaster and backends). */
+interface CpuPerRequest {
+  apiMs: number;
+  postgresMs: number;
+}
+
+/**
+ * A load measured with the CPU it cost each process: where a route's time goes as the tables grow, when its
+ * statement's plan stays flat (the feed at 1M, issue 33). Read from /proc around warm-up and run alike.
+ */
+function withCpuSplit(
+  processes: { api: number; postmaster: number },
+  load: (onOk: (answers: number) => void) => Promise<Figures>,
+): () => Promise<Figures & { cpuPerRequest: CpuPerRequest }> {
+  return async () => {
+    let answers = 0;
+    const apiBefore = cpuSeconds(processes.api);
+    const postgresBefore = cpuSecondsWithChildren(processes.postmaster);
+    const figures = await load((count) => (answers += count));
+    const perRequestMs = (seconds: number) => (seconds * 1000) / Math.max(answers, 1);
+    return {
+      ...figures,
+      cpuPerRequest: {
+        apiMs: perRequestMs(cpuSeconds(processes.api) - apiBefore),
+        postgresMs: perRequestMs(cpuSecondsWithChildren(processes.postmaster) - postgresBefore),
+      },
+    };
+  };
+}
+
+/** The mean CPU split of the kept rounds. */
+function meanCpuPerRequest(figures: { rounds: Figures[] }): CpuPerRequest {
+  const rounds = figures.rounds as (Figures & { cpuPerRequest: CpuPerRequest })[];
+  const mean = (pick: (split: CpuPerRequest) => number) =>
+    rounds.reduce((sum, round) => sum + pick(round.cpuPerRequest), 0) / rounds.length;
+  return { apiMs: mean((split) => split.apiMs), postgresMs: mean((split) => split.postgresMs) };
+}
+
 /** Plan nodes that read a whole table: the curve cannot stay flat through them. */
 function seqScans(plan: string): string[] {
   return [...plan.matchAll(/Seq Scan on (\w+)/g)].map((match) => match[1]!);
@@ -121,6 +160,10 @@ async function main(): Promise<void> {
     const pg = new Client({ connectionString: services.databaseUrl });
     await pg.connect();
     cleanups.unshift(() => pg.end());
+    const {
+      rows: [backend],
+    } = await pg.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const processes = { api: api.pid, postmaster: parentOf(backend!.pid) };
 
     // The bench merchant signs up through the API (JWT for the feed, sk_ key for creation); one real
     // session gives the payment option templates (chains, networks, tokens) the seeded rows copy.
@@ -308,7 +351,7 @@ async function main(): Promise<void> {
       const countCreated = (answers: number) => (createdOk += answers);
       const { figures, machine: roundsMachine } = await measureRounds(
         {
-          health: () => measurePaths(api.url, ['/health']),
+          health: withCpuSplit(processes, (onOk) => measurePaths(api.url, ['/health'], {}, onOk)),
           create: () =>
             measurePaths(
               api.url,
@@ -316,12 +359,19 @@ async function main(): Promise<void> {
               { method: 'POST', headers: createHeaders, body: CREATE_BODY },
               countCreated,
             ),
-          status: () => measurePaths(api.url, statusPaths),
-          feed: () => measurePaths(api.url, feedPaths, { headers: feedHeaders }),
+          status: withCpuSplit(processes, (onOk) => measurePaths(api.url, statusPaths, {}, onOk)),
+          feed: withCpuSplit(processes, (onOk) =>
+            measurePaths(api.url, feedPaths, { headers: feedHeaders }, onOk),
+          ),
         },
         ROUNDS,
       );
       const { health, create, status, feed } = figures;
+      const cpuPerRequest = {
+        health: meanCpuPerRequest(health),
+        status: meanCpuPerRequest(status),
+        feed: meanCpuPerRequest(feed),
+      };
       // The monitor: one warm-up pass, then MONITOR_PASSES, each re-run if the machine's load moved.
       await monitorPass();
       const monitorRuns: number[] = [];
@@ -357,12 +407,14 @@ async function main(): Promise<void> {
         create,
         status,
         feed,
+        cpuPerRequest,
         monitor: { logsPerSec: monitorLogsPerSec, passes: monitorRuns.map(Math.round) },
         plans,
       });
       process.stdout.write(
         `N=${n}: health ${health.requestsPerSec.toFixed(0)} req/s; create ${create.requestsPerSec.toFixed(0)} req/s; ` +
-          `status p99 ${status.latencyP99Ms.toFixed(1)} ms; feed p99 ${feed.latencyP99Ms.toFixed(1)} ms; ` +
+          `status p99 ${status.latencyP99Ms.toFixed(1)} ms; feed p99 ${feed.latencyP99Ms.toFixed(1)} ms ` +
+          `(CPU per answer: api ${cpuPerRequest.feed.apiMs.toFixed(2)} ms, Postgres ${cpuPerRequest.feed.postgresMs.toFixed(2)} ms); ` +
           `monitor ${monitorLogsPerSec.toFixed(0)} logs/s; seq scans: ${JSON.stringify(
             Object.fromEntries(Object.entries(plans).map(([name, plan]) => [name, plan.seqScans])),
           )}\n`,

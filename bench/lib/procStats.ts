@@ -18,6 +18,31 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SEC;
 }
 
+/**
+ * CPU seconds of a process and of all its children, live and exited: Postgres' work for its clients is
+ * done in backends, children of the postmaster; a backend that exited is counted in cutime/cstime.
+ */
+export function cpuSecondsWithChildren(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // cutime, cstime: the 14th and 15th fields after the name.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  let seconds = cpuSeconds(pid) + (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS_PER_SEC;
+  for (const child of childrenOf(pid)) {
+    try {
+      seconds += cpuSeconds(child);
+    } catch {
+      // The child exited between the listing and the read (its time is in cutime from now on).
+    }
+  }
+  return seconds;
+}
+
+/** The parent of a process: the postmaster of a Postgres backend, say. */
+export function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
 export interface ProcessMemory {
   /** Resident set now (VmRSS), KiB. */
   rssKiB: number;
