@@ -13,6 +13,12 @@ import type { AppContext } from './appContext';
 import { workflowStartMarks } from './sessions/workflowStartMarks';
 import { requireApiKey, requireMerchantToken } from './auth/authenticate';
 import { ApiKeyCache, uncachedApiKeyLookups, type ApiKeyLookups } from './auth/apiKeyCache';
+import { ListenedCache, uncachedLookups, type CachedLookups } from './auth/listenedCache';
+import {
+  PAYMASTER_CLIENT_CHANGES_CHANNEL,
+  findActivePaymasterClient,
+  type PaymasterClientRow,
+} from '../db/paymasterClients';
 import {
   SessionRevocationList,
   uncachedSessionRevocations,
@@ -112,6 +118,8 @@ export interface App {
   routes: AnyRoute[];
   /** sk_ key lookups (the LISTEN/NOTIFY-invalidated cache); tests read its stats. */
   apiKeys: ApiKeyLookups;
+  /** Paymaster client lookups (the LISTEN/NOTIFY-invalidated cache); tests read its stats. */
+  paymasterClients: CachedLookups<PaymasterClientRow>;
   /** From now on `/ready` answers 503 (`stopping`): the graceful stop's first step (api/httpServer.ts). */
   markNotReady(): void;
   /**
@@ -130,7 +138,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     interceptors: deps.tracing?.workflowClientInterceptors,
   });
   const context = await appContextOf(deps, temporal.client);
-  const { apiKeys, sessionRevocations } = context;
+  const { apiKeys, sessionRevocations, paymasterClients } = context;
   const lifecycle = { stopping: false };
   const requestRates = createRequestRates({ config: deps.config, db: deps.db, logger: deps.logger });
   const revision = resolveRevision(deps.config.REVISION);
@@ -143,6 +151,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     jwt: requireMerchantToken(context.tokens, sessionRevocations),
     sk: requireApiKey((keyHash) => apiKeys.find(keyHash)),
     client: requirePaymasterClient(context.db, context.logger, {
+      findActiveClient: (clientId) => paymasterClients.find(clientId),
       queryClientIdPathPrefix: '/v1/paymaster/bundler/',
       jsonRpcPath: '/v1/paymaster/rpc',
       requestRate: requestRates.paymasterClient,
@@ -176,11 +185,13 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     koa,
     routes,
     apiKeys,
+    paymasterClients,
     markNotReady: () => {
       lifecycle.stopping = true;
     },
     close: async () => {
       await apiKeys.close();
+      await paymasterClients.close();
       await sessionRevocations.close();
       await context.mailer.drain();
       await temporal.close();
@@ -188,12 +199,17 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   };
 }
 
-/** sk_ key lookups and session-token revocations: LISTEN/NOTIFY-invalidated caches when a database URL is set. */
+/**
+ * sk_ key lookups, paymaster client lookups and session-token revocations: LISTEN/NOTIFY-invalidated
+ * caches when a database URL is set.
+ */
 function credentialCaches(deps: AppDependencies): {
   apiKeys: ApiKeyLookups;
+  paymasterClients: CachedLookups<PaymasterClientRow>;
   sessionRevocations: SessionRevocationChecks;
 } {
   const lookupApiKey = (keyHash: string) => findActiveApiKeyByHash(deps.db, keyHash);
+  const lookupPaymasterClient = (clientId: string) => findActivePaymasterClient(deps.db, clientId);
   const lookupRevocation = (tokenId: string) => isSessionTokenRevoked(deps.db, tokenId);
   // The listeners connect on first use, to the database the pool uses.
   return {
@@ -206,6 +222,17 @@ function credentialCaches(deps: AppDependencies): {
           logger: deps.logger,
         })
       : uncachedApiKeyLookups(lookupApiKey),
+    // The paymaster's hot path: one Postgres round trip fewer per request (issue 33).
+    paymasterClients: deps.config.DATABASE_URL
+      ? new ListenedCache({
+          connectionString: deps.config.DATABASE_URL,
+          channel: PAYMASTER_CLIENT_CHANGES_CHANNEL,
+          applicationName: 'stablepay-paymaster-client-cache',
+          lostMessage: 'paymaster client cache listener lost; serving from the database',
+          lookup: lookupPaymasterClient,
+          logger: deps.logger,
+        })
+      : uncachedLookups(lookupPaymasterClient),
     sessionRevocations: deps.config.DATABASE_URL
       ? new SessionRevocationList({
           connectionString: deps.config.DATABASE_URL,

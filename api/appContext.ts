@@ -8,6 +8,8 @@ import type { ChainFeeLevels } from '../chain/operationBounds';
 import type { SponsorshipLimits } from '../paymaster/limits';
 import type { SignerClient } from '../paymaster/signerClient';
 import type { ApiKeyLookups } from './auth/apiKeyCache';
+import type { CachedLookups } from './auth/listenedCache';
+import type { PaymasterClientRow } from '../db/paymasterClients';
 import type { EmailCodes } from './auth/emailCodes';
 import type { MerchantTokenService } from './auth/merchantTokens';
 import type { Mailer } from '../mail/mailer';
@@ -40,6 +42,8 @@ export interface AppContext {
   webhookSecrets: WebhookSecretBox;
   /** sk_ key lookups by hash, cached and invalidated through LISTEN/NOTIFY (api/auth/apiKeyCache.ts). */
   apiKeys: ApiKeyLookups;
+  /** Active paymaster clients by publishable id, cached and invalidated through LISTEN/NOTIFY (migration 990). */
+  paymasterClients: CachedLookups<PaymasterClientRow>;
   /** Signed-out session tokens, kept current by LISTEN/NOTIFY beside the API-key cache. */
   sessionRevocations: SessionRevocationChecks;
   /** Records that a session's workflow started (batched: api/sessions/workflowStartMarks.ts). */

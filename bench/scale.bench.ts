@@ -28,7 +28,7 @@ import {
 } from './lib/seedScale';
 import { startBenchServices } from './lib/services';
 import { startTarget } from './lib/target';
-import { cpuSeconds, cpuSecondsWithChildren, parentOf } from './lib/procStats';
+import { cpuSeconds, cpuSecondsWithChildren, parentOf, serverProcessOf } from './lib/procStats';
 
 /**
  * Cost as the work grows (issue 20): the same measurements with N = 1k, 100k and 1M rows of history in
@@ -163,7 +163,7 @@ async function main(): Promise<void> {
     const {
       rows: [backend],
     } = await pg.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-    const processes = { api: api.pid, postmaster: parentOf(backend!.pid) };
+    const processes = { api: serverProcessOf(api.pid), postmaster: parentOf(backend!.pid) };
 
     // The bench merchant signs up through the API (JWT for the feed, sk_ key for creation); one real
     // session gives the payment option templates (chains, networks, tokens) the seeded rows copy.

@@ -96,6 +96,9 @@ export async function revokePaymasterClient(
     .executeTakeFirst();
 }
 
+/** Where the paymaster_clients trigger (migration 990) announces a changed or deleted client (payload: its client id). */
+export const PAYMASTER_CLIENT_CHANGES_CHANNEL = 'paymaster_client_changes';
+
 /** The active client with this publishable id (the RPC's credential), through the unique index. */
 export async function findActivePaymasterClient(
   db: Db,

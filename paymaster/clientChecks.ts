@@ -1,6 +1,6 @@
 import { networkByChainId } from '../chain/networks';
 import type { Db } from '../db/client';
-import { findActivePaymasterClient, type PaymasterClientRow } from '../db/paymasterClients';
+import type { PaymasterClientRow } from '../db/paymasterClients';
 import { hasPositivePrepaidBalance } from '../db/prepaidLedger';
 import type { PaymasterEnvironment, PaymasterGasMode, SponsorshipMode } from '../db/schema';
 import { CLIENT_ID_PATTERN } from './clientIds';
@@ -43,14 +43,17 @@ export function toPaymasterClient(row: PaymasterClientRow): PaymasterClient {
 export type AuthenticateClientOutcome =
   { ok: true; client: PaymasterClient } | { ok: false; denial: PaymasterDenial };
 
+/** Finds the active client with a publishable id: the database, or the api's LISTEN/NOTIFY cache of it. */
+export type FindActiveClient = (clientId: string) => Promise<PaymasterClientRow | undefined>;
+
 /** The active client for an `X-Client-Id` value; missing, malformed, unknown and revoked ids are denied alike. */
 export async function authenticateClient(
-  db: Db,
+  findActiveClient: FindActiveClient,
   clientId: string | undefined,
 ): Promise<AuthenticateClientOutcome> {
   if (!clientId) return denied('paymaster_unauthorized', 'missing X-Client-Id header');
   // A malformed id cannot exist: deny it without a database round trip.
-  const row = CLIENT_ID_PATTERN.test(clientId) ? await findActivePaymasterClient(db, clientId) : undefined;
+  const row = CLIENT_ID_PATTERN.test(clientId) ? await findActiveClient(clientId) : undefined;
   if (!row) return denied('paymaster_unauthorized', 'unknown or revoked client id');
   return { ok: true, client: toPaymasterClient(row) };
 }

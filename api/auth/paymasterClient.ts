@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Db } from '../../db/client';
-import { authenticateClient, checkOrigin } from '../../paymaster/clientChecks';
+import { authenticateClient, checkOrigin, type FindActiveClient } from '../../paymaster/clientChecks';
 import { describeDenial } from '../../paymaster/denials';
 import { NO_USAGE_FACTS, recordPaymasterDenial } from '../../paymaster/usageRecords';
 import { jsonRpcError } from '../../paymaster/jsonRpc';
@@ -23,10 +23,17 @@ export function requirePaymasterClient(
   db: Db,
   logger: Logger,
   {
+    findActiveClient,
     queryClientIdPathPrefix,
     jsonRpcPath,
     requestRate,
-  }: { queryClientIdPathPrefix?: string; jsonRpcPath?: string; requestRate?: RequestRate } = {},
+  }: {
+    /** The client lookup: the api's cache (invalidated by LISTEN/NOTIFY), or the database. */
+    findActiveClient: FindActiveClient;
+    queryClientIdPathPrefix?: string;
+    jsonRpcPath?: string;
+    requestRate?: RequestRate;
+  },
 ): Middleware {
   return async (ctx, next) => {
     const fromQuery =
@@ -35,7 +42,7 @@ export function requirePaymasterClient(
       typeof ctx.query.clientId === 'string'
         ? ctx.query.clientId
         : undefined;
-    const authenticated = await authenticateClient(db, ctx.get('x-client-id') || fromQuery);
+    const authenticated = await authenticateClient(findActiveClient, ctx.get('x-client-id') || fromQuery);
     if (!authenticated.ok) throw unauthorized(describeDenial(authenticated.denial));
     const { client } = authenticated;
 

@@ -38,6 +38,7 @@ import * as oneHoldRowPerOperation from './2026_11_26_960_one_hold_row_per_opera
 import * as depositsDropUnsettledIndex from './2026_11_26_965_deposits_drop_unsettled_index';
 import * as webhookDeliveriesEventIndex from './2026_11_26_970_webhook_deliveries_event_index';
 import * as paymentOptionsSessionExpiry from './2026_11_27_980_payment_options_session_expiry';
+import * as paymasterClientNotifications from './2026_11_27_990_paymaster_client_notifications';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -80,4 +81,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_965_deposits_drop_unsettled_index': depositsDropUnsettledIndex,
   '2026_11_26_970_webhook_deliveries_event_index': webhookDeliveriesEventIndex,
   '2026_11_27_980_payment_options_session_expiry': paymentOptionsSessionExpiry,
+  '2026_11_27_990_paymaster_client_notifications': paymasterClientNotifications,
 };

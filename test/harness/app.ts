@@ -5,6 +5,8 @@ import { createApp } from '../../api/app';
 import { createApiServer } from '../../api/httpServer';
 import { generateSigningJwk } from '../../api/auth/merchantTokens';
 import type { ApiKeyLookups } from '../../api/auth/apiKeyCache';
+import type { CachedLookups } from '../../api/auth/listenedCache';
+import type { PaymasterClientRow } from '../../db/paymasterClients';
 import type { AnyRoute } from '../../api/routing/route';
 import { createDb, type Db } from '../../db/client';
 import { createLogger } from '../../logging/logger';
@@ -17,6 +19,8 @@ export interface TestApp {
   routes: AnyRoute[];
   /** The app's sk_ key lookups (cache stats); apps built by hand may leave it out. */
   apiKeys?: ApiKeyLookups;
+  /** The paymaster client cache of this instance (LISTEN/NOTIFY-invalidated). */
+  paymasterClients?: CachedLookups<PaymasterClientRow>;
   /** Every log line the app wrote, for assertions that secrets never reach the logs. */
   logLines: string[];
   /** fetch against the app with JSON helpers. */
@@ -80,7 +84,13 @@ export async function startTestApp(
   });
   const logger = createLogger({ level: config.LOG_LEVEL }, sink);
   const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
-  const { koa, routes, apiKeys, close: closeApp } = await createApp({ config, db, logger, now });
+  const {
+    koa,
+    routes,
+    apiKeys,
+    paymasterClients,
+    close: closeApp,
+  } = await createApp({ config, db, logger, now });
   const { server } = createApiServer(koa.callback());
   server.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
@@ -92,6 +102,7 @@ export async function startTestApp(
     config,
     routes,
     apiKeys,
+    paymasterClients,
     logLines,
     async request(path, init = {}) {
       const { json, ...rest } = init;

@@ -5,6 +5,7 @@ import { type Address, concat, numberToHex } from 'viem';
 import { createLogger } from '../../logging/logger';
 import type { Database } from '../../db/schema';
 import { authenticateClient } from '../../paymaster/clientChecks';
+import { findActivePaymasterClient } from '../../db/paymasterClients';
 import { proxyBundlerRequest } from '../../paymaster/bundlerProxy';
 import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import { creditPrepaidBalance } from '../../db/prepaidLedger';
@@ -450,7 +451,10 @@ describe('issue 13 finding 6: the bundler proxy relays any method with our provi
       },
     });
     try {
-      const authenticated = await authenticateClient(app.db, client.clientId);
+      const authenticated = await authenticateClient(
+        (id) => findActivePaymasterClient(app.db, id),
+        client.clientId,
+      );
       if (!authenticated.ok) throw new Error('the client must authenticate');
       const outcome = await proxyBundlerRequest(
         {

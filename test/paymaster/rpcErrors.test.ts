@@ -12,6 +12,7 @@ import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from '../../chain/en
 import { paymasterFromContracts } from '../../chain/paymasters';
 import { creditPrepaidBalance, debitPrepaidBalance } from '../../db/prepaidLedger';
 import { authenticateClient } from '../../paymaster/clientChecks';
+import { findActivePaymasterClient } from '../../db/paymasterClients';
 import { ERC7579_SINGLE_DEFAULT_MODE } from '../../paymaster/decodeExecuteCall';
 import { answerJsonRpcRequest } from '../../paymaster/handlePaymasterRpc';
 import { createSignerClient } from '../../paymaster/signerClient';
@@ -579,7 +580,10 @@ describe('paymaster RPC errors (SPEC table)', () => {
       { level: 'silent' },
       new Writable({ write: (_chunk, _encoding, done) => done() }),
     );
-    const authenticated = await authenticateClient(app.db, clients.test);
+    const authenticated = await authenticateClient(
+      (id) => findActivePaymasterClient(app.db, id),
+      clients.test,
+    );
     if (!authenticated.ok) throw new Error('the test client must authenticate');
     const response = await answerJsonRpcRequest(
       {

@@ -161,6 +161,8 @@ export function paymasterClientRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, params, body }) {
         const row = await updatePaymasterClient(app.db, merchantId, params.id, body);
         if (!row) throw notFound('Paymaster client not found');
+        // This process at once; the trigger's notification reaches the others.
+        app.paymasterClients.invalidate(row.client_id);
         return { status: 200, body: toSummary(row) };
       },
     }),
@@ -178,6 +180,8 @@ export function paymasterClientRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, params }) {
         const row = await revokePaymasterClient(app.db, merchantId, params.id);
         if (!row) throw notFound('Paymaster client not found');
+        // This process at once; the trigger's notification reaches the others.
+        app.paymasterClients.invalidate(row.client_id);
         return { status: 200, body: toSummary(row) };
       },
     }),
