@@ -51,6 +51,11 @@ const STEPS: readonly number[] = process.env.SCALE_STEPS
 const OTHER_MERCHANTS = 1_000;
 const ACTIVE_ADDRESSES = 10_000;
 const ROUNDS = 2;
+/**
+ * With SCALE_FEED_PROFILE_DIR set, the api writes a CPU profile of the feed's first measured load at each N
+ * there (api.ts.<pid>.<step>.cpuprofile): where the api's time per feed answer goes as the tables grow.
+ */
+const FEED_PROFILE_DIR = process.env.SCALE_FEED_PROFILE_DIR;
 const LOAD = { connections: 16, durationSec: 5 };
 const STATUS_SAMPLE = 1_000;
 const CURSOR_SAMPLE = 200;
@@ -155,6 +160,11 @@ async function main(): Promise<void> {
     const api = await startTarget('api.ts', [], {
       ...services.env,
       LOG_LEVEL: 'info',
+      ...(FEED_PROFILE_DIR && {
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} -r ${require.resolve('./lib/cpuProfilePreload.cjs')}`,
+        PROFILE_TARGETS: 'api.ts',
+        PROFILE_DIR: FEED_PROFILE_DIR,
+      }),
     });
     cleanups.unshift(() => api.stop());
     const pg = new Client({ connectionString: services.databaseUrl });
@@ -349,6 +359,7 @@ async function main(): Promise<void> {
         throw new Error(`feed page at depth answered ${probe.status} with ${page.data.length} rows`);
 
       const countCreated = (answers: number) => (createdOk += answers);
+      let feedLoads = 0;
       const { figures, machine: roundsMachine } = await measureRounds(
         {
           health: withCpuSplit(processes, (onOk) => measurePaths(api.url, ['/health'], {}, onOk)),
@@ -360,9 +371,14 @@ async function main(): Promise<void> {
               countCreated,
             ),
           status: withCpuSplit(processes, (onOk) => measurePaths(api.url, statusPaths, {}, onOk)),
-          feed: withCpuSplit(processes, (onOk) =>
-            measurePaths(api.url, feedPaths, { headers: feedHeaders }, onOk),
-          ),
+          feed: withCpuSplit(processes, async (onOk) => {
+            // The first call is the settling round; the profile covers the first measured one.
+            const profiled = FEED_PROFILE_DIR !== undefined && ++feedLoads === 2;
+            if (profiled) process.kill(processes.api, 'SIGUSR2');
+            const measured = await measurePaths(api.url, feedPaths, { headers: feedHeaders }, onOk);
+            if (profiled) process.kill(processes.api, 'SIGUSR2');
+            return measured;
+          }),
         },
         ROUNDS,
       );

@@ -1,8 +1,10 @@
 /* global require, process */
 /* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS preload for `node -r` */
 // Preload (`node -r`) for bench targets named in PROFILE_TARGETS (comma-separated script names): the
-// node:inspector CPU profiler, 1 ms sampling, starts on SIGUSR2 (the measured window) and the profile is
-// written to PROFILE_DIR on SIGTERM (`--cpu-prof` cannot be set per target through NODE_OPTIONS).
+// node:inspector CPU profiler, 1 ms sampling. SIGUSR2 starts a profile (the measured window); a second
+// SIGUSR2 stops it and writes it to PROFILE_DIR as <script>.<pid>.<n>.cpuprofile, so one process can give
+// one profile per measured window (the scale bench's feed at each N). A profile still running at SIGTERM is
+// written as <script>.<pid>.cpuprofile (`--cpu-prof` cannot be set per target through NODE_OPTIONS).
 const { Session } = require('node:inspector');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -13,20 +15,25 @@ if (script && wanted.some((w) => script.endsWith(w))) {
   session.connect();
   session.post('Profiler.enable');
   session.post('Profiler.setSamplingInterval', { interval: 1000 });
-  let started = false;
+  let running = false;
+  let written = 0;
+  const write = (name, profile) =>
+    fs.writeFileSync(path.join(process.env.PROFILE_DIR || '/tmp', name), JSON.stringify(profile));
   process.on('SIGUSR2', () => {
-    if (started) return;
-    started = true;
-    session.post('Profiler.start');
+    if (!running) {
+      running = true;
+      session.post('Profiler.start');
+      return;
+    }
+    running = false;
+    session.post('Profiler.stop', (err, { profile }) => {
+      if (!err) write(`${path.basename(script)}.${process.pid}.${++written}.cpuprofile`, profile);
+    });
   });
   process.prependListener('SIGTERM', () => {
-    if (!started) return;
+    if (!running) return;
     session.post('Profiler.stop', (err, { profile }) => {
-      if (!err)
-        fs.writeFileSync(
-          path.join(process.env.PROFILE_DIR || '/tmp', `${path.basename(script)}.${process.pid}.cpuprofile`),
-          JSON.stringify(profile),
-        );
+      if (!err) write(`${path.basename(script)}.${process.pid}.cpuprofile`, profile);
     });
   });
 }

@@ -6,6 +6,8 @@ import { sql, type Kysely } from 'kysely';
  * per pass from 1k to 1M rows, issue 33). The session's expiry copied onto its options lets one index range
  * on (chain_id, session_expires_at) answer it, addresses included. The API never changes an expiry after
  * creation; a trigger carries any change made by hand (an operator, a test) to the options all the same.
+ * Migration 631's covering index served only the old join: dropped, as the unique key's
+ * (session_id, chain_id, symbol) prefix serves every other lookup by session.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER TABLE payment_options ADD COLUMN session_expires_at timestamptz`.execute(db);
@@ -30,9 +32,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     CREATE INDEX payment_options_watched_idx
       ON payment_options (chain_id, session_expires_at) INCLUDE (deposit_address)
   `.execute(db);
+  await sql`DROP INDEX payment_options_session_chain_address_idx`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`
+    CREATE INDEX payment_options_session_chain_address_idx
+      ON payment_options (session_id, chain_id) INCLUDE (deposit_address)
+  `.execute(db);
   await sql`DROP INDEX payment_options_watched_idx`.execute(db);
   await sql`DROP TRIGGER sessions_expiry_to_payment_options ON sessions`.execute(db);
   await sql`DROP FUNCTION payment_options_follow_session_expiry()`.execute(db);
