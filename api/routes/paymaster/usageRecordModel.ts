@@ -1,5 +1,5 @@
-import { getAddress } from 'viem';
 import { z } from 'zod';
+import { storedAddressForDisplay } from '../../../chain/storedAddress';
 import { normaliseDecimal } from '../../../chain/tokenAmount';
 import type { UsageRecordRow } from '../../../db/paymasterUsage';
 import { PAYMASTER_USAGE_STATUSES } from '../../../db/paymasterUsageStatus';
@@ -53,10 +53,10 @@ export function toUsageRecord(row: UsageRecordRow): UsageRecordView {
     mode: row.mode,
     status: row.status,
     reason: row.reason,
-    sender: row.sender && getAddress(row.sender),
-    entryPoint: row.entry_point && getAddress(row.entry_point),
+    sender: row.sender && storedAddressForDisplay(row.sender),
+    entryPoint: row.entry_point && storedAddressForDisplay(row.entry_point),
     userOpHash: row.user_op_hash,
-    targets: row.targets.map((address) => getAddress(address)),
+    targets: row.targets.map(storedAddressForDisplay),
     actualGasCost: row.actual_gas_cost,
     actualGasUsed: row.actual_gas_used,
     usdSnapshot:
