@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { hashApiKey } from '../../api/auth/authenticate';
-import { startTestApp, type TestApp } from '../harness/app';
-import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import type { TestApp } from '../harness/app';
+import { createApiKey } from '../harness/merchants';
+import { twoApiInstances, waitUntil } from '../harness/twoApiInstances';
 
 /**
  * sk_ keys are looked up through a per-process cache that Postgres LISTEN/NOTIFY invalidates
@@ -10,32 +11,15 @@ import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harne
  * connection was dropped and the notification was lost.
  */
 describe('API-key revocation across api instances', () => {
-  let first: TestApp;
-  let second: TestApp;
-  let merchant: SignedInMerchant;
-  beforeAll(async () => {
-    [first, second] = await Promise.all([startTestApp(), startTestApp()]);
-    merchant = await signInNewMerchant(first);
-  });
-  afterAll(async () => {
-    await Promise.all([first?.close(), second?.close()]);
-  });
+  const apps = twoApiInstances();
 
   const skRequest = (app: TestApp, rawKey: string) =>
     app.request('/v1/webhooks', { headers: { authorization: `Bearer ${rawKey}` } });
 
-  async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
   /** Uses the key on `app` until it is answered from the cache (the listener connects on first use). */
   async function servedFromCache(app: TestApp, rawKey: string): Promise<void> {
     expect((await skRequest(app, rawKey)).status).toBe(200);
-    await waitFor(() => app.apiKeys!.stats().serving, 'the key cache listener');
+    await waitUntil(() => app.apiKeys!.stats().serving, 'the key cache listener');
     expect((await skRequest(app, rawKey)).status).toBe(200);
     const hits = app.apiKeys!.stats().hits;
     expect((await skRequest(app, rawKey)).status).toBe(200);
@@ -61,7 +45,7 @@ describe('API-key revocation across api instances', () => {
   }
 
   async function keyId(rawKey: string): Promise<string> {
-    const row = await first.db
+    const row = await apps.first.db
       .selectFrom('api_keys')
       .select('id')
       .where('key_hash', '=', hashApiKey(rawKey))
@@ -70,33 +54,33 @@ describe('API-key revocation across api instances', () => {
   }
 
   it('a key revoked through one instance answers 401 on another within 1 s', async () => {
-    const rawKey = await createApiKey(first, merchant, 'revoked elsewhere');
-    await servedFromCache(second, rawKey);
+    const rawKey = await createApiKey(apps.first, apps.merchant, 'revoked elsewhere');
+    await servedFromCache(apps.second, rawKey);
 
     const revokedAt = Date.now();
-    const revoked = await first.request(`/v1/merchants/me/api-keys/${await keyId(rawKey)}`, {
+    const revoked = await apps.first.request(`/v1/merchants/me/api-keys/${await keyId(rawKey)}`, {
       method: 'DELETE',
-      headers: merchant.auth,
+      headers: apps.merchant.auth,
     });
     expect(revoked.status).toBe(200);
-    expect(await msUntilRejected(second, rawKey, revokedAt)).toBeLessThan(1_000);
+    expect(await msUntilRejected(apps.second, rawKey, revokedAt)).toBeLessThan(1_000);
     // Revoked for good: nothing puts it back in the cache.
-    expect((await skRequest(second, rawKey)).status).toBe(401);
-    expect((await skRequest(first, rawKey)).status).toBe(401);
+    expect((await skRequest(apps.second, rawKey)).status).toBe(401);
+    expect((await skRequest(apps.first, rawKey)).status).toBe(401);
   });
 
   it('a revocation whose notification the dropped listener missed still takes effect within 1 s', async () => {
-    const rawKey = await createApiKey(first, merchant, 'revoked while nobody listened');
-    const survivor = await createApiKey(first, merchant, 'still valid');
-    await servedFromCache(second, rawKey);
-    await servedFromCache(second, survivor);
-    const listensBefore = second.apiKeys!.stats().listens;
+    const rawKey = await createApiKey(apps.first, apps.merchant, 'revoked while nobody listened');
+    const survivor = await createApiKey(apps.first, apps.merchant, 'still valid');
+    await servedFromCache(apps.second, rawKey);
+    await servedFromCache(apps.second, survivor);
+    const listensBefore = apps.second.apiKeys!.stats().listens;
 
     // One transaction: every key-cache listener of this database is terminated (and waited for) before
     // the revocation commits, so no listener is there to receive its notification.
     const id = await keyId(rawKey);
     const revokedAt = Date.now();
-    await first.db.transaction().execute(async (trx) => {
+    await apps.first.db.transaction().execute(async (trx) => {
       const terminated = await sql<{ terminated: boolean }>`
         SELECT pg_terminate_backend(pid, 5000) AS terminated FROM pg_stat_activity
         WHERE application_name = 'stablepay-api-key-cache' AND datname = current_database()`.execute(trx);
@@ -108,11 +92,11 @@ describe('API-key revocation across api instances', () => {
         .where('id', '=', id)
         .execute();
     });
-    expect(await msUntilRejected(second, rawKey, revokedAt)).toBeLessThan(1_000);
+    expect(await msUntilRejected(apps.second, rawKey, revokedAt)).toBeLessThan(1_000);
 
     // The listener comes back, with an emptied cache, and serves the valid key from it again.
-    await waitFor(() => second.apiKeys!.stats().listens > listensBefore, 'the listener to reconnect');
-    await servedFromCache(second, survivor);
-    expect((await skRequest(second, rawKey)).status).toBe(401);
+    await waitUntil(() => apps.second.apiKeys!.stats().listens > listensBefore, 'the listener to reconnect');
+    await servedFromCache(apps.second, survivor);
+    expect((await skRequest(apps.second, rawKey)).status).toBe(401);
   });
 });

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import { startTestApp, type TestApp } from '../harness/app';
-import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import type { TestApp } from '../harness/app';
+import { twoApiInstances, waitUntil } from '../harness/twoApiInstances';
 import { createPaymasterClient, paymasterRpc } from './paymasterApi';
 
 /**
@@ -20,29 +20,12 @@ const UNAUTHORIZED = {
 };
 
 describe('paymaster client cache across api instances', () => {
-  let first: TestApp;
-  let second: TestApp;
-  let merchant: SignedInMerchant;
-  beforeAll(async () => {
-    [first, second] = await Promise.all([startTestApp(), startTestApp()]);
-    merchant = await signInNewMerchant(first);
-  });
-  afterAll(async () => {
-    await Promise.all([first?.close(), second?.close()]);
-  });
-
-  async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  const apps = twoApiInstances();
 
   /** Calls the RPC with the client on `app` until it is answered from the cache (the listener connects on first use). */
   async function servedFromCache(app: TestApp, clientId: string, headers: Record<string, string> = {}) {
     expect((await paymasterRpc(app, clientId, RPC, headers)).status).toBe(200);
-    await waitFor(() => app.paymasterClients!.stats().serving, 'the client cache listener');
+    await waitUntil(() => app.paymasterClients!.stats().serving, 'the client cache listener');
     expect((await paymasterRpc(app, clientId, RPC, headers)).status).toBe(200);
     const hits = app.paymasterClients!.stats().hits;
     expect((await paymasterRpc(app, clientId, RPC, headers)).status).toBe(200);
@@ -67,55 +50,55 @@ describe('paymaster client cache across api instances', () => {
   }
 
   it('a client revoked through one instance answers 401 there at once and on the other within 1 s', async () => {
-    const client = await createPaymasterClient(first, merchant);
-    await servedFromCache(first, client.clientId);
-    await servedFromCache(second, client.clientId);
+    const client = await createPaymasterClient(apps.first, apps.merchant);
+    await servedFromCache(apps.first, client.clientId);
+    await servedFromCache(apps.second, client.clientId);
 
     const revokedAt = Date.now();
-    const revoked = await first.request(`/v1/paymaster/clients/${client.id}`, {
+    const revoked = await apps.first.request(`/v1/paymaster/clients/${client.id}`, {
       method: 'DELETE',
-      headers: merchant.auth,
+      headers: apps.merchant.auth,
     });
     expect(revoked.status).toBe(200);
-    const onFirst = await paymasterRpc(first, client.clientId, RPC);
+    const onFirst = await paymasterRpc(apps.first, client.clientId, RPC);
     expect(onFirst.status).toBe(401);
     expect(onFirst.body).toEqual(UNAUTHORIZED);
-    expect(await msUntil(second, client.clientId, 401, revokedAt)).toBeLessThan(1_000);
+    expect(await msUntil(apps.second, client.clientId, 401, revokedAt)).toBeLessThan(1_000);
     // Revoked for good: nothing puts it back in the cache.
-    expect((await paymasterRpc(second, client.clientId, RPC)).body).toEqual(UNAUTHORIZED);
+    expect((await paymasterRpc(apps.second, client.clientId, RPC)).body).toEqual(UNAUTHORIZED);
   });
 
   it('allowed origins changed through one instance apply there at once and on the other within 1 s', async () => {
-    const client = await createPaymasterClient(first, merchant);
+    const client = await createPaymasterClient(apps.first, apps.merchant);
     const origin = { origin: 'https://wallet.example' };
-    await servedFromCache(first, client.clientId, origin);
-    await servedFromCache(second, client.clientId, origin);
+    await servedFromCache(apps.first, client.clientId, origin);
+    await servedFromCache(apps.second, client.clientId, origin);
 
     const changedAt = Date.now();
-    const changed = await first.request(`/v1/paymaster/clients/${client.id}`, {
+    const changed = await apps.first.request(`/v1/paymaster/clients/${client.id}`, {
       method: 'PATCH',
-      headers: merchant.auth,
+      headers: apps.merchant.auth,
       json: { allowedOrigins: ['https://other.example'] },
     });
     expect(changed.status).toBe(200);
-    expect((await paymasterRpc(first, client.clientId, RPC, origin)).status).toBe(403);
-    expect(await msUntil(second, client.clientId, 403, changedAt, origin)).toBeLessThan(1_000);
+    expect((await paymasterRpc(apps.first, client.clientId, RPC, origin)).status).toBe(403);
+    expect(await msUntil(apps.second, client.clientId, 403, changedAt, origin)).toBeLessThan(1_000);
     expect(
-      (await paymasterRpc(second, client.clientId, RPC, { origin: 'https://other.example' })).status,
+      (await paymasterRpc(apps.second, client.clientId, RPC, { origin: 'https://other.example' })).status,
     ).toBe(200);
   });
 
   it('a revocation whose notification the dropped listener missed still takes effect within 1 s', async () => {
-    const client = await createPaymasterClient(first, merchant);
-    const survivor = await createPaymasterClient(first, merchant);
-    await servedFromCache(second, client.clientId);
-    await servedFromCache(second, survivor.clientId);
-    const listensBefore = second.paymasterClients!.stats().listens;
+    const client = await createPaymasterClient(apps.first, apps.merchant);
+    const survivor = await createPaymasterClient(apps.first, apps.merchant);
+    await servedFromCache(apps.second, client.clientId);
+    await servedFromCache(apps.second, survivor.clientId);
+    const listensBefore = apps.second.paymasterClients!.stats().listens;
 
     // One transaction: every client-cache listener of this database is terminated (and waited for) before
     // the revocation commits, so no listener is there to receive its notification.
     const revokedAt = Date.now();
-    await first.db.transaction().execute(async (trx) => {
+    await apps.first.db.transaction().execute(async (trx) => {
       const terminated = await sql<{ terminated: boolean }>`
         SELECT pg_terminate_backend(pid, 5000) AS terminated FROM pg_stat_activity
         WHERE application_name = 'stablepay-paymaster-client-cache' AND datname = current_database()`.execute(
@@ -129,14 +112,14 @@ describe('paymaster client cache across api instances', () => {
         .where('id', '=', client.id)
         .execute();
     });
-    expect(await msUntil(second, client.clientId, 401, revokedAt)).toBeLessThan(1_000);
+    expect(await msUntil(apps.second, client.clientId, 401, revokedAt)).toBeLessThan(1_000);
 
     // The listener comes back, with an emptied cache, and serves the valid client from it again.
-    await waitFor(
-      () => second.paymasterClients!.stats().listens > listensBefore,
+    await waitUntil(
+      () => apps.second.paymasterClients!.stats().listens > listensBefore,
       'the listener to reconnect',
     );
-    await servedFromCache(second, survivor.clientId);
-    expect((await paymasterRpc(second, client.clientId, RPC)).status).toBe(401);
+    await servedFromCache(apps.second, survivor.clientId);
+    expect((await paymasterRpc(apps.second, client.clientId, RPC)).status).toBe(401);
   });
 });
