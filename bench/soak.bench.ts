@@ -58,6 +58,13 @@ const SESSIONS_PER_SEC = Number(process.env.SOAK_SESSIONS_PER_SEC ?? 3);
 const PAID_EVERY = Number(process.env.SOAK_PAID_EVERY ?? 5);
 const HEAP_SNAPSHOTS = process.env.SOAK_HEAP_SNAPSHOTS === '1';
 /**
+ * SOAK_EXPIRES_IN_SEC shortens the sessions' life (API default 3,600 s); with CHAIN_MONITOR_LATE_WATCH_SEC
+ * (passed on to the worker) it bounds the deposit monitors' watched set, to tell growth per watched
+ * address from growth per session ever created.
+ */
+const EXPIRES_IN_SEC = process.env.SOAK_EXPIRES_IN_SEC ? Number(process.env.SOAK_EXPIRES_IN_SEC) : undefined;
+const LATE_WATCH_SEC = Number(process.env.CHAIN_MONITOR_LATE_WATCH_SEC ?? 604_800);
+/**
  * The bound: well under the 550 MiB per 1,000 open sessions the first soak measured before the workflow
  * cache was set. The caches hold at most 140 workflows whatever the number of open sessions
  * (WORKFLOW_CACHE_BY_ROLE), about 155 MiB at the ~1.1 MiB per cached workflow measured here: under this
@@ -82,10 +89,13 @@ const PAYER_ACCOUNTS = [1, 2, 3, 4, 5].map((index) => ANVIL_DEV_ACCOUNTS[index]!
 const PAYER_FUNDS = 10_000_000n * 10n ** 6n;
 
 type ProcessName = 'api' | 'worker' | 'signer';
-type Sample = { atSec: number; at: number; openSessions: number; workerCpuSec: number } & Record<
-  ProcessName,
-  number | undefined
->;
+type Sample = {
+  atSec: number;
+  at: number;
+  openSessions: number;
+  watchedAddresses?: number;
+  workerCpuSec: number;
+} & Record<ProcessName, number | undefined>;
 
 interface Delivery {
   sessionId?: string;
@@ -215,6 +225,17 @@ async function main(): Promise<void> {
             .selectFrom('sessions')
             .select((eb) => eb.fn.countAll<string>().as('count'))
             .where('status', '=', 'awaiting_payment')
+            .where('expires_at', '>', new Date())
+            .executeTakeFirstOrThrow()
+        ).count,
+      );
+    const watchedAddresses = async () =>
+      Number(
+        (
+          await db
+            .selectFrom('payment_options')
+            .select((eb) => eb.fn.countAll<string>().as('count'))
+            .where('session_expires_at', '>', new Date(Date.now() - LATE_WATCH_SEC * 1000))
             .executeTakeFirstOrThrow()
         ).count,
       );
@@ -225,6 +246,7 @@ async function main(): Promise<void> {
         atSec: Math.round((performance.now() - started) / 1000),
         at: Date.now(),
         openSessions: await openSessions(),
+        watchedAddresses: await watchedAddresses(),
         workerCpuSec: cpuSeconds(pids.worker),
         api: round(residentMiB(pids.api)),
         worker: round(residentMiB(pids.worker)),
@@ -286,6 +308,7 @@ async function main(): Promise<void> {
           const session = await createSandboxSession(api.url, merchant, {
             amount: `${10 + (index % 90)}.${String(index % 100).padStart(2, '0')}`,
             symbols: ['USDC'],
+            expiresInSec: EXPIRES_IN_SEC,
           });
           created.push({ id: session.id, paid });
           if (!paid) return;

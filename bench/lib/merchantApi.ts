@@ -69,12 +69,17 @@ export async function signUpBenchMerchant(baseUrl: string): Promise<BenchMerchan
 export async function createSandboxSession(
   baseUrl: string,
   merchant: BenchMerchant,
-  { amount, symbols }: { amount: string; symbols?: string[] },
+  { amount, symbols, expiresInSec }: { amount: string; symbols?: string[]; expiresInSec?: number },
 ): Promise<PublicSession> {
   const created = (await callApi(baseUrl, '/v1/sessions', {
     method: 'POST',
     headers: { authorization: merchant.secretKeyAuthorization },
-    json: { amount, sandboxMode: true, ...(symbols ? { paymentOptionSymbols: symbols } : {}) },
+    json: {
+      amount,
+      sandboxMode: true,
+      ...(symbols ? { paymentOptionSymbols: symbols } : {}),
+      ...(expiresInSec !== undefined ? { expiresInSec } : {}),
+    },
   })) as { id: string };
   return (await callApi(baseUrl, `/v1/sessions/${created.id}`)) as unknown as PublicSession;
 }
