@@ -92,6 +92,65 @@ describe('watchAnvilForStalls', () => {
     }
   });
 
+  it('sends again, in nonce order, transactions the pool keeps queued though no nonce is missing', async () => {
+    const { publicClient, wallet, request } = clients();
+    const reports: string[] = [];
+    const watch = watchAnvilForStalls(rpcUrl, { intervalMs: 150, report: (line) => reports.push(line) });
+    try {
+      // The stuck state, made on purpose: sent with the next nonce but one, then the account's nonce moved up
+      // under the pool, so nothing is missing and the pool never looks at the transaction again.
+      const nonce = await publicClient.getTransactionCount({ address: sender.address });
+      const transfer = { to: ANVIL_DEV_ACCOUNTS[4].address, value: 1n, gas: 21_000n } as const;
+      const first = await wallet.sendTransaction({ ...transfer, nonce: nonce + 1 });
+      const second = await wallet.sendTransaction({ ...transfer, nonce: nonce + 2 });
+      await request('anvil_setNonce', [sender.address, `0x${(nonce + 1).toString(16)}`]);
+
+      for (const hash of [first, second]) {
+        const receipt = await publicClient.waitForTransactionReceipt({
+          hash,
+          timeout: 5_000,
+          pollingInterval: 100,
+        });
+        expect(receipt.status).toBe('success');
+      }
+      expect(watch.resent).toBe(2);
+      expect(reports[0]).toContain(
+        `2 queued (${sender.address.toLowerCase()}: nonces ${nonce + 1}, ${nonce + 2})`,
+      );
+      expect(reports[0]).toContain(
+        `sent ${sender.address.toLowerCase()}'s nonces ${nonce + 1}, ${nonce + 2} again`,
+      );
+    } finally {
+      watch.stop();
+    }
+  });
+
+  it('only reports a transaction queued behind a nonce nobody sent', async () => {
+    const { publicClient, wallet, request } = clients();
+    const reports: string[] = [];
+    const watch = watchAnvilForStalls(rpcUrl, { intervalMs: 150, report: (line) => reports.push(line) });
+    try {
+      const nonce = await publicClient.getTransactionCount({ address: sender.address });
+      const before = await publicClient.getBlockNumber();
+      await wallet.sendTransaction({
+        to: ANVIL_DEV_ACCOUNTS[4].address,
+        value: 1n,
+        gas: 21_000n,
+        nonce: nonce + 3,
+      });
+      await sleep(1_000);
+      expect(watch.resent).toBe(0);
+      expect(watch.nudges).toBe(0);
+      expect(await publicClient.getBlockNumber()).toBe(before);
+      expect(reports).toEqual([
+        `[anvil ${rpcUrl}] no block for 150 ms with 0 ready, 1 queued (${sender.address.toLowerCase()}: nonces ${nonce + 3})`,
+      ]);
+    } finally {
+      watch.stop();
+      await request('anvil_removePoolTransactions', [sender.address]);
+    }
+  });
+
   it('never mines an idle chain', async () => {
     const { publicClient } = clients();
     const watch = watchAnvilForStalls(rpcUrl, { intervalMs: 150, report: () => undefined });
