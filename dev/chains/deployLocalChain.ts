@@ -37,6 +37,7 @@ import { deployDelegationFramework } from './deployDelegationFramework';
 import { ANVIL_DEV_ACCOUNTS } from '../services/anvil';
 import { type RealSettlementAddresses, deployRealSettlement } from '../protocols/realSettlement';
 import { deployYieldVaultFactory } from '../../chain/yieldVaultFactory';
+import { withSendsInNonceOrder } from './sendsInNonceOrder';
 
 /** The signing service's key on local chains (dev stack and tests): anvil's public dev account 9. */
 export const LOCAL_PAYMASTER_SIGNER = ANVIL_DEV_ACCOUNTS[9];
@@ -232,10 +233,12 @@ function createDeployerClient({
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
   });
-  return createWalletClient({
-    account,
-    chain,
-    transport: http(rpcUrl),
-    pollingInterval: 200,
-  });
+  return withSendsInNonceOrder(
+    createWalletClient({
+      account,
+      chain,
+      transport: http(rpcUrl),
+      pollingInterval: 200,
+    }),
+  );
 }

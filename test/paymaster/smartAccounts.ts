@@ -23,6 +23,7 @@ import { type UserOperation, getUserOperationHash } from 'viem/account-abstracti
 import { type PrivateKeyAccount, generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { jsonRpc } from 'viem/nonce';
 import { deployDeterministic } from '../../chain/deterministicDeployer';
+import { withSendsInNonceOrder } from '../../dev/chains/sendsInNonceOrder';
 import {
   ENTRY_POINT_V07_ADDRESS,
   ENTRY_POINT_V08_ADDRESS,
@@ -66,7 +67,9 @@ export async function fundedWallet(
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
   });
-  return createWalletClient({ account, chain, transport: http(rpcUrl), pollingInterval: 100 });
+  return withSendsInNonceOrder(
+    createWalletClient({ account, chain, transport: http(rpcUrl), pollingInterval: 100 }),
+  );
 }
 
 export function publicClientFor(rpcUrl: string): PublicClient {

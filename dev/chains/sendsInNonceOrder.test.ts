@@ -1,0 +1,85 @@
+import { createWalletClient, defineChain, http, parseTransaction, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { waitForTransactionReceipt } from 'viem/actions';
+import { createNonceManager } from 'viem';
+import { jsonRpc } from 'viem/nonce';
+import { type StartAnvilChainsReturnType, startAnvilChains } from '../services/anvil';
+import { withSendsInNonceOrder } from './sendsInNonceOrder';
+
+const CHAIN_ID = 31_392;
+let anvil: StartAnvilChainsReturnType;
+let rpcUrl: string;
+
+beforeAll(async () => {
+  anvil = await startAnvilChains({ chains: [{ chainId: CHAIN_ID }], silent: true });
+  rpcUrl = anvil.chains[0]!.rpcUrl;
+});
+
+afterAll(async () => {
+  await anvil?.stop();
+});
+
+/** A fresh funded account's wallet client, and the nonces of its raw sends in the order they left. */
+async function recordingWallet() {
+  const account = privateKeyToAccount(generatePrivateKey(), {
+    nonceManager: createNonceManager({ source: jsonRpc() }),
+  });
+  await fetch(rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'anvil_setBalance',
+      params: [account.address, '0x56bc75e2d63100000'],
+    }),
+  });
+  const sentNonces: number[] = [];
+  const transport = http(rpcUrl, {
+    onFetchRequest: async (request) => {
+      const body = (await request.clone().json()) as { method: string; params: [Hex] };
+      if (body.method === 'eth_sendRawTransaction') sentNonces.push(parseTransaction(body.params[0]).nonce!);
+    },
+  });
+  const chain = defineChain({
+    id: CHAIN_ID,
+    name: 'in order',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+  const wallet = withSendsInNonceOrder(
+    createWalletClient({ account, chain, transport, pollingInterval: 50 }),
+  );
+  return { wallet, sentNonces };
+}
+
+describe('withSendsInNonceOrder', () => {
+  it('sends a wave of concurrent transactions to the chain in nonce order, and every one is mined', async () => {
+    const { wallet, sentNonces } = await recordingWallet();
+    const hashes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        wallet.sendTransaction({
+          to: `0x${(0xd00d00 + i).toString(16).padStart(40, '0')}`,
+          value: BigInt(i + 1),
+        }),
+      ),
+    );
+    expect(sentNonces).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    for (const hash of hashes)
+      expect((await waitForTransactionReceipt(wallet, { hash })).status).toBe('success');
+  });
+
+  it('lets the sends after a refused one go out', async () => {
+    const { wallet, sentNonces } = await recordingWallet();
+    const [first, refused, third] = await Promise.allSettled([
+      wallet.sendTransaction({ to: '0x000000000000000000000000000000000000d00d', value: 1n }),
+      // More ether than the account holds: the chain refuses it.
+      wallet.sendTransaction({ to: '0x000000000000000000000000000000000000d00d', value: 10n ** 24n }),
+      wallet.sendTransaction({ to: '0x000000000000000000000000000000000000d00d', value: 3n }),
+    ]);
+    expect([first.status, refused.status, third.status]).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(sentNonces).toHaveLength(3);
+    const hash = (third as PromiseFulfilledResult<Hex>).value;
+    expect((await waitForTransactionReceipt(wallet, { hash })).status).toBe('success');
+  });
+});
