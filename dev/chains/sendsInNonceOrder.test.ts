@@ -1,4 +1,12 @@
-import { createWalletClient, defineChain, http, parseTransaction, type Hex } from 'viem';
+import {
+  createWalletClient,
+  defineChain,
+  http,
+  numberToHex,
+  parseEther,
+  parseTransaction,
+  type Hex,
+} from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { waitForTransactionReceipt } from 'viem/actions';
 import { createNonceManager } from 'viem';
@@ -24,16 +32,6 @@ async function recordingWallet() {
   const account = privateKeyToAccount(generatePrivateKey(), {
     nonceManager: createNonceManager({ source: jsonRpc() }),
   });
-  await fetch(rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'anvil_setBalance',
-      params: [account.address, '0x56bc75e2d63100000'],
-    }),
-  });
   const sentNonces: number[] = [];
   const transport = http(rpcUrl, {
     onFetchRequest: async (request) => {
@@ -50,6 +48,10 @@ async function recordingWallet() {
   const wallet = withSendsInNonceOrder(
     createWalletClient({ account, chain, transport, pollingInterval: 50 }),
   );
+  await wallet.request({
+    method: 'anvil_setBalance',
+    params: [account.address, numberToHex(parseEther('100'))],
+  } as never);
   return { wallet, sentNonces };
 }
 
