@@ -10,7 +10,7 @@ import { formatGoalTable, readStoredResults } from './lib/results';
  * `npm run bench table` prints only that table.
  */
 const wanted = process.argv.slice(2);
-/** Benches whose length is the point (the memory soak: about 25 minutes): run only when named. */
+/** Benches whose length is the point (the memory soak: about 35 minutes): run only when named. */
 const RUN_ONLY_BY_NAME = new Set(['soak']);
 const onlyTable = wanted.length === 1 && wanted[0] === 'table';
 const files = onlyTable

@@ -42,17 +42,34 @@ import { startWorkerProcess, type WorkerProcess } from './lib/workerProcess';
  * grew by constructor; writing one leaves about 250 MiB in the process's malloc arenas, so in that mode
  * the idle figure the worker must come back to is taken after the first snapshot.
  *
- * Fails when: the worker grew by more than WORKER_MIB_PER_1000_OPEN per 1,000 sessions open at the end of
- * the load; its RSS after the idle period is more than 20 % above its idle figure before the load; a paid
+ * Before the load, a warm-up (SOAK_WARMUP_MINUTES, default 6; 0 for none) runs the same traffic with sessions
+ * that expire after a minute, then waits until every one of them is paid and delivered or expired: the idle
+ * figure the worker must come back to is taken from that warm, idle worker. A fresh process has not yet paid
+ * its one-time costs (compiled code, its V8 heaps and malloc arenas at working size: about 180 MiB, reached
+ * in the first minutes of traffic and kept; docs/performance.md, "Worker memory"), and no worker that has
+ * served a payment is ever that small again. The warm-up step itself is bounded (WARMUP_STEP_BOUND_MIB), and
+ * the figures against the fresh process are reported beside the checks.
+ *
+ * Fails when: the warm-up step is larger than WARMUP_STEP_BOUND_MIB; the worker grew by more than
+ * WORKER_MIB_PER_1000_OPEN per 1,000 sessions open at the end of the load; its RSS after the idle period is
+ * more than 20 % above its idle figure before the load; a paid
  * session did not complete; a paid session has not exactly one `session.confirming` event, one succeeded
  * delivery and one verified request at the receiver; an unpaid session got a webhook; any request failed.
  *
- *     npm run bench:soak                       # 10 minutes of load, 10 idle (about 25 minutes in all)
- *     SOAK_MINUTES=1 SOAK_IDLE_MINUTES=1 npx tsx bench/soak.bench.ts   # a short trial of the same code
+ *     npm run bench:soak                       # 6 minutes of warm-up, 10 of load, 10 idle (about 35 minutes in all)
+ *     SOAK_WARMUP_MINUTES=1 SOAK_MINUTES=1 SOAK_IDLE_MINUTES=1 npx tsx bench/soak.bench.ts   # a short trial
  *
  * Not part of the default `npm run bench` (bench/run.ts skips it unless named): its length is the point.
  */
 const LOAD_MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
+const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES ?? 6);
+/** The warm-up's sessions expire after the API's shortest life, so none of them is open during the load. */
+const WARMUP_EXPIRES_IN_SEC = 60;
+/**
+ * The one-time step from the fresh process to the warm idle worker: about 180 MiB in the bounded soaks
+ * (docs/performance.md, fifth pass). Larger means something new is kept after the first traffic.
+ */
+const WARMUP_STEP_BOUND_MIB = 250;
 const IDLE_MINUTES = Number(process.env.SOAK_IDLE_MINUTES ?? 10);
 const SESSIONS_PER_SEC = Number(process.env.SOAK_SESSIONS_PER_SEC ?? 3);
 const PAID_EVERY = Number(process.env.SOAK_PAID_EVERY ?? 5);
@@ -267,24 +284,15 @@ async function main(): Promise<void> {
       await sampler;
     });
 
-    // Idle, everything started. Writing a heap snapshot leaves about 250 MiB in the worker's malloc
-    // arenas (measured: it does not go back), so with snapshots the figure the worker must come back to
-    // is taken after the first one has settled; the idle figure before it is reported beside it.
+    // Idle, everything started: the fresh process. Writing a heap snapshot leaves about 250 MiB in the
+    // worker's malloc arenas (measured: it does not go back), so with snapshots the figure the worker must
+    // come back to is taken after the first one has settled; the idle figure before it is reported beside it.
     await delay(SETTLE_MS);
-    const idleBeforeSnapshot = await sample();
-    let beforeLoad = idleBeforeSnapshot;
-    let snapshotBefore: string | undefined;
-    if (HEAP_SNAPSHOTS) {
-      snapshotBefore = await takeHeapSnapshot(pids.worker, snapshotDir);
-      await delay(SETTLE_MS);
-      beforeLoad = await sample();
-    }
-    process.stdout.write(
-      `soak: idle ${JSON.stringify(idleBeforeSnapshot)}${HEAP_SNAPSHOTS ? `, after the first heap snapshot ${JSON.stringify(beforeLoad)}` : ''}\n`,
-    );
+    const fresh = await sample();
+    process.stdout.write(`soak: fresh and idle ${JSON.stringify(fresh)}\n`);
 
-    // The load: sessions at a steady rate, one in PAID_EVERY paid by the next payer in turn.
-    const created: { id: string; paid: boolean }[] = [];
+    // Traffic: sessions at a steady rate, one in PAID_EVERY paid by the next payer in turn.
+    const created: { id: string; paid: boolean; warmUp: boolean }[] = [];
     const failures: string[] = [];
     const payerQueues = payers.map(() => Promise.resolve());
     const pay = (payer: BenchWalletClient, option: ReturnType<typeof paymentOptionOf>) => async () => {
@@ -297,51 +305,49 @@ async function main(): Promise<void> {
       const receipt = await payer.waitForTransactionReceipt({ hash });
       if (receipt.status !== 'success') throw new Error(`transfer ${hash} reverted`);
     };
-    const total = Math.round(LOAD_MINUTES * 60 * SESSIONS_PER_SEC);
-    const loadStarted = performance.now();
-    const inFlight: Promise<void>[] = [];
-    for (let index = 0; index < total; index++) {
-      await delay(Math.max(0, loadStarted + (index * 1000) / SESSIONS_PER_SEC - performance.now()));
-      const paid = index % PAID_EVERY === 0;
-      inFlight.push(
-        (async () => {
-          const session = await createSandboxSession(api.url, merchant, {
-            amount: `${10 + (index % 90)}.${String(index % 100).padStart(2, '0')}`,
-            symbols: ['USDC'],
-            expiresInSec: EXPIRES_IN_SEC,
-          });
-          created.push({ id: session.id, paid });
-          if (!paid) return;
-          const slot = (index / PAID_EVERY) % payers.length;
-          const next = payerQueues[slot]!.then(
-            pay(payers[slot]!, paymentOptionOf(session, CHAIN_ID, 'USDC')),
-          );
-          payerQueues[slot] = next.catch(() => undefined);
-          await next;
-        })().catch((error: unknown) => {
-          failures.push(error instanceof Error ? error.message : String(error));
-        }),
-      );
-    }
-    const loadSec = (performance.now() - loadStarted) / 1000;
-    const loadStartedAtSec = (loadStarted - started) / 1000;
-    const endOfLoad = await sample();
-    process.stdout.write(`soak: end of the load ${JSON.stringify(endOfLoad)}\n`);
-    await Promise.all(inFlight);
-
-    // Every paid session completes and its webhook arrives; then the idle period.
-    const paidIds = created.filter((session) => session.paid).map((session) => session.id);
-    const drainStarted = performance.now();
-    const completedOf = async () =>
-      paidIds.length === 0
+    let sessionIndex = 0;
+    /** Sessions for `minutes` at SESSIONS_PER_SEC; resolves when the last one was created and paid. */
+    const traffic = async (minutes: number, expiresInSec: number | undefined, warmUp: boolean) => {
+      const total = Math.round(minutes * 60 * SESSIONS_PER_SEC);
+      const startedAt = performance.now();
+      const inFlight: Promise<void>[] = [];
+      for (let step = 0; step < total; step++) {
+        await delay(Math.max(0, startedAt + (step * 1000) / SESSIONS_PER_SEC - performance.now()));
+        const index = sessionIndex++;
+        const paid = index % PAID_EVERY === 0;
+        inFlight.push(
+          (async () => {
+            const session = await createSandboxSession(api.url, merchant, {
+              amount: `${10 + (index % 90)}.${String(index % 100).padStart(2, '0')}`,
+              symbols: ['USDC'],
+              expiresInSec,
+            });
+            created.push({ id: session.id, paid, warmUp });
+            if (!paid) return;
+            const slot = (index / PAID_EVERY) % payers.length;
+            const next = payerQueues[slot]!.then(
+              pay(payers[slot]!, paymentOptionOf(session, CHAIN_ID, 'USDC')),
+            );
+            payerQueues[slot] = next.catch(() => undefined);
+            await next;
+          })().catch((error: unknown) => {
+            failures.push(error instanceof Error ? error.message : String(error));
+          }),
+        );
+      }
+      const loadSec = (performance.now() - startedAt) / 1000;
+      return { startedAt, loadSec, settled: Promise.all(inFlight) };
+    };
+    const countOf = async (ids: string[], status: 'completed' | 'awaiting_payment') =>
+      ids.length === 0
         ? 0
         : Number(
             (
               await db
                 .selectFrom('sessions')
                 .select((eb) => eb.fn.countAll<string>().as('count'))
-                .where('id', 'in', paidIds)
-                .where('status', '=', 'completed')
+                .where('id', 'in', ids)
+                .where('status', '=', status)
                 .executeTakeFirstOrThrow()
             ).count,
           );
@@ -351,13 +357,59 @@ async function main(): Promise<void> {
           .filter((entry) => entry.sessionId !== undefined && ids.has(entry.sessionId))
           .map((entry) => entry.sessionId),
       ).size;
+    /** Until every paid session of `ids` completed and its webhook arrived (or DRAIN_TIMEOUT_MS). */
+    const drain = async (paid: string[]) => {
+      const drainStarted = performance.now();
+      const paidSet = new Set(paid);
+      while (
+        ((await countOf(paid, 'completed')) < paid.length || receivedFor(paidSet) < paid.length) &&
+        performance.now() - drainStarted < DRAIN_TIMEOUT_MS
+      )
+        await delay(2000);
+      return (performance.now() - drainStarted) / 1000;
+    };
+
+    // The warm-up: the same traffic with one-minute sessions; then every one of them is paid and delivered
+    // or expired, and the worker sits idle before its idle figure is taken.
+    let warmIdle: Sample | undefined;
+    if (WARMUP_MINUTES > 0) {
+      const warmUp = await traffic(WARMUP_MINUTES, WARMUP_EXPIRES_IN_SEC, true);
+      await warmUp.settled;
+      const warmUpIds = created.filter((session) => session.warmUp).map((session) => session.id);
+      await drain(created.filter((session) => session.warmUp && session.paid).map((session) => session.id));
+      const expiryStarted = performance.now();
+      while (
+        (await countOf(warmUpIds, 'awaiting_payment')) > 0 &&
+        performance.now() - expiryStarted < DRAIN_TIMEOUT_MS
+      )
+        await delay(2000);
+      await delay(2 * SETTLE_MS);
+      warmIdle = await sample();
+      process.stdout.write(`soak: warm and idle ${JSON.stringify(warmIdle)}\n`);
+    }
+    const idleBeforeSnapshot = warmIdle ?? fresh;
+    let beforeLoad = idleBeforeSnapshot;
+    let snapshotBefore: string | undefined;
+    if (HEAP_SNAPSHOTS) {
+      snapshotBefore = await takeHeapSnapshot(pids.worker, snapshotDir);
+      await delay(SETTLE_MS);
+      beforeLoad = await sample();
+      process.stdout.write(`soak: after the first heap snapshot ${JSON.stringify(beforeLoad)}\n`);
+    }
+
+    // The load.
+    const load = await traffic(LOAD_MINUTES, EXPIRES_IN_SEC, false);
+    const { loadSec } = load;
+    const loadStartedAtSec = (load.startedAt - started) / 1000;
+    const endOfLoad = await sample();
+    process.stdout.write(`soak: end of the load ${JSON.stringify(endOfLoad)}\n`);
+    await load.settled;
+
+    // Every paid session completes and its webhook arrives; then the idle period.
+    const paidIds = created.filter((session) => session.paid).map((session) => session.id);
     const paidSet = new Set(paidIds);
-    while (
-      ((await completedOf()) < paidIds.length || receivedFor(paidSet) < paidIds.length) &&
-      performance.now() - drainStarted < DRAIN_TIMEOUT_MS
-    )
-      await delay(2000);
-    const drainSec = (performance.now() - drainStarted) / 1000;
+    const loadCreated = created.filter((session) => !session.warmUp).length;
+    const drainSec = await drain(created.filter((s) => s.paid && !s.warmUp).map((s) => s.id));
     const afterDrain = await sample();
     await delay(IDLE_MINUTES * 60_000);
     const afterIdle = await sample();
@@ -367,7 +419,7 @@ async function main(): Promise<void> {
     await sampler;
 
     // Correctness: each paid session completed with exactly one event, one delivery and one verified request.
-    const completed = await completedOf();
+    const completed = await countOf(paidIds, 'completed');
     const eventRows = paidIds.length
       ? await db
           .selectFrom('events')
@@ -410,6 +462,8 @@ async function main(): Promise<void> {
     const workerGrowth = mib(endOfLoad.worker) - mib(beforeLoad.worker);
     const perThousandOpen = workerGrowth / (endOfLoad.openSessions / 1000);
     const afterIdleVsIdle = mib(afterIdle.worker) / mib(beforeLoad.worker);
+    const afterIdleVsFresh = mib(afterIdle.worker) / mib(fresh.worker);
+    const warmUpStepMiB = warmIdle ? mib(warmIdle.worker) - mib(fresh.worker) : undefined;
     const peak = (name: ProcessName) => Math.max(...samples.map((entry) => mib(entry[name])));
     const heapBefore = snapshotBefore && summariseHeapSnapshot(snapshotBefore);
     const heapAfter = snapshotAfter && summariseHeapSnapshot(snapshotAfter);
@@ -420,13 +474,17 @@ async function main(): Promise<void> {
     const isolatesAfterIdle = isolatesAt(isolates, afterIdle.at);
     const workerCpu = {
       loadAndDrainSec: afterDrain.workerCpuSec - beforeLoad.workerCpuSec,
-      msPerSessionCreated: ((afterDrain.workerCpuSec - beforeLoad.workerCpuSec) * 1000) / created.length,
+      msPerSessionCreated: ((afterDrain.workerCpuSec - beforeLoad.workerCpuSec) * 1000) / loadCreated,
       idleSec: afterIdle.workerCpuSec - afterDrain.workerCpuSec,
     };
     const warmSlope = growthOnceWarm(samples, loadStartedAtSec, loadSec);
     if (!(warmSlope.mibPer1000Open <= WORKER_MIB_PER_1000_OPEN_ONCE_WARM))
       problems.push(
         `worker kept growing once warm: ${warmSlope.mibPer1000Open.toFixed(0)} MiB per 1,000 more open sessions (bound ${WORKER_MIB_PER_1000_OPEN_ONCE_WARM})`,
+      );
+    if (warmUpStepMiB !== undefined && !(warmUpStepMiB <= WARMUP_STEP_BOUND_MIB))
+      problems.push(
+        `worker warm-up step ${warmUpStepMiB} MiB (fresh ${fresh.worker} → warm idle ${warmIdle!.worker} MiB; bound ${WARMUP_STEP_BOUND_MIB})`,
       );
     if (!(perThousandOpen <= WORKER_MIB_PER_1000_OPEN))
       problems.push(
@@ -439,6 +497,8 @@ async function main(): Promise<void> {
 
     reportBenchmark('soak', {
       setup: {
+        warmUpMinutes: WARMUP_MINUTES,
+        warmUpExpiresInSec: WARMUP_EXPIRES_IN_SEC,
         loadMinutes: LOAD_MINUTES,
         loadSec,
         idleMinutes: IDLE_MINUTES,
@@ -456,6 +516,7 @@ async function main(): Promise<void> {
       },
       sessions: {
         created: created.length,
+        createdInWarmUp: created.length - loadCreated,
         paid: paidIds.length,
         completed,
         openAtEndOfLoad: endOfLoad.openSessions,
@@ -465,6 +526,8 @@ async function main(): Promise<void> {
         failedRequests: failures.length,
       },
       rssMiB: {
+        fresh,
+        warmIdle,
         idleBeforeSnapshot,
         beforeLoad,
         endOfLoad,
@@ -477,6 +540,9 @@ async function main(): Promise<void> {
         boundMibPer1000OpenSessions: WORKER_MIB_PER_1000_OPEN,
         afterIdleVsIdle,
         afterIdleVsIdleBeforeSnapshot: mib(afterIdle.worker) / mib(idleBeforeSnapshot.worker),
+        afterIdleVsFresh,
+        warmUpStepMiB,
+        boundWarmUpStepMiB: WARMUP_STEP_BOUND_MIB,
         onceWarm: warmSlope,
         cpu: workerCpu,
       },
@@ -502,6 +568,7 @@ async function main(): Promise<void> {
       ratios: {
         workerEndOfLoadVsIdle: mib(endOfLoad.worker) / mib(beforeLoad.worker),
         workerAfterIdleVsIdle: afterIdleVsIdle,
+        workerAfterIdleVsFresh: afterIdleVsFresh,
       },
       goals: [
         {
@@ -509,8 +576,19 @@ async function main(): Promise<void> {
           now: perThousandOpen,
           goal: { atMost: WORKER_MIB_PER_1000_OPEN },
           subject: `${beforeLoad.worker} → ${endOfLoad.worker} MiB with ${endOfLoad.openSessions} open sessions`,
-          baseline: `idle worker before the load, ${beforeLoad.worker} MiB`,
+          baseline: `${warmIdle ? 'warm' : 'fresh'} idle worker before the load, ${beforeLoad.worker} MiB`,
         },
+        ...(warmUpStepMiB === undefined
+          ? []
+          : [
+              {
+                label: 'soak: worker warm-up step, fresh to warm and idle (MiB)',
+                now: warmUpStepMiB,
+                goal: { atMost: WARMUP_STEP_BOUND_MIB },
+                subject: `${fresh.worker} → ${warmIdle!.worker} MiB after ${WARMUP_MINUTES} min of traffic`,
+                baseline: `the fresh idle worker, ${fresh.worker} MiB`,
+              },
+            ]),
         {
           label: 'soak: worker peak RSS, second half vs first half of the load, per 1,000 more open (MiB)',
           now: warmSlope.mibPer1000Open,
@@ -522,8 +600,8 @@ async function main(): Promise<void> {
           label: 'soak: worker RSS after the idle period vs idle before the load',
           now: afterIdleVsIdle,
           goal: { atMost: 1 + RETURN_WITHIN },
-          subject: `${afterIdle.worker} MiB after ${IDLE_MINUTES} min idle`,
-          baseline: `${beforeLoad.worker} MiB idle before the load`,
+          subject: `${afterIdle.worker} MiB after ${IDLE_MINUTES} min idle (${afterIdleVsFresh.toFixed(2)}× the fresh ${fresh.worker} MiB)`,
+          baseline: `${beforeLoad.worker} MiB idle before the load${warmIdle ? ', warm' : ''}`,
         },
       ],
     });
