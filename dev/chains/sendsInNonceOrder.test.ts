@@ -1,4 +1,5 @@
 import {
+  createNonceManager,
   createWalletClient,
   defineChain,
   http,
@@ -9,7 +10,6 @@ import {
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { waitForTransactionReceipt } from 'viem/actions';
-import { createNonceManager } from 'viem';
 import { jsonRpc } from 'viem/nonce';
 import { type StartAnvilChainsReturnType, startAnvilChains } from '../services/anvil';
 import { withSendsInNonceOrder } from './sendsInNonceOrder';

@@ -36,14 +36,20 @@ function clients() {
   return { publicClient, wallet, request };
 }
 
+/** A watch looking every 150 ms, and the lines it reported. */
+function watchReporting() {
+  const reports: string[] = [];
+  const watch = watchAnvilForStalls(rpcUrl, { intervalMs: 150, report: (line) => reports.push(line) });
+  return { watch, reports };
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const DEFAULT_GAS_LIMIT = '0x1c9c380';
 
 describe('watchAnvilForStalls', () => {
   it('mines a block when a ready transaction waits with automine on and no block comes, and says so', async () => {
     const { publicClient, wallet, request } = clients();
-    const reports: string[] = [];
-    const watch = watchAnvilForStalls(rpcUrl, { intervalMs: 150, report: (line) => reports.push(line) });
+    const { watch, reports } = watchReporting();
     try {
       await request('evm_setAutomine', [false]);
       const hash: Hex = await wallet.sendTransaction({
@@ -73,8 +79,7 @@ describe('watchAnvilForStalls', () => {
 
   it('leaves a transaction alone while automine is off: a test holding it in the pool keeps it there', async () => {
     const { publicClient, wallet, request } = clients();
-    const reports: string[] = [];
-    const watch = watchAnvilForStalls(rpcUrl, { intervalMs: 150, report: (line) => reports.push(line) });
+    const { watch, reports } = watchReporting();
     try {
       await request('evm_setAutomine', [false]);
       const before = await publicClient.getBlockNumber();
@@ -94,8 +99,7 @@ describe('watchAnvilForStalls', () => {
 
   it('sends again, in nonce order, transactions the pool keeps queued though no nonce is missing', async () => {
     const { publicClient, wallet, request } = clients();
-    const reports: string[] = [];
-    const watch = watchAnvilForStalls(rpcUrl, { intervalMs: 150, report: (line) => reports.push(line) });
+    const { watch, reports } = watchReporting();
     try {
       // The stuck state, made on purpose: sent with the next nonce but one, then the account's nonce moved up
       // under the pool, so nothing is missing and the pool never looks at the transaction again.
@@ -127,8 +131,7 @@ describe('watchAnvilForStalls', () => {
 
   it('only reports a transaction queued behind a nonce nobody sent', async () => {
     const { publicClient, wallet, request } = clients();
-    const reports: string[] = [];
-    const watch = watchAnvilForStalls(rpcUrl, { intervalMs: 150, report: (line) => reports.push(line) });
+    const { watch, reports } = watchReporting();
     try {
       const nonce = await publicClient.getTransactionCount({ address: sender.address });
       const before = await publicClient.getBlockNumber();
@@ -153,7 +156,7 @@ describe('watchAnvilForStalls', () => {
 
   it('never mines an idle chain', async () => {
     const { publicClient } = clients();
-    const watch = watchAnvilForStalls(rpcUrl, { intervalMs: 150, report: () => undefined });
+    const { watch } = watchReporting();
     const before = await publicClient.getBlockNumber();
     await sleep(800);
     watch.stop();
