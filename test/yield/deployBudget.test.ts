@@ -100,7 +100,7 @@ const ledgerOf = (merchantId: string) =>
     .selectFrom('prepaid_ledger_entries')
     .select(['direction', 'amount_usd', 'reference', 'description'])
     .where('merchant_id', '=', merchantId)
-    .orderBy('seq')
+    .orderBy('created_at')
     .execute();
 
 const chargesOf = (deploymentId: string) =>
