@@ -73,7 +73,11 @@ export async function reserveYieldDeployCharge(
           wei: sql`yield_deploy_budget_counters.wei + excluded.wei`,
         })
         .where('yield_deploy_budget_counters.deploys', '<', budget.deploysPerDay)
-        .where(sql`yield_deploy_budget_counters.wei + excluded.wei`, '<=', sql`${budget.weiPerDay.toString()}::numeric`),
+        .where(
+          sql`yield_deploy_budget_counters.wei + excluded.wei`,
+          '<=',
+          sql`${budget.weiPerDay.toString()}::numeric`,
+        ),
     )
     .returning('deploys')
     .executeTakeFirst();
@@ -95,7 +99,10 @@ export async function reserveYieldDeployCharge(
       { holdId, expiresAt: DEPLOY_HOLD_EXPIRES_AT, now, merchantId },
     );
     if (refused !== undefined) {
-      return { outcome: 'prepaid_balance', availableMicro: await availablePrepaidMicro(trx, merchantId, now) };
+      return {
+        outcome: 'prepaid_balance',
+        availableMicro: await availablePrepaidMicro(trx, merchantId, now),
+      };
     }
   }
 
@@ -130,28 +137,21 @@ async function availablePrepaidMicro(db: Db, merchantId: string, now: Date): Pro
   return available > 0n ? available : 0n;
 }
 
-/** The deploy's held charge with its row locked, or undefined when it has none (settled, or queued before charges). */
-function lockHeldCharge(trx: Db, deploymentId: string): Promise<YieldDeployChargeRow | undefined> {
-  return trx
-    .selectFrom('yield_deploy_charges')
-    .selectAll()
-    .where('deployment_id', '=', deploymentId)
-    .where('status', '=', 'held')
-    .forUpdate()
-    .executeTakeFirst();
-}
-
-/** The gas bound the deploy in flight was queued with, if it has one. */
-export async function findHeldDeployCharge(
+/**
+ * The deployment's held charge (the deploy in flight; `lock`: its row locked, inside a transaction), or
+ * undefined when it has none (settled, released, or queued before charges).
+ */
+export function findHeldDeployCharge(
   db: Db,
   deploymentId: string,
+  { lock = false }: { lock?: boolean } = {},
 ): Promise<YieldDeployChargeRow | undefined> {
-  return db
+  const query = db
     .selectFrom('yield_deploy_charges')
     .selectAll()
     .where('deployment_id', '=', deploymentId)
-    .where('status', '=', 'held')
-    .executeTakeFirst();
+    .where('status', '=', 'held');
+  return (lock ? query.forUpdate() : query).executeTakeFirst();
 }
 
 /**
@@ -170,7 +170,7 @@ export async function settleYieldDeployCharge(
   }: { deploymentId: string; costWei: bigint; txHash?: string | null; uncount?: boolean },
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const charge = await lockHeldCharge(trx, deploymentId);
+    const charge = await findHeldDeployCharge(trx, deploymentId, { lock: true });
     if (!charge) return;
     const reservedWei = BigInt(charge.reserved_wei);
     // The transaction was signed within the reservation; should a chain ever charge more, the platform pays it.

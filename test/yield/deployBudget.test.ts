@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { sql } from 'kysely';
 import type { Hex } from 'viem';
 import { ethUsdDecimalToAnswer, gasChargeMicroUsd, microUsdToFixed6 } from '../../billing/gasChargeAmount';
@@ -77,6 +78,33 @@ async function reservationWeiNow(chainId: number): Promise<bigint> {
   return GAS_PER_VAULT * (2n * block.baseFeePerGas! + BigInt(priority));
 }
 
+/** A TCP server that takes connections and never answers a byte. */
+async function startSilentServer(): Promise<{ address: string; stop(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+async function merchantWithBalance(amountUsd: string): Promise<SignedInMerchant> {
+  const merchant = await signInNewMerchant(world.app);
+  await creditPrepaidBalance(world.app.db, {
+    merchantId: merchant.merchantId,
+    amountUsd,
+    description: 'test top-up',
+  });
+  return merchant;
+}
+
 async function budgetOf(chainId: number) {
   const row = await world.app.db
     .selectFrom('yield_deploy_budget_counters')
@@ -111,7 +139,8 @@ const chargesOf = (deploymentId: string) =>
     .orderBy('created_at')
     .execute();
 
-const secondsToNextUtcDay = () => (Math.floor(now().getTime() / DAY_MS) * DAY_MS + DAY_MS - now().getTime()) / 1000;
+const secondsToNextUtcDay = () =>
+  (Math.floor(now().getTime() / DAY_MS) * DAY_MS + DAY_MS - now().getTime()) / 1000;
 
 it('vault deploys have a platform-wide budget per chain and day (security review III, finding 2)', async () => {
   // Merchant A uses up the chain's day; merchants B, C, … (new wallet keys) are refused too.
@@ -161,7 +190,7 @@ it('vault deploys have a platform-wide budget per chain and day (security review
 it('finding 2 — the platform budget counts wei too: concurrent deploys of many merchants never reserve more gas than YIELD_DEPLOY_BUDGET_WEI_PER_CHAIN_PER_DAY', async () => {
   useOwnDay();
   // Room for two reservations at today's fees (and a half, for fee moves between this read and the API's).
-  const budgetWei = (await reservationWeiNow(YIELD_CHAIN)) * 5n / 2n;
+  const budgetWei = ((await reservationWeiNow(YIELD_CHAIN)) * 5n) / 2n;
   const app = await startTestApp(
     {
       TEMPORAL_TASK_QUEUE_PREFIX: world.prefix,
@@ -190,7 +219,8 @@ it('finding 2 — the platform budget counts wei too: concurrent deploys of many
     expect(reserved).toHaveLength(2);
     expect(reserved.reduce((sum, row) => sum + BigInt(row.reserved_wei), 0n)).toBeLessThanOrEqual(budgetWei);
     for (const [index, answer] of answers.entries()) {
-      if (answer.status === 202) expect((await settled(merchants[index]!, drafts[index]!)).status).toBe('active');
+      if (answer.status === 202)
+        expect((await settled(merchants[index]!, drafts[index]!)).status).toBe('active');
     }
   } finally {
     await app.close();
@@ -203,7 +233,9 @@ describe('finding 2 — on a mainnet the deploy is charged to the merchant’s p
   it('a merchant without a prepaid balance is refused with 402 before anything is sent or counted', async () => {
     const merchant = await signInNewMerchant(world.app);
     const id = await createDraft(merchant, MAINNET);
-    const nonceBefore = await world.publicClient(MAINNET).getTransactionCount({ address: world.deployerAddress });
+    const nonceBefore = await world
+      .publicClient(MAINNET)
+      .getTransactionCount({ address: world.deployerAddress });
 
     const refused = await call(world.app, merchant, 'POST', `/${id}/deploy`);
     expect(refused.status).toBe(402);
@@ -220,12 +252,7 @@ describe('finding 2 — on a mainnet the deploy is charged to the merchant’s p
   }, 120_000);
 
   it('a deploy reserves its maximum cost and is debited its actual cost (gas used × price paid × ETH/USD, markup included) through the ledger', async () => {
-    const merchant = await signInNewMerchant(world.app);
-    await creditPrepaidBalance(world.app.db, {
-      merchantId: merchant.merchantId,
-      amountUsd: '5000',
-      description: 'test top-up',
-    });
+    const merchant = await merchantWithBalance('5000');
     const id = await createDraft(merchant, MAINNET);
     expect((await call(world.app, merchant, 'POST', `/${id}/deploy`)).status).toBe(202);
     const [held] = await chargesOf(id);
@@ -288,13 +315,41 @@ describe('finding 2 — on a mainnet the deploy is charged to the merchant’s p
     expect(await reservedUsdMicro(merchant.merchantId)).toBe(0n);
   }, 240_000);
 
+  it('a deploy Temporal does not accept gives back what it took: 503, a draft again, no hold, nothing counted in the day', async () => {
+    const merchant = await merchantWithBalance('5000');
+    const id = await createDraft(merchant, MAINNET);
+    // A Temporal frontend that accepts connections and never answers: the start misses its deadline.
+    const silent = await startSilentServer();
+    const app = await startTestApp(
+      {
+        TEMPORAL_ADDRESS: silent.address,
+        TEMPORAL_START_TIMEOUT_MS: '1000',
+        TEMPORAL_TASK_QUEUE_PREFIX: world.prefix,
+      },
+      { now },
+    );
+    try {
+      const refused = await call(app, merchant, 'POST', `/${id}/deploy`);
+      expect(refused.status).toBe(503);
+    } finally {
+      await app.close();
+      await silent.stop();
+    }
+    expect((await call(world.app, merchant, 'GET', `/${id}`)).body.status).toBe('draft');
+    expect(await chargesOf(id)).toEqual([expect.objectContaining({ status: 'released', cost_wei: '0' })]);
+    expect(await reservedUsdMicro(merchant.merchantId)).toBe(0n);
+    expect(await prepaidBalanceUsd(world.app.db, merchant.merchantId)).toBe('5000.000000');
+    expect(await budgetOf(MAINNET)).toEqual({ deploys: 0, wei: 0n });
+    // Asked again, it deploys and is charged once.
+    expect((await call(world.app, merchant, 'POST', `/${id}/deploy`)).status).toBe(202);
+    expect((await settled(merchant, id)).status).toBe('active');
+    expect((await ledgerOf(merchant.merchantId)).filter((entry) => entry.direction === 'debit')).toHaveLength(
+      1,
+    );
+  }, 180_000);
+
   it('a failed deploy releases what it held: no debit, the balance whole again, its wei out of the day’s budget', async () => {
-    const merchant = await signInNewMerchant(world.app);
-    await creditPrepaidBalance(world.app.db, {
-      merchantId: merchant.merchantId,
-      amountUsd: '5000',
-      description: 'test top-up',
-    });
+    const merchant = await merchantWithBalance('5000');
     const id = await createDraft(merchant, MAINNET);
     world.breakStakedVault(MAINNET, true);
     try {
