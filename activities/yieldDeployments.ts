@@ -146,7 +146,11 @@ export function createYieldDeploymentActivities({
     },
 
     async failYieldDeployment({ deploymentId, reason, txHash, gasCostWei = '0' }) {
-      await settleYieldDeployCharge(db, { deploymentId, costWei: BigInt(gasCostWei), txHash: txHash ?? null });
+      await settleYieldDeployCharge(db, {
+        deploymentId,
+        costWei: BigInt(gasCostWei),
+        txHash: txHash ?? null,
+      });
       await failYieldDeployment(db, deploymentId, reason);
     },
   };
@@ -293,7 +297,12 @@ function signAndRecord(
   bound: GasBound,
 ): Promise<YieldDeploymentRow> {
   return withNextNonce(db, client, async (nonce, locked) => {
-    const rawTransaction = await signCallWithNonce(client, { to: plan.factory, data: plan.data }, nonce, bound);
+    const rawTransaction = await signCallWithNonce(
+      client,
+      { to: plan.factory, data: plan.data },
+      nonce,
+      bound,
+    );
     const txHash = keccak256(rawTransaction);
     await recordDeployTransaction(locked, deployment.id, { rawTransaction, txHash, nonce });
     await client.sendRawTransaction({ serializedTransaction: rawTransaction }).catch(() => undefined);

@@ -250,7 +250,12 @@ async function appContextOf(deps: AppDependencies, temporal: AppContext['tempora
   const publicClients = createPublicClients(deps.config);
   const networks = deps.networks ?? createNetworkRegistry(deps.config);
   const now = deps.now ?? (() => new Date());
-  const ethUsdPrices = createEthUsdPrices({ config: deps.config, publicClients, networks, logger: deps.logger });
+  const ethUsdPrices = createEthUsdPrices({
+    config: deps.config,
+    publicClients,
+    networks,
+    logger: deps.logger,
+  });
   return {
     config: deps.config,
     db: deps.db,

@@ -39,9 +39,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('markup_bps', 'integer')
     .addColumn('reserved_usd', sql`numeric(20, 6)`)
     .addColumn('hold_id', 'uuid')
-    .addColumn('status', 'text', (col) =>
-      col.notNull().check(sql`status IN ('held', 'settled', 'released')`),
-    )
+    .addColumn('status', 'text', (col) => col.notNull().check(sql`status IN ('held', 'settled', 'released')`))
     .addColumn('tx_hash', 'text')
     .addColumn('cost_wei', sql`numeric(78, 0)`)
     .addColumn('charged_usd', sql`numeric(20, 6)`)

@@ -20,7 +20,9 @@ export async function deployChargeTermsNow(
     network.testnet ? undefined : app.ethUsdPrices.fresh(chainId),
   ]);
   if (!fees) {
-    throw serviceUnavailable(`Gas fees on chain ${chainId} cannot be read; nothing was queued, retry shortly`);
+    throw serviceUnavailable(
+      `Gas fees on chain ${chainId} cannot be read; nothing was queued, retry shortly`,
+    );
   }
   if (!network.testnet && !price) {
     throw serviceUnavailable(
@@ -31,6 +33,8 @@ export async function deployChargeTermsNow(
     vaults: row.tokens.length,
     gasPerVault: app.config.YIELD_DEPLOY_GAS_PER_VAULT,
     fees,
-    ...(price && { mainnetPricing: { ethUsdAnswer: price.answer, markupBps: app.config.PAYMASTER_MARKUP_BPS } }),
+    ...(price && {
+      mainnetPricing: { ethUsdAnswer: price.answer, markupBps: app.config.PAYMASTER_MARKUP_BPS },
+    }),
   });
 }
