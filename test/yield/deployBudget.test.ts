@@ -266,6 +266,10 @@ describe('finding 2 — on a mainnet the deploy is charged to the merchant’s p
     const [charge] = await chargesOf(id);
     const receipt = await world.publicClient(MAINNET).getTransactionReceipt({ hash: charge!.tx_hash as Hex });
     const costWei = receipt.gasUsed * receipt.effectiveGasPrice;
+    // Signed within the bound it was counted and held at.
+    const sent = await world.publicClient(MAINNET).getTransaction({ hash: charge!.tx_hash as Hex });
+    expect(sent.gas).toBe(BigInt(charge!.gas_limit));
+    expect(sent.maxFeePerGas!).toBeLessThanOrEqual(BigInt(charge!.max_fee_per_gas));
     expect(BigInt(charge!.cost_wei!)).toBe(costWei);
     expect(costWei).toBeLessThanOrEqual(BigInt(charge!.reserved_wei));
     const chargedUsd = microUsdToFixed6(
@@ -345,6 +349,35 @@ describe('finding 2 — on a mainnet the deploy is charged to the merchant’s p
     expect((await settled(merchant, id)).status).toBe('active');
     expect((await ledgerOf(merchant.merchantId)).filter((entry) => entry.direction === 'debit')).toHaveLength(
       1,
+    );
+  }, 180_000);
+
+  it('a set that needs more gas than its bound is refused before sending: failed, nothing debited, the hold released', async () => {
+    const merchant = await merchantWithBalance('5000');
+    const id = await createDraft(merchant, MAINNET);
+    const nonceBefore = await world
+      .publicClient(MAINNET)
+      .getTransactionCount({ address: world.deployerAddress });
+    const app = await startTestApp(
+      { TEMPORAL_TASK_QUEUE_PREFIX: world.prefix, YIELD_DEPLOY_GAS_PER_VAULT: '500000' },
+      { now },
+    );
+    try {
+      expect((await call(app, merchant, 'POST', `/${id}/deploy`)).status).toBe(202);
+    } finally {
+      await app.close();
+    }
+    expect(await settled(merchant, id)).toMatchObject({
+      status: 'failed',
+      failureReason: expect.stringMatching(
+        /^deployment refused: it needs \d+ gas, more than the 500000 its charge holds \(YIELD_DEPLOY_GAS_PER_VAULT per vault\)$/,
+      ),
+    });
+    expect(await chargesOf(id)).toEqual([expect.objectContaining({ status: 'released', cost_wei: '0' })]);
+    expect(await prepaidBalanceUsd(world.app.db, merchant.merchantId)).toBe('5000.000000');
+    expect(await reservedUsdMicro(merchant.merchantId)).toBe(0n);
+    expect(await world.publicClient(MAINNET).getTransactionCount({ address: world.deployerAddress })).toBe(
+      nonceBefore,
     );
   }, 180_000);
 
