@@ -29,11 +29,21 @@ export interface OperatorCall {
   value?: bigint;
 }
 
-/** Signs `call` with `nonce` (taken under the key's lock): the raw transaction, to record and broadcast. */
+/** The most a transaction may cost: its gas limit and the fee per gas it is signed with at most. */
+export interface GasBound {
+  gas: bigint;
+  maxFeePerGas: bigint;
+}
+
+/**
+ * Signs `call` with `nonce` (taken under the key's lock): the raw transaction, to record and broadcast.
+ * Within `bound`, when given, it can never cost more than gas × maxFeePerGas (a vault deploy's reservation).
+ */
 export async function signCallWithNonce(
   client: OperatorClient,
   { to, data, value = 0n }: OperatorCall,
   nonce: number,
+  bound?: GasBound,
 ): Promise<Hex> {
   const account = client.account;
   const prepared = await client.prepareTransactionRequest({
@@ -43,8 +53,23 @@ export async function signCallWithNonce(
     data,
     value,
     nonce,
+    ...(bound && { gas: bound.gas }),
   });
-  return client.signTransaction({ ...prepared, account, chain: client.chain });
+  const fees = bound ? feesWithin(prepared, bound.maxFeePerGas) : {};
+  return client.signTransaction({ ...prepared, ...fees, account, chain: client.chain } as typeof prepared);
+}
+
+/** The prepared fees, lowered to `maxFeePerGas` where they are above it (the tip never above the cap). */
+function feesWithin(
+  prepared: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint; gasPrice?: bigint },
+  maxFeePerGas: bigint,
+): { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint; gasPrice?: bigint } {
+  const min = (a: bigint, b: bigint) => (a < b ? a : b);
+  if (prepared.maxFeePerGas !== undefined) {
+    const cap = min(prepared.maxFeePerGas, maxFeePerGas);
+    return { maxFeePerGas: cap, maxPriorityFeePerGas: min(prepared.maxPriorityFeePerGas ?? 0n, cap) };
+  }
+  return prepared.gasPrice === undefined ? {} : { gasPrice: min(prepared.gasPrice, maxFeePerGas) };
 }
 
 /** Signs a call with the key's next nonce and broadcasts it, under the key's lock; returns its hash. */

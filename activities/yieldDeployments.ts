@@ -14,7 +14,7 @@ import { YieldVaultFactory } from '../contracts/artifacts';
 import type { OperatorChains, OperatorClient } from '../chain/operatorChains';
 import { vaultSetIdOf } from '../chain/yieldVaultFactory';
 import { awaitRecordedTransaction } from './flushTransactions';
-import { signCallWithNonce, withNextNonce } from './lockedSends';
+import { signCallWithNonce, withNextNonce, type GasBound } from './lockedSends';
 import type { Db } from '../db/client';
 import type { YieldVaultRecord } from '../db/schema';
 import {
@@ -25,6 +25,7 @@ import {
   storeContractSetAndActivate,
   type YieldDeploymentRow,
 } from '../db/yieldDeployments';
+import { findHeldDeployCharge, settleYieldDeployCharge } from '../db/yieldDeployCharges';
 import { yieldNetworkOf } from '../yield/deployOptions';
 import { vaultNaming } from '../yield/vaultNaming';
 
@@ -34,24 +35,45 @@ import { vaultNaming } from '../yield/vaultNaming';
  * broadcast; a retry finds the record and brings that same transaction to a receipt. The factory itself
  * refuses a set id (the deployment id) the deployer already used, and a set already on chain is read back
  * instead of deployed: however often the step runs, one set exists.
+ *
+ * The transaction is signed within the gas bound its deploy was queued with (db/yieldDeployCharges.ts), so
+ * it never costs more than the chain's daily budget and the merchant's prepaid hold counted; its actual cost
+ * (gas used × the price paid; 0 when nothing was mined) settles that charge when the deploy ends.
  */
 
 export type DeployVaultSetOutcome =
-  | { status: 'deployed'; txHash: string; vaults: YieldVaultRecord[]; deployedAt: string }
-  /** Reverted, or refused before sending (the factory would revert, or a staked vault's cooldown is on). */
-  | { status: 'reverted'; reason: string }
+  | {
+      status: 'deployed';
+      txHash: string;
+      vaults: YieldVaultRecord[];
+      deployedAt: string;
+      /** Wei the deploy transaction cost (decimal string). */
+      gasCostWei: string;
+    }
+  /**
+   * Reverted (its cost the mined transaction's), or refused before sending (cost 0: the factory would
+   * revert, a staked vault's cooldown is on, or it needs more gas than its charge holds).
+   */
+  | { status: 'reverted'; reason: string; txHash?: string; gasCostWei: string }
   /** The deployment is no longer deploying (an operator settled it): nothing to do. */
   | { status: 'not_deploying' };
 
 export interface YieldDeploymentActivities {
   deployVaultSet(input: { deploymentId: string }): Promise<DeployVaultSetOutcome>;
+  /** `gasCostWei` settles the deploy's charge (absent in histories from before charges: nothing held). */
   activateYieldDeployment(input: {
     deploymentId: string;
     txHash: string;
     vaults: YieldVaultRecord[];
     deployedAt: string;
+    gasCostWei?: string;
   }): Promise<{ contractSetId: string }>;
-  failYieldDeployment(input: { deploymentId: string; reason: string }): Promise<void>;
+  failYieldDeployment(input: {
+    deploymentId: string;
+    reason: string;
+    txHash?: string;
+    gasCostWei?: string;
+  }): Promise<void>;
 }
 
 export function createYieldDeploymentActivities({
@@ -65,7 +87,11 @@ export function createYieldDeploymentActivities({
   return {
     async deployVaultSet({ deploymentId }) {
       const deployment = await findYieldDeploymentById(db, deploymentId);
-      if (deployment?.status !== 'deploying') return { status: 'not_deploying' };
+      if (deployment?.status !== 'deploying') {
+        // Settled by an operator or put back by the API: nothing will be sent, so nothing stays held.
+        await settleYieldDeployCharge(db, { deploymentId, costWei: 0n });
+        return { status: 'not_deploying' };
+      }
       const plan = deploymentPlan(deployer, deployment);
       const client = deployer.client(deployment.chain_id);
 
@@ -76,8 +102,10 @@ export function createYieldDeploymentActivities({
       if (!recorded.deploy_tx_hash) {
         // Refused before anything is sent: the reason is the revert the factory would give.
         const refusal = await simulateRefusal(client, plan);
-        if (refusal) return { status: 'reverted', reason: refusal };
-        recorded = await signAndRecord(db, client, recorded, plan);
+        if (refusal) return { status: 'reverted', reason: refusal, gasCostWei: '0' };
+        const bound = await gasBoundOf(db, client, deployment, plan);
+        if (typeof bound === 'string') return { status: 'reverted', reason: bound, gasCostWei: '0' };
+        recorded = await signAndRecord(db, client, recorded, plan, bound);
       }
       const receipt = await awaitRecordedDeploy(db, client, recorded);
       if (receipt === 'dropped')
@@ -85,7 +113,12 @@ export function createYieldDeploymentActivities({
       if (receipt.status !== 'success') {
         const reason =
           (await simulateRefusal(client, plan)) ?? `transaction ${receipt.transactionHash} reverted`;
-        return { status: 'reverted', reason };
+        return {
+          status: 'reverted',
+          reason,
+          txHash: receipt.transactionHash,
+          gasCostWei: costOf(receipt).toString(),
+        };
       }
       const [event] = parseEventLogs({
         abi: YieldVaultFactory.abi,
@@ -95,7 +128,9 @@ export function createYieldDeploymentActivities({
       return deployedOutcome(client, plan, event!.args.vaults, receipt.transactionHash);
     },
 
-    async activateYieldDeployment({ deploymentId, txHash, vaults, deployedAt }) {
+    async activateYieldDeployment({ deploymentId, txHash, vaults, deployedAt, gasCostWei = '0' }) {
+      // The charge first, while the deployment is still deploying: no new deploy (and charge) can start yet.
+      await settleYieldDeployCharge(db, { deploymentId, costWei: BigInt(gasCostWei), txHash });
       const deployment = await findYieldDeploymentById(db, deploymentId);
       if (!deployment) throw new Error(`yield deployment ${deploymentId} is gone`);
       const set = await storeContractSetAndActivate(db, {
@@ -110,7 +145,12 @@ export function createYieldDeploymentActivities({
       return { contractSetId: set.id };
     },
 
-    async failYieldDeployment({ deploymentId, reason }) {
+    async failYieldDeployment({ deploymentId, reason, txHash, gasCostWei = '0' }) {
+      await settleYieldDeployCharge(db, {
+        deploymentId,
+        costWei: BigInt(gasCostWei),
+        txHash: txHash ?? null,
+      });
       await failYieldDeployment(db, deploymentId, reason);
     },
   };
@@ -186,13 +226,40 @@ async function deployedOutcome(
   }
   if (!txHash || blockNumber === undefined)
     throw new Error(`vault set ${plan.setId} has no VaultSetDeployed event yet`);
-  const block = await client.getBlock({ blockNumber });
+  const [block, receipt] = await Promise.all([
+    client.getBlock({ blockNumber }),
+    client.getTransactionReceipt({ hash: txHash as Hex }),
+  ]);
   return {
     status: 'deployed',
     txHash,
     vaults: plan.vaults.map((vault, index) => ({ ...vault, address: getAddress(addresses[index]!) })),
     deployedAt: new Date(Number(block.timestamp) * 1000).toISOString(),
+    gasCostWei: costOf(receipt).toString(),
   };
+}
+
+/** What a mined transaction cost its sender: gas used at the price paid. */
+const costOf = (receipt: TransactionReceipt): bigint => receipt.gasUsed * receipt.effectiveGasPrice;
+
+/**
+ * The gas bound the deploy was queued with, or why it cannot be sent within it: no charge held (it was
+ * given back, or queued before charges), or the set needs more gas than its charge holds.
+ */
+async function gasBoundOf(
+  db: Db,
+  client: OperatorClient,
+  deployment: YieldDeploymentRow,
+  plan: DeploymentPlan,
+): Promise<GasBound | string> {
+  const charge = await findHeldDeployCharge(db, deployment.id);
+  if (!charge) return 'deployment refused: no deploy charge is held for it; deploy it again';
+  const bound = { gas: BigInt(charge.gas_limit), maxFeePerGas: BigInt(charge.max_fee_per_gas) };
+  const needed = await client.estimateGas({ account: client.account, to: plan.factory, data: plan.data });
+  if (needed > bound.gas) {
+    return `deployment refused: it needs ${needed} gas, more than the ${bound.gas} its charge holds (YIELD_DEPLOY_GAS_PER_VAULT per vault)`;
+  }
+  return bound;
 }
 
 /** The factory's revert reason for this call now, or undefined when it would succeed. */
@@ -227,9 +294,15 @@ function signAndRecord(
   client: OperatorClient,
   deployment: YieldDeploymentRow,
   plan: DeploymentPlan,
+  bound: GasBound,
 ): Promise<YieldDeploymentRow> {
   return withNextNonce(db, client, async (nonce, locked) => {
-    const rawTransaction = await signCallWithNonce(client, { to: plan.factory, data: plan.data }, nonce);
+    const rawTransaction = await signCallWithNonce(
+      client,
+      { to: plan.factory, data: plan.data },
+      nonce,
+      bound,
+    );
     const txHash = keccak256(rawTransaction);
     await recordDeployTransaction(locked, deployment.id, { rawTransaction, txHash, nonce });
     await client.sendRawTransaction({ serializedTransaction: rawTransaction }).catch(() => undefined);

@@ -250,6 +250,12 @@ async function appContextOf(deps: AppDependencies, temporal: AppContext['tempora
   const publicClients = createPublicClients(deps.config);
   const networks = deps.networks ?? createNetworkRegistry(deps.config);
   const now = deps.now ?? (() => new Date());
+  const ethUsdPrices = createEthUsdPrices({
+    config: deps.config,
+    publicClients,
+    networks,
+    logger: deps.logger,
+  });
   return {
     config: deps.config,
     db: deps.db,
@@ -269,9 +275,10 @@ async function appContextOf(deps: AppDependencies, temporal: AppContext['tempora
       createSponsorshipLimits({
         db: deps.db,
         config: deps.config,
-        prices: createEthUsdPrices({ config: deps.config, publicClients, networks, logger: deps.logger }),
+        prices: ethUsdPrices,
         now,
       }),
+    ethUsdPrices,
     chainFees: createChainFeeLevels({ publicClients, logger: deps.logger }),
     webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
     emailCodes: createEmailCodes({ hashKey: emailCodeHashKeyFromConfig(deps.config) }),

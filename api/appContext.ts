@@ -6,6 +6,7 @@ import type { TaskQueueRole } from '../workflows/taskQueues';
 import type { Db } from '../db/client';
 import type { ChainFeeLevels } from '../chain/operationBounds';
 import type { SponsorshipLimits } from '../paymaster/limits';
+import type { EthUsdPrices } from '../paymaster/prices';
 import type { SignerClient } from '../paymaster/signerClient';
 import type { ApiKeyLookups } from './auth/apiKeyCache';
 import type { CachedLookups } from './auth/listenedCache';
@@ -36,7 +37,9 @@ export interface AppContext {
   emailCodes: EmailCodes;
   /** Sends e-mail through SMTP_URL after the request; `configured` is false without one. */
   mailer: Mailer;
-  /** The chains' current gas fees, which the fees of signed operations are bounded by. */
+  /** The chains' fresh ETH/USD prices (the sponsorship limits' and the vault deploy charge's). */
+  ethUsdPrices: EthUsdPrices;
+  /** The chains' current gas fees, which the fees of signed operations (and vault deploys) are bounded by. */
   chainFees: ChainFeeLevels;
   /** Encrypts webhook signing secrets for storage (WEBHOOK_SECRET_ENCRYPTION_KEY). */
   webhookSecrets: WebhookSecretBox;

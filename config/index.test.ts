@@ -170,4 +170,31 @@ describe('issue 26 finding 6: vault deploys are paid by an account apart from se
     expect(loadConfig({ YIELD_REDEEM_SCAN_BLOCKS: '100' }).YIELD_REDEEM_SCAN_BLOCKS).toBe(100);
     expect(() => loadConfig({ YIELD_REDEEM_SCAN_BLOCKS: '0' })).toThrow(/YIELD_REDEEM_SCAN_BLOCKS/);
   });
+
+  it('security review III, finding 2 — the platform-wide deploy budget (count and wei, a bigint) and the gas per vault are configurable, with defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      YIELD_DEPLOYS_PER_CHAIN_PER_DAY: 100,
+      YIELD_DEPLOY_BUDGET_WEI_PER_CHAIN_PER_DAY: 10n ** 18n,
+      YIELD_DEPLOY_GAS_PER_VAULT: 3_000_000,
+    });
+    expect(
+      loadConfig({
+        YIELD_DEPLOYS_PER_CHAIN_PER_DAY: '5',
+        YIELD_DEPLOY_BUDGET_WEI_PER_CHAIN_PER_DAY: '123456789012345678901234567890',
+        YIELD_DEPLOY_GAS_PER_VAULT: '2600000',
+      }),
+    ).toMatchObject({
+      YIELD_DEPLOYS_PER_CHAIN_PER_DAY: 5,
+      YIELD_DEPLOY_BUDGET_WEI_PER_CHAIN_PER_DAY: 123456789012345678901234567890n,
+      YIELD_DEPLOY_GAS_PER_VAULT: 2_600_000,
+    });
+    for (const wei of ['0', '1.5', '1e18', '-1', ' 1'])
+      expect(() => loadConfig({ YIELD_DEPLOY_BUDGET_WEI_PER_CHAIN_PER_DAY: wei })).toThrow(
+        /YIELD_DEPLOY_BUDGET_WEI_PER_CHAIN_PER_DAY/,
+      );
+    expect(() => loadConfig({ YIELD_DEPLOYS_PER_CHAIN_PER_DAY: '0' })).toThrow(
+      /YIELD_DEPLOYS_PER_CHAIN_PER_DAY/,
+    );
+    expect(() => loadConfig({ YIELD_DEPLOY_GAS_PER_VAULT: '1000' })).toThrow(/YIELD_DEPLOY_GAS_PER_VAULT/);
+  });
 });

@@ -270,6 +270,25 @@ export const configSchema = z.object({
   /** Seconds a failed deployment waits before it may be deployed again (429 with Retry-After until then). */
   YIELD_REDEPLOY_BACKOFF_SEC: z.coerce.number().int().min(0).default(900),
   /**
+   * Vault deploys (POST …/deploy accepted) all merchants together may queue per chain and UTC day: the
+   * platform's deployer pays each, and a merchant is only a new wallet key away (security review III, finding 2).
+   */
+  YIELD_DEPLOYS_PER_CHAIN_PER_DAY: z.coerce.number().int().min(1).default(100),
+  /**
+   * Wei of gas the day's deploys on one chain may reserve (each its gas bound at 2 × base fee + priority fee
+   * when queued; the actual cost once done): 1 ETH by default, about 40 deploys of 2.55M gas at 10 gwei.
+   */
+  YIELD_DEPLOY_BUDGET_WEI_PER_CHAIN_PER_DAY: z
+    .string()
+    .regex(/^[1-9]\d{0,77}$/, 'must be a positive integer amount of wei')
+    .default('1000000000000000000')
+    .transform((wei) => BigInt(wei)),
+  /**
+   * Gas a deploy may use per vault of its set (a set of n vaults is signed with n × this as its gas limit):
+   * the bound its reservation is priced on. One USDe vault takes about 2.55M.
+   */
+  YIELD_DEPLOY_GAS_PER_VAULT: z.coerce.number().int().min(500_000).max(30_000_000).default(3_000_000),
+  /**
    * Blocks per `eth_getLogs` when the redeem-request route scans a deployment's vaults (providers cap a range at
    * about 5,000 blocks); a page scans at most ten such windows back (yield/redeemRequests.ts).
    */

@@ -593,6 +593,44 @@ export interface YieldDeployCountersTable {
   used: number;
 }
 
+/** Vault deploys queued per chain and UTC day, platform-wide (YIELD_DEPLOYS_PER_CHAIN_PER_DAY, …_WEI_…). */
+export interface YieldDeployBudgetCountersTable {
+  chain_id: number;
+  /** UTC date, YYYY-MM-DD. */
+  day: ColumnType<string, string, string>;
+  deploys: number;
+  /** numeric(78,0): wei reserved by held deploys plus the actual cost of settled ones, a decimal string. */
+  wei: ColumnType<string, string, string>;
+}
+
+export type YieldDeployChargeStatus = 'held' | 'settled' | 'released';
+
+/** One queued deploy's gas bound, its share of the day's budget and, on mainnets, its prepaid charge. */
+export interface YieldDeployChargesTable {
+  id: Generated<string>;
+  deployment_id: string;
+  merchant_id: string;
+  chain_id: number;
+  /** The UTC day (YYYY-MM-DD) whose budget it counts in. */
+  day: ColumnType<string, string, string>;
+  /** INT8: read as a string. */
+  gas_limit: ColumnType<string, bigint | string, bigint | string>;
+  /** numeric(78,0) wei, decimal strings. */
+  max_fee_per_gas: ColumnType<string, string, string>;
+  reserved_wei: ColumnType<string, string, string>;
+  /** Mainnets: ETH/USD (numeric(20,8)), markup, the held maximum charge (numeric(20,6)) and its hold. */
+  eth_usd_price: string | null;
+  markup_bps: number | null;
+  reserved_usd: string | null;
+  hold_id: string | null;
+  status: YieldDeployChargeStatus;
+  tx_hash: string | null;
+  cost_wei: string | null;
+  charged_usd: string | null;
+  created_at: CreatedAt;
+  settled_at: NullableTimestamp;
+}
+
 export type YieldDomainStatus = 'pending' | 'verified' | 'failed';
 
 export interface YieldDomainsTable {
@@ -657,4 +695,6 @@ export interface Database {
   yield_deployments: YieldDeploymentsTable;
   yield_domains: YieldDomainsTable;
   yield_deploy_counters: YieldDeployCountersTable;
+  yield_deploy_budget_counters: YieldDeployBudgetCountersTable;
+  yield_deploy_charges: YieldDeployChargesTable;
 }

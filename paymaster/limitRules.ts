@@ -69,12 +69,21 @@ const budgetDenial = (detail: string) => () =>
     `${detail}; it resets at 00:00 UTC, and what unsent operations hold frees up at their validUntil`,
   );
 
+/**
+ * The merchant's prepaid balance reservation: what signed operations (and queued vault deploys) hold
+ * against the running balance until they are charged or released.
+ */
+export const prepaidReservationCounter = (merchantId: string): LimitCounter => ({
+  key: `prepaid_reserved:${merchantId}`,
+  windowStart: NO_WINDOW,
+});
+
 /** Sponsored operations on mainnets reserve their maximum charge against the prepaid balance. */
 export function prepaidReservationRule(terms: LimitTerms, price: OperationPrice): CountedRule[] {
   if (!terms.sponsored || terms.networkClass !== 'mainnet') return [];
   return [
     {
-      counter: { key: `prepaid_reserved:${terms.merchantId}`, windowStart: NO_WINDOW },
+      counter: prepaidReservationCounter(terms.merchantId),
       basis: 'reservation',
       limit: 0n,
       denial: () =>

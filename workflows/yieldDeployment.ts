@@ -7,6 +7,9 @@ import type { YieldDeploymentActivities } from '../activities/yieldDeployments';
  *   deploy the vault set (one factory transaction) ─mined─▶ store the contract set ─▶ active
  *                                                  └reverted─▶ failed (with the revert reason)
  *
+ * Either end first settles the deploy's charge at the transaction's actual cost (0 when nothing was mined):
+ * the chain's daily budget and, on a mainnet, the merchant's prepaid balance (db/yieldDeployCharges.ts).
+ *
  * The deploy step is idempotent (activities/yieldDeployments.ts), so Temporal may retry it, or run it on
  * another worker after a crash, without a second set ever being made.
  */
@@ -37,7 +40,12 @@ export async function yieldDeploymentWorkflow({
   const outcome = await deployVaultSet({ deploymentId });
   if (outcome.status === 'not_deploying') return { status: 'not_deploying' };
   if (outcome.status === 'reverted') {
-    await failYieldDeployment({ deploymentId, reason: outcome.reason });
+    await failYieldDeployment({
+      deploymentId,
+      reason: outcome.reason,
+      ...(outcome.txHash !== undefined && { txHash: outcome.txHash }),
+      gasCostWei: outcome.gasCostWei,
+    });
     return { status: 'failed', reason: outcome.reason };
   }
   const { contractSetId } = await activateYieldDeployment({
@@ -45,6 +53,7 @@ export async function yieldDeploymentWorkflow({
     txHash: outcome.txHash,
     vaults: outcome.vaults,
     deployedAt: outcome.deployedAt,
+    gasCostWei: outcome.gasCostWei,
   });
   return { status: 'active', contractSetId };
 }

@@ -56,6 +56,7 @@ export async function startYieldWorld({
   prepareChain,
   env: extraEnv = {},
   yieldChain,
+  now,
 }: {
   /**
    * Run YIELD_CHAIN on an anvil of this world's own (for tests that change the sUSDe rate, which other
@@ -71,6 +72,8 @@ export async function startYieldWorld({
    * dev/services/localChains.ts) instead of the shared one.
    */
   yieldChain?: { rpcUrl: string; contracts: Record<string, Address | undefined> };
+  /** The API's clock (e.g. a day of the test's own, so day-windowed counters shared by the run start empty). */
+  now?: () => Date;
 } = {}): Promise<YieldWorld> {
   quietTemporalRuntime();
   const stack = testStack();
@@ -114,7 +117,7 @@ export async function startYieldWorld({
     ...chainEnv,
     ...extraEnv,
   };
-  const app = await startTestApp(env);
+  const app = await startTestApp(env, { now });
 
   const deployerKey: Hex = generatePrivateKey();
   const deployerAddress = privateKeyToAccount(deployerKey).address;

@@ -7208,6 +7208,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description Mainnets: the prepaid balance not held by signed operations or other deploys does not cover the deploy's maximum charge; nothing changed */
+      402: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Unknown id */
       404: {
         headers: {
@@ -7235,7 +7244,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description The merchant has queued YIELD_DEPLOYS_PER_MERCHANT_PER_DAY deploys this UTC day, or the deployment failed less than YIELD_REDEPLOY_BACKOFF_SEC ago (Retry-After) */
+      /** @description The merchant has queued YIELD_DEPLOYS_PER_MERCHANT_PER_DAY deploys this UTC day, the chain's platform-wide daily deploy budget is spent, or the deployment failed less than YIELD_REDEPLOY_BACKOFF_SEC ago (Retry-After) */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -7246,7 +7255,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Temporal did not accept the workflow in time; nothing changed */
+      /** @description The chain's gas fees (or, on a mainnet, a fresh ETH/USD price) cannot be read, or Temporal did not accept the workflow in time; nothing changed */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
