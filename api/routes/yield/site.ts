@@ -24,7 +24,13 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
 const deploymentId = z.string().uuid();
 
 export function yieldSiteRoutes(app: AppContext): AnyRoute[] {
-  const common = { auth: 'none', tag: 'Yield sites', audience: 'dashboard' } as const;
+  // The sites, on a custom domain's Host and as previews, are public reads (security review II, finding 7).
+  const common = {
+    auth: 'none',
+    perIpLimit: 'publicSession',
+    tag: 'Yield sites',
+    audience: 'dashboard',
+  } as const;
   const responses = {
     200: { description: 'The branded yield site', contentType: 'text/html', schema: z.string() },
     404: { description: 'No site here (HTML page)', contentType: 'text/html', schema: z.string() },
