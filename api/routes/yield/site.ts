@@ -11,6 +11,7 @@ import { buildYieldSiteView, createVaultFigureReader } from '../../../yield/site
 import { renderYieldSite, renderYieldSiteNotFound } from '../../../web/yield/renderYieldSite';
 import { setStrictPageHeaders } from '../../../web/strictPageHeaders';
 import type { AppContext } from '../../appContext';
+import { customHostnameReader } from '../../customDomainHosts';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 
 /**
@@ -37,6 +38,8 @@ export function yieldSiteRoutes(app: AppContext): AnyRoute[] {
   };
 
   const readFigures = createVaultFigureReader({ publicClients: app.publicClients });
+  // The Host read as the custom-domain guard reads it (security review III, finding 5).
+  const customHostnameOf = customHostnameReader(app.config.PUBLIC_BASE_URL);
 
   const serve = async (ctx: Context, deployment: YieldDeploymentRow | undefined) => {
     const nonce = randomBytes(16).toString('base64');
@@ -68,7 +71,8 @@ export function yieldSiteRoutes(app: AppContext): AnyRoute[] {
       summary: "A yield deployment's site, on its verified custom domain (the Host header)",
       responses,
       async handler({ ctx }) {
-        await serve(ctx, await findDeploymentByVerifiedHostname(app.db, ctx.hostname.toLowerCase()));
+        const hostname = customHostnameOf(ctx.host);
+        await serve(ctx, hostname ? await findDeploymentByVerifiedHostname(app.db, hostname) : undefined);
       },
     }),
     defineRoute({
