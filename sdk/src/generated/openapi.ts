@@ -2090,6 +2090,15 @@ export interface components {
           count: number;
         }[];
       };
+      /** @description Requests refused with 403 paymaster_origin_not_allowed (Origin missing or not in allowedOrigins): counted per client and hour, not usage rows; the window starts at the hour its start falls in */
+      originDenials: {
+        total: number;
+        /** @description Most first */
+        byClient: {
+          clientId: string;
+          count: number;
+        }[];
+      };
     };
     PaymasterRecentOperations: components['schemas']['PaymasterActivityItem'][];
     PaymasterActivityItem: {
