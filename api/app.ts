@@ -138,9 +138,8 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     interceptors: deps.tracing?.workflowClientInterceptors,
   });
   const context = await appContextOf(deps, temporal.client);
-  const { apiKeys, sessionRevocations, paymasterClients } = context;
+  const { apiKeys, sessionRevocations, paymasterClients, requestRates } = context;
   const lifecycle = { stopping: false };
-  const requestRates = createRequestRates({ config: deps.config, db: deps.db, logger: deps.logger });
   const revision = resolveRevision(deps.config.REVISION);
   const metrics = createHttpMetrics();
 
@@ -284,6 +283,7 @@ async function appContextOf(deps: AppDependencies, temporal: AppContext['tempora
     emailCodes: createEmailCodes({ hashKey: emailCodeHashKeyFromConfig(deps.config) }),
     mailer: createMailer({ config: deps.config, logger: deps.logger }),
     ...credentialCaches(deps),
+    requestRates: createRequestRates({ config: deps.config, db: deps.db, logger: deps.logger }),
     markWorkflowStarted: workflowStartMarks(deps.db),
     now,
   };

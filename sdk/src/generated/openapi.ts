@@ -7625,6 +7625,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description More than YIELD_REDEEM_REQUESTS_PER_MERCHANT_PER_MINUTE (30) pages a minute for this merchant */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description The deployment's chain did not answer */
       503: {
         headers: {
