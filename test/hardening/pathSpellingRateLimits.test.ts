@@ -8,7 +8,10 @@ import { startTestApp, type TestApp, type TestResponse } from '../harness/app';
  * the matched route, so every spelling the router answers spends the same allowance.
  */
 const ADDRESS = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
-const PER_MINUTE = 30;
+/** Small, so the buckets' refill (a token every 10 s) cannot reach into one route's run. */
+const PER_MINUTE = 6;
+/** The login default, for the review's own reproduction. */
+const LOGIN_DEFAULT = 30;
 
 interface LimitedRoute {
   method: 'GET' | 'HEAD' | 'POST';
@@ -53,13 +56,17 @@ function spellings(path: string): string[] {
 
 describe('per-IP limits by route, whatever the path spelling', () => {
   let app: TestApp;
+  let defaults: TestApp;
   beforeAll(async () => {
-    app = await startTestApp({
-      RATE_LIMIT_LOGIN_PER_MINUTE: String(PER_MINUTE),
-      RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: String(PER_MINUTE),
-    });
+    [app, defaults] = await Promise.all([
+      startTestApp({
+        RATE_LIMIT_LOGIN_PER_MINUTE: String(PER_MINUTE),
+        RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: String(PER_MINUTE),
+      }),
+      startTestApp({ RATE_LIMIT_LOGIN_PER_MINUTE: String(LOGIN_DEFAULT) }),
+    ]);
   });
-  afterAll(() => app?.close());
+  afterAll(() => Promise.all([app?.close(), defaults?.close()]));
 
   const send = (route: LimitedRoute, path: string, ip: string): Promise<TestResponse> =>
     app.request(`${path}${route.query ?? ''}`, {
@@ -80,7 +87,7 @@ describe('per-IP limits by route, whatever the path spelling', () => {
       if (status === 429 || status === 405) refusedEarly.push(`${route.method} ${form}: ${status}`);
     }
     expect(refusedEarly).toEqual([]);
-    // The 31st request answers 429 whatever its spelling.
+    // The next request answers 429 whatever its spelling.
     for (const form of forms) {
       const refused = await send(route, form, ip);
       expect(`${route.method} ${form}: ${refused.status}`).toBe(`${route.method} ${form}: 429`);
@@ -89,6 +96,25 @@ describe('per-IP limits by route, whatever the path spelling', () => {
         expect(refused.body.message).toMatch(/^Too many requests from this client; retry after \d+ s$/);
     }
   }
+
+  it('per-IP limits hold whatever the path spelling (security review III, finding 1): 40 login-payloads with a trailing slash, 30 answered', async () => {
+    const startedAt = Date.now();
+    const statuses: number[] = [];
+    for (let request = 0; request < 40; request++)
+      statuses.push(
+        (
+          await defaults.request(`/v1/auth/login-payload/?address=${ADDRESS}`, {
+            headers: { 'x-forwarded-for': '198.51.100.200' },
+          })
+        ).status,
+      );
+    // The bucket refills at 30 a minute while the requests run: at most that many more are answered.
+    const refilled = Math.ceil(((Date.now() - startedAt) * LOGIN_DEFAULT) / 60_000);
+    const answered = statuses.filter((status) => status === 200).length;
+    expect(statuses.slice(0, LOGIN_DEFAULT)).toEqual(Array(LOGIN_DEFAULT).fill(200));
+    expect(answered).toBeLessThanOrEqual(LOGIN_DEFAULT + refilled);
+    expect(statuses.filter((status) => status !== 200)).toEqual(Array(40 - answered).fill(429));
+  });
 
   it('per-IP limits hold whatever the path spelling (security review III, finding 1): login routes', async () => {
     for (const route of LOGIN_ROUTES) await expectLimitHolds(route);
