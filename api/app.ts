@@ -36,7 +36,7 @@ import { requirePaymasterClient } from './auth/paymasterClient';
 import { createMerchantTokenService } from './auth/merchantTokens';
 import type { Logger } from '../logging/logger';
 import { createHttpMetrics } from './metrics';
-import { limitUnauthenticatedRoutes } from './rateLimits';
+import { limitPerClientIp } from './rateLimits';
 import { createRequestRates } from './requestRateLeases';
 import { errorBody } from './middleware/errorBody';
 import { jsonBody } from './middleware/jsonBody';
@@ -138,26 +138,33 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     interceptors: deps.tracing?.workflowClientInterceptors,
   });
   const context = await appContextOf(deps, temporal.client);
-  const { apiKeys, sessionRevocations, paymasterClients } = context;
+  const { apiKeys, sessionRevocations, paymasterClients, requestRates } = context;
   const lifecycle = { stopping: false };
-  const requestRates = createRequestRates({ config: deps.config, db: deps.db, logger: deps.logger });
   const revision = resolveRevision(deps.config.REVISION);
   const metrics = createHttpMetrics();
 
   const routes = routeTable(deps, context, revision, metrics.registry, lifecycle);
   routes.push(...openApiRoutes({ routes, config: deps.config, revision }));
 
-  const { router, staticRoutes } = mountRoutes(routes, {
-    jwt: requireMerchantToken(context.tokens, sessionRevocations),
-    sk: requireApiKey((keyHash) => apiKeys.find(keyHash)),
-    client: requirePaymasterClient(context.db, context.logger, {
-      findActiveClient: (clientId) => paymasterClients.find(clientId),
-      queryClientIdPathPrefix: '/v1/paymaster/bundler/',
-      jsonRpcPath: '/v1/paymaster/rpc',
-      requestRate: requestRates.paymasterClient,
-    }),
-    ...deps.authenticators,
-  });
+  const { router, staticRoutes } = mountRoutes(
+    routes,
+    {
+      jwt: requireMerchantToken(context.tokens, sessionRevocations),
+      sk: requireApiKey((keyHash) => apiKeys.find(keyHash)),
+      client: requirePaymasterClient(context.db, context.logger, {
+        findActiveClient: (clientId) => paymasterClients.find(clientId),
+        queryClientIdPathPrefix: '/v1/paymaster/bundler/',
+        jsonRpcPath: '/v1/paymaster/rpc',
+        requestRate: requestRates.paymasterClient,
+      }),
+      ...deps.authenticators,
+    },
+    // Login and the public reads, per client IP: the first step of each route that declares one.
+    {
+      login: limitPerClientIp(requestRates.login),
+      publicSession: limitPerClientIp(requestRates.publicSession),
+    },
+  );
 
   // TRUST_PROXY hops of X-Forwarded-For are believed (ctx.ip is the address the first trusted proxy
   // saw); with 0 the header is ignored, so nobody can pick their own IP for the per-IP limits.
@@ -175,7 +182,6 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   if (deps.tracing) koa.use(deps.tracing.requestSpans());
   koa.use(requestContext(deps.logger, metrics));
   koa.use(errorBody());
-  koa.use(limitUnauthenticatedRoutes(requestRates));
   koa.use(serveOnlyYieldSitesOnCustomDomains({ db: context.db, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
   koa.use(dashboardPages());
   koa.use(jsonBody({ limitBytes: deps.config.BODY_LIMIT_BYTES, jsonRpcPaths: ['/v1/paymaster/rpc'] }));
@@ -284,6 +290,7 @@ async function appContextOf(deps: AppDependencies, temporal: AppContext['tempora
     emailCodes: createEmailCodes({ hashKey: emailCodeHashKeyFromConfig(deps.config) }),
     mailer: createMailer({ config: deps.config, logger: deps.logger }),
     ...credentialCaches(deps),
+    requestRates: createRequestRates({ config: deps.config, db: deps.db, logger: deps.logger }),
     markWorkflowStarted: workflowStartMarks(deps.db),
     now,
   };

@@ -17,6 +17,7 @@ import type { Mailer } from '../mail/mailer';
 import type { Logger } from '../logging/logger';
 import type { SessionRevocationChecks } from './auth/sessionRevocations';
 import type { WebhookSecretBox } from '../webhooks/webhookSecrets';
+import type { RequestRates } from './requestRateLeases';
 
 /** Everything route handlers may use, built once per app. */
 export interface AppContext {
@@ -49,6 +50,8 @@ export interface AppContext {
   paymasterClients: CachedLookups<PaymasterClientRow>;
   /** Signed-out session tokens, kept current by LISTEN/NOTIFY beside the API-key cache. */
   sessionRevocations: SessionRevocationChecks;
+  /** The service-wide request rates (per client IP, paymaster client, merchant), counted in Postgres. */
+  requestRates: RequestRates;
   /** Records that a session's workflow started (batched: api/sessions/workflowStartMarks.ts). */
   markWorkflowStarted: (sessionId: string) => Promise<void>;
   /** The current time; tests inject a fixed or moving clock instead of sleeping. */

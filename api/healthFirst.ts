@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
-import { isIP } from 'node:net';
 import Koa from 'koa';
 import type { Logger } from '../logging/logger';
+import { customHostnameReader } from './customDomainHosts';
 import type { HttpMetrics } from './metrics';
 import { acceptableRequestId, REQUEST_ID_HEADER } from './middleware/requestContext';
 
@@ -56,21 +56,18 @@ function healthAnswerer({
   metrics,
   publicBaseUrl,
 }: HealthFirstOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const apiHost = new URL(publicBaseUrl).hostname.toLowerCase();
   const body = JSON.stringify({ status: 'ok', revision });
   const length = String(Buffer.byteLength(body));
   // The same logger the access line of requestContext uses: no redaction (none of its fields is a secret).
   const accessLog = logger.child({}, { redact: [] });
-  const cannotBeCustomDomain = (hostHeader: string | undefined): boolean => {
-    if (hostHeader === undefined || hostHeader.startsWith('[')) return true;
-    const host = hostHeader.replace(/:\d*$/, '').toLowerCase();
-    return host === apiHost || !host.includes('.') || isIP(host) !== 0;
-  };
+  // The Host read as the custom-domain guard reads it (security review III, finding 5).
+  const customHostnameOf = customHostnameReader(publicBaseUrl);
 
   return (req, res) => {
     if (req.method !== 'GET' || req.url !== HEALTH_PATH) return false;
     const headers = req.headers;
-    if (headers['x-forwarded-host'] !== undefined || !cannotBeCustomDomain(headers.host)) return false;
+    if (headers['x-forwarded-host'] !== undefined || customHostnameOf(headers.host) !== undefined)
+      return false;
     const started = process.hrtime.bigint();
     const incoming = headers[REQUEST_ID_HEADER];
     const requestId =

@@ -46,55 +46,17 @@ export const tooManyRequests = (what: string, retryAfterSec: number) =>
     'retry-after': String(retryAfterSec),
   });
 
-/** The unauthenticated routes, by the allowance they share. */
-const UNAUTHENTICATED_ROUTES: { group: 'login' | 'publicSession'; method: string; path: RegExp }[] = [
-  { group: 'login', method: 'GET', path: /^\/v1\/auth\/login-payload$/ },
-  { group: 'login', method: 'POST', path: /^\/v1\/auth\/verify$/ },
-  { group: 'login', method: 'POST', path: /^\/v1\/auth\/email\/(start|verify)$/ },
-  { group: 'publicSession', method: 'GET', path: /^\/v1\/sessions\/[^/]+(\/status)?$/ },
-  { group: 'publicSession', method: 'GET', path: /^\/pay\/[^/]+$/ },
-  // The yield sites, on a custom domain's Host and as previews (security review II, finding 7).
-  { group: 'publicSession', method: 'GET', path: /^\/$/ },
-  { group: 'publicSession', method: 'HEAD', path: /^\/$/ },
-  { group: 'publicSession', method: 'GET', path: /^\/sites\/[^/]+$/ },
-  { group: 'publicSession', method: 'HEAD', path: /^\/sites\/[^/]+$/ },
-];
-
 /**
- * Whether a route (Koa path, e.g. `/v1/sessions/:id`) shares a per-IP allowance, so its contract lists
- * 429: its parameters stand in as one segment each, as a request's would.
+ * Per client IP (`ctx.ip`: the peer, or with TRUST_PROXY the address the first trusted proxy saw): the
+ * first step of every route that declares a `perIpLimit` (api/routing/mountRoutes.ts), so the allowance
+ * belongs to the route the router matched, whatever the path's spelling (security review III, finding 1).
+ * Each figure holds for the whole service whatever the replica count. Past it: 429 with Retry-After,
+ * before the route's own work.
  */
-export function isLimitedPerClientIp(method: string, koaPath: string): boolean {
-  const path = koaPath.replace(/:[A-Za-z0-9_]+/g, 'x');
-  return UNAUTHENTICATED_ROUTES.some(
-    (limited) => limited.method === method.toUpperCase() && limited.path.test(path),
-  );
-}
-
-const LIMITED_PREFIXES = ['/v1/auth/', '/v1/sessions/', '/pay/', '/sites/'];
-
-/**
- * Per client IP (`ctx.ip`: the peer, or with TRUST_PROXY the address the first trusted proxy saw):
- * login (RATE_LIMIT_LOGIN_PER_MINUTE) and the public reads: session read, status, checkout page and
- * the yield sites (RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE), each figure for the whole service whatever the
- * replica count. Past it: 429 with Retry-After, before any work.
- */
-export function limitUnauthenticatedRoutes(rates: {
-  login: RequestRate;
-  publicSession: RequestRate;
-}): Middleware {
+export function limitPerClientIp(rate: RequestRate): Middleware {
   return async (ctx, next) => {
-    const path = ctx.path;
-    // Every limited path starts with one of these: the rest (health, sk_ and JWT routes) skip the patterns.
-    if (path !== '/' && !LIMITED_PREFIXES.some((prefix) => path.startsWith(prefix))) return next();
-    const method = ctx.method;
-    const route = UNAUTHENTICATED_ROUTES.find(
-      (limited) => limited.method === method && limited.path.test(path),
-    );
-    if (route) {
-      const retryAfterSec = await rates[route.group].take(ctx.ip);
-      if (retryAfterSec !== undefined) throw tooManyRequests('requests from this client', retryAfterSec);
-    }
+    const retryAfterSec = await rate.take(ctx.ip);
+    if (retryAfterSec !== undefined) throw tooManyRequests('requests from this client', retryAfterSec);
     return next();
   };
 }

@@ -18,6 +18,7 @@ const figures = {
   RATE_LIMIT_LOGIN_PER_MINUTE: FIGURE,
   RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: FIGURE,
   PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: FIGURE,
+  YIELD_REDEEM_REQUESTS_PER_MERCHANT_PER_MINUTE: FIGURE,
 };
 const silent = createLogger({ level: 'silent' });
 /** Tokens the shared bucket refills while a test runs (the figure a minute): the most it may add. */

@@ -130,7 +130,22 @@ export class LeasedRequestRate implements RequestRate {
   }
 }
 
-/** The service-wide limits: login and public reads per client IP, paymaster requests per client id. */
+/** The service-wide request rates, each keyed as its name says. */
+export interface RequestRates {
+  /** Per client IP: login-payload, verify and the e-mail login routes. */
+  login: RequestRate;
+  /** Per client IP: session read and status, checkout page, yield sites. */
+  publicSession: RequestRate;
+  /** Per paymaster client id: RPC and bundler proxy. */
+  paymasterClient: RequestRate;
+  /** Per merchant: redeem-request pages, each up to ten log windows read from a chain. */
+  yieldRedeemRequests: RequestRate;
+}
+
+/**
+ * The service-wide limits: login and public reads per client IP, paymaster requests per client id,
+ * redeem-request pages per merchant.
+ */
 export function createRequestRates({
   config,
   db,
@@ -142,11 +157,12 @@ export function createRequestRates({
     | 'RATE_LIMIT_LOGIN_PER_MINUTE'
     | 'RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE'
     | 'PAYMASTER_RPC_PER_CLIENT_PER_MINUTE'
+    | 'YIELD_REDEEM_REQUESTS_PER_MERCHANT_PER_MINUTE'
   >;
   db: Db;
   logger: Logger;
   now?: () => number;
-}): { login: RequestRate; publicSession: RequestRate; paymasterClient: RequestRate } {
+}): RequestRates {
   const rate = (group: string, perMinute: number) =>
     new LeasedRequestRate({
       group,
@@ -160,5 +176,6 @@ export function createRequestRates({
     login: rate('login', config.RATE_LIMIT_LOGIN_PER_MINUTE),
     publicSession: rate('publicSession', config.RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE),
     paymasterClient: rate('paymasterClient', config.PAYMASTER_RPC_PER_CLIENT_PER_MINUTE),
+    yieldRedeemRequests: rate('yieldRedeemRequests', config.YIELD_REDEEM_REQUESTS_PER_MERCHANT_PER_MINUTE),
   };
 }

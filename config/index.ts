@@ -294,6 +294,11 @@ export const configSchema = z.object({
    */
   YIELD_REDEEM_SCAN_BLOCKS: z.coerce.number().int().min(1).max(100_000).default(5_000),
   /**
+   * Redeem-request pages a merchant may read per minute, for the whole service (every api replica
+   * together): each page reads up to ten log windows from the chain (security review III, finding 7).
+   */
+  YIELD_REDEEM_REQUESTS_PER_MERCHANT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  /**
    * The DNS server (`host:port`, or `host` for port 53) that custom-domain verification asks for TXT
    * records; the system's resolvers when unset. The dev stack and the tests point it at their local server.
    */

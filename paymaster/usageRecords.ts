@@ -1,7 +1,7 @@
 import { isAddress } from 'viem';
 import type { Logger } from '../logging/logger';
 import type { Db } from '../db/client';
-import { countMalformedRequest } from '../db/paymasterMalformedRequests';
+import { ORIGIN_DENIAL_REASON, countMalformedRequest } from '../db/paymasterMalformedRequests';
 import { insertUsageRecord } from '../db/paymasterUsage';
 import type { PaymasterUsageStatus, SponsorshipMode } from '../db/schema';
 import type { PaymasterClient } from './clientChecks';
@@ -75,8 +75,8 @@ const MALFORMED_REQUEST_REASONS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Records a paymaster denial (a malformed request only adds to its client's hourly counter); failing to
- * write is logged and never changes the caller's answer.
+ * Records a paymaster denial (a malformed request, or one refused for its Origin, only adds to its
+ * client's hourly counter); failing to write is logged and never changes the caller's answer.
  */
 export async function recordPaymasterDenial(
   { db, logger }: { db: Db; logger: Logger },
@@ -86,11 +86,19 @@ export async function recordPaymasterDenial(
   reason: string | null,
 ): Promise<void> {
   try {
-    if (status === 'denied_malformed' && reason !== null && MALFORMED_REQUEST_REASONS.has(reason)) {
+    // An Origin is checked before the body is read: like a malformed request, nothing of an operation to
+    // keep, and anyone with the public client id can send it (security review III, finding 4).
+    const countedReason =
+      status === 'denied_origin'
+        ? ORIGIN_DENIAL_REASON
+        : status === 'denied_malformed' && reason !== null && MALFORMED_REQUEST_REASONS.has(reason)
+          ? reason
+          : undefined;
+    if (countedReason !== undefined) {
       await countMalformedRequest(db, {
         merchantId: client.merchantId,
         clientId: client.clientId,
-        reason,
+        reason: countedReason,
       });
       return;
     }

@@ -10,14 +10,15 @@ import type { RequestRate } from '../rateLimits';
 
 /**
  * Paymaster routes (CLIENT): the publishable client id from `X-Client-Id` (or, on paths under
- * `queryClientIdPathPrefix`, the `clientId` query parameter; the header wins), then the Origin check.
- * Missing, unknown or revoked id → 401 `paymaster_unauthorized`; Origin missing or unlisted while
- * allowedOrigins is set → 403 `paymaster_origin_not_allowed` (recorded as a `denied_origin` usage row).
- * Both answer with the framework-style body. Then the client's request rate (`requestRate`,
+ * `queryClientIdPathPrefix`, the `clientId` query parameter; the header wins): missing, unknown or revoked
+ * → 401 `paymaster_unauthorized`. Then the client's request rate (`requestRate`,
  * PAYMASTER_RPC_PER_CLIENT_PER_MINUTE): past it the JSON-RPC path answers HTTP 200 with -32600
- * `Policy denied: paymaster_rate_limit_exceeded (client request rate)` (SPEC's rate-limit denial; no
- * usage row, which is load the limit sheds) and the bundler path 429 with its error body, both with
- * Retry-After. Sets `ctx.state.paymasterClient` and `ctx.state.merchantId`.
+ * `Policy denied: paymaster_rate_limit_exceeded (client request rate)` (SPEC's rate-limit denial; nothing
+ * recorded, which is load the limit sheds) and the bundler path 429 with its error body, both with
+ * Retry-After. Then the Origin check: missing or unlisted while allowedOrigins is set → 403
+ * `paymaster_origin_not_allowed`, added to the client's hourly counter (`paymaster_malformed_requests`,
+ * reason `paymaster_origin_not_allowed`), not a usage row. 401 and 403 answer with the framework-style
+ * body. Sets `ctx.state.paymasterClient` and `ctx.state.merchantId`.
  */
 export function requirePaymasterClient(
   db: Db,
@@ -46,17 +47,6 @@ export function requirePaymasterClient(
     if (!authenticated.ok) throw unauthorized(describeDenial(authenticated.denial));
     const { client } = authenticated;
 
-    const origin = checkOrigin(client, ctx.get('origin') || undefined);
-    if (!origin.ok) {
-      await recordPaymasterDenial(
-        { db, logger: ctx.state.log ?? logger },
-        client,
-        NO_USAGE_FACTS,
-        'denied_origin',
-        origin.denial.code,
-      );
-      throw forbidden(describeDenial(origin.denial));
-    }
     const retryAfterSec = await requestRate?.take(client.clientId);
     if (retryAfterSec !== undefined) {
       const message = `Policy denied: paymaster_rate_limit_exceeded (client request rate; retry after ${retryAfterSec} s)`;
@@ -71,6 +61,19 @@ export function requirePaymasterClient(
         ctx.body = { error: { message: message.replace('Policy denied: ', ''), type: 'error' } };
       }
       return;
+    }
+    // After the rate: a stranger's wrong Origin spends the client's allowance like any request, and is
+    // counted per client and hour, not stored as a row each (security review III, finding 4).
+    const origin = checkOrigin(client, ctx.get('origin') || undefined);
+    if (!origin.ok) {
+      await recordPaymasterDenial(
+        { db, logger: ctx.state.log ?? logger },
+        client,
+        NO_USAGE_FACTS,
+        'denied_origin',
+        origin.denial.code,
+      );
+      throw forbidden(describeDenial(origin.denial));
     }
     ctx.state.paymasterClient = client;
     ctx.state.merchantId = client.merchantId;

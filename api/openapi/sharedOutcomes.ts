@@ -1,4 +1,3 @@
-import { isLimitedPerClientIp } from '../rateLimits';
 import type { AnyRoute } from '../routing/route';
 
 /**
@@ -6,7 +5,7 @@ import type { AnyRoute } from '../routing/route';
  * api/app.ts, so each operation lists every status it can answer, not only its handler's:
  * - jsonBody: a body-carrying method answers 413 past BODY_LIMIT_BYTES and 400 for malformed JSON
  *   (except the paymaster RPC, which answers JSON-RPC -32700 with 200);
- * - limitUnauthenticatedRoutes: the login and public-read routes answer 429 past their per-IP allowance;
+ * - limitPerClientIp: the routes with a `perIpLimit` (login, public reads) answer 429 past that allowance;
  * - the authenticators: jwt and sk answer 401; client answers 401 and 403 (origin), and its request-rate
  *   429 only on the bundler path (the route declares it; the RPC answers 200 with a JSON-RPC error);
  * - errorBody: a database or Temporal that does not answer in time is a 503 on every route that reaches
@@ -55,7 +54,7 @@ export function addSharedOutcomes(route: AnyRoute, responses: Record<string, Jso
     responses['404'] ??= errorOutcome('No such resource for this merchant');
   if (BODY_METHODS.has(route.method))
     responses['413'] ??= errorOutcome('Request body larger than the limit (1 MiB)');
-  if (isLimitedPerClientIp(route.method, route.path))
+  if (route.perIpLimit)
     responses['429'] ??= errorOutcome('Too many requests from this client IP', retryAfter);
   if (!DEPENDENCY_FREE.has(key))
     responses['503'] ??= errorOutcome(

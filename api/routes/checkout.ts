@@ -22,6 +22,7 @@ export function checkoutRoutes(app: AppContext): AnyRoute[] {
       method: 'get',
       path: '/pay/:id',
       auth: 'none',
+      perIpLimit: 'publicSession',
       tag: 'Checkout',
       audience: 'dashboard',
       summary: "Checkout page the payer opens from the session's paymentUrl",

@@ -33,6 +33,7 @@ export function emailLoginRoutes(app: AppContext): AnyRoute[] {
       method: 'post',
       path: '/v1/auth/email/start',
       auth: 'none',
+      perIpLimit: 'login',
       tag: 'Login',
       audience: 'dashboard',
       summary:
@@ -80,6 +81,7 @@ export function emailLoginRoutes(app: AppContext): AnyRoute[] {
       method: 'post',
       path: '/v1/auth/email/verify',
       auth: 'none',
+      perIpLimit: 'login',
       tag: 'Login',
       audience: 'dashboard',
       summary: 'Exchange an e-mailed login code for a merchant session token',

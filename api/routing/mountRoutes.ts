@@ -1,9 +1,11 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { AnyRoute, AuthKind } from './route';
+import type { AnyRoute, AuthKind, PerIpAllowance } from './route';
 import { parseBody, parseParams, parseQuery } from './validation';
 
 export type Authenticators = Partial<Record<Exclude<AuthKind, 'none'>, Middleware>>;
+/** The per-client-IP limits (api/rateLimits.ts), by the allowance routes declare in `perIpLimit`. */
+export type PerIpLimits = Record<PerIpAllowance, Middleware>;
 
 export interface MountedRoutes {
   router: Router;
@@ -16,12 +18,22 @@ export interface MountedRoutes {
   staticRoutes: Middleware;
 }
 
-/** Builds one Koa router from route definitions: authenticate, validate, run, answer. */
-export function mountRoutes(routes: AnyRoute[], authenticators: Authenticators): MountedRoutes {
+/**
+ * Builds one Koa router from route definitions: take the route's per-IP allowance, authenticate,
+ * validate, run, answer. The allowance is a step of the matched route, not a pattern over the raw path,
+ * so whatever spelling the router answers for a route (trailing slash, another case, HEAD for GET)
+ * spends it (security review III, finding 1).
+ */
+export function mountRoutes(
+  routes: AnyRoute[],
+  authenticators: Authenticators,
+  perIpLimits: PerIpLimits,
+): MountedRoutes {
   const router = new Router();
   const stepsOf = new Map<AnyRoute, Middleware[]>();
   for (const route of routes) {
     const steps: Middleware[] = [];
+    if (route.perIpLimit) steps.push(perIpLimits[route.perIpLimit]);
     if (route.auth !== 'none') {
       const authenticate = authenticators[route.auth];
       if (!authenticate)

@@ -16,6 +16,12 @@ export interface ResponseSpec {
   contentType?: string;
 }
 
+/**
+ * The per-client-IP allowances of the unauthenticated routes (api/rateLimits.ts): login
+ * (RATE_LIMIT_LOGIN_PER_MINUTE) and the public reads (RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE).
+ */
+export type PerIpAllowance = 'login' | 'publicSession';
+
 /** Who a route is for: the integrator contract carries health, sessions and the paymaster RPC/bundler. */
 export type Audience = 'integrator' | 'dashboard';
 
@@ -46,6 +52,12 @@ export interface RouteDefinition<B = unknown, Q = unknown, P = unknown> {
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
   responses: Record<number, ResponseSpec>;
+  /**
+   * The per-client-IP allowance the route spends, taken before anything else of the route runs. It
+   * belongs to the route the router matched, so every spelling of the path the router answers (trailing
+   * slash, another case, HEAD for GET) spends the same allowance (security review III, finding 1).
+   */
+  perIpLimit?: PerIpAllowance;
   /** The handler honours the `Idempotency-Key` header (api/routing/idempotency.ts): the contract declares it. */
   idempotencyKey?: boolean;
   /** Returns the response, or undefined when it wrote ctx itself (CSV, PDF, HTML, JSON-RPC). */

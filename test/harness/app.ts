@@ -57,11 +57,12 @@ export async function startTestApp(
     SMTP_URL: stack.mail.smtpUrl,
     // Every test request comes from 127.0.0.1: the per-IP allowance of e-mail codes is the one test's business.
     EMAIL_CODES_PER_IP_PER_HOUR: '100000',
-    // Likewise the per-IP and per-client request rates (rateLimits.test.ts sets its own), and tests pick
+    // Likewise the per-IP, per-client and per-merchant request rates (the rate tests set their own), and tests pick
     // their client IP with X-Forwarded-For (one trusted proxy hop).
     RATE_LIMIT_LOGIN_PER_MINUTE: '1000000',
     RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: '1000000',
     PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: '10000000',
+    YIELD_REDEEM_REQUESTS_PER_MERCHANT_PER_MINUTE: '1000000',
     TRUST_PROXY: '1',
     // The run shares two cores with anvil, Alto and Temporal: a workflow start can take seconds there.
     // The 2 s production deadline is the fail-fast tests' subject; they set it themselves.

@@ -107,6 +107,7 @@ describe('GET /v1/merchants/me/paymaster/overview', () => {
       userPaid: { operations: 2, gasSpentWei: '1000' },
       gasSpentWei: (bigGas + 7n + 1_000n).toString(),
       malformedRequests: { total: 0, byClient: [] },
+      originDenials: { total: 0, byClient: [] },
     });
     const since = Date.parse(response.body.since);
     expect(Math.abs(since - (Date.now() - 24 * 3600 * 1000))).toBeLessThan(60_000);
@@ -141,6 +142,7 @@ describe('GET /v1/merchants/me/paymaster/overview', () => {
       userPaid: { operations: 0, gasSpentWei: '0' },
       gasSpentWei: '0',
       malformedRequests: { total: 0, byClient: [] },
+      originDenials: { total: 0, byClient: [] },
     });
   });
 });

@@ -52,6 +52,21 @@ export async function addDenyRule(
     throw new Error(`deny rule upsert answered ${response.status}: ${response.text}`);
 }
 
+/**
+ * The body SPEC's rate-limit denial has when a client's request rate (PAYMASTER_RPC_PER_CLIENT_PER_MINUTE)
+ * refuses an RPC call: HTTP 200, JSON-RPC -32600, the wait in the message.
+ */
+export const clientRateDenial = (id: number | string) => ({
+  jsonrpc: '2.0',
+  id,
+  error: {
+    code: -32600,
+    message: expect.stringMatching(
+      /^Policy denied: paymaster_rate_limit_exceeded \(client request rate; retry after \d+ s\)$/,
+    ),
+  },
+});
+
 /** POST /v1/paymaster/rpc with a client id; `body` is sent as JSON unless it is a string (sent raw). */
 export function paymasterRpc(
   app: Pick<TestApp, 'request'>,

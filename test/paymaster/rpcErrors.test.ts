@@ -108,7 +108,10 @@ interface ErrorRow {
   /** Status of the usage row recorded for the denial (undefined: none, e.g. 401). */
   usage?: string;
   reason?: string;
-  /** A malformed request: no usage row, its client's hourly counter for this reason grows by one. */
+  /**
+   * A malformed request or an origin denial: no usage row, its client's hourly counter for this reason
+   * grows by one.
+   */
   counted?: string;
 }
 
@@ -172,7 +175,7 @@ describe('paymaster RPC errors (SPEC table)', () => {
       body: stub(),
       http: 403,
       message: /^paymaster_origin_not_allowed/,
-      usage: 'denied_origin',
+      counted: 'paymaster_origin_not_allowed',
     },
     {
       name: 'Origin not listed',
@@ -181,7 +184,7 @@ describe('paymaster RPC errors (SPEC table)', () => {
       body: stub(),
       http: 403,
       message: /^paymaster_origin_not_allowed/,
-      usage: 'denied_origin',
+      counted: 'paymaster_origin_not_allowed',
     },
     {
       name: 'chain outside allowedChainIds (client check, before JSON-RPC)',

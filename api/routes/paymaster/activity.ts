@@ -6,7 +6,7 @@ import {
   tallyUsage,
   type UsageRecordRow,
 } from '../../../db/paymasterUsage';
-import { tallyMalformedRequests } from '../../../db/paymasterMalformedRequests';
+import { tallyRefusedRequests } from '../../../db/paymasterMalformedRequests';
 import { PAYMASTER_USAGE_STATUSES } from '../../../db/paymasterUsageStatus';
 import type { AppContext } from '../../appContext';
 import { toUsageRecord, usageRecordSchema } from './usageRecordModel';
@@ -71,6 +71,12 @@ const modeFigures = z.object({
   gasSpentWei: z.string(),
 });
 
+/** Requests refused before an operation was read: counted per client and hour, not usage rows. */
+const refusedRequests = z.object({
+  total: z.number(),
+  byClient: z.array(z.object({ clientId: z.string(), count: z.number() })).describe('Most first'),
+});
+
 const overview = z
   .object({
     window: z.enum(['24h', '7d', '30d', 'all']),
@@ -88,16 +94,19 @@ const overview = z
     sponsored: modeFigures,
     userPaid: modeFigures,
     gasSpentWei: z.string().describe('Sum of actualGasCost of included operations'),
-    malformedRequests: z
-      .object({
-        total: z.number(),
-        byClient: z.array(z.object({ clientId: z.string(), count: z.number() })).describe('Most first'),
-      })
-      .describe(
-        'Requests refused for their shape (parse error, unknown method, invalid params, a method the bundler proxy does not relay): counted per client and hour, not usage rows; the window starts at the hour its start falls in',
-      ),
+    malformedRequests: refusedRequests.describe(
+      'Requests refused for their shape (parse error, unknown method, invalid params, a method the bundler proxy does not relay): counted per client and hour, not usage rows; the window starts at the hour its start falls in',
+    ),
+    originDenials: refusedRequests.describe(
+      'Requests refused with 403 paymaster_origin_not_allowed (Origin missing or not in allowedOrigins): counted per client and hour, not usage rows; the window starts at the hour its start falls in',
+    ),
   })
   .meta({ id: 'PaymasterOverview' });
+
+const totalled = (byClient: { clientId: string; count: number }[]) => ({
+  total: byClient.reduce((sum, { count }) => sum + count, 0),
+  byClient,
+});
 
 type StatusGroup = keyof z.infer<typeof overview>['counts'];
 const groupOf = (status: string): Exclude<StatusGroup, 'total'> =>
@@ -125,9 +134,10 @@ export function paymasterActivityRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, query }) {
         const seconds = OVERVIEW_WINDOWS[query.window];
         const since = seconds === undefined ? undefined : new Date(app.now().getTime() - seconds * 1000);
-        const [tallies, malformed] = await Promise.all([
+        const [tallies, malformed, originDenials] = await Promise.all([
           tallyUsage(app.db, { merchantId, since }),
-          tallyMalformedRequests(app.db, { merchantId, since }),
+          tallyRefusedRequests(app.db, { merchantId, since, kind: 'malformed' }),
+          tallyRefusedRequests(app.db, { merchantId, since, kind: 'origin' }),
         ]);
         const counts = { total: 0, denied: 0, submitted: 0, succeeded: 0, reverted: 0, dropped: 0 };
         const byMode = { sponsored: { operations: 0, gas: 0n }, user_paid: { operations: 0, gas: 0n } };
@@ -155,10 +165,8 @@ export function paymasterActivityRoutes(app: AppContext): AnyRoute[] {
               gasSpentWei: byMode.user_paid.gas.toString(),
             },
             gasSpentWei: (byMode.sponsored.gas + byMode.user_paid.gas).toString(),
-            malformedRequests: {
-              total: malformed.reduce((sum, { count }) => sum + count, 0),
-              byClient: malformed,
-            },
+            malformedRequests: totalled(malformed),
+            originDenials: totalled(originDenials),
           },
         };
       },

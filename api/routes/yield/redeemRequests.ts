@@ -4,6 +4,7 @@ import { findContractSets } from '../../../db/yieldDeployments';
 import { readRedeemRequests, type LogPosition, type RedeemRequestView } from '../../../yield/redeemRequests';
 import type { AppContext } from '../../appContext';
 import { serviceUnavailable } from '../../httpErrors';
+import { tooManyRequests } from '../../rateLimits';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { YIELD_BASE, requireDeployment } from './deployments';
 
@@ -12,7 +13,10 @@ import { YIELD_BASE, requireDeployment } from './deployments';
  *
  * The ERC-7540 redeem requests made on a deployment's vaults while sUSDe's cooldown is on, read from the chain
  * (yield/redeemRequests.ts): requested, pending with the time left, claimable, claimed. A deployment without
- * vaults has none; a foreign or unknown id answers 404; a chain that does not answer 503.
+ * vaults has none; a foreign or unknown id answers 404; a chain that does not answer 503. A page reads up to
+ * ten log windows, so a merchant reads at most YIELD_REDEEM_REQUESTS_PER_MERCHANT_PER_MINUTE pages a minute
+ * (service-wide), whichever deployment: past it 429 with Retry-After, before any work (security review III,
+ * finding 7).
  */
 
 const CURSOR = /^(\d{1,20})-(\d{1,9})$/;
@@ -113,9 +117,16 @@ export function yieldRedeemRequestRoutes(app: AppContext): AnyRoute[] {
       responses: {
         200: { description: 'A page of redeem requests', schema: redeemRequestPage },
         404: { description: 'Unknown id' },
+        429: {
+          description:
+            'More than YIELD_REDEEM_REQUESTS_PER_MERCHANT_PER_MINUTE (30) pages a minute for this merchant',
+        },
         503: { description: "The deployment's chain did not answer" },
       },
       async handler({ merchantId, params, query: { limit, cursor, controller } }) {
+        const retryAfterSec = await app.requestRates.yieldRedeemRequests.take(merchantId);
+        if (retryAfterSec !== undefined)
+          throw tooManyRequests('redeem-request reads for this merchant', retryAfterSec);
         const row = await requireDeployment(app, merchantId, params.id);
         const [set] = row.contract_set_id ? await findContractSets(app.db, [row.contract_set_id]) : [];
         if (!set)

@@ -11,6 +11,7 @@ import { buildYieldSiteView, createVaultFigureReader } from '../../../yield/site
 import { renderYieldSite, renderYieldSiteNotFound } from '../../../web/yield/renderYieldSite';
 import { setStrictPageHeaders } from '../../../web/strictPageHeaders';
 import type { AppContext } from '../../appContext';
+import { customHostnameReader } from '../../customDomainHosts';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 
 /**
@@ -24,13 +25,21 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
 const deploymentId = z.string().uuid();
 
 export function yieldSiteRoutes(app: AppContext): AnyRoute[] {
-  const common = { auth: 'none', tag: 'Yield sites', audience: 'dashboard' } as const;
+  // The sites, on a custom domain's Host and as previews, are public reads (security review II, finding 7).
+  const common = {
+    auth: 'none',
+    perIpLimit: 'publicSession',
+    tag: 'Yield sites',
+    audience: 'dashboard',
+  } as const;
   const responses = {
     200: { description: 'The branded yield site', contentType: 'text/html', schema: z.string() },
     404: { description: 'No site here (HTML page)', contentType: 'text/html', schema: z.string() },
   };
 
   const readFigures = createVaultFigureReader({ publicClients: app.publicClients });
+  // The Host read as the custom-domain guard reads it (security review III, finding 5).
+  const customHostnameOf = customHostnameReader(app.config.PUBLIC_BASE_URL);
 
   const serve = async (ctx: Context, deployment: YieldDeploymentRow | undefined) => {
     const nonce = randomBytes(16).toString('base64');
@@ -62,7 +71,8 @@ export function yieldSiteRoutes(app: AppContext): AnyRoute[] {
       summary: "A yield deployment's site, on its verified custom domain (the Host header)",
       responses,
       async handler({ ctx }) {
-        await serve(ctx, await findDeploymentByVerifiedHostname(app.db, ctx.hostname.toLowerCase()));
+        const hostname = customHostnameOf(ctx.host);
+        await serve(ctx, hostname ? await findDeploymentByVerifiedHostname(app.db, hostname) : undefined);
       },
     }),
     defineRoute({

@@ -2090,6 +2090,15 @@ export interface components {
           count: number;
         }[];
       };
+      /** @description Requests refused with 403 paymaster_origin_not_allowed (Origin missing or not in allowedOrigins): counted per client and hour, not usage rows; the window starts at the hour its start falls in */
+      originDenials: {
+        total: number;
+        /** @description Most first */
+        byClient: {
+          clientId: string;
+          count: number;
+        }[];
+      };
     };
     PaymasterRecentOperations: components['schemas']['PaymasterActivityItem'][];
     PaymasterActivityItem: {
@@ -7619,6 +7628,17 @@ export interface operations {
       /** @description Unknown id */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description More than YIELD_REDEEM_REQUESTS_PER_MERCHANT_PER_MINUTE (30) pages a minute for this merchant */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
