@@ -24,6 +24,9 @@ const run = promisify(execFile);
 describe('the dev merchant and the dev tools', () => {
   let app: TestApp;
   let stackFile: string;
+  /** The same API with login and the public reads at 60 a minute (one a second): Retry-After is 1 s. */
+  let limited: TestApp;
+  let limitedStackFile: string;
   /** The "dev account" of this test's stack file: a fresh wallet, so no other test shares its nonce. */
   const devPrivateKey = generatePrivateKey();
   const devAccount = privateKeyToAccount(devPrivateKey);
@@ -39,20 +42,28 @@ describe('the dev merchant and the dev tools', () => {
     };
     stackFile = join(await mkdtemp(join(tmpdir(), 'stablepay-dev-tools-')), 'stack.json');
     await writeFile(stackFile, JSON.stringify(description));
+    limited = await startTestApp({
+      RATE_LIMIT_LOGIN_PER_MINUTE: '60',
+      RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: '60',
+    });
+    limitedStackFile = join(await mkdtemp(join(tmpdir(), 'stablepay-dev-tools-')), 'stack.json');
+    await writeFile(limitedStackFile, JSON.stringify({ ...description, apiUrl: limited.baseUrl }));
   });
   afterAll(async () => {
     await app?.close();
+    await limited?.close();
   });
 
   /** Runs `npm run <script>` as npm does (tsx), against this test's stack file. */
   async function script(
     file: string,
     args: string[],
+    stack = stackFile,
   ): Promise<{ stdout: string; stderr: string; code: number }> {
     try {
       const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', file, ...args], {
         cwd: root,
-        env: { ...process.env, STABLEPAY_STACK_FILE: stackFile },
+        env: { ...process.env, STABLEPAY_STACK_FILE: stack },
       });
       return { stdout, stderr, code: 0 };
     } catch (error) {
@@ -170,9 +181,9 @@ describe('the dev merchant and the dev tools', () => {
     expect(bad.stderr).toContain('--private-key must be 0x and 64 hex digits');
   });
 
-  it('npm run pay transfers the exact amount of the asked token and chain to the session deposit address', async () => {
-    const stack = testStack();
-    const chain = stack.chains.find((candidate) => candidate.chainId === 84532)!;
+  /** Gives the dev account gas on a local chain (the tokens themselves have an open mint). */
+  async function fundDevAccountOn(chainId: number) {
+    const chain = testStack().chains.find((candidate) => candidate.chainId === chainId)!;
     await fetch(chain.rpcUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -183,6 +194,12 @@ describe('the dev merchant and the dev tools', () => {
         params: [devAccount.address, numberToHex(parseEther('10'))],
       }),
     });
+    return chain;
+  }
+
+  it('npm run pay transfers the exact amount of the asked token and chain to the session deposit address', async () => {
+    const stack = testStack();
+    const chain = await fundDevAccountOn(84532);
     const merchant = await ensureDevMerchant({
       apiUrl: app.baseUrl,
       mailWebUrl: stack.mail.webUrl,
@@ -227,5 +244,48 @@ describe('the dev merchant and the dev tools', () => {
     const unknown = await script('dev/pay.ts', ['00000000-0000-4000-8000-000000000000']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('GET /v1/sessions/{id} answered 404');
+  });
+
+  /** Spends this client's (127.0.0.1's) allowance on `path` of the limited app until it answers 429. */
+  async function exhaust(path: string): Promise<void> {
+    for (let sent = 0; sent < 200; sent++) {
+      const response = await limited.request(path);
+      if (response.status === 429) {
+        expect(response.headers.get('retry-after')).toBe('1');
+        return;
+      }
+    }
+    throw new Error(`${path} never answered 429`);
+  }
+
+  it('npm run token and npm run pay wait out a 429 and its Retry-After instead of stopping (security review III, finding 7a)', async () => {
+    await exhaust(`/v1/auth/login-payload?address=${devAccount.address}`);
+    const token = await script('dev/token.ts', [], limitedStackFile);
+    expect(token).toMatchObject({ code: 0, stdout: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+\n$/) });
+    expect(token.stderr).toContain('GET /v1/auth/login-payload answered 429: retrying in 1 s');
+    expect((await profileOf(token.stdout.trim())).walletAddress).toBe(devAccount.address);
+
+    await fundDevAccountOn(84532);
+    const merchant = await ensureDevMerchant({
+      apiUrl: app.baseUrl,
+      mailWebUrl: testStack().mail.webUrl,
+      privateKey: generatePrivateKey(),
+      email: freshEmail('dev'),
+    });
+    const created = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${merchant.apiKey}` },
+      json: { amount: '1.5', sandboxMode: true },
+    });
+    expect(created.status).toBe(201);
+    const sessionId = created.body.id as string;
+    await exhaust(`/v1/sessions/${sessionId}`);
+    const paid = await script(
+      'dev/pay.ts',
+      [sessionId, '--symbol', 'USDT', '--chain', '84532'],
+      limitedStackFile,
+    );
+    expect(paid.stderr).toContain(`GET /v1/sessions/${sessionId} answered 429: retrying in 1 s`);
+    expect(paid).toMatchObject({ code: 0, stdout: expect.stringContaining('paid 1.5 USDT on base-sepolia') });
   });
 });
