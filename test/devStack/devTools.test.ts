@@ -34,8 +34,9 @@ describe('the dev merchant and the dev tools', () => {
   beforeAll(async () => {
     app = await startTestApp();
     const stack = testStack();
-    const description: Pick<StackDescription, 'apiUrl' | 'chains' | 'mail' | 'devAccount'> = {
+    const description: Pick<StackDescription, 'apiUrl' | 'databaseUrl' | 'chains' | 'mail' | 'devAccount'> = {
       apiUrl: app.baseUrl,
+      databaseUrl: stack.databaseUrl,
       chains: stack.chains,
       mail: stack.mail,
       devAccount: { address: devAccount.address, privateKey: devPrivateKey },
@@ -179,6 +180,35 @@ describe('the dev merchant and the dev tools', () => {
     const bad = await script('dev/token.ts', ['--private-key', '0x1234']);
     expect(bad).toMatchObject({ code: 1, stdout: '' });
     expect(bad.stderr).toContain('--private-key must be 0x and 64 hex digits');
+  });
+
+  it('npm run dashboard-link prints a sign-in link for the dev merchant whose code the API exchanges once', async () => {
+    const noMerchant = await script('dev/dashboardLink.ts', [], limitedStackFile);
+    expect(noMerchant).toMatchObject({ code: 1, stdout: '' });
+    expect(noMerchant.stderr).toContain('the stack file names no dev merchant');
+
+    const merchant = await ensureDevMerchant({
+      apiUrl: app.baseUrl,
+      mailWebUrl: testStack().mail.webUrl,
+      privateKey: generatePrivateKey(),
+      email: freshEmail('dev'),
+    });
+    const withMerchant = join(await mkdtemp(join(tmpdir(), 'stablepay-dev-tools-')), 'stack.json');
+    await writeFile(
+      withMerchant,
+      JSON.stringify({ ...JSON.parse(await readFile(stackFile, 'utf8')), devMerchant: merchant }),
+    );
+    const printed = await script('dev/dashboardLink.ts', [], withMerchant);
+    expect(printed.code).toBe(0);
+    const code = new RegExp(`^${app.baseUrl}/dashboard/sign-in-link#code=(dsc_[\\w-]{43})\\n$`).exec(
+      printed.stdout,
+    )?.[1];
+    expect(code).toBeDefined();
+    const exchange = () => app.request('/v1/auth/sign-in-code', { method: 'POST', json: { code } });
+    const first = await exchange();
+    expect(first).toMatchObject({ status: 200, body: { merchant: { id: merchant.id } } });
+    expect((await profileOf(first.body.token)).id).toBe(merchant.id);
+    expect((await exchange()).status).toBe(401);
   });
 
   /** Gives the dev account gas on a local chain (the tokens themselves have an open mint). */
