@@ -182,17 +182,32 @@ describe('the dev merchant and the dev tools', () => {
     expect(bad.stderr).toContain('--private-key must be 0x and 64 hex digits');
   });
 
-  it('npm run dashboard-link prints a sign-in link for the dev merchant whose code the API exchanges once', async () => {
-    const noMerchant = await script('dev/dashboardLink.ts', [], limitedStackFile);
-    expect(noMerchant).toMatchObject({ code: 1, stdout: '' });
-    expect(noMerchant.stderr).toContain('the stack file names no dev merchant');
-
-    const merchant = await ensureDevMerchant({
+  /** A dev merchant of its own (fresh wallet and e-mail), as `npm start` makes one. */
+  const newDevMerchant = () =>
+    ensureDevMerchant({
       apiUrl: app.baseUrl,
       mailWebUrl: testStack().mail.webUrl,
       privateKey: generatePrivateKey(),
       email: freshEmail('dev'),
     });
+
+  /** A sandbox session of `amount` USD for `merchant`, made with its sk_live_ key; its id. */
+  async function sandboxSessionOf(merchant: { apiKey: string }, amount: string): Promise<string> {
+    const created = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${merchant.apiKey}` },
+      json: { amount, sandboxMode: true },
+    });
+    expect(created.status).toBe(201);
+    return created.body.id as string;
+  }
+
+  it('npm run dashboard-link prints a sign-in link for the dev merchant whose code the API exchanges once', async () => {
+    const noMerchant = await script('dev/dashboardLink.ts', [], limitedStackFile);
+    expect(noMerchant).toMatchObject({ code: 1, stdout: '' });
+    expect(noMerchant.stderr).toContain('the stack file names no dev merchant');
+
+    const merchant = await newDevMerchant();
     const withMerchant = join(await mkdtemp(join(tmpdir(), 'stablepay-dev-tools-')), 'stack.json');
     await writeFile(
       withMerchant,
@@ -228,21 +243,8 @@ describe('the dev merchant and the dev tools', () => {
   }
 
   it('npm run pay transfers the exact amount of the asked token and chain to the session deposit address', async () => {
-    const stack = testStack();
     const chain = await fundDevAccountOn(84532);
-    const merchant = await ensureDevMerchant({
-      apiUrl: app.baseUrl,
-      mailWebUrl: stack.mail.webUrl,
-      privateKey: generatePrivateKey(),
-      email: freshEmail('dev'),
-    });
-    const created = await app.request('/v1/sessions', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${merchant.apiKey}` },
-      json: { amount: '7.123456', sandboxMode: true },
-    });
-    expect(created.status).toBe(201);
-    const sessionId = created.body.id as string;
+    const sessionId = await sandboxSessionOf(await newDevMerchant(), '7.123456');
     const read = await app.request(`/v1/sessions/${sessionId}`);
     const option = (
       read.body.paymentOptions as {
@@ -296,19 +298,7 @@ describe('the dev merchant and the dev tools', () => {
     expect((await profileOf(token.stdout.trim())).walletAddress).toBe(devAccount.address);
 
     await fundDevAccountOn(84532);
-    const merchant = await ensureDevMerchant({
-      apiUrl: app.baseUrl,
-      mailWebUrl: testStack().mail.webUrl,
-      privateKey: generatePrivateKey(),
-      email: freshEmail('dev'),
-    });
-    const created = await app.request('/v1/sessions', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${merchant.apiKey}` },
-      json: { amount: '1.5', sandboxMode: true },
-    });
-    expect(created.status).toBe(201);
-    const sessionId = created.body.id as string;
+    const sessionId = await sandboxSessionOf(await newDevMerchant(), '1.5');
     await exhaust(`/v1/sessions/${sessionId}`);
     const paid = await script(
       'dev/pay.ts',
