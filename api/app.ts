@@ -48,6 +48,7 @@ import { mountRoutes, type Authenticators } from './routing/mountRoutes';
 import type { AnyRoute } from './routing/route';
 import { authRoutes } from './routes/auth';
 import { emailLoginRoutes } from './routes/emailLogin';
+import { signInCodeRoutes } from './routes/signInCodeLogin';
 import { emailVerificationRoutes } from './routes/merchants/emailVerification';
 import { dashboardPages } from './routes/dashboard';
 import { checkoutRoutes } from './routes/checkout';
@@ -327,6 +328,7 @@ function routeTable(
     }),
     ...authRoutes(context),
     ...emailLoginRoutes(context),
+    ...signInCodeRoutes(context),
     ...profileRoutes(context),
     ...smartAccountRoutes(context),
     ...emailVerificationRoutes(context),

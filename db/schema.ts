@@ -74,6 +74,15 @@ export interface SessionTokenRevocationsTable {
   revoked_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/** A dev sign-in link's one-time code (migration 1010): its hash, its merchant, until when, once. */
+export interface DashboardSignInCodesTable {
+  /** SHA-256 (hex) of the code; the code itself is never stored. */
+  code_hash: string;
+  merchant_id: string;
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+}
+
 export interface EmailCodeCountersTable {
   /** `address:<sha256 of the lower-case e-mail>` or `ip:<client ip>`. */
   counter_key: string;
@@ -666,6 +675,7 @@ export interface Database {
   email_code_failures: EmailCodeFailuresTable;
   email_login_lockouts: EmailLoginLockoutsTable;
   session_token_revocations: SessionTokenRevocationsTable;
+  dashboard_sign_in_codes: DashboardSignInCodesTable;
   api_keys: ApiKeysTable;
   smart_accounts: SmartAccountsTable;
   sessions: SessionsTable;

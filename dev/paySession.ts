@@ -1,5 +1,6 @@
 import { createPublicClient, createWalletClient, erc20Abi, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { retryingDevFetch } from './retryingDevFetch';
 import type { ChainDeployment } from './stackDescription';
 import { DevApiError } from './walletLogin';
 
@@ -57,7 +58,7 @@ export async function paySession({
   symbol = 'USDC',
   chainId,
 }: PaySessionParameters): Promise<{ option: SessionPaymentOption; txHash: Hex }> {
-  const response = await fetch(`${apiUrl}/v1/sessions/${encodeURIComponent(sessionId)}`);
+  const response = await retryingDevFetch(`${apiUrl}/v1/sessions/${encodeURIComponent(sessionId)}`);
   if (!response.ok) throw new DevApiError('GET /v1/sessions/{id}', response.status, await response.text());
   const { paymentOptions } = (await response.json()) as { paymentOptions: SessionPaymentOption[] };
   const option = paymentOptions.find(

@@ -22,11 +22,11 @@ import { startTemporalDevServer } from './services/temporal';
 import { findFreePort } from './services/freePort';
 import { startHaproxy, type ApiReplicaAddress } from './services/haproxy';
 import { ensureDevMerchant } from './devMerchant';
-import { signInWithWallet } from './walletLogin';
 import { readStackFile } from './stackFile';
 import { watchStackEvents } from './stackEvents';
 import { temporalCliPath } from './installTemporal';
 import type { StackDescription } from './stackDescription';
+import { devDashboardLink } from './dashboardSignInLink';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../workers/processMemory';
 
 /**
@@ -185,9 +185,8 @@ async function main(): Promise<void> {
     previous: previousDevMerchant,
   });
   await writeFile(stackFile, `${JSON.stringify({ ...stack, devMerchant }, null, 2)}\n`);
-  // The dashboard signed in as the dev merchant: a fresh session token in the URL fragment, which the
-  // browser never sends to a server and the dashboard wipes from the address bar once it has read it.
-  const { token: dashboardToken } = await signInWithWallet(`http://127.0.0.1:${port}`, devAccount.privateKey);
+  // A one-time sign-in link for the dev merchant (a minute, once; the page asks before it signs in).
+  const dashboardLink = await devDashboardLink(databaseUrl, apiUrl, devMerchant.id);
 
   log('ready');
   const temporalCli = process.env.TEMPORAL_ADDRESS
@@ -205,8 +204,9 @@ async function main(): Promise<void> {
       ...(workerReplicas > 1
         ? [`  Workers       ${workerReplicas} replicas (worker-1 … worker-${workerReplicas})`]
         : []),
-      `  Dashboard     ${apiUrl}/dashboard#token=${dashboardToken}`,
-      `                (opens signed in as the dev merchant; ${apiUrl}/dashboard signs in by wallet or e-mail code)`,
+      `  Dashboard     ${dashboardLink}`,
+      `                (signs in as the dev merchant once, within a minute; a new link: npm run --silent dashboard-link;`,
+      `                ${apiUrl}/dashboard signs in by wallet or e-mail code)`,
       `  Temporal UI   ${temporal.uiUrl}`,
       `  Temporal      ${temporal.address} (namespace ${temporal.namespace})`,
       `  Temporal CLI  ${temporalCli} workflow list --address ${temporal.address} --namespace ${temporal.namespace}`,

@@ -1,5 +1,6 @@
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
+import { retryingDevFetch } from './retryingDevFetch';
 
 /** What POST /v1/auth/verify answers (the fields the dev tools read). */
 export interface WalletLoginResult {
@@ -26,12 +27,14 @@ export class DevApiError extends Error {
  */
 export async function signInWithWallet(apiUrl: string, privateKey: Hex): Promise<WalletLoginResult> {
   const account = privateKeyToAccount(privateKey);
-  const payloadResponse = await fetch(`${apiUrl}/v1/auth/login-payload?address=${account.address}`);
+  const payloadResponse = await retryingDevFetch(
+    `${apiUrl}/v1/auth/login-payload?address=${account.address}`,
+  );
   if (!payloadResponse.ok)
     throw new DevApiError('GET /v1/auth/login-payload', payloadResponse.status, await payloadResponse.text());
   const { message, ...payload } = (await payloadResponse.json()) as { message: string };
   const signature = await account.signMessage({ message });
-  const verified = await fetch(`${apiUrl}/v1/auth/verify`, {
+  const verified = await retryingDevFetch(`${apiUrl}/v1/auth/verify`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ payload, signature }),

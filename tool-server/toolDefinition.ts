@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ApiAuth, ApiClient, ApiRequest } from './apiClient';
 import type { CredentialsStore } from './credentials';
-import type { ConfirmAction } from './personConfirmation';
+import { CONFIRMATION_TOKEN_FIELD, confirmationTokenInput, type ConfirmAction } from './personConfirmation';
 import type { SessionKeyChains } from './sessionKeys/sessionKeyChains';
 import type { UntrustedFields } from './untrustedData';
 
@@ -42,7 +42,9 @@ type Input<Shape extends z.ZodRawShape> = z.infer<z.ZodObject<Shape>>;
 
 /**
  * A tool that is one route: the request is built from the input, the answer is the route's body (an
- * empty answer becomes `emptyResult`, e.g. `{ id, deleted: true }` for a 204).
+ * empty answer becomes `emptyResult`, e.g. `{ id, deleted: true }` for a 204). With `confirmation`, the
+ * call first waits for the person's confirmation (personConfirmation.ts) of the action it describes;
+ * it describes none (undefined) when this call's input changes nothing that needs one.
  */
 export function routeTool<Shape extends z.ZodRawShape>({
   name,
@@ -56,6 +58,7 @@ export function routeTool<Shape extends z.ZodRawShape>({
   emptyResult,
   annotations,
   untrusted,
+  confirmation,
 }: {
   name: string;
   description: string;
@@ -68,22 +71,33 @@ export function routeTool<Shape extends z.ZodRawShape>({
   emptyResult?: (input: Input<Shape>) => unknown;
   annotations?: ToolAnnotations;
   untrusted?: readonly UntrustedFields[];
+  confirmation?: (input: Input<Shape>, context: ToolContext) => Promise<string | undefined>;
 }): AnyToolDefinition {
   return defineTool({
     name,
     description,
-    inputSchema,
+    inputSchema: confirmation
+      ? { ...inputSchema, [CONFIRMATION_TOKEN_FIELD]: confirmationTokenInput }
+      : inputSchema,
     ...(untrusted && { untrusted }),
     annotations: { readOnlyHint: method === 'GET', openWorldHint: false, ...annotations },
-    async run(input, { api }) {
-      const response = await api.call({
+    async run(input: Input<Shape> & { [CONFIRMATION_TOKEN_FIELD]?: string }, context) {
+      // The token is the confirmation's business, never part of the request.
+      const { [CONFIRMATION_TOKEN_FIELD]: _token, ...rest } = input;
+      const request = rest as Input<Shape>;
+      const action = await confirmation?.(request, context);
+      if (action !== undefined) {
+        const confirmed = await context.confirm({ tool: name, input, action });
+        if (!confirmed.confirmed) return confirmed.pending;
+      }
+      const response = await context.api.call({
         method,
         auth,
-        path: typeof path === 'string' ? path : path(input),
-        query: query?.(input),
-        body: body?.(input),
+        path: typeof path === 'string' ? path : path(request),
+        query: query?.(request),
+        body: body?.(request),
       });
-      return response.body === undefined && emptyResult ? emptyResult(input) : response.body;
+      return response.body === undefined && emptyResult ? emptyResult(request) : response.body;
     },
   });
 }

@@ -66,6 +66,11 @@ export const OPERATIONS: Record<string, OperationNaming> = {
     operationId: 'verifyEmailLogin',
     description: 'Exchanges an e-mailed login code for a merchant token (JWT). Rate limited per client IP.',
   },
+  'POST /v1/auth/sign-in-code': {
+    operationId: 'exchangeSignInCode',
+    description:
+      'Exchanges the one-time code of a dashboard sign-in link (the dev stack issues them; no route does) for a merchant token (JWT): once, within a minute of issue.',
+  },
 
   // Merchant account
   'GET /v1/merchants/me': {

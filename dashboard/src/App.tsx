@@ -1,8 +1,9 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { adoptTokenFromFragment, currentToken, onTokenChange, post, setToken } from './api';
+import { currentToken, onTokenChange, post, setToken } from './api';
 import { BASE, match, navigate, useLocation } from './router';
 import { SignIn } from './pages/SignIn';
+import { SIGN_IN_LINK_PATH, SignInLink } from './pages/SignInLink';
 import { Overview } from './pages/Overview';
 import { Sessions } from './pages/Sessions';
 import { SessionDetail } from './pages/SessionDetail';
@@ -13,8 +14,6 @@ import { Paymaster } from './pages/Paymaster';
 import { Billing } from './pages/Billing';
 import { Yield } from './pages/Yield';
 import { Profile } from './pages/Profile';
-
-adoptTokenFromFragment();
 
 const NAV: { path: string; label: string }[] = [
   { path: '/', label: 'Overview' },
@@ -77,7 +76,10 @@ export function Link({
 
 export function App() {
   const [token, setCurrent] = useState(currentToken);
+  const { path } = useLocation();
   useEffect(() => onTokenChange(setCurrent), []);
+  // Signed in or not: the page itself asks before it signs this tab in.
+  if (path === SIGN_IN_LINK_PATH) return <SignInLink />;
   if (!token) return <SignIn />;
   return <Console token={token} />;
 }

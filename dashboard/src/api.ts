@@ -1,6 +1,7 @@
 /**
  * The dashboard's one way to the service: the public JWT routes, same origin (the CSP allows no other).
- * The session token lives in this tab's sessionStorage only: it survives a reload, not the tab.
+ * The session token lives in this tab's sessionStorage only: it survives a reload, not the tab. Only a
+ * sign-in on a page puts one there; a URL never does (security review III, finding 3).
  */
 const TOKEN_KEY = 'stablepay.dashboard.token';
 
@@ -48,14 +49,13 @@ export function onTokenChange(listener: Listener): () => void {
 }
 
 /**
- * The dev shortcut (`npm start` prints it): a token handed in the URL fragment, which never reaches a
- * server log; taken once and wiped from the address bar.
+ * Signs out a session token this tab does not hold (one a sign-in link gave and the person turned
+ * down): it stops working everywhere. Best effort: it expires on its own anyway.
  */
-export function adoptTokenFromFragment(): void {
-  const token = /^#token=([\w.-]+)$/.exec(location.hash)?.[1];
-  if (!token) return;
-  setToken(token);
-  history.replaceState(null, '', location.pathname + location.search);
+export async function revokeToken(token: string): Promise<void> {
+  await fetch('/v1/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${token}` } }).catch(
+    () => undefined,
+  );
 }
 
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -78,8 +78,9 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   if (!response.ok) {
     const message =
       (json as { message?: string } | undefined)?.message ?? `The service answered ${response.status}`;
-    // A token the service no longer takes (expired, revoked): back to sign-in.
-    if (response.status === 401 && token && path !== '/v1/auth/logout') setToken(null);
+    // A token the service no longer takes (expired, revoked): back to sign-in. A login route's 401 is
+    // about the credential it was given (a code, a signature), not about this tab's token.
+    if (response.status === 401 && token && !path.startsWith('/v1/auth/')) setToken(null);
     throw new ApiError(response.status, message, (json as { code?: string } | undefined)?.code);
   }
   return json as T;

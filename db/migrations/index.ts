@@ -39,6 +39,7 @@ import * as depositsDropUnsettledIndex from './2026_11_26_965_deposits_drop_unse
 import * as webhookDeliveriesEventIndex from './2026_11_26_970_webhook_deliveries_event_index';
 import * as paymentOptionsSessionExpiry from './2026_11_27_980_payment_options_session_expiry';
 import * as paymasterClientNotifications from './2026_11_27_990_paymaster_client_notifications';
+import * as dashboardSignInCodes from './2026_11_28_1010_dashboard_sign_in_codes';
 import * as yieldDeployBudget from './2026_11_28_1020_yield_deploy_budget';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
@@ -83,5 +84,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_970_webhook_deliveries_event_index': webhookDeliveriesEventIndex,
   '2026_11_27_980_payment_options_session_expiry': paymentOptionsSessionExpiry,
   '2026_11_27_990_paymaster_client_notifications': paymasterClientNotifications,
+  '2026_11_28_1010_dashboard_sign_in_codes': dashboardSignInCodes,
   '2026_11_28_1020_yield_deploy_budget': yieldDeployBudget,
 };

@@ -68,10 +68,21 @@ export async function openDashboard(
   return { page, context, foreignRequests, errors };
 }
 
-/** Signs the page in with a token the way the dev shortcut does (URL fragment), at `path`. */
+/** Where the dashboard keeps the tab's session token (dashboard/src/api.ts). */
+export const TOKEN_KEY = 'stablepay.dashboard.token';
+
+/**
+ * Opens the dashboard at `path` in a tab signed in with `token`, as a sign-in leaves it: the token in
+ * the tab's sessionStorage, written on a same-origin page first (a link can no longer sign a tab in).
+ */
 export async function openSignedIn(page: Page, baseUrl: string, token: string, path = ''): Promise<void> {
-  await page.goto(`${baseUrl}/dashboard${path}#token=${token}`);
+  await page.goto(`${baseUrl}/health`);
+  await page.evaluate(([key, value]) => sessionStorage.setItem(key, value), [TOKEN_KEY, token] as const);
+  await page.goto(`${baseUrl}/dashboard${path}`);
 }
+
+/** The tab's session token, or null when it is signed out. */
+export const tokenIn = (page: Page) => page.evaluate((key) => sessionStorage.getItem(key), TOKEN_KEY);
 
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 

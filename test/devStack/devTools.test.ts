@@ -24,6 +24,9 @@ const run = promisify(execFile);
 describe('the dev merchant and the dev tools', () => {
   let app: TestApp;
   let stackFile: string;
+  /** The same API with login and the public reads at 60 a minute (one a second): Retry-After is 1 s. */
+  let limited: TestApp;
+  let limitedStackFile: string;
   /** The "dev account" of this test's stack file: a fresh wallet, so no other test shares its nonce. */
   const devPrivateKey = generatePrivateKey();
   const devAccount = privateKeyToAccount(devPrivateKey);
@@ -31,28 +34,37 @@ describe('the dev merchant and the dev tools', () => {
   beforeAll(async () => {
     app = await startTestApp();
     const stack = testStack();
-    const description: Pick<StackDescription, 'apiUrl' | 'chains' | 'mail' | 'devAccount'> = {
+    const description: Pick<StackDescription, 'apiUrl' | 'databaseUrl' | 'chains' | 'mail' | 'devAccount'> = {
       apiUrl: app.baseUrl,
+      databaseUrl: stack.databaseUrl,
       chains: stack.chains,
       mail: stack.mail,
       devAccount: { address: devAccount.address, privateKey: devPrivateKey },
     };
     stackFile = join(await mkdtemp(join(tmpdir(), 'stablepay-dev-tools-')), 'stack.json');
     await writeFile(stackFile, JSON.stringify(description));
+    limited = await startTestApp({
+      RATE_LIMIT_LOGIN_PER_MINUTE: '60',
+      RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: '60',
+    });
+    limitedStackFile = join(await mkdtemp(join(tmpdir(), 'stablepay-dev-tools-')), 'stack.json');
+    await writeFile(limitedStackFile, JSON.stringify({ ...description, apiUrl: limited.baseUrl }));
   });
   afterAll(async () => {
     await app?.close();
+    await limited?.close();
   });
 
   /** Runs `npm run <script>` as npm does (tsx), against this test's stack file. */
   async function script(
     file: string,
     args: string[],
+    stack = stackFile,
   ): Promise<{ stdout: string; stderr: string; code: number }> {
     try {
       const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', file, ...args], {
         cwd: root,
-        env: { ...process.env, STABLEPAY_STACK_FILE: stackFile },
+        env: { ...process.env, STABLEPAY_STACK_FILE: stack },
       });
       return { stdout, stderr, code: 0 };
     } catch (error) {
@@ -170,9 +182,53 @@ describe('the dev merchant and the dev tools', () => {
     expect(bad.stderr).toContain('--private-key must be 0x and 64 hex digits');
   });
 
-  it('npm run pay transfers the exact amount of the asked token and chain to the session deposit address', async () => {
-    const stack = testStack();
-    const chain = stack.chains.find((candidate) => candidate.chainId === 84532)!;
+  /** A dev merchant of its own (fresh wallet and e-mail), as `npm start` makes one. */
+  const newDevMerchant = () =>
+    ensureDevMerchant({
+      apiUrl: app.baseUrl,
+      mailWebUrl: testStack().mail.webUrl,
+      privateKey: generatePrivateKey(),
+      email: freshEmail('dev'),
+    });
+
+  /** A sandbox session of `amount` USD for `merchant`, made with its sk_live_ key; its id. */
+  async function sandboxSessionOf(merchant: { apiKey: string }, amount: string): Promise<string> {
+    const created = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${merchant.apiKey}` },
+      json: { amount, sandboxMode: true },
+    });
+    expect(created.status).toBe(201);
+    return created.body.id as string;
+  }
+
+  it('npm run dashboard-link prints a sign-in link for the dev merchant whose code the API exchanges once', async () => {
+    const noMerchant = await script('dev/dashboardLink.ts', [], limitedStackFile);
+    expect(noMerchant).toMatchObject({ code: 1, stdout: '' });
+    expect(noMerchant.stderr).toContain('the stack file names no dev merchant');
+
+    const merchant = await newDevMerchant();
+    const withMerchant = join(await mkdtemp(join(tmpdir(), 'stablepay-dev-tools-')), 'stack.json');
+    await writeFile(
+      withMerchant,
+      JSON.stringify({ ...JSON.parse(await readFile(stackFile, 'utf8')), devMerchant: merchant }),
+    );
+    const printed = await script('dev/dashboardLink.ts', [], withMerchant);
+    expect(printed.code).toBe(0);
+    const code = new RegExp(`^${app.baseUrl}/dashboard/sign-in-link#code=(dsc_[\\w-]{43})\\n$`).exec(
+      printed.stdout,
+    )?.[1];
+    expect(code).toBeDefined();
+    const exchange = () => app.request('/v1/auth/sign-in-code', { method: 'POST', json: { code } });
+    const first = await exchange();
+    expect(first).toMatchObject({ status: 200, body: { merchant: { id: merchant.id } } });
+    expect((await profileOf(first.body.token)).id).toBe(merchant.id);
+    expect((await exchange()).status).toBe(401);
+  });
+
+  /** Gives the dev account gas on a local chain (the tokens themselves have an open mint). */
+  async function fundDevAccountOn(chainId: number) {
+    const chain = testStack().chains.find((candidate) => candidate.chainId === chainId)!;
     await fetch(chain.rpcUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -183,19 +239,12 @@ describe('the dev merchant and the dev tools', () => {
         params: [devAccount.address, numberToHex(parseEther('10'))],
       }),
     });
-    const merchant = await ensureDevMerchant({
-      apiUrl: app.baseUrl,
-      mailWebUrl: stack.mail.webUrl,
-      privateKey: generatePrivateKey(),
-      email: freshEmail('dev'),
-    });
-    const created = await app.request('/v1/sessions', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${merchant.apiKey}` },
-      json: { amount: '7.123456', sandboxMode: true },
-    });
-    expect(created.status).toBe(201);
-    const sessionId = created.body.id as string;
+    return chain;
+  }
+
+  it('npm run pay transfers the exact amount of the asked token and chain to the session deposit address', async () => {
+    const chain = await fundDevAccountOn(84532);
+    const sessionId = await sandboxSessionOf(await newDevMerchant(), '7.123456');
     const read = await app.request(`/v1/sessions/${sessionId}`);
     const option = (
       read.body.paymentOptions as {
@@ -227,5 +276,36 @@ describe('the dev merchant and the dev tools', () => {
     const unknown = await script('dev/pay.ts', ['00000000-0000-4000-8000-000000000000']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('GET /v1/sessions/{id} answered 404');
+  });
+
+  /** Spends this client's (127.0.0.1's) allowance on `path` of the limited app until it answers 429. */
+  async function exhaust(path: string): Promise<void> {
+    for (let sent = 0; sent < 200; sent++) {
+      const response = await limited.request(path);
+      if (response.status === 429) {
+        expect(response.headers.get('retry-after')).toBe('1');
+        return;
+      }
+    }
+    throw new Error(`${path} never answered 429`);
+  }
+
+  it('npm run token and npm run pay wait out a 429 and its Retry-After instead of stopping (security review III, finding 7a)', async () => {
+    await exhaust(`/v1/auth/login-payload?address=${devAccount.address}`);
+    const token = await script('dev/token.ts', [], limitedStackFile);
+    expect(token).toMatchObject({ code: 0, stdout: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+\n$/) });
+    expect(token.stderr).toContain('GET /v1/auth/login-payload answered 429: retrying in 1 s');
+    expect((await profileOf(token.stdout.trim())).walletAddress).toBe(devAccount.address);
+
+    await fundDevAccountOn(84532);
+    const sessionId = await sandboxSessionOf(await newDevMerchant(), '1.5');
+    await exhaust(`/v1/sessions/${sessionId}`);
+    const paid = await script(
+      'dev/pay.ts',
+      [sessionId, '--symbol', 'USDT', '--chain', '84532'],
+      limitedStackFile,
+    );
+    expect(paid.stderr).toContain(`GET /v1/sessions/${sessionId} answered 429: retrying in 1 s`);
+    expect(paid).toMatchObject({ code: 0, stdout: expect.stringContaining('paid 1.5 USDT on base-sepolia') });
   });
 });

@@ -151,6 +151,12 @@ describe('the MCP tool server over stdio', () => {
       called.add(name);
       return resultBody(await server.call(name, args));
     };
+    /** A guarded tool (no elicitation here): the first call answers a token, the second does it. */
+    const confirmed = async (name: string, args: Record<string, unknown>) => {
+      const pending = await ok(name, args);
+      expect(pending).toMatchObject({ confirmationRequired: true });
+      return ok(name, { ...args, confirmationToken: pending.confirmationToken });
+    };
 
     expect(await ok('get_profile')).toMatchObject({ email, emailVerified: true });
     expect(await ok('update_profile', { name: 'Agent Coffee' })).toMatchObject({ name: 'Agent Coffee' });
@@ -166,7 +172,7 @@ describe('the MCP tool server over stdio', () => {
     expect((await ok('list_api_keys')).data.map((entry: { id: string }) => entry.id)).toContain(key.id);
 
     // Webhook endpoints with the remembered sk_ key; deliveries with the session token.
-    const webhook = await ok('create_webhook', {
+    const webhook = await confirmed('create_webhook', {
       url: 'http://127.0.0.1:9/hooks',
       events: ['session.confirming'],
     });
@@ -176,8 +182,10 @@ describe('the MCP tool server over stdio', () => {
     });
     expect((await ok('list_webhooks')).data).toHaveLength(1);
     expect(await ok('get_webhook', { id: webhook.id })).toMatchObject({ id: webhook.id, enabled: true });
-    expect(await ok('update_webhook', { id: webhook.id, enabled: false })).toMatchObject({ enabled: false });
-    const rotated = await ok('rotate_webhook_secret', { id: webhook.id, overlapSeconds: 600 });
+    expect(await confirmed('update_webhook', { id: webhook.id, enabled: false })).toMatchObject({
+      enabled: false,
+    });
+    const rotated = await confirmed('rotate_webhook_secret', { id: webhook.id, overlapSeconds: 600 });
     expect(rotated.secret).toMatch(/^whsec_/);
     expect(rotated.secret).not.toBe(webhook.secret);
     expect(Date.parse(rotated.previousSecretExpiresAt)).toBeGreaterThan(Date.now());
@@ -193,7 +201,7 @@ describe('the MCP tool server over stdio', () => {
     expect(resultText(disabledRecovery)).toBe(
       'HTTP 409 Conflict: The webhook endpoint is disabled; enable it first',
     );
-    await ok('update_webhook', { id: webhook.id, enabled: true });
+    await confirmed('update_webhook', { id: webhook.id, enabled: true });
     expect(
       await ok('recover_webhook_deliveries', {
         webhookId: webhook.id,
@@ -222,12 +230,15 @@ describe('the MCP tool server over stdio', () => {
       id: session.id,
     });
 
-    const { client } = await ok('create_paymaster_client', { label: 'dapp', allowedChainIds: [chainId] });
+    const { client } = await confirmed('create_paymaster_client', {
+      label: 'dapp',
+      allowedChainIds: [chainId],
+    });
     expect(client.clientId).toMatch(/^pmc_test_/);
     expect((await ok('list_paymaster_clients')).data.map((entry: { id: string }) => entry.id)).toContain(
       client.id,
     );
-    expect(await ok('update_paymaster_client', { id: client.id, gasMode: 'both' })).toMatchObject({
+    expect(await confirmed('update_paymaster_client', { id: client.id, gasMode: 'both' })).toMatchObject({
       gasMode: 'both',
     });
     expect(await ok('get_paymaster_usage', { limit: 5, chainId })).toMatchObject({
@@ -237,7 +248,11 @@ describe('the MCP tool server over stdio', () => {
     expect(await ok('revoke_paymaster_client', { id: client.id })).toMatchObject({ id: client.id });
 
     const contract = '0x1000000000000000000000000000000000000001';
-    const entry = await ok('add_allowlist_entry', { chainId, contractAddress: contract, label: 'game' });
+    const entry = await confirmed('add_allowlist_entry', {
+      chainId,
+      contractAddress: contract,
+      label: 'game',
+    });
     expect((await ok('list_allowlist')).data.map((row: { id: string }) => row.id)).toContain(entry.id);
     expect(await ok('remove_allowlist_entry', { id: entry.id })).toEqual({ id: entry.id, removed: true });
 
@@ -368,7 +383,7 @@ describe('the MCP tool server over stdio', () => {
         headers: merchant.auth,
       });
       const withRevoked = await toolServer({ env: { STABLEPAY_API_KEY: rawKey } });
-      expect(resultText(await withRevoked.call('create_webhook', { url: 'http://127.0.0.1:9/x' }))).toMatch(
+      expect(resultText(await withRevoked.call('list_webhooks'))).toMatch(
         /^API_KEY_REQUIRED: the API refused the sk_ key/,
       );
     });
@@ -388,14 +403,24 @@ describe('the MCP tool server over stdio', () => {
     const loginCode = await waitForCode(email, { count: 2 });
     const { confirmationToken } = resultBody(await server.call('create_api_key', { label: 'logged?' }));
     const key = resultBody(await server.call('create_api_key', { label: 'logged?', confirmationToken }));
-    const webhook = resultBody(await server.call('create_webhook', { url: 'http://127.0.0.1:9/hooks' }));
+    const hook = { url: 'http://127.0.0.1:9/hooks' };
+    const webhookConfirmation = resultBody(await server.call('create_webhook', hook)).confirmationToken;
+    const webhook = resultBody(
+      await server.call('create_webhook', { ...hook, confirmationToken: webhookConfirmation }),
+    );
     await server.call('list_webhooks');
     const stored = JSON.parse(await readFile(server.credentialsFile, 'utf8'));
 
     const logs = [...app.logLines, ...server.stderrLines].join('\n');
     expect(server.stderrLines.some((line) => line.includes('API call'))).toBe(true);
     expect(logs).not.toMatch(new RegExp(`(?<![0-9])${loginCode}(?![0-9])`));
-    for (const secret of [stored.session.token, key.rawKey, webhook.secret, confirmationToken]) {
+    for (const secret of [
+      stored.session.token,
+      key.rawKey,
+      webhook.secret,
+      confirmationToken,
+      webhookConfirmation,
+    ]) {
       expect(logs).not.toContain(secret);
     }
   });

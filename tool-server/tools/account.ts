@@ -1,19 +1,6 @@
 import { z } from 'zod';
-import type { CredentialsStore } from '../credentials';
+import { accountName, confirmationTokenInput as confirmationToken } from '../personConfirmation';
 import { type AnyToolDefinition, defineTool, routeTool, segment } from '../toolDefinition';
-
-const confirmationToken = z
-  .string()
-  .optional()
-  .describe('Only after the person agreed: the token a first call answered (clients without elicitation)');
-
-/** The signed-in account as the person knows it. */
-async function accountName(credentials: CredentialsStore): Promise<string> {
-  const { session } = await credentials.read();
-  return session
-    ? `the merchant account ${session.email ?? session.merchantId}`
-    : 'the signed-in merchant account';
-}
 
 /**
  * | get_profile    | GET    /v1/merchants/me               |

@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { PAYMASTER_USAGE_STATUSES } from '../../db/paymasterUsageStatus';
+import { accountName, describeChanges } from '../personConfirmation';
 import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefinition';
 
 /**
  * | list_paymaster_clients  | GET    /v1/paymaster/clients        |
- * | create_paymaster_client | POST   /v1/paymaster/clients        |
- * | update_paymaster_client | PATCH  /v1/paymaster/clients/{id}   |
+ * | create_paymaster_client | POST   /v1/paymaster/clients        | confirmed by the person |
+ * | update_paymaster_client | PATCH  /v1/paymaster/clients/{id}   | confirmed by the person, unless only the label changes |
  * | revoke_paymaster_client | DELETE /v1/paymaster/clients/{id}   |
  * | list_allowlist          | GET    /v1/paymaster/allowlist      |
- * | add_allowlist_entry     | POST   /v1/paymaster/allowlist      |
+ * | add_allowlist_entry     | POST   /v1/paymaster/allowlist      | confirmed by the person |
  * | remove_allowlist_entry  | DELETE /v1/paymaster/allowlist/{id} |
  * | get_paymaster_usage     | GET    /v1/paymaster/usage          |
  */
@@ -35,7 +36,7 @@ export const paymasterTools: AnyToolDefinition[] = [
   routeTool({
     name: 'create_paymaster_client',
     description:
-      'Create a paymaster client: a publishable pmc_live_/pmc_test_ id for the paymaster RPC and bundler.',
+      'Create a paymaster client: a publishable pmc_live_/pmc_test_ id for the paymaster RPC and bundler (needs the person’s confirmation).',
     inputSchema: {
       label: z.string(),
       environment: z.enum(['live', 'test']).optional().describe('default test'),
@@ -48,12 +49,14 @@ export const paymasterTools: AnyToolDefinition[] = [
     method: 'POST',
     path: '/v1/paymaster/clients',
     body: (input) => input,
+    confirmation: async (input, { credentials }) =>
+      `Create a ${input.environment ?? 'test'} paymaster client ${JSON.stringify(input.label)} for ${await accountName(credentials)} (${describeChanges({ gasMode: input.gasMode ?? 'sponsored', allowedChainIds: input.allowedChainIds, allowedOrigins: input.allowedOrigins ?? [], userPaidMaxOperationUsd: input.userPaidMaxOperationUsd })}); whoever holds its public pmc_ id can have the merchant’s paymaster sign operations, sponsored ones at the merchant’s cost${input.allowedOrigins?.length ? '' : ', from any origin'}`,
   }),
 
   routeTool({
     name: 'update_paymaster_client',
     description:
-      'Change a paymaster client’s label, origins, chains, gas mode or per-operation cap on user-paid gas.',
+      'Change a paymaster client’s label, origins, chains, gas mode or per-operation cap on user-paid gas (anything but the label needs the person’s confirmation).',
     inputSchema: {
       id: z.string(),
       label: z.string().optional(),
@@ -66,6 +69,11 @@ export const paymasterTools: AnyToolDefinition[] = [
     method: 'PATCH',
     path: ({ id }) => `/v1/paymaster/clients/${segment(id)}`,
     body: (input) => without(input, 'id'),
+    // A label is the merchant's own note; every other field decides who may spend what.
+    confirmation: async ({ id, label: _label, ...changes }, { credentials }) => {
+      const described = describeChanges(changes);
+      return described && `Change paymaster client ${id} of ${await accountName(credentials)}: ${described}`;
+    },
   }),
 
   routeTool({
@@ -90,12 +98,14 @@ export const paymasterTools: AnyToolDefinition[] = [
   routeTool({
     name: 'add_allowlist_entry',
     description:
-      'Allow sponsored calls to a contract on a chain (replaces the entry of the same chain and address).',
+      'Allow sponsored calls to a contract on a chain (replaces the entry of the same chain and address; needs the person’s confirmation).',
     inputSchema: { chainId: z.number().int(), contractAddress: z.string(), label: z.string().optional() },
     auth: 'jwt',
     method: 'POST',
     path: '/v1/paymaster/allowlist',
     body: (input) => input,
+    confirmation: async ({ chainId, contractAddress, label }, { credentials }) =>
+      `Allow sponsored calls to contract ${contractAddress} on chain ${chainId}${label === undefined ? '' : ` (labelled ${JSON.stringify(label)})`} for ${await accountName(credentials)}: the merchant then pays the gas of sponsored operations calling it`,
   }),
 
   routeTool({

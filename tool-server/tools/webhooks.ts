@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES } from '../../api/routes/webhooks/webhookModels';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/events';
+import { accountName, describeChanges } from '../personConfirmation';
 import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefinition';
 
 /**
  * Endpoints are managed with the sk_ key (SPEC: webhooks with the API key), deliveries read with the
- * session token.
+ * session token. Creating, redirecting (url, events, enabled) and re-keying an endpoint need the
+ * person's confirmation (security review III, finding 6): the endpoint receives the merchant's events.
  * | list_webhooks           | GET    /v1/webhooks                                    | SK  |
  * | create_webhook          | POST   /v1/webhooks                                    | SK  |
  * | get_webhook             | GET    /v1/webhooks/{id}                               | SK  |
@@ -35,7 +37,8 @@ export const webhookTools: AnyToolDefinition[] = [
 
   routeTool({
     name: 'create_webhook',
-    description: 'Add a webhook endpoint (at most 5). The whsec_ signing secret is returned this once.',
+    description:
+      'Add a webhook endpoint (at most 5; needs the person’s confirmation). The whsec_ signing secret is returned this once.',
     inputSchema: {
       url: z.string().describe('absolute https URL'),
       events: events.optional(),
@@ -46,6 +49,8 @@ export const webhookTools: AnyToolDefinition[] = [
     method: 'POST',
     path: '/v1/webhooks',
     body: (input) => input,
+    confirmation: async ({ url, events, enabled }, { credentials }) =>
+      `Add the webhook endpoint ${url} to ${await accountName(credentials)}${events === undefined ? '' : ` for ${events.join(', ')}`}${enabled === false ? ' (disabled)' : ''}: the merchant’s session events (ids, amounts, statuses) are sent there, signed with a new secret`,
   }),
 
   routeTool({
@@ -59,7 +64,8 @@ export const webhookTools: AnyToolDefinition[] = [
 
   routeTool({
     name: 'update_webhook',
-    description: 'Change a webhook endpoint’s url, events, enabled flag or description.',
+    description:
+      'Change a webhook endpoint’s url, events, enabled flag or description (anything but the description needs the person’s confirmation).',
     inputSchema: {
       id: z.string(),
       url: z.string().optional(),
@@ -71,6 +77,11 @@ export const webhookTools: AnyToolDefinition[] = [
     method: 'PATCH',
     path: endpointPath,
     body: (input) => without(input, 'id'),
+    // A description is the merchant's own note; the rest decides where the events go.
+    confirmation: async ({ id, url, events, enabled }, { credentials }) => {
+      const described = describeChanges({ url, events, enabled });
+      return described && `Change webhook endpoint ${id} of ${await accountName(credentials)}: ${described}`;
+    },
   }),
 
   routeTool({
@@ -87,7 +98,7 @@ export const webhookTools: AnyToolDefinition[] = [
   routeTool({
     name: 'rotate_webhook_secret',
     description:
-      'Issue a new whsec_ signing secret for an endpoint (returned this once). The old one keeps signing beside it for overlapSeconds (default a day), so the receiver can switch without losing a delivery.',
+      'Issue a new whsec_ signing secret for an endpoint (returned this once; needs the person’s confirmation). The old one keeps signing beside it for overlapSeconds (default a day), so the receiver can switch without losing a delivery.',
     inputSchema: {
       id: z.string(),
       overlapSeconds: z
@@ -100,6 +111,8 @@ export const webhookTools: AnyToolDefinition[] = [
     method: 'POST',
     path: ({ id }) => `${endpointPath({ id })}/rotate-secret`,
     body: (input) => without(input, 'id'),
+    confirmation: async ({ id, overlapSeconds }, { credentials }) =>
+      `Issue a new signing secret for webhook endpoint ${id} of ${await accountName(credentials)}; whoever holds it can sign events the receiver trusts, and the old one stops signing after ${overlapSeconds ?? 86_400} s`,
   }),
 
   routeTool({

@@ -163,6 +163,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/auth/sign-in-code': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Exchange a dashboard sign-in link’s one-time code for a merchant session token
+     * @description Exchanges the one-time code of a dashboard sign-in link (the dev stack issues them; no route does) for a merchant token (JWT): once, within a minute of issue.
+     */
+    post: operations['exchangeSignInCode'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/merchants/me': {
     parameters: {
       query?: never;
@@ -1610,6 +1630,9 @@ export interface components {
       email: string;
       code: string;
     };
+    SignInCodeExchange: {
+      code: string;
+    };
     MerchantProfileUpdate: {
       name?: string | null;
       email?: string | null;
@@ -2949,6 +2972,68 @@ export interface operations {
         headers: {
           /** @description Seconds to wait before retrying */
           'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  exchangeSignInCode: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SignInCodeExchange'];
+      };
+    };
+    responses: {
+      /** @description Merchant session token */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LoginResult'];
+        };
+      };
+      /** @description code missing or not the shape of a sign-in code */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Code unknown, already used or expired (a minute after issue) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
