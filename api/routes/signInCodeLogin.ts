@@ -11,7 +11,8 @@ import { loginResult, loginResultSchema } from './loginResult';
  *
  * The exchange of a dashboard sign-in link's one-time code (security review III, finding 3). No route
  * issues codes: only the dev stack writes one (dev/dashboardSignInLink.ts, with database access), so
- * where nothing issues them this route can only refuse. A code is 32 random bytes: not guessable.
+ * where nothing issues them this route can only refuse. A code is 32 random bytes: not guessable; the route
+ * still shares the login routes' per-IP allowance.
  */
 const body = z
   .object({
@@ -34,6 +35,8 @@ export function signInCodeRoutes(app: AppContext): AnyRoute[] {
       method: 'post',
       path: '/v1/auth/sign-in-code',
       auth: 'none',
+      // A login route like the others: the per-IP login allowance bounds how fast codes can be tried.
+      perIpLimit: 'login',
       tag: 'Login',
       audience: 'dashboard',
       summary: 'Exchange a dashboard sign-in link’s one-time code for a merchant session token',

@@ -28,6 +28,7 @@ const LOGIN_ROUTES: LimitedRoute[] = [
   { method: 'POST', path: '/v1/auth/verify', json: {} },
   { method: 'POST', path: '/v1/auth/email/start', json: {} },
   { method: 'POST', path: '/v1/auth/email/verify', json: {} },
+  { method: 'POST', path: '/v1/auth/sign-in-code', json: {} },
 ];
 const PUBLIC_READ_ROUTES: LimitedRoute[] = [
   { method: 'GET', path: `/v1/sessions/${id}` },
