@@ -3040,6 +3040,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description Too many requests from this client IP */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
       503: {
         headers: {
