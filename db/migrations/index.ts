@@ -39,6 +39,7 @@ import * as depositsDropUnsettledIndex from './2026_11_26_965_deposits_drop_unse
 import * as webhookDeliveriesEventIndex from './2026_11_26_970_webhook_deliveries_event_index';
 import * as paymentOptionsSessionExpiry from './2026_11_27_980_payment_options_session_expiry';
 import * as paymasterClientNotifications from './2026_11_27_990_paymaster_client_notifications';
+import * as endpointTestEvents from './2026_11_28_1040_endpoint_test_events';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -82,4 +83,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_970_webhook_deliveries_event_index': webhookDeliveriesEventIndex,
   '2026_11_27_980_payment_options_session_expiry': paymentOptionsSessionExpiry,
   '2026_11_27_990_paymaster_client_notifications': paymasterClientNotifications,
+  '2026_11_28_1040_endpoint_test_events': endpointTestEvents,
 };
