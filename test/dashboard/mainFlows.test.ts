@@ -8,7 +8,7 @@ import { DESKTOP, openDashboard, openSignedIn, PHONE, screenshot, type Dashboard
 
 /**
  * The dashboard's main flows in chromium on a settlement world of its own (local chains, the worker,
- * Temporal, Postgres): add a webhook endpoint and rotate its secret; create a payment link, pay it on
+ * Temporal, Postgres): add a webhook endpoint and rotate its secret on its page; create a payment link, pay it on
  * the local chain from the test and watch the session page reach completed with its webhook delivery
  * (event, endpoint, attempt) on the timeline without a reload; resend that delivery; create an API key (shown once) and revoke it.
  */
@@ -69,14 +69,14 @@ describe('dashboard main flows in chromium', () => {
     expect(await secret.textContent()).toMatch(/^whsec_/);
     const first = await secret.textContent();
 
+    // Rotation is on the endpoint's own page.
+    await page.getByRole('link', { name: 'Shop backend' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Webhook endpoint' }).waitFor();
     await page.getByLabel('Keep the old secret signing for (hours)').fill('2');
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     await page.getByText('The old secret keeps signing until').waitFor();
-    await page.waitForFunction(
-      (old) => document.querySelector('[data-testid="secret"]')?.textContent !== old,
-      first,
-    );
     expect(await secret.textContent()).toMatch(/^whsec_/);
+    expect(await secret.textContent()).not.toBe(first);
     await screenshot(page, 'webhooks-rotated-1280');
   });
 
@@ -201,6 +201,7 @@ describe('dashboard main flows in chromium', () => {
   it('shows the delivery with its attempts and resends it', async () => {
     const { page } = dashboard;
     await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('link', { name: 'Shop backend' }).click();
     const delivery = page.getByTestId('delivery').first();
     await delivery.getByText('succeeded', { exact: true }).waitFor();
     await delivery.locator('summary').click();
