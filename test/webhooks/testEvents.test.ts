@@ -3,10 +3,14 @@ import type { Db } from '../../db/client';
 import { verifyWebhook } from '../../webhooks/verifyWebhook';
 import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
 import { startTestApp, type TestApp } from '../harness/app';
-import { createApiKey, signInNewMerchant } from '../harness/merchants';
 import { startTestWorkers, type TestWorkers } from '../harness/workers';
 import { createConfirmingSession } from './fixtures';
-import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from './receiver';
+import {
+  arrivalsAt as arrivalsAtPath,
+  merchantWithEndpoint as endpointAtReceiver,
+  waitForArrivalsAt,
+} from './apiEndpoints';
+import { startWebhookReceiver, type WebhookReceiver } from './receiver';
 
 /**
  * `POST …/webhooks/{id}/send-test-event` (issue 48) on both route sets, on the Temporal dev server with
@@ -39,30 +43,10 @@ describe('webhook test events', () => {
     await workers?.stop();
   });
 
-  /** A merchant of its own with an sk_ key and an endpoint (created through the API) at the receiver. */
-  async function merchantWithEndpoint(path: string) {
-    const merchant = await signInNewMerchant(app);
-    const sk = { authorization: `Bearer ${await createApiKey(app, merchant)}` };
-    const created = await app.request('/v1/webhooks', {
-      method: 'POST',
-      headers: sk,
-      json: { url: `${receiver.baseUrl}${path}` },
-    });
-    expect(created.status).toBe(201);
-    return { merchant, sk, endpointId: created.body.id as string, secret: created.body.secret as string };
-  }
+  const merchantWithEndpoint = (path: string) => endpointAtReceiver(app, receiver, path);
 
-  const arrivalsAt = (path: string) => receiver.received.filter((request) => request.path === path);
-
-  async function waitForArrivals(path: string, count: number): Promise<ReceivedWebhook[]> {
-    const deadline = Date.now() + 30_000;
-    while (arrivalsAt(path).length < count) {
-      if (Date.now() > deadline)
-        throw new Error(`${path} got ${arrivalsAt(path).length} of ${count} requests`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    return arrivalsAt(path);
-  }
+  const arrivalsAt = (path: string) => arrivalsAtPath(receiver, path);
+  const waitForArrivals = (path: string, count: number) => waitForArrivalsAt(receiver, path, count);
 
   /** The endpoint's delivery once its first attempt is recorded, read through the API. */
   async function recordedDelivery(listPath: string, headers: Record<string, string>, deliveryId: string) {
