@@ -58,7 +58,8 @@ describe('webhook test events', () => {
         body: 'ok',
       });
       const delivery = listed.body.data.find((entry: { id: string }) => entry.id === deliveryId);
-      if (delivery?.attempts.length > 0) return delivery;
+      // attemptCount moves with the status in one transaction; the attempts are read by a second query.
+      if (delivery?.attemptCount > 0 && delivery.attempts.length > 0) return delivery;
       if (Date.now() > deadline) throw new Error(`delivery ${deliveryId} has no recorded attempt`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

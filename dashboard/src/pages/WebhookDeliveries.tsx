@@ -63,7 +63,7 @@ export function Deliveries({ endpointId, follow }: { endpointId: string; follow?
   useEffect(() => {
     if (!follow || !deliveries.data || Date.now() - followedSince.current > FOLLOW_MS) return;
     const shown = deliveries.data.data.find((delivery) => delivery.id === follow);
-    if (shown && shown.attempts.length > 0) return;
+    if (shown && shown.attemptCount > 0) return;
     const timer = setTimeout(deliveries.reload, 1000);
     return () => clearTimeout(timer);
   }, [follow, deliveries.data]);
