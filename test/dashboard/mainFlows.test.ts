@@ -1,10 +1,8 @@
-import type { Browser } from 'playwright-core';
 import type { Address } from 'viem';
-import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
-import { launchChromium } from '../checkout/chromium';
-import { payDeposit, startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
-import { startWebhookReceiver, type WebhookReceiver } from '../webhooks/receiver';
-import { DESKTOP, openDashboard, openSignedIn, PHONE, screenshot, type DashboardPage } from './browser';
+import { payDeposit, type SettlementStack } from '../settlement/settlementStack';
+import type { WebhookReceiver } from '../webhooks/receiver';
+import { DESKTOP, PHONE, screenshot, type DashboardPage } from './browser';
+import { startSettlementDashboard, type SettlementDashboard } from './settlementDashboard';
 
 /**
  * The dashboard's main flows in chromium on a settlement world of its own (local chains, the worker,
@@ -16,33 +14,20 @@ const ETHEREUM_SEPOLIA = 11155111;
 const CONFIRMATIONS = 3;
 
 describe('dashboard main flows in chromium', () => {
+  let world: SettlementDashboard;
   let stack: SettlementStack;
-  let browser: Browser;
   let receiver: WebhookReceiver;
   let followedSessionId: string;
   let dashboard: DashboardPage;
 
   beforeAll(async () => {
-    [stack, browser, receiver] = await Promise.all([
-      startSettlementStack({
-        webhooks: {
-          secrets: createWebhookSecretBox(developmentWebhookSecretKey()),
-          allowPrivateTargets: true,
-        },
-      }),
-      launchChromium(),
-      startWebhookReceiver(),
-    ]);
-    dashboard = await openDashboard(browser, stack.app, { viewport: DESKTOP });
-    dashboard.page.on('dialog', (dialog) => void dialog.accept());
-    await openSignedIn(dashboard.page, stack.app.baseUrl, stack.merchant.token, '/webhooks');
+    world = await startSettlementDashboard('/webhooks');
+    ({ stack, receiver, dashboard } = world);
     // Private chains with every contract deployed: seconds on a quiet machine, minutes on a loaded one.
   }, 300_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await receiver?.close();
-    await stack?.stop();
+    await world?.stop();
   });
 
   afterEach(() => {

@@ -1,20 +1,10 @@
-import type { Browser } from 'playwright-core';
 import type { Address } from 'viem';
 import { WEBHOOK_EVENT_GUIDE, WEBHOOK_EVENT_TYPES } from '../../webhooks/eventTypes';
 import { verifyWebhook } from '../../webhooks/verifyWebhook';
-import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
-import { launchChromium } from '../checkout/chromium';
-import { payDeposit, startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
-import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../webhooks/receiver';
-import {
-  DESKTOP,
-  openDashboard,
-  openSignedIn,
-  PHONE,
-  screenshot,
-  seriousAccessibilityViolations,
-  type DashboardPage,
-} from './browser';
+import { payDeposit, type SettlementStack } from '../settlement/settlementStack';
+import type { ReceivedWebhook, WebhookReceiver } from '../webhooks/receiver';
+import { DESKTOP, PHONE, screenshot, seriousAccessibilityViolations, type DashboardPage } from './browser';
+import { startSettlementDashboard, type SettlementDashboard } from './settlementDashboard';
 
 /**
  * Issue 48 in chromium on a settlement world of its own (local chains, the worker, Temporal, Postgres):
@@ -27,34 +17,21 @@ const ETHEREUM_SEPOLIA = 11155111;
 const CONFIRMATIONS = 3;
 
 describe('the webhook form and its event types in chromium', () => {
+  let world: SettlementDashboard;
   let stack: SettlementStack;
-  let browser: Browser;
   let receiver: WebhookReceiver;
   let dashboard: DashboardPage;
   let secret: string;
   let endpointId: string;
 
   beforeAll(async () => {
-    [stack, browser, receiver] = await Promise.all([
-      startSettlementStack({
-        webhooks: {
-          secrets: createWebhookSecretBox(developmentWebhookSecretKey()),
-          allowPrivateTargets: true,
-        },
-      }),
-      launchChromium(),
-      startWebhookReceiver(),
-    ]);
-    dashboard = await openDashboard(browser, stack.app, { viewport: DESKTOP });
-    dashboard.page.on('dialog', (dialog) => void dialog.accept());
-    await openSignedIn(dashboard.page, stack.app.baseUrl, stack.merchant.token, '/webhooks');
+    world = await startSettlementDashboard('/webhooks');
+    ({ stack, receiver, dashboard } = world);
     // Private chains with every contract deployed: seconds on a quiet machine, minutes on a loaded one.
   }, 300_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await receiver?.close();
-    await stack?.stop();
+    await world?.stop();
   });
 
   afterEach(() => {
