@@ -11,6 +11,7 @@ import {
 import { findWebhookEndpointById, listSubscribedEndpoints, type WebhookEndpointRow } from '../db/webhooks';
 import type { Mailer } from '../mail/mailer';
 import { endpointDisabledMail } from '../webhooks/endpointDisabledMail';
+import { ENDPOINT_TEST_EVENT_TYPE } from '../webhooks/eventTypes';
 import {
   WEBHOOK_ATTEMPT_TIMEOUT_MS,
   WEBHOOK_RESPONSE_BODY_LIMIT_BYTES,
@@ -138,6 +139,13 @@ export function createWebhookDeliveryActivities(deps: WebhookDeliveryActivityDep
   };
 }
 
+/** An endpoint receives the types it lists, and the test events asked for it (and no other endpoint's). */
+function receives(endpoint: WebhookEndpointRow, event: EventRow): boolean {
+  return event.type === ENDPOINT_TEST_EVENT_TYPE
+    ? event.endpoint_id === endpoint.id
+    : endpoint.events.includes(event.type);
+}
+
 /**
  * Signs the stored payload with the endpoint's current secret (and the previous one while a
  * rotation overlaps) and the current time, and POSTs it once.
@@ -149,7 +157,7 @@ async function sendOnce(
 ): Promise<AttemptReport> {
   if (!endpoint || !event) return { kind: 'endpoint_unavailable', reason: 'deleted' };
   if (!endpoint.enabled) return { kind: 'endpoint_unavailable', reason: 'disabled' };
-  if (!endpoint.events.includes(event.type)) return { kind: 'endpoint_unavailable', reason: 'unsubscribed' };
+  if (!receives(endpoint, event)) return { kind: 'endpoint_unavailable', reason: 'unsubscribed' };
   const secret = secrets.open(endpoint.secret_ciphertext, endpoint.id);
   const overlapping =
     endpoint.previous_secret_ciphertext !== null &&

@@ -13,8 +13,8 @@ const root = join(__dirname, '..');
 export const DASHBOARD_SOURCE = join(__dirname, 'src');
 export const DASHBOARD_OUT = join(__dirname, 'dist');
 const STAMP = join(DASHBOARD_OUT, '.sources-hash');
-/** Modules outside `src/` the bundle imports (plain data shared with the server, e.g. chain names). */
-const SHARED_SOURCES = [join(root, 'chain', 'networks.ts')];
+/** Modules outside `src/` the bundle imports (plain data shared with the server: chain names, event types). */
+const SHARED_SOURCES = [join(root, 'chain', 'networks.ts'), join(root, 'webhooks', 'eventTypes.ts')];
 
 function filesUnder(folder: string): string[] {
   return readdirSync(folder).flatMap((name) => {

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from './client';
+import { ENDPOINT_TEST_EVENT_TYPE } from '../webhooks/eventTypes';
 import type { EventsTable } from './schema';
 
 export type EventRow = Selectable<EventsTable>;
@@ -41,6 +42,31 @@ export async function insertSessionEventOnce(db: Db, event: NewEvent): Promise<E
     .where('session_id', '=', event.sessionId)
     .where('type', '=', event.type)
     .executeTakeFirstOrThrow();
+}
+
+/** Stores a test event for one endpoint (`endpoint.test`: no session, addressed by `endpoint_id`). */
+export async function insertEndpointTestEvent(
+  db: Db,
+  event: Omit<NewEvent, 'sessionId' | 'type'> & { endpointId: string },
+): Promise<EventRow> {
+  return db
+    .insertInto('events')
+    .values({
+      id: event.id,
+      type: ENDPOINT_TEST_EVENT_TYPE,
+      merchant_id: event.merchantId,
+      session_id: null,
+      endpoint_id: event.endpointId,
+      payload: event.payload,
+      created_at: event.createdAt,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Drops a test event whose delivery could not be started, so no event is left that nothing delivers. */
+export async function deleteEndpointTestEvent(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('events').where('id', '=', id).where('type', '=', ENDPOINT_TEST_EVENT_TYPE).execute();
 }
 
 export async function findEventById(db: Db, id: string): Promise<EventRow | undefined> {

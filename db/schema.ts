@@ -443,8 +443,10 @@ export interface EventsTable {
   id: string;
   type: string;
   merchant_id: string;
-  /** Null for events about the merchant's account rather than a session (`endpoint.disabled`). */
+  /** Null for events about the merchant's account rather than a session (`endpoint.disabled`, `endpoint.test`). */
   session_id: string | null;
+  /** The one endpoint an `endpoint.test` event is for; null for every other type. */
+  endpoint_id: string | null;
   /** The serialised body, exactly the bytes every delivery sends and signs. */
   payload: string;
   created_at: Timestamp;

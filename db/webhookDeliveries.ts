@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import { WEBHOOK_DISABLE_AFTER_FAILING_MS } from '../webhooks/deliveryPolicy';
-import { newEventId, serialiseEndpointDisabledEvent } from '../webhooks/events';
+import { ENDPOINT_TEST_EVENT_TYPE, newEventId, serialiseEndpointDisabledEvent } from '../webhooks/events';
 import type { Db } from './client';
 import type {
   Database,
@@ -87,7 +87,7 @@ export interface RecordedAttempt {
 /**
  * Records one attempt (once: a retried call changes nothing) and moves the delivery along, in one
  * transaction with what follows from it: a success (of a `session.confirming`) marks the session `webhookDelivered` and ends the
- * endpoint's run of failures; a failure extends that run, and one that has lasted
+ * endpoint's run of failures (a test event's attempts leave that run alone); a failure extends that run, and one that has lasted
  * WEBHOOK_DISABLE_AFTER_FAILING_MS (by the attempts' own clock, workflow time) disables the endpoint
  * and stores its `endpoint.disabled` event (DESIGN §8.4). A retried call answers the same.
  */
@@ -121,9 +121,20 @@ export async function recordWebhookAttempt(
           updated_at: new Date(),
         })
         .where('id', '=', attempt.deliveryId)
-        .returning(['event_id', 'endpoint_id'])
+        .returning((eb) => [
+          'event_id',
+          'endpoint_id',
+          eb
+            .selectFrom('events')
+            .select('type')
+            .whereRef('events.id', '=', 'webhook_deliveries.event_id')
+            .as('event_type'),
+        ])
         .executeTakeFirst();
       if (!delivery) return { recorded: false, disabledEventId: null };
+      // A test the merchant asked for says nothing about how real events fare: it neither starts,
+      // extends nor ends the endpoint's run of failures (and has no session to mark).
+      if (delivery.event_type === ENDPOINT_TEST_EVENT_TYPE) return { recorded: true, disabledEventId: null };
       if (succeeded) {
         await trx
           .updateTable('sessions')
@@ -255,8 +266,8 @@ export async function listEndpointDeliveries(
   let query = db
     .selectFrom('webhook_deliveries')
     .where('webhook_deliveries.merchant_id', '=', merchantId)
-    .where('endpoint_id', '=', endpointId);
-  if (status) query = query.where('status', '=', status);
+    .where('webhook_deliveries.endpoint_id', '=', endpointId);
+  if (status) query = query.where('webhook_deliveries.status', '=', status);
   const [deliveries, count] = await Promise.all([
     query
       .innerJoin('events', 'events.id', 'webhook_deliveries.event_id')
@@ -382,7 +393,7 @@ export async function findEndpointDelivery(
 
 /**
  * The events whose every delivery to this endpoint since `since` ended without success (failed, or
- * canceled while the endpoint was disabled) and none is still under way: what a recovery sends
+ * canceled while the endpoint was disabled) and none is still under way, test events aside: what a recovery sends
  * again, oldest first, with the latest of those deliveries (the one a recovery re-sends).
  */
 export async function listEventsToRecover(
@@ -399,6 +410,10 @@ export async function listEventsToRecover(
     .where('merchant_id', '=', merchantId)
     .where('endpoint_id', '=', endpointId)
     .where('created_at', '>=', since)
+    // A missed test is not a missed event: recovery sends again what the merchant's systems need.
+    .where('event_id', 'not in', (eb) =>
+      eb.selectFrom('events').select('events.id').where('events.endpoint_id', '=', endpointId),
+    )
     .groupBy('event_id')
     .having(sql<boolean>`bool_and(status IN ('failed', 'canceled'))`)
     .select([

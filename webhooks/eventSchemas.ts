@@ -1,6 +1,9 @@
 import { z } from 'zod';
+import { WEBHOOK_EVENT_GUIDE } from './eventTypes';
+import { ENDPOINT_TEST_MESSAGE } from './events';
 import type {
   EndpointDisabledEvent,
+  EndpointTestEvent,
   SessionCompletedEvent,
   SessionConfirmingEvent,
   SessionExpiredEvent,
@@ -59,7 +62,7 @@ function envelope<const Type extends string, Data extends z.ZodType>(type: Type,
 export const sessionConfirmingEventSchema = envelope(
   'session.confirming',
   z.object({ session: eventSession('confirming', deposited) }),
-).describe('A deposit was seen: the session left `awaiting_payment`. Sent at most once per session.');
+).describe(WEBHOOK_EVENT_GUIDE['session.confirming'].sentWhen);
 
 export const sessionCompletedEventSchema = envelope(
   'session.completed',
@@ -77,12 +80,12 @@ export const sessionCompletedEventSchema = envelope(
       })
       .describe('What the merchant received, read from the settlement’s on-chain result'),
   }),
-).describe('Settlement was delivered to the merchant (also after a repair). Sent at most once per session.');
+).describe(WEBHOOK_EVENT_GUIDE['session.completed'].sentWhen);
 
 export const sessionExpiredEventSchema = envelope(
   'session.expired',
   z.object({ session: eventSession('expired', depositIfAny) }),
-).describe('The session expired with no deposit. Sent at most once per session.');
+).describe(WEBHOOK_EVENT_GUIDE['session.expired'].sentWhen);
 
 export const sessionUnderpaidEventSchema = envelope(
   'session.underpaid',
@@ -90,18 +93,26 @@ export const sessionUnderpaidEventSchema = envelope(
     session: eventSession('expired', depositIfAny),
     receivedAmount: usd.describe('What arrived before expiry, decimal USD'),
   }),
-).describe('The session expired with a partial deposit. Sent at most once per session.');
+).describe(WEBHOOK_EVENT_GUIDE['session.underpaid'].sentWhen);
 
 export const sessionFailedEventSchema = envelope(
   'session.failed',
   z.object({ session: eventSession('failed', depositIfAny), failureReason: z.string() }),
-).describe('Settlement failed; retry-forwarder can repair it. Sent once per failure.');
+).describe(WEBHOOK_EVENT_GUIDE['session.failed'].sentWhen);
 
 export const endpointDisabledEventSchema = envelope(
   'endpoint.disabled',
   z.object({ endpoint: z.object({ id: z.uuid(), url: z.string(), disabledAt: timestamp }) }),
+).describe(WEBHOOK_EVENT_GUIDE['endpoint.disabled'].sentWhen);
+
+export const endpointTestEventSchema = envelope(
+  'endpoint.test',
+  z.object({
+    endpoint: z.object({ id: z.uuid(), url: z.string() }).describe('The endpoint the test was asked for'),
+    message: z.literal(ENDPOINT_TEST_MESSAGE),
+  }),
 ).describe(
-  'A webhook endpoint was disabled after failing for days; sent to the merchant’s other endpoints that list it.',
+  'A test you asked for with POST …/webhooks/{id}/send-test-event: a fixed body, signed and retried like any event, sent to that endpoint only. Its deliveries never count toward disabling the endpoint.',
 );
 
 /** Every event type with its body's schema and component name, in the order the documents list them. */
@@ -112,6 +123,7 @@ export const WEBHOOK_EVENT_SCHEMAS = [
   { type: 'session.underpaid', name: 'SessionUnderpaidEvent', schema: sessionUnderpaidEventSchema },
   { type: 'session.failed', name: 'SessionFailedEvent', schema: sessionFailedEventSchema },
   { type: 'endpoint.disabled', name: 'EndpointDisabledEvent', schema: endpointDisabledEventSchema },
+  { type: 'endpoint.test', name: 'EndpointTestEvent', schema: endpointTestEventSchema },
 ] as const;
 
 // The sender's own event types (webhooks/events.ts) must be exactly these shapes: a drift fails the type check.
@@ -123,5 +135,6 @@ const senderTypesAgree: [
   Same<z.infer<typeof sessionUnderpaidEventSchema>, SessionUnderpaidEvent>,
   Same<z.infer<typeof sessionFailedEventSchema>, SessionFailedEvent>,
   Same<z.infer<typeof endpointDisabledEventSchema>, EndpointDisabledEvent>,
-] = [true, true, true, true, true, true];
+  Same<z.infer<typeof endpointTestEventSchema>, EndpointTestEvent>,
+] = [true, true, true, true, true, true, true];
 void senderTypesAgree;

@@ -1,25 +1,24 @@
 /**
  * Every event type the service emits and the exact shape of each body on the wire (DESIGN §8.3):
- * SPEC's `session.confirming`, the session lifecycle types, and `endpoint.disabled`. An endpoint
- * receives only the types it lists. This module is the one place the wire shapes are written down.
+ * SPEC's `session.confirming`, the session lifecycle types, `endpoint.disabled`, and `endpoint.test`
+ * (sent on request to one endpoint). An endpoint receives only the types it lists (the lists are in
+ * eventTypes.ts), and the test events asked for it. This module is the one place the wire shapes are
+ * written down.
  */
-export const SESSION_EVENT_TYPES = [
-  'session.confirming',
-  'session.completed',
-  'session.expired',
-  'session.underpaid',
-  'session.failed',
-] as const;
-export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
+import {
+  DEFAULT_WEBHOOK_EVENTS,
+  ENDPOINT_TEST_EVENT_TYPE,
+  SESSION_EVENT_TYPES,
+  WEBHOOK_EVENT_TYPES,
+  type SessionEventType,
+  type WebhookEventType,
+} from './eventTypes';
 
-export const WEBHOOK_EVENT_TYPES = [...SESSION_EVENT_TYPES, 'endpoint.disabled'] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+export { DEFAULT_WEBHOOK_EVENTS, ENDPOINT_TEST_EVENT_TYPE, SESSION_EVENT_TYPES, WEBHOOK_EVENT_TYPES };
+export type { SessionEventType, WebhookEventType };
 
 /** The one type a session may emit more than once: once per failure (repairs can fail again). */
 export const REPEATABLE_SESSION_EVENT_TYPE = 'session.failed' satisfies SessionEventType;
-
-/** What an endpoint subscribes to when its creation names no events (DESIGN §5). */
-export const DEFAULT_WEBHOOK_EVENTS: WebhookEventType[] = ['session.confirming'];
 
 /**
  * `data.session` of every session event: SPEC's Events fields, with the session's status when the
@@ -51,7 +50,7 @@ export interface EventSettlement {
   shares: string;
 }
 
-interface EventEnvelope<Type extends WebhookEventType, Data> {
+interface EventEnvelope<Type extends WebhookEventType | typeof ENDPOINT_TEST_EVENT_TYPE, Data> {
   /** `evt_<uuid>` */
   id: string;
   type: Type;
@@ -88,13 +87,26 @@ export type EndpointDisabledEvent = EventEnvelope<
   { endpoint: { id: string; url: string; disabledAt: string } }
 >;
 
+/**
+ * A test the merchant asked for (`POST …/webhooks/{id}/send-test-event`): a fixed body naming the
+ * endpoint, signed and delivered like any other event, to that endpoint only.
+ */
+export type EndpointTestEvent = EventEnvelope<
+  typeof ENDPOINT_TEST_EVENT_TYPE,
+  { endpoint: { id: string; url: string }; message: typeof ENDPOINT_TEST_MESSAGE }
+>;
+
+/** The test event's fixed text: a receiver that logs it knows no payment is behind it. */
+export const ENDPOINT_TEST_MESSAGE =
+  'A test event you asked for: no session or payment is behind it.' as const;
+
 export type SessionEvent =
   | SessionConfirmingEvent
   | SessionCompletedEvent
   | SessionExpiredEvent
   | SessionUnderpaidEvent
   | SessionFailedEvent;
-export type WebhookEvent = SessionEvent | EndpointDisabledEvent;
+export type WebhookEvent = SessionEvent | EndpointDisabledEvent | EndpointTestEvent;
 
 export const newEventId = (uuid: string) => `evt_${uuid}`;
 
@@ -162,5 +174,16 @@ export function serialiseEndpointDisabledEvent(event: EndpointDisabledEvent): st
     type: event.type,
     createdAt: event.createdAt,
     data: { endpoint: { id: endpoint.id, url: endpoint.url, disabledAt: endpoint.disabledAt } },
+  });
+}
+
+/** Serialised once, in a fixed key order, like every event body. */
+export function serialiseEndpointTestEvent(event: EndpointTestEvent): string {
+  const { endpoint, message } = event.data;
+  return JSON.stringify({
+    id: event.id,
+    type: event.type,
+    createdAt: event.createdAt,
+    data: { endpoint: { id: endpoint.id, url: endpoint.url }, message },
   });
 }

@@ -18,16 +18,17 @@ export interface DeliveryTarget {
 /**
  * The first delivery of an event to an endpoint. Reusing the id is rejected, so a retried start (an
  * activity replayed after a crash) is harmless: an existing run, open or closed, counts as started.
+ * `deliveryId` names its delivery record when the caller answers with it (a test event).
  */
 export async function startWebhookDelivery(
   client: Client,
-  { eventId, endpointId, taskQueue }: DeliveryTarget,
+  { eventId, endpointId, taskQueue, deliveryId }: DeliveryTarget & { deliveryId?: string },
 ): Promise<'started' | 'already_started'> {
   try {
     await client.workflow.start(webhookDeliveryWorkflow, {
       workflowId: webhookDeliveryWorkflowId(eventId, endpointId),
       taskQueue,
-      args: [{ eventId, endpointId }],
+      args: [{ eventId, endpointId, ...(deliveryId && { deliveryId }) }],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     });
     return 'started';

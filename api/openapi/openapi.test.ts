@@ -246,6 +246,7 @@ describe('OpenAPI documents', () => {
     expect(Object.keys(document.webhooks).sort()).toEqual(
       [
         'endpoint.disabled',
+        'endpoint.test',
         'session.completed',
         'session.confirming',
         'session.expired',
@@ -268,6 +269,15 @@ describe('OpenAPI documents', () => {
     expect(completed.properties.data.properties.settlement.properties.asset).toEqual({
       type: 'string',
       const: 'sUSDe',
+    });
+    // The test event goes to the endpoint it was asked for, not to those that list a type.
+    const test = document.webhooks['endpoint.test'].post;
+    expect(test.description).toContain('Delivered only to the endpoint it was asked for');
+    expect(
+      resolveSchema(document, test.requestBody.content['application/json'].schema).properties.type,
+    ).toEqual({
+      type: 'string',
+      const: 'endpoint.test',
     });
   });
 

@@ -195,6 +195,11 @@ export const OPERATIONS: Record<string, OperationNaming> = {
     description:
       'Sends again every event whose deliveries to this endpoint all failed since a time (at most 14 days back). Limited per endpoint per hour.',
   },
+  'POST /v1/webhooks/{id}/send-test-event': {
+    operationId: 'sendWebhookTestEvent',
+    description:
+      'Sends the endpoint a signed `endpoint.test` event with a fixed body, whatever event types it lists: delivered and recorded like any event (it appears among the endpoint’s deliveries), never counted toward disabling the endpoint. 409 while the endpoint is disabled; shares the endpoint’s hourly limit with resends and recoveries (429 with Retry-After).',
+  },
   'POST /v1/sessions/{id}/retry-webhook': {
     operationId: 'retrySessionWebhook',
     description:
@@ -236,6 +241,10 @@ export const OPERATIONS: Record<string, OperationNaming> = {
   },
   'POST /v1/merchants/me/webhooks/{id}/recover': {
     operationId: 'recoverDashboardWebhookDeliveries',
+    description: DASHBOARD_TWIN,
+  },
+  'POST /v1/merchants/me/webhooks/{id}/send-test-event': {
+    operationId: 'sendDashboardWebhookTestEvent',
     description: DASHBOARD_TWIN,
   },
   'POST /v1/merchants/me/sessions/{id}/retry-webhook': {
@@ -436,7 +445,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   'Merchant account': 'The signed-in merchant’s profile, e-mail verification and smart accounts.',
   'API keys': 'Secret `sk_` keys for server-to-server calls (session creation, webhooks).',
   'Payment sessions': 'Invoices paid in stablecoins: create, read, list, and repair a failed settlement.',
-  Webhooks: 'Endpoints that receive signed events, their deliveries, resends and secret rotation.',
+  Webhooks:
+    'Endpoints that receive signed events, their deliveries, resends, test events and secret rotation.',
   Checkout: 'The hosted checkout page a payer opens.',
   'Paymaster clients':
     'Publishable `pmc_` client ids that authenticate the paymaster JSON-RPC and bundler proxy.',

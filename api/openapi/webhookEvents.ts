@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../../webhooks/signWebhookPayload';
 import { WEBHOOK_EVENT_SCHEMAS } from '../../webhooks/eventSchemas';
+import { WEBHOOK_EVENT_TYPES } from '../../webhooks/eventTypes';
 
 /**
  * The OpenAPI 3.1 `webhooks` section: one entry per event type, each a POST the service sends to the
@@ -20,6 +21,12 @@ const operationIdOf = (type: string) =>
     .map((word) => word[0]!.toUpperCase() + word.slice(1))
     .join('')}`;
 
+/** Who gets the type: the endpoints that list it, or (a test event) the one endpoint it was asked for. */
+const deliveredTo = (type: string) =>
+  (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type)
+    ? `Delivered only to endpoints whose \`events\` list \`${type}\``
+    : 'Delivered only to the endpoint it was asked for';
+
 /** `toComponent` registers a schema under a component name and returns its `$ref`. */
 export function webhooksSection(
   toComponent: (name: string, schema: z.ZodType) => Json,
@@ -31,7 +38,7 @@ export function webhooksSection(
         post: {
           operationId: operationIdOf(type),
           summary: `The \`${type}\` event`,
-          description: `${schema.description ?? ''} Delivered only to endpoints whose \`events\` list \`${type}\`; at least once, so drop repeats by \`id\`.`,
+          description: `${schema.description ?? ''} ${deliveredTo(type)}; at least once, so drop repeats by \`id\`.`,
           tags: ['Events'],
           parameters: [
             {

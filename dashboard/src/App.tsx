@@ -9,6 +9,7 @@ import { Sessions } from './pages/Sessions';
 import { SessionDetail } from './pages/SessionDetail';
 import { NewPaymentLink } from './pages/NewPaymentLink';
 import { Webhooks } from './pages/Webhooks';
+import { WebhookEndpoint } from './pages/WebhookEndpoint';
 import { ApiKeys } from './pages/ApiKeys';
 import { Paymaster } from './pages/Paymaster';
 import { Billing } from './pages/Billing';
@@ -39,6 +40,7 @@ const PAGES: PageRoute[] = [
   { pattern: '/sessions/:id', title: 'Session', render: ({ id }) => <SessionDetail id={id!} /> },
   { pattern: '/payment-links/new', title: 'New payment link', render: () => <NewPaymentLink /> },
   { pattern: '/webhooks', title: 'Webhooks', render: () => <Webhooks /> },
+  { pattern: '/webhooks/:id', title: 'Webhook endpoint', render: ({ id }) => <WebhookEndpoint id={id!} /> },
   { pattern: '/api-keys', title: 'API keys', render: () => <ApiKeys /> },
   { pattern: '/paymaster', title: 'Paymaster', render: () => <Paymaster /> },
   { pattern: '/billing', title: 'Billing', render: () => <Billing /> },

@@ -45,6 +45,16 @@ export interface Page<T> {
   nextCursor?: string | null;
 }
 
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  description: string | null;
+  events: string[];
+  enabled: boolean;
+  disabledReason: string | null;
+  createdAt: string;
+}
+
 export interface DeliveryAttempt {
   attemptNumber: number;
   attemptedAt: string;

@@ -41,6 +41,7 @@ import * as paymentOptionsSessionExpiry from './2026_11_27_980_payment_options_s
 import * as paymasterClientNotifications from './2026_11_27_990_paymaster_client_notifications';
 import * as dashboardSignInCodes from './2026_11_28_1010_dashboard_sign_in_codes';
 import * as yieldDeployBudget from './2026_11_28_1020_yield_deploy_budget';
+import * as endpointTestEvents from './2026_11_28_1040_endpoint_test_events';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -86,4 +87,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_27_990_paymaster_client_notifications': paymasterClientNotifications,
   '2026_11_28_1010_dashboard_sign_in_codes': dashboardSignInCodes,
   '2026_11_28_1020_yield_deploy_budget': yieldDeployBudget,
+  '2026_11_28_1040_endpoint_test_events': endpointTestEvents,
 };

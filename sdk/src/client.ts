@@ -80,6 +80,9 @@ export function createStablePayClient(options: StablePayOptions) {
           params: { path: { id, deliveryId } },
         }),
       ),
+    /** A signed `endpoint.test` event to this endpoint, delivered and recorded like any event. */
+    sendWebhookTestEvent: (id: string) =>
+      unwrap(raw.POST('/v1/webhooks/{id}/send-test-event', { params: { path: { id } } })),
   };
 }
 

@@ -197,4 +197,24 @@ describe('the TypeScript SDK (sdk/)', () => {
       expect.objectContaining({ reason: 'signature_mismatch' }),
     );
   });
+
+  it('sends a test event that verifies and narrows to endpoint.test', async () => {
+    const endpoint = await client.createWebhookEndpoint({ url: `${receiver.baseUrl}/sdk-test-event` });
+    const sent = await client.sendWebhookTestEvent(endpoint.id);
+    expect(sent.eventId).toMatch(/^evt_/);
+    let arrived = receiver.received.find((request) => request.path === '/sdk-test-event');
+    for (let waited = 0; !arrived && waited < 300; waited += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      arrived = receiver.received.find((request) => request.path === '/sdk-test-event');
+    }
+    const event = verifyWebhook(
+      arrived!.rawBody,
+      arrived!.headers['x-service-signature'] as string,
+      endpoint.secret,
+    );
+    // The union narrows by `type` (checked by the type check): the test event names its endpoint.
+    const testedEndpoint = event.type === 'endpoint.test' ? event.data.endpoint.id : undefined;
+    expect(testedEndpoint).toBe(endpoint.id);
+    expect(event.id).toBe(sent.eventId);
+  });
 });

@@ -47,6 +47,7 @@ describe('every dashboard page in chromium', () => {
   let browser: Browser;
   let merchant: SignedInMerchant;
   let sessionId: string;
+  let endpointId: string;
 
   beforeAll(async () => {
     // Workflows started here (domain verification) wait on task queues no worker serves.
@@ -62,6 +63,12 @@ describe('every dashboard page in chromium', () => {
       json: { amount: '42.00', merchantName: 'Seeded order', sandboxMode: true },
     });
     sessionId = created.body.id;
+    const endpoint = await app.request('/v1/webhooks', {
+      method: 'POST',
+      headers: sk,
+      json: { url: 'https://shop.example/hooks', description: 'Seeded endpoint' },
+    });
+    endpointId = endpoint.body.id;
   });
 
   afterAll(async () => {
@@ -278,6 +285,7 @@ describe('every dashboard page in chromium', () => {
       for (const entry of [
         ...PAGES,
         { path: `/sessions/${sessionId}`, name: 'session', heading: 'Session' },
+        { path: `/webhooks/${endpointId}`, name: 'webhook-endpoint', heading: 'Webhook endpoint' },
       ]) {
         await page.goto(`${app.baseUrl}/dashboard${entry.path}`);
         await settled(dashboard, entry.heading);

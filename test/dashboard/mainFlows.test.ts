@@ -1,14 +1,12 @@
-import type { Browser } from 'playwright-core';
 import type { Address } from 'viem';
-import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
-import { launchChromium } from '../checkout/chromium';
-import { payDeposit, startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
-import { startWebhookReceiver, type WebhookReceiver } from '../webhooks/receiver';
-import { DESKTOP, openDashboard, openSignedIn, PHONE, screenshot, type DashboardPage } from './browser';
+import { payDeposit, type SettlementStack } from '../settlement/settlementStack';
+import type { WebhookReceiver } from '../webhooks/receiver';
+import { DESKTOP, PHONE, screenshot, type DashboardPage } from './browser';
+import { startSettlementDashboard, type SettlementDashboard } from './settlementDashboard';
 
 /**
  * The dashboard's main flows in chromium on a settlement world of its own (local chains, the worker,
- * Temporal, Postgres): add a webhook endpoint and rotate its secret; create a payment link, pay it on
+ * Temporal, Postgres): add a webhook endpoint and rotate its secret on its page; create a payment link, pay it on
  * the local chain from the test and watch the session page reach completed with its webhook delivery
  * (event, endpoint, attempt) on the timeline without a reload; resend that delivery; create an API key (shown once) and revoke it.
  */
@@ -16,33 +14,20 @@ const ETHEREUM_SEPOLIA = 11155111;
 const CONFIRMATIONS = 3;
 
 describe('dashboard main flows in chromium', () => {
+  let world: SettlementDashboard;
   let stack: SettlementStack;
-  let browser: Browser;
   let receiver: WebhookReceiver;
   let followedSessionId: string;
   let dashboard: DashboardPage;
 
   beforeAll(async () => {
-    [stack, browser, receiver] = await Promise.all([
-      startSettlementStack({
-        webhooks: {
-          secrets: createWebhookSecretBox(developmentWebhookSecretKey()),
-          allowPrivateTargets: true,
-        },
-      }),
-      launchChromium(),
-      startWebhookReceiver(),
-    ]);
-    dashboard = await openDashboard(browser, stack.app, { viewport: DESKTOP });
-    dashboard.page.on('dialog', (dialog) => void dialog.accept());
-    await openSignedIn(dashboard.page, stack.app.baseUrl, stack.merchant.token, '/webhooks');
+    world = await startSettlementDashboard('/webhooks');
+    ({ stack, receiver, dashboard } = world);
     // Private chains with every contract deployed: seconds on a quiet machine, minutes on a loaded one.
   }, 300_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await receiver?.close();
-    await stack?.stop();
+    await world?.stop();
   });
 
   afterEach(() => {
@@ -69,14 +54,14 @@ describe('dashboard main flows in chromium', () => {
     expect(await secret.textContent()).toMatch(/^whsec_/);
     const first = await secret.textContent();
 
+    // Rotation is on the endpoint's own page.
+    await page.getByRole('link', { name: 'Shop backend' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Webhook endpoint' }).waitFor();
     await page.getByLabel('Keep the old secret signing for (hours)').fill('2');
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     await page.getByText('The old secret keeps signing until').waitFor();
-    await page.waitForFunction(
-      (old) => document.querySelector('[data-testid="secret"]')?.textContent !== old,
-      first,
-    );
     expect(await secret.textContent()).toMatch(/^whsec_/);
+    expect(await secret.textContent()).not.toBe(first);
     await screenshot(page, 'webhooks-rotated-1280');
   });
 
@@ -201,6 +186,7 @@ describe('dashboard main flows in chromium', () => {
   it('shows the delivery with its attempts and resends it', async () => {
     const { page } = dashboard;
     await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('link', { name: 'Shop backend' }).click();
     const delivery = page.getByTestId('delivery').first();
     await delivery.getByText('succeeded', { exact: true }).waitFor();
     await delivery.locator('summary').click();

@@ -51,6 +51,7 @@ const TOOL_NAMES = [
   'list_webhook_deliveries',
   'resend_webhook_delivery',
   'recover_webhook_deliveries',
+  'send_webhook_test_event',
 ];
 
 describe('the MCP tool server over stdio', () => {
@@ -199,6 +200,11 @@ describe('the MCP tool server over stdio', () => {
     });
     called.add('recover_webhook_deliveries');
     expect(resultText(disabledRecovery)).toBe(
+      'HTTP 409 Conflict: The webhook endpoint is disabled; enable it first',
+    );
+    const disabledTest = await server.call('send_webhook_test_event', { webhookId: webhook.id });
+    called.add('send_webhook_test_event');
+    expect(resultText(disabledTest)).toBe(
       'HTTP 409 Conflict: The webhook endpoint is disabled; enable it first',
     );
     await confirmed('update_webhook', { id: webhook.id, enabled: true });

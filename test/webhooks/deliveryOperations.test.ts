@@ -4,9 +4,10 @@ import type { Db } from '../../db/client';
 import { verifyWebhook, WebhookVerificationError } from '../../webhooks/verifyWebhook';
 import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
 import { startTestApp, type TestApp } from '../harness/app';
-import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
+import type { SignedInMerchant } from '../harness/merchants';
 import { startTestWorkers, type TestWorkers } from '../harness/workers';
 import { createConfirmingSession } from './fixtures';
+import { merchantWithEndpoint as endpointAtReceiver, waitForArrivalsAt } from './apiEndpoints';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from './receiver';
 
 /**
@@ -36,18 +37,7 @@ describe('webhook delivery operations (DESIGN §8.4)', () => {
     await workers?.stop();
   });
 
-  /** A merchant of its own with an sk_ key and an endpoint (created through the API) at the receiver. */
-  async function merchantWithEndpoint(path: string) {
-    const merchant = await signInNewMerchant(app);
-    const sk = { authorization: `Bearer ${await createApiKey(app, merchant)}` };
-    const created = await app.request('/v1/webhooks', {
-      method: 'POST',
-      headers: sk,
-      json: { url: `${receiver.baseUrl}${path}` },
-    });
-    expect(created.status).toBe(201);
-    return { merchant, sk, endpointId: created.body.id as string, secret: created.body.secret as string };
-  }
+  const merchantWithEndpoint = (path: string) => endpointAtReceiver(app, receiver, path);
 
   /** A deposit seen on a new session of the merchant: its session.confirming event goes to the endpoints. */
   async function confirmingEvent(merchant: SignedInMerchant): Promise<string> {
@@ -62,21 +52,7 @@ describe('webhook delivery operations (DESIGN §8.4)', () => {
     return event.id;
   }
 
-  const arrivalsAt = (path: string) => receiver.received.filter((request) => request.path === path);
-
-  async function waitForArrivals(
-    path: string,
-    count: number,
-    timeoutMs = 30_000,
-  ): Promise<ReceivedWebhook[]> {
-    const deadline = Date.now() + timeoutMs;
-    while (arrivalsAt(path).length < count) {
-      if (Date.now() > deadline)
-        throw new Error(`${path} got ${arrivalsAt(path).length} of ${count} requests`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    return arrivalsAt(path);
-  }
+  const waitForArrivals = (path: string, count: number) => waitForArrivalsAt(receiver, path, count);
 
   const verifiesWith = (request: ReceivedWebhook, secret: string) => {
     try {

@@ -17,6 +17,7 @@ import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefi
  * | list_webhook_deliveries    | GET    /v1/merchants/me/webhooks/{webhookId}/deliveries | JWT |
  * | resend_webhook_delivery    | POST   /v1/webhooks/{webhookId}/deliveries/{deliveryId}/resend | SK |
  * | recover_webhook_deliveries | POST   /v1/webhooks/{webhookId}/recover                 | SK  |
+ * | send_webhook_test_event    | POST   /v1/webhooks/{webhookId}/send-test-event         | SK  |
  */
 const events = z
   .array(z.string())
@@ -145,6 +146,16 @@ export const webhookTools: AnyToolDefinition[] = [
     method: 'POST',
     path: ({ webhookId, deliveryId }) =>
       `${endpointPath({ id: webhookId })}/deliveries/${segment(deliveryId)}/resend`,
+  }),
+
+  routeTool({
+    name: 'send_webhook_test_event',
+    description:
+      'Send the endpoint a signed endpoint.test event with a fixed body, whatever event types it lists, to try the receiver; it is delivered and recorded like any event and never counts toward disabling the endpoint (needs the sk_ API key).',
+    inputSchema: { webhookId: z.string() },
+    auth: 'sk',
+    method: 'POST',
+    path: ({ webhookId }) => `${endpointPath({ id: webhookId })}/send-test-event`,
   }),
 
   routeTool({

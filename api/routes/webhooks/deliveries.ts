@@ -5,24 +5,15 @@ import {
   listEndpointDeliveries,
   listEventsToRecover,
 } from '../../../db/webhookDeliveries';
-import {
-  findMerchantWebhookEndpoint,
-  takeEndpointOperation,
-  type WebhookEndpointRow,
-} from '../../../db/webhooks';
-import {
-  WEBHOOK_ENDPOINT_OPERATIONS_PER_HOUR,
-  WEBHOOK_RECOVERY_MAX_EVENTS,
-  WEBHOOK_RECOVERY_WINDOW_MS,
-} from '../../../webhooks/deliveryPolicy';
+import type { WebhookEndpointRow } from '../../../db/webhooks';
+import { WEBHOOK_RECOVERY_MAX_EVENTS, WEBHOOK_RECOVERY_WINDOW_MS } from '../../../webhooks/deliveryPolicy';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
 import { startWebhookResend } from '../../../workflowClient/webhookDeliveries';
 import type { AppContext } from '../../appContext';
-import { badRequest, conflict, HttpError, notFound } from '../../httpErrors';
-import { tooManyRequests } from '../../rateLimits';
+import { badRequest, notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { pageQuery } from '../sessions/dashboardSessions';
-import { webhookEndpointNotFound } from './endpoints';
+import { deliveryUnavailable, ENDPOINT_OPERATION_RESPONSES, endpointOperations } from './endpointOperations';
 import { WEBHOOK_ROUTE_SETS, WEBHOOKS_TAG, type WebhookRouteSet } from './routeSets';
 import { DELIVERY_STATUSES, deliverySchema, endpointIdParams, toDelivery } from './webhookModels';
 
@@ -33,7 +24,7 @@ import { DELIVERY_STATUSES, deliverySchema, endpointIdParams, toDelivery } from 
  * | POST | /{id}/recover `{ since }`              | 202 `{ queued }`: a new delivery of each event that failed since then |
  *
  * One item per delivery (an event sent to this endpoint by one workflow run) with its attempts.
- * Resends and recoveries share a budget per endpoint and UTC hour (DESIGN §8.4).
+ * Resends, recoveries and test events share a budget per endpoint and UTC hour (DESIGN §8.4).
  */
 const listQuery = z.object({
   ...pageQuery,
@@ -51,30 +42,8 @@ const recoverBody = z
   .strict()
   .meta({ id: 'WebhookRecoveryRequest' });
 
-const HOUR_MS = 3600_000;
-
 function deliveryRoutesFor(app: AppContext, { base, auth, audience, label }: WebhookRouteSet): AnyRoute[] {
-  const endpointOf = async (merchantId: string, id: string): Promise<WebhookEndpointRow> => {
-    const endpoint = await findMerchantWebhookEndpoint(app.db, merchantId, id);
-    if (!endpoint) throw webhookEndpointNotFound();
-    return endpoint;
-  };
-
-  /** A resend or recovery needs an enabled endpoint and one of this hour's operations. */
-  const takeOperation = async (endpoint: WebhookEndpointRow) => {
-    if (!endpoint.enabled) throw conflict('The webhook endpoint is disabled; enable it first');
-    const now = app.now();
-    const windowStart = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
-    const allowed = await takeEndpointOperation(app.db, {
-      endpointId: endpoint.id,
-      windowStart,
-      limit: WEBHOOK_ENDPOINT_OPERATIONS_PER_HOUR,
-    });
-    if (!allowed) {
-      const retryAfterSec = Math.ceil((windowStart.getTime() + HOUR_MS - now.getTime()) / 1000);
-      throw tooManyRequests('resends and recoveries of this endpoint this hour', retryAfterSec);
-    }
-  };
+  const { endpointOf, takeOperation } = endpointOperations(app);
 
   const resend = async (endpoint: WebhookEndpointRow, eventId: string, resendOf: string) => {
     const deliveryId = randomUUID();
@@ -93,9 +62,7 @@ function deliveryRoutesFor(app: AppContext, { base, auth, audience, label }: Web
         { err: error, endpointId: endpoint.id, eventId },
         'webhook resend could not reach Temporal',
       );
-      throw new HttpError(503, 'Webhook resend is unavailable right now; retry later', {
-        'retry-after': '5',
-      });
+      throw deliveryUnavailable('Webhook resend');
     }
     return deliveryId;
   };
@@ -150,12 +117,8 @@ function deliveryRoutesFor(app: AppContext, { base, auth, audience, label }: Web
           description: 'Accepted: the new delivery',
           schema: z.object({ deliveryId: z.string().uuid() }).meta({ id: 'WebhookResend' }),
         },
+        ...ENDPOINT_OPERATION_RESPONSES,
         404: { description: 'Unknown or foreign endpoint or delivery' },
-        409: { description: 'The endpoint is disabled' },
-        429: {
-          description: `${WEBHOOK_ENDPOINT_OPERATIONS_PER_HOUR} resends and recoveries used this UTC hour (Retry-After)`,
-        },
-        503: { description: 'Temporal unreachable (Retry-After)' },
       },
       async handler({ merchantId, params }) {
         const endpoint = await endpointOf(merchantId, params.id);
@@ -186,12 +149,7 @@ function deliveryRoutesFor(app: AppContext, { base, auth, audience, label }: Web
           schema: z.object({ queued: z.number().int() }).meta({ id: 'WebhookRecovery' }),
         },
         400: { description: 'since missing, malformed, in the future or more than 14 days back' },
-        404: { description: 'Unknown or foreign endpoint' },
-        409: { description: 'The endpoint is disabled' },
-        429: {
-          description: `${WEBHOOK_ENDPOINT_OPERATIONS_PER_HOUR} resends and recoveries used this UTC hour (Retry-After)`,
-        },
-        503: { description: 'Temporal unreachable (Retry-After)' },
+        ...ENDPOINT_OPERATION_RESPONSES,
       },
       async handler({ merchantId, params, body }) {
         const since = new Date(body.since);

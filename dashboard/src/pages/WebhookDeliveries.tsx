@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, post } from '../api';
 import { Async, useLoad } from '../components/async';
 import { daysBetween, DailyChart } from '../components/chart';
@@ -39,15 +39,34 @@ export function DeliveryChart({ endpointId }: { endpointId: string }) {
   );
 }
 
-export function Deliveries({ endpointId }: { endpointId: string }) {
+/** How long a followed delivery is waited for (its first attempt is made within seconds). */
+const FOLLOW_MS = 30_000;
+
+/**
+ * The endpoint's deliveries with their attempts, resend and recover. `follow` names a delivery just
+ * asked for (a test event): the list is read again each second until it shows that delivery's first
+ * attempt, for at most FOLLOW_MS.
+ */
+export function Deliveries({ endpointId, follow }: { endpointId: string; follow?: string }) {
   const [status, setStatus] = useState('');
   const deliveries = useLoad(
     () =>
       get<{ data: WebhookDelivery[]; total: number }>(
         `${path(endpointId)}/deliveries?limit=20${status ? `&status=${status}` : ''}`,
       ),
-    [endpointId, status],
+    [endpointId, status, follow],
   );
+  const followedSince = useRef(0);
+  useEffect(() => {
+    followedSince.current = Date.now();
+  }, [follow]);
+  useEffect(() => {
+    if (!follow || !deliveries.data || Date.now() - followedSince.current > FOLLOW_MS) return;
+    const shown = deliveries.data.data.find((delivery) => delivery.id === follow);
+    if (shown && shown.attemptCount > 0) return;
+    const timer = setTimeout(deliveries.reload, 1000);
+    return () => clearTimeout(timer);
+  }, [follow, deliveries.data]);
   const [message, setMessage] = useState<{ ok: boolean; text: string }>();
   const resend = async (delivery: WebhookDelivery) => {
     setMessage(undefined);

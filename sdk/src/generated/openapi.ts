@@ -703,6 +703,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/merchants/me/webhooks/{id}/send-test-event': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send the endpoint a signed endpoint.test event with a fixed body, delivered and recorded like any event; never counted toward disabling it (dashboard)
+     * @description The dashboard twin of the API-key route of the same name: same body and answers, merchant token instead of the `sk_` key.
+     */
+    post: operations['sendDashboardWebhookTestEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks/{id}/send-test-event': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send the endpoint a signed endpoint.test event with a fixed body, delivered and recorded like any event; never counted toward disabling it (API key)
+     * @description Sends the endpoint a signed `endpoint.test` event with a fixed body, whatever event types it lists: delivered and recorded like any event (it appears among the endpoint’s deliveries), never counted toward disabling the endpoint. 409 while the endpoint is disabled; shares the endpoint’s hourly limit with resends and recoveries (429 with Retry-After).
+     */
+    post: operations['sendWebhookTestEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/sessions/{id}/retry-webhook': {
     parameters: {
       query?: never;
@@ -1456,7 +1496,7 @@ export interface webhooks {
     put?: never;
     /**
      * The `session.confirming` event
-     * @description A deposit was seen: the session left `awaiting_payment`. Sent at most once per session. Delivered only to endpoints whose `events` list `session.confirming`; at least once, so drop repeats by `id`.
+     * @description A deposit was seen: the session left awaiting payment. Once per session. Delivered only to endpoints whose `events` list `session.confirming`; at least once, so drop repeats by `id`.
      */
     post: operations['onSessionConfirming'];
     delete?: never;
@@ -1476,7 +1516,7 @@ export interface webhooks {
     put?: never;
     /**
      * The `session.completed` event
-     * @description Settlement was delivered to the merchant (also after a repair). Sent at most once per session. Delivered only to endpoints whose `events` list `session.completed`; at least once, so drop repeats by `id`.
+     * @description The settlement was delivered to you (also after a repair). Once per session. Delivered only to endpoints whose `events` list `session.completed`; at least once, so drop repeats by `id`.
      */
     post: operations['onSessionCompleted'];
     delete?: never;
@@ -1496,7 +1536,7 @@ export interface webhooks {
     put?: never;
     /**
      * The `session.expired` event
-     * @description The session expired with no deposit. Sent at most once per session. Delivered only to endpoints whose `events` list `session.expired`; at least once, so drop repeats by `id`.
+     * @description The session expired with no deposit. Once per session. Delivered only to endpoints whose `events` list `session.expired`; at least once, so drop repeats by `id`.
      */
     post: operations['onSessionExpired'];
     delete?: never;
@@ -1516,7 +1556,7 @@ export interface webhooks {
     put?: never;
     /**
      * The `session.underpaid` event
-     * @description The session expired with a partial deposit. Sent at most once per session. Delivered only to endpoints whose `events` list `session.underpaid`; at least once, so drop repeats by `id`.
+     * @description The session expired with part of the amount paid. Once per session. Delivered only to endpoints whose `events` list `session.underpaid`; at least once, so drop repeats by `id`.
      */
     post: operations['onSessionUnderpaid'];
     delete?: never;
@@ -1536,7 +1576,7 @@ export interface webhooks {
     put?: never;
     /**
      * The `session.failed` event
-     * @description Settlement failed; retry-forwarder can repair it. Sent once per failure. Delivered only to endpoints whose `events` list `session.failed`; at least once, so drop repeats by `id`.
+     * @description The settlement failed; retry-forwarder can repair it. Once per failure. Delivered only to endpoints whose `events` list `session.failed`; at least once, so drop repeats by `id`.
      */
     post: operations['onSessionFailed'];
     delete?: never;
@@ -1556,9 +1596,29 @@ export interface webhooks {
     put?: never;
     /**
      * The `endpoint.disabled` event
-     * @description A webhook endpoint was disabled after failing for days; sent to the merchant’s other endpoints that list it. Delivered only to endpoints whose `events` list `endpoint.disabled`; at least once, so drop repeats by `id`.
+     * @description Another of your endpoints was disabled after 5 days of failed deliveries. Delivered only to endpoints whose `events` list `endpoint.disabled`; at least once, so drop repeats by `id`.
      */
     post: operations['onEndpointDisabled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'endpoint.test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `endpoint.test` event
+     * @description A test you asked for with POST …/webhooks/{id}/send-test-event: a fixed body, signed and retried like any event, sent to that endpoint only. Its deliveries never count toward disabling the endpoint. Delivered only to the endpoint it was asked for; at least once, so drop repeats by `id`.
+     */
+    post: operations['onEndpointTest'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1911,6 +1971,15 @@ export interface components {
        * @description Recover events whose deliveries failed since then; at most 14 days back
        */
       since: string;
+    };
+    WebhookTestEvent: {
+      /** @description The `evt_` id of the test event (also in `X-Service-Event-Id`) */
+      eventId: string;
+      /**
+       * Format: uuid
+       * @description Its delivery, listed under the endpoint’s deliveries
+       */
+      deliveryId: string;
     };
     WebhookRedispatch: {
       eventId: string;
@@ -2402,7 +2471,7 @@ export interface components {
         type: 'error';
       };
     };
-    /** @description A deposit was seen: the session left `awaiting_payment`. Sent at most once per session. */
+    /** @description A deposit was seen: the session left awaiting payment. Once per session. */
     SessionConfirmingEvent: {
       /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
       id: string;
@@ -2429,7 +2498,7 @@ export interface components {
         };
       };
     };
-    /** @description Settlement was delivered to the merchant (also after a repair). Sent at most once per session. */
+    /** @description The settlement was delivered to you (also after a repair). Once per session. */
     SessionCompletedEvent: {
       /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
       id: string;
@@ -2468,7 +2537,7 @@ export interface components {
         };
       };
     };
-    /** @description The session expired with no deposit. Sent at most once per session. */
+    /** @description The session expired with no deposit. Once per session. */
     SessionExpiredEvent: {
       /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
       id: string;
@@ -2494,7 +2563,7 @@ export interface components {
         };
       };
     };
-    /** @description The session expired with a partial deposit. Sent at most once per session. */
+    /** @description The session expired with part of the amount paid. Once per session. */
     SessionUnderpaidEvent: {
       /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
       id: string;
@@ -2522,7 +2591,7 @@ export interface components {
         receivedAmount: string;
       };
     };
-    /** @description Settlement failed; retry-forwarder can repair it. Sent once per failure. */
+    /** @description The settlement failed; retry-forwarder can repair it. Once per failure. */
     SessionFailedEvent: {
       /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
       id: string;
@@ -2549,7 +2618,7 @@ export interface components {
         failureReason: string;
       };
     };
-    /** @description A webhook endpoint was disabled after failing for days; sent to the merchant’s other endpoints that list it. */
+    /** @description Another of your endpoints was disabled after 5 days of failed deliveries. */
     EndpointDisabledEvent: {
       /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
       id: string;
@@ -2565,6 +2634,25 @@ export interface components {
           /** @description ISO 8601 UTC with milliseconds */
           disabledAt: string;
         };
+      };
+    };
+    /** @description A test you asked for with POST …/webhooks/{id}/send-test-event: a fixed body, signed and retried like any event, sent to that endpoint only. Its deliveries never count toward disabling the endpoint. */
+    EndpointTestEvent: {
+      /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
+      id: string;
+      /** @constant */
+      type: 'endpoint.test';
+      /** @description ISO 8601 UTC with milliseconds */
+      createdAt: string;
+      data: {
+        /** @description The endpoint the test was asked for */
+        endpoint: {
+          /** Format: uuid */
+          id: string;
+          url: string;
+        };
+        /** @constant */
+        message: 'A test event you asked for: no session or payment is behind it.';
       };
     };
   };
@@ -4933,7 +5021,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description 60 resends and recoveries used this UTC hour (Retry-After) */
+      /** @description 60 resends, recoveries and test events used this UTC hour (Retry-After) */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5026,7 +5114,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description 60 resends and recoveries used this UTC hour (Retry-After) */
+      /** @description 60 resends, recoveries and test events used this UTC hour (Retry-After) */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5185,7 +5273,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description 60 resends and recoveries used this UTC hour (Retry-After) */
+      /** @description 60 resends, recoveries and test events used this UTC hour (Retry-After) */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5278,7 +5366,185 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description 60 resends and recoveries used this UTC hour (Retry-After) */
+      /** @description 60 resends, recoveries and test events used this UTC hour (Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Temporal unreachable (Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  sendDashboardWebhookTestEvent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Accepted: the test event and its delivery */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookTestEvent'];
+        };
+      };
+      /** @description Invalid input: malformed JSON or a field that fails validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign endpoint */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The endpoint is disabled */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description 60 resends, recoveries and test events used this UTC hour (Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Temporal unreachable (Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  sendWebhookTestEvent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Accepted: the test event and its delivery */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookTestEvent'];
+        };
+      };
+      /** @description Invalid input: malformed JSON or a field that fails validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign endpoint */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The endpoint is disabled */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description 60 resends, recoveries and test events used this UTC hour (Retry-After) */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -8226,6 +8492,33 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['EndpointDisabledEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Anything else (or no answer within the timeout) is retried after 1 minute, 5 minutes, 30 minutes and 2 hours. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onEndpointTest: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC is over `<t>.<raw body>` keyed by the endpoint’s `whsec_` secret. During a secret rotation’s overlap a second `v1=` follows, signed with the previous secret: accept the request when any `v1` matches. Compare in constant time over the raw bytes and reject a `t` more than about 300 seconds from your clock. */
+        'X-Service-Signature': string;
+        /** @description The event’s `evt_` id, the same on every delivery of it */
+        'X-Service-Event-Id': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['EndpointTestEvent'];
       };
     };
     responses: {

@@ -1,0 +1,78 @@
+/**
+ * The event types an endpoint can subscribe to (DESIGN §8.3), each with the group it belongs to and
+ * one line on when it is sent: the server's one list. The API validates `events` against it, the
+ * contract documents it, and the dashboard's endpoint form is built from it (imported into the bundle:
+ * plain data, no server code). A type added here appears in all three.
+ */
+export const SESSION_EVENT_TYPES = [
+  'session.confirming',
+  'session.completed',
+  'session.expired',
+  'session.underpaid',
+  'session.failed',
+] as const;
+export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
+
+export const WEBHOOK_EVENT_TYPES = [...SESSION_EVENT_TYPES, 'endpoint.disabled'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** What an endpoint subscribes to when its creation names no events (DESIGN §5). */
+export const DEFAULT_WEBHOOK_EVENTS: WebhookEventType[] = ['session.confirming'];
+
+/**
+ * Sent on request to one endpoint (`POST …/webhooks/{id}/send-test-event`), never by subscription: an
+ * endpoint does not list it, and its deliveries never count toward disabling the endpoint.
+ */
+export const ENDPOINT_TEST_EVENT_TYPE = 'endpoint.test';
+
+export interface EventTypeGuide {
+  /** The heading the type is listed under (Sessions, Endpoints, …). */
+  group: string;
+  /** When the service sends it, in one line for the merchant. */
+  sentWhen: string;
+}
+
+/** Every subscribable type's group and line: a type without one fails the type check. */
+export const WEBHOOK_EVENT_GUIDE: { readonly [Type in WebhookEventType]: EventTypeGuide } = {
+  'session.confirming': {
+    group: 'Sessions',
+    sentWhen: 'A deposit was seen: the session left awaiting payment. Once per session.',
+  },
+  'session.completed': {
+    group: 'Sessions',
+    sentWhen: 'The settlement was delivered to you (also after a repair). Once per session.',
+  },
+  'session.expired': {
+    group: 'Sessions',
+    sentWhen: 'The session expired with no deposit. Once per session.',
+  },
+  'session.underpaid': {
+    group: 'Sessions',
+    sentWhen: 'The session expired with part of the amount paid. Once per session.',
+  },
+  'session.failed': {
+    group: 'Sessions',
+    sentWhen: 'The settlement failed; retry-forwarder can repair it. Once per failure.',
+  },
+  'endpoint.disabled': {
+    group: 'Endpoints',
+    sentWhen: 'Another of your endpoints was disabled after 5 days of failed deliveries.',
+  },
+};
+
+export interface EventTypeGroup {
+  group: string;
+  types: { type: WebhookEventType; sentWhen: string }[];
+}
+
+/** The subscribable types under their groups, both in the order of WEBHOOK_EVENT_TYPES; no empty group. */
+export function webhookEventGroups(): EventTypeGroup[] {
+  const groups: EventTypeGroup[] = [];
+  for (const type of WEBHOOK_EVENT_TYPES) {
+    const { group, sentWhen } = WEBHOOK_EVENT_GUIDE[type];
+    const found = groups.find((entry) => entry.group === group);
+    if (found) found.types.push({ type, sentWhen });
+    else groups.push({ group, types: [{ type, sentWhen }] });
+  }
+  return groups;
+}
