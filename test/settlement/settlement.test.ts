@@ -469,7 +469,7 @@ describe('settlement pipeline', () => {
       },
       completeWithinMs: 90_000,
     });
-  }, 180_000);
+  }, 300_000);
 
   it('a worker killed while its flush transaction is pending: another worker takes the step over within the heartbeat timeout', async () => {
     const chain = stack.chain(ETHEREUM_SEPOLIA);
@@ -554,7 +554,11 @@ function startWorkerProcess(env: Record<string, string>): ChildProcess {
   return child;
 }
 
-async function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<void> {
+/**
+ * Waits for the worker to print `pattern`. A worker bundles its workflows with webpack before it polls:
+ * on a loaded two-core machine that alone took over a minute once (CI rehearsal, 2026-11-28).
+ */
+async function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 150_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!pattern.test((child as ChildProcess & { output?: string }).output ?? '')) {
     if (Date.now() > deadline || child.exitCode !== null)
