@@ -234,7 +234,7 @@ async function main(): Promise<void> {
       `  Stack file    ${stackFile}`,
       `  Logs          ${logsDir}/<process>.log  (${[...(api.replicas.length > 1 ? ['lb', ...api.replicas.map((replica) => replica.name)] : ['api']), ...(workerReplicas > 1 ? Array.from({ length: workerReplicas }, (_, index) => `worker-${index + 1}`) : ['worker']), 'signer', 'relayer', 'temporal'].join(', ')})`,
       '',
-      `  Ctrl-C (or kill ${process.pid}, the supervisor) stops everything; the next \`npm start\` reuses the data in ${relative(process.cwd(), devDir) || devDir}/.`,
+      `  Ctrl-C (or kill ${process.pid}, the supervisor) stops everything; the next \`npm start\` reuses the data in ${devDir.startsWith(root) ? relative(root, devDir) : devDir}/.`,
       '  What happens from here (sessions, webhooks, sponsored operations), one line each:',
       '',
     ].join('\n'),
@@ -283,6 +283,10 @@ async function startApiReplicas(
     output: (chunk) => lbLog.write(chunk),
   });
   stops.set('lb', balancer.stop);
+  watchDependency(
+    balancer.exited.then((how) => `HAProxy exited (${how})`),
+    'the api replicas are reached only through it',
+  );
   await waitForHealth(`http://127.0.0.1:${port}/ready`);
   log(`HAProxy on port ${port} in front of ${replicas.map((replica) => replica.name).join(', ')}`);
   return { replicas };
@@ -298,6 +302,10 @@ async function startDatabase(): Promise<string> {
       callerHandlesSignals: true,
     });
     stops.set('postgres', server.stop);
+    watchDependency(
+      server.exited.then((how) => `PostgreSQL exited (${how})`),
+      'its data folder must go through crash recovery before anything connects, which the next `npm start` does first',
+    );
     adminUrl = server.adminUrl;
   }
   const url = process.env.DATABASE_URL ?? (await ensureDatabase(adminUrl, 'stablepay'));
@@ -325,6 +333,10 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string; namesp
     stderr: (chunk) => temporalLog.write(chunk),
   });
   stops.set('temporal', server.stop);
+  watchDependency(
+    server.exited.then((how) => `the Temporal dev server ${how}`),
+    'it listened on ports chosen at start-up, which every process was given',
+  );
   log(`temporal dev server at ${server.address}, UI ${server.uiUrl}`);
   return server;
 }
@@ -332,6 +344,10 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string; namesp
 async function startMail(): Promise<StackDescription['mail']> {
   const server = await startMailDev();
   stops.set('maildev', server.stop);
+  watchDependency(
+    server.exited.then((how) => `MailDev exited (${how})`),
+    'its SMTP port was chosen at start-up and given to every process',
+  );
   log(`MailDev at ${server.webUrl} (SMTP ${server.smtpUrl})`);
   return { smtpUrl: server.smtpUrl, webUrl: server.webUrl };
 }
@@ -365,6 +381,10 @@ async function startChains(): Promise<StackDescription['chains']> {
     chainIds: localChainIdsFromEnv(),
   });
   stops.set('chains', local.stop);
+  watchDependency(
+    local.exited,
+    'anvil saves a chain only when it stops, so a killed chain would come back without the blocks the database and the processes remember',
+  );
   log(
     `chains, contracts and bundlers ready (${local.chains.map((chain) => `${chain.network} ${chain.rpcUrl}`).join(', ')})`,
   );
@@ -450,6 +470,19 @@ function startProcess(
         setTimeout(() => child.kill('SIGKILL'), 25_000).unref();
       }),
   );
+}
+
+/**
+ * A dependency the supervisor does not restart: when it exits on its own, the stack stops, saying which
+ * and why (`PostgreSQL exited (SIGKILL); not restarted: …`).
+ */
+function watchDependency(exited: Promise<string>, whyNotRestarted: string): void {
+  void exited.then((what) => {
+    if (shuttingDown) return;
+    log(`${what}; not restarted: ${whyNotRestarted}`);
+    log('stopping the stack (`npm start` again starts it afresh)');
+    void shutdown(1);
+  });
 }
 
 /** `.dev/logs/<name>.log`, started afresh on every `npm start`. */
