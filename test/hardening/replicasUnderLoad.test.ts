@@ -105,13 +105,28 @@ describe('npm start with two api replicas and two workers: a killed replica is r
 
   const workerLog = (name: string) => readFileSync(join(stack.stateDir, 'logs', `${name}.log`), 'utf8');
 
-  /** The api replica's process (the banner names its port), and its readiness on that port. */
+  const balancerLog = () => readFileSync(join(stack.stateDir, 'logs', 'lb.log'), 'utf8');
+
+  /**
+   * The api replica's process (the banner names its port), and whether it is back: a new process, ready,
+   * and taken back by the balancer (HAProxy logs each change, `Server ready/api-1 is UP`, in lb.log).
+   */
   function apiReplica(name: string) {
     const port = stack.apiReplicaPorts.get(name)!;
     const [running] = stack.processesRunning('api/main.ts').filter((child) => child.port === port);
+    const balancerMark = balancerLog().length;
     return {
       pid: running!.pid,
-      ready: async () => (await requestAt(`http://127.0.0.1:${port}`, '/ready', {}, 3_000)).status === 200,
+      back: async () => {
+        const [now] = stack.processesRunning('api/main.ts').filter((child) => child.port === port);
+        if (!now || now.pid === running!.pid) return false;
+        const changes = [
+          ...balancerLog()
+            .slice(balancerMark)
+            .matchAll(/Server ready\/(\S+) is (UP|DOWN)/g),
+        ];
+        return changes.filter((change) => change[1] === name).at(-1)?.[2] === 'UP';
+      },
     };
   }
 
@@ -169,9 +184,8 @@ describe('npm start with two api replicas and two workers: a killed replica is r
         new RegExp(`\\[stack\\] ${name} restarted after exit code 0, 1st time in 10 min\\n`),
         mark,
       );
-      await until(async () => (await replica.ready()) && apiReplica(name).pid !== replica.pid, 120_000);
-      // The balancer checks every second and takes a replica back after two good answers.
-      await delay(3_000);
+      // The next replica stops only once the balancer routes to this one again.
+      await until(replica.back, 120_000, balancerLog);
     }
     const window = await load.stop();
     figures.push(
@@ -188,7 +202,7 @@ describe('npm start with two api replicas and two workers: a killed replica is r
       return {
         // Its second unasked exit in ten minutes (the rolling restart was the first): a 2 s back-off.
         restarted: /\[stack\] api-1 restarted after SIGKILL, 2nd time in 10 min\n/,
-        back: async () => (await replica.ready()) && apiReplica('api-1').pid !== replica.pid,
+        back: replica.back,
       };
     });
   }, 240_000);
@@ -231,7 +245,7 @@ describe('npm start with two api replicas and two workers: a killed replica is r
       mark,
     );
     const restartedAfter = performance.now() - killedAt;
-    await until(async () => (await replica.ready()) && apiReplica('api-2').pid !== replica.pid, 120_000);
+    await until(replica.back, 120_000, balancerLog);
     const backAfter = performance.now() - killedAt;
     // The load runs on to the end of the counted window.
     await delay(Math.max(0, killedAt + AFTER_KILL_MS - performance.now()));

@@ -343,8 +343,9 @@ export async function readAtFullSpeed({
           await response.arrayBuffer();
           return response.status === 200 ? undefined : `HTTP ${response.status}`;
         },
-        (error: unknown) =>
-          error instanceof Error ? ((error.cause as Error)?.message ?? error.message) : 'failed',
+        // undici's TypeError is not of jest's realm (no instanceof); its cause says what broke.
+        (error: { message?: string; cause?: { code?: string; message?: string } }) =>
+          `${error.message ?? 'failed'}${error.cause ? ` (${error.cause.code ?? error.cause.message})` : ''}`,
       );
       outcomes.push({ at: performance.now(), failure });
     }
