@@ -60,17 +60,16 @@ export async function startDevStack(env: Record<string, string>, withinMs = 300_
   for (const stream of [npm.stdout!, npm.stderr!])
     stream.on('data', (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-1_000_000)));
   const exited = new Promise<void>((resolveExit) => npm.once('exit', () => resolveExit()));
-  let supervisorPid: number | undefined;
-  // Never outlive the test process: the supervisor runs in a session (and process group) of its own.
-  process.once('exit', () => {
-    for (const group of [npm.pid, supervisorPid])
-      if (group)
-        try {
-          process.kill(-group, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-  });
+  // Never outlive the test process: npm's group, and the supervisor's (a session of its own) once known.
+  const killGroupOnExit = (group: number) =>
+    process.once('exit', () => {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    });
+  killGroupOnExit(npm.pid!);
 
   const untilOutput = async (pattern: RegExp, from: number, within = 120_000) => {
     let match: RegExpMatchArray | null = null;
@@ -88,7 +87,8 @@ export async function startDevStack(env: Record<string, string>, withinMs = 300_
     return match;
   };
   const banner = await untilOutput(/kill (\d+), the supervisor/, 0, withinMs);
-  supervisorPid = Number(banner[1]);
+  const supervisorPid = Number(banner[1]);
+  killGroupOnExit(supervisorPid);
   const stack = readStackFile(join(stateDir, 'stack.json'))!;
   const replicasLine = output.match(/HAProxy in front of \d+ api replicas: (.*)/)?.[1] ?? '';
   const apiReplicaPorts = new Map(
@@ -102,13 +102,13 @@ export async function startDevStack(env: Record<string, string>, withinMs = 300_
     output: () => output,
     untilOutput: (pattern, from, within) => untilOutput(pattern, from, within),
     apiReplicaPorts,
-    processesRunning: (script) => childrenOf(supervisorPid!).filter((child) => child.args.includes(script)),
+    processesRunning: (script) => childrenOf(supervisorPid).filter((child) => child.args.includes(script)),
     async stop() {
       if (npm.exitCode === null && npm.signalCode === null) process.kill(-npm.pid!, 'SIGINT');
       await exited;
       // npm may exit on the signal itself before the foreground process it ran has seen the stack stop.
       await until(
-        async () => !isRunning(supervisorPid!),
+        async () => !isRunning(supervisorPid),
         90_000,
         () => output,
       );
