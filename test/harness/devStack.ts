@@ -112,6 +112,8 @@ export async function startDevStack(env: Record<string, string>, withinMs = 300_
         90_000,
         () => output,
       );
+      npm.stdout!.destroy();
+      npm.stderr!.destroy();
     },
   };
 }
