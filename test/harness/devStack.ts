@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CONFIG_VARIABLES } from '../../config';
@@ -28,7 +28,7 @@ export interface DevStack {
   apiReplicaPorts: Map<string, number>;
   /** The supervisor's children with `script` among their arguments (`api/main.ts`, `dev/worker.ts`), with their PORT. */
   processesRunning(script: string): { pid: number; args: string[]; port?: number }[];
-  /** Ctrl-C in its terminal; resolves once npm and the supervisor have exited. */
+  /** Ctrl-C in its terminal; resolves once npm and the supervisor have exited and the state folder is gone. */
   stop(): Promise<void>;
 }
 
@@ -114,6 +114,8 @@ export async function startDevStack(env: Record<string, string>, withinMs = 300_
       );
       npm.stdout!.destroy();
       npm.stderr!.destroy();
+      // Its Postgres, Temporal and chain state: about 60 MB per run.
+      await rm(stateDir, { recursive: true, force: true });
     },
   };
 }
