@@ -19,3 +19,17 @@ export const LOCAL_TESTNET_CHAIN_IDS: LocalChainId[] = [11155111, 84532, 421614]
 
 /** The test run's shared chains: the testnets and the Ethereum mainnet stand-in (live mode without a bridge). */
 export const TEST_RUN_CHAIN_IDS: LocalChainId[] = [...LOCAL_TESTNET_CHAIN_IDS, 1];
+
+/**
+ * The chains `npm start` runs: all six, or those DEV_CHAIN_IDS lists (`11155111,84532`), for a smaller
+ * stack (the replica test runs one beside the test run's own chains).
+ */
+export function localChainIdsFromEnv(value = process.env.DEV_CHAIN_IDS): LocalChainId[] {
+  const known = LOCAL_CHAINS.map((chain) => chain.chainId as LocalChainId);
+  if (value === undefined || value.trim() === '') return known;
+  const asked = value.split(',').map((part) => part.trim());
+  const unknown = asked.filter((part) => !known.some((chainId) => String(chainId) === part));
+  if (unknown.length > 0 || asked.length === 0)
+    throw new Error(`DEV_CHAIN_IDS lists chain ids of ${known.join(', ')}, not "${unknown.join(', ')}"`);
+  return known.filter((chainId) => asked.includes(String(chainId)));
+}

@@ -1,10 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { StackDescription } from './stackDescription';
 
-/** `.dev/stack.json`, or the file STABLEPAY_STACK_FILE names (the tests point the dev tools at their own). */
+/** Where `npm start` keeps its state (data, logs, the stack file): `.dev/`, or the folder STABLEPAY_DEV_DIR names. */
+export function devStateDir(): string {
+  return resolve(process.env.STABLEPAY_DEV_DIR ?? resolve(__dirname, '..', '.dev'));
+}
+
+/** `stack.json` in the state folder, or the file STABLEPAY_STACK_FILE names (the tests point the dev tools at their own). */
 export function stackFilePath(): string {
-  return process.env.STABLEPAY_STACK_FILE ?? resolve(__dirname, '..', '.dev', 'stack.json');
+  return process.env.STABLEPAY_STACK_FILE ?? join(devStateDir(), 'stack.json');
 }
 
 /** What `npm start` wrote, or undefined when the stack never started here. */

@@ -28,6 +28,9 @@ import { temporalCliPath } from './installTemporal';
 import type { StackDescription } from './stackDescription';
 import { devDashboardLink } from './dashboardSignInLink';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../workers/processMemory';
+import { localChainIdsFromEnv } from './localChains';
+import { decideAfterCrash, describeExit, recentCrashes, type ExitCause } from './restartPolicy';
+import { devStateDir } from './stackFile';
 
 /**
  * `npm start`: the whole stack on this machine with zero configuration. PostgreSQL (embedded unless
@@ -42,9 +45,16 @@ import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../workers/processMemory'
  * only asks it to stop and waits.
  *
  * API_REPLICAS=n runs n api processes behind HAProxy on PORT; WORKER_REPLICAS=m runs m workers.
+ *
+ * A crashed api, worker, signer or relayer is restarted (dev/restartPolicy.ts: a back-off from 1 s doubling
+ * to 30 s, one line each time); the stack stops only for a crash loop, or when a dependency it cannot
+ * restart (Postgres, Temporal, a chain or bundler, MailDev, HAProxy) exits, and it says which and why.
+ *
+ * STABLEPAY_DEV_DIR keeps the state somewhere other than .dev/, and DEV_CHAIN_IDS starts only some of the
+ * local chains (`DEV_CHAIN_IDS=11155111,84532`): a second stack beside a developer's (the replica test).
  */
 const root = resolve(__dirname, '..');
-const devDir = join(root, '.dev');
+const devDir = devStateDir();
 const logsDir = join(devDir, 'logs');
 const SUPERVISOR_ARGUMENT = '--supervise';
 const log = (message: string) => process.stdout.write(`[stack] ${message}\n`);
@@ -224,7 +234,7 @@ async function main(): Promise<void> {
       `  Stack file    ${stackFile}`,
       `  Logs          ${logsDir}/<process>.log  (${[...(api.replicas.length > 1 ? ['lb', ...api.replicas.map((replica) => replica.name)] : ['api']), ...(workerReplicas > 1 ? Array.from({ length: workerReplicas }, (_, index) => `worker-${index + 1}`) : ['worker']), 'signer', 'relayer', 'temporal'].join(', ')})`,
       '',
-      `  Ctrl-C (or kill ${process.pid}, the supervisor) stops everything; the next \`npm start\` reuses the data in .dev/.`,
+      `  Ctrl-C (or kill ${process.pid}, the supervisor) stops everything; the next \`npm start\` reuses the data in ${devDir.startsWith(root) ? relative(root, devDir) : devDir}/.`,
       '  What happens from here (sessions, webhooks, sponsored operations), one line each:',
       '',
     ].join('\n'),
@@ -273,6 +283,10 @@ async function startApiReplicas(
     output: (chunk) => lbLog.write(chunk),
   });
   stops.set('lb', balancer.stop);
+  watchDependency(
+    balancer.exited.then((how) => `HAProxy exited (${how})`),
+    'the api replicas are reached only through it',
+  );
   await waitForHealth(`http://127.0.0.1:${port}/ready`);
   log(`HAProxy on port ${port} in front of ${replicas.map((replica) => replica.name).join(', ')}`);
   return { replicas };
@@ -288,6 +302,10 @@ async function startDatabase(): Promise<string> {
       callerHandlesSignals: true,
     });
     stops.set('postgres', server.stop);
+    watchDependency(
+      server.exited.then((how) => `PostgreSQL exited (${how})`),
+      'its data folder must go through crash recovery before anything connects, which the next `npm start` does first',
+    );
     adminUrl = server.adminUrl;
   }
   const url = process.env.DATABASE_URL ?? (await ensureDatabase(adminUrl, 'stablepay'));
@@ -315,6 +333,10 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string; namesp
     stderr: (chunk) => temporalLog.write(chunk),
   });
   stops.set('temporal', server.stop);
+  watchDependency(
+    server.exited.then((how) => `the Temporal dev server ${how}`),
+    'it listened on ports chosen at start-up, which every process was given',
+  );
   log(`temporal dev server at ${server.address}, UI ${server.uiUrl}`);
   return server;
 }
@@ -322,6 +344,10 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string; namesp
 async function startMail(): Promise<StackDescription['mail']> {
   const server = await startMailDev();
   stops.set('maildev', server.stop);
+  watchDependency(
+    server.exited.then((how) => `MailDev exited (${how})`),
+    'its SMTP port was chosen at start-up and given to every process',
+  );
   log(`MailDev at ${server.webUrl} (SMTP ${server.smtpUrl})`);
   return { smtpUrl: server.smtpUrl, webUrl: server.webUrl };
 }
@@ -348,8 +374,17 @@ async function startDns(): Promise<StackDescription['dns']> {
 }
 
 async function startChains(): Promise<StackDescription['chains']> {
-  const local = await startLocalChains({ blockTime: 1, stateDir: join(devDir, 'chains'), bundlers: true });
+  const local = await startLocalChains({
+    blockTime: 1,
+    stateDir: join(devDir, 'chains'),
+    bundlers: true,
+    chainIds: localChainIdsFromEnv(),
+  });
   stops.set('chains', local.stop);
+  watchDependency(
+    local.exited,
+    'anvil saves a chain only when it stops, so a killed chain would come back without the blocks the database and the processes remember',
+  );
   log(
     `chains, contracts and bundlers ready (${local.chains.map((chain) => `${chain.network} ${chain.rpcUrl}`).join(', ')})`,
   );
@@ -365,44 +400,69 @@ async function persistentJwtKey(): Promise<string> {
   return key;
 }
 
-/** `args`: the script and its arguments; `nodeFlags`: Node's own (the worker's WORKER_NODE_FLAGS). */
+/**
+ * Runs `args` (the script and its arguments; `nodeFlags`: Node's own, the worker's WORKER_NODE_FLAGS) as
+ * `name`, and runs it again whenever it exits on its own, after the restart policy's back-off; a crash
+ * loop stops the stack.
+ */
 function startProcess(
   name: ProcessName,
   args: string[],
   env: NodeJS.ProcessEnv,
   nodeFlags: readonly string[] = [],
-): ChildProcess {
-  // The process itself, not tsx's CLI wrapper (which runs it in a grandchild that a SIGKILL would orphan).
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...args], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  // The terminal stays quiet: the whole output goes to the process's log file, the last lines are kept
-  // to say why it stopped.
+): void {
+  // The terminal stays quiet: the whole output goes to the process's log file (kept across its restarts),
+  // the last lines are kept to say why it stopped.
   const file = logFile(name);
   let tail = '';
-  for (const stream of [child.stdout!, child.stderr!]) {
-    stream.on('data', (chunk: Buffer) => {
-      file.write(chunk);
-      tail = (tail + chunk.toString('utf8')).slice(-4000);
-    });
-  }
+  let child: ChildProcess;
+  let crashTimes: number[] = [];
   let stopping = false;
-  child.once('exit', (code, signal) => {
-    if (!stopping && !shuttingDown) {
+  let pendingRestart: NodeJS.Timeout | undefined;
+
+  const run = () => {
+    // The process itself, not tsx's CLI wrapper (which runs it in a grandchild that a SIGKILL would orphan).
+    child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...args], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    for (const stream of [child.stdout!, child.stderr!]) {
+      stream.on('data', (chunk: Buffer) => {
+        file.write(chunk);
+        tail = (tail + chunk.toString('utf8')).slice(-4000);
+      });
+    }
+    child.once('exit', (code, signal) => {
+      if (stopping || shuttingDown) return;
+      const cause: ExitCause = signal ? { signal } : { code: code ?? 0 };
+      const now = Date.now();
+      const decision = decideAfterCrash({ name, cause, crashTimes, now });
+      crashTimes = [...recentCrashes(crashTimes, now), now];
+      file.write(`[stack] ${name} exited (${describeExit(cause)})\n`);
+      if (decision.action === 'restart') {
+        pendingRestart = setTimeout(() => {
+          pendingRestart = undefined;
+          if (stopping || shuttingDown) return;
+          run();
+          log(decision.line);
+        }, decision.delayMs);
+        return;
+      }
       const lastLines = tail.trimEnd().split('\n').slice(-15).join('\n');
-      log(`${name} exited unexpectedly (${signal ?? code}); its log ${join(logsDir, `${name}.log`)} ends:`);
+      log(`${decision.reason}; its log ${join(logsDir, `${name}.log`)} ends:`);
       process.stdout.write(`${lastLines}\n`);
       log('stopping the stack');
       void shutdown(1);
-    }
-  });
+    });
+  };
+  run();
   stops.set(
     name,
     () =>
       new Promise<void>((resolveStop) => {
         stopping = true;
+        clearTimeout(pendingRestart);
         if (child.exitCode !== null || child.signalCode !== null) return resolveStop();
         child.once('exit', () => resolveStop());
         child.kill('SIGTERM');
@@ -410,7 +470,19 @@ function startProcess(
         setTimeout(() => child.kill('SIGKILL'), 25_000).unref();
       }),
   );
-  return child;
+}
+
+/**
+ * A dependency the supervisor does not restart: when it exits on its own, the stack stops, saying which
+ * and why (`PostgreSQL exited (SIGKILL); not restarted: …`).
+ */
+function watchDependency(exited: Promise<string>, whyNotRestarted: string): void {
+  void exited.then((what) => {
+    if (shuttingDown) return;
+    log(`${what}; not restarted: ${whyNotRestarted}`);
+    log('stopping the stack (`npm start` again starts it afresh)');
+    void shutdown(1);
+  });
 }
 
 /** `.dev/logs/<name>.log`, started afresh on every `npm start`. */
@@ -418,7 +490,11 @@ function logFile(name: string): WriteStream {
   return createWriteStream(join(logsDir, `${name}.log`), { flags: 'w' });
 }
 
-async function waitForHealth(url: string, timeoutMs = 60_000): Promise<void> {
+/**
+ * Until `url` answers 2xx. Three minutes: on a busy 2-core machine the first api processes, compiled by
+ * tsx while everything else starts, took over a minute to listen (a crash meanwhile is restarted).
+ */
+async function waitForHealth(url: string, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {

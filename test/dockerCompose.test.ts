@@ -6,8 +6,16 @@ import { haproxyConfig } from '../dev/services/haproxy';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../workers/processMemory';
 
 const root = join(__dirname, '..');
+interface ComposeService {
+  command?: string[];
+  environment?: Record<string, string>;
+  ports?: string[];
+  restart?: string;
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }> | string[];
+}
 const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
-  services: Record<string, { command?: string[]; environment?: Record<string, string>; ports?: string[] }>;
+  services: Record<string, ComposeService>;
 };
 const appServices = ['api', 'worker', 'signer'];
 
@@ -100,6 +108,29 @@ describe('docker-compose.yml', () => {
     expect(grace('worker')).toBe('30s');
     expect(Number(compose.services.api!.environment!.API_STOP_DEADLINE_MS)).toBeLessThan(30_000);
     expect(Number(compose.services.worker!.environment!.WORKER_STOP_DEADLINE_MS)).toBeLessThan(30_000);
+  });
+
+  it('restarts every long-running service that exits, unless an operator stopped it', () => {
+    for (const [name, service] of Object.entries(compose.services))
+      expect([name, service.restart]).toEqual([name, 'unless-stopped']);
+  });
+
+  it.each([
+    ['api', 'PORT', '/ready'],
+    ['worker', 'WORKER_READY_PORT', '/ready'],
+    ['signer', 'SIGNER_PORT', '/health'],
+  ])('%s is healthy when its own %s answers %s', (service, portVariable, path) => {
+    const { healthcheck, environment } = compose.services[service]!;
+    expect(healthcheck!.test.join(' ')).toContain(`http://127.0.0.1:${environment![portVariable]}${path}`);
+  });
+
+  it('starts the balancer once the api replicas are healthy, and the processes once Postgres is', () => {
+    expect(compose.services.lb!.depends_on).toEqual({ api: { condition: 'service_healthy' } });
+    expect(compose.services.postgres!.healthcheck!.test.join(' ')).toContain('pg_isready');
+    for (const service of [...appServices, 'temporal'])
+      expect(compose.services[service]!.depends_on).toMatchObject({
+        postgres: { condition: 'service_healthy' },
+      });
   });
 
   it.each(appServices)('%s runs compiled JavaScript whose source module exists', (service) => {

@@ -42,6 +42,8 @@ export interface AltoBundler {
 
 export interface StartAltoBundlersReturnType {
   bundlers: AltoBundler[];
+  /** Resolves once any bundler exits (`the Alto bundler of chain 84532 exited (SIGKILL)`), stopped or not. */
+  exited: Promise<string>;
   /** Stops every bundler and resolves once all have exited. */
   stop(): Promise<void>;
 }
@@ -73,7 +75,11 @@ export async function startAltoBundlers({
   const { running, stop } = await startAllOrNone(
     chains.map((chain) => startAlto({ cli, chain, silent, startTimeoutMs })),
   );
-  return { bundlers: running.map(({ bundler }) => bundler), stop };
+  return {
+    bundlers: running.map(({ bundler }) => bundler),
+    exited: Promise.race(running.map(({ exited }) => exited)),
+    stop,
+  };
 }
 
 interface StartAltoParameters {
@@ -85,6 +91,7 @@ interface StartAltoParameters {
 
 interface AltoInstance {
   bundler: AltoBundler;
+  exited: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -157,7 +164,11 @@ async function startAltoOnPort(
     await stop();
     throw new AltoStartError(chain.chainId, `no answer within ${startTimeoutMs} ms`, output);
   }
-  return { bundler: { chainId: chain.chainId, url }, stop };
+  return {
+    bundler: { chainId: chain.chainId, url },
+    exited: service.exited.then((how) => `the Alto bundler of chain ${chain.chainId} exited (${how})`),
+    stop,
+  };
 }
 
 /** Polls eth_supportedEntryPoints until it answers with a list (true), or the time is up or aborted (false). */

@@ -78,6 +78,8 @@ export interface AnvilChain {
 
 export interface StartAnvilChainsReturnType {
   chains: AnvilChain[];
+  /** Resolves once any chain's anvil exits (`anvil of chain 84532 exited (SIGKILL)`), stopped or not. */
+  exited: Promise<string>;
   /** Stops every chain (SIGTERM, so state is written) and resolves once all have exited. */
   stop(): Promise<void>;
 }
@@ -123,7 +125,11 @@ export async function startAnvilChains({
       }),
     ),
   );
-  return { chains: running.map(({ chain }) => chain), stop };
+  return {
+    chains: running.map(({ chain }) => chain),
+    exited: Promise.race(running.map(({ exited }) => exited)),
+    stop,
+  };
 }
 
 interface StartAnvilParameters {
@@ -137,6 +143,7 @@ interface StartAnvilParameters {
 
 interface AnvilInstance {
   chain: AnvilChain;
+  exited: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -183,6 +190,7 @@ async function startAnvilOnPort(
   const watch = blockTime === undefined ? watchAnvilForStalls(rpcUrl) : undefined;
   return {
     chain: { chainId, rpcUrl, port },
+    exited: service.exited.then((how) => `anvil of chain ${chainId} exited (${how})`),
     stop: () => {
       watch?.stop();
       return stop();

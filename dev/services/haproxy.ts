@@ -104,6 +104,8 @@ export function haproxyConfig({
 export interface RunningHaproxy {
   url: string;
   pid: number;
+  /** Resolves once HAProxy exits, stopped or not, with its exit code or signal. */
+  exited: Promise<number | string>;
   /** Soft stop (SIGUSR1: stops listening, lets open requests finish), then SIGKILL after 10 s. */
   stop(): Promise<void>;
 }
@@ -154,6 +156,7 @@ export async function startHaproxy({
   return {
     url,
     pid: child.pid!,
+    exited: supervised.exited,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGUSR1');

@@ -31,6 +31,8 @@ export function settlementProtocolsFromEnv(
 
 export interface LocalChains {
   chains: ChainDeployment[];
+  /** Resolves once any chain or bundler process exits, with which and how, stopped or not. */
+  exited: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -67,7 +69,7 @@ export async function startLocalChains({
         }),
       })),
     );
-    if (!bundlers) return { chains: deployed, stop: anvil.stop };
+    if (!bundlers) return { chains: deployed, exited: anvil.exited, stop: anvil.stop };
     const alto = await startAltoBundlers({
       chains: deployed.map(({ chainId, rpcUrl, contracts }) => ({
         chainId,
@@ -81,6 +83,7 @@ export async function startLocalChains({
         ...chain,
         bundlerUrl: alto.bundlers.find((bundler) => bundler.chainId === chain.chainId)!.url,
       })),
+      exited: Promise.race([anvil.exited, alto.exited]),
       stop: async () => {
         await alto.stop();
         await anvil.stop();

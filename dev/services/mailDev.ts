@@ -17,6 +17,8 @@ export interface MailDevServer {
   smtpUrl: string;
   /** The web UI; the REST API lives under `<webUrl>/api`. */
   webUrl: string;
+  /** Resolves once the server exits, stopped or not, with its exit code or signal. */
+  exited: Promise<number | string>;
   /** Stops the server and deletes its mail. */
   stop(): Promise<void>;
 }
@@ -102,7 +104,7 @@ async function startOnPorts({
       output,
     );
   }
-  return { smtpUrl: `smtp://127.0.0.1:${smtpPort}`, webUrl, stop };
+  return { smtpUrl: `smtp://127.0.0.1:${smtpPort}`, webUrl, exited: service.exited, stop };
 }
 
 async function waitForApi(webUrl: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {

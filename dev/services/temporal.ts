@@ -41,6 +41,8 @@ export interface TemporalDevServer {
   /** The Web UI, e.g. `http://127.0.0.1:8233`. */
   uiUrl: string;
   namespace: string;
+  /** Resolves once the server process exits, stopped or not: `was killed by SIGKILL`, `exited with code 1`. */
+  exited: Promise<string>;
   /** Terminates the server and resolves once the process has exited. */
   stop(): Promise<void>;
 }
@@ -96,7 +98,7 @@ export async function startTemporalDevServer({
     const uiUrl = `http://127.0.0.1:${uiPort}`;
     try {
       await waitUntilReady({ server, address, uiUrl, namespace, deadline: Date.now() + readyTimeoutMs });
-      return { address, uiUrl, namespace, stop: server.stop };
+      return { address, uiUrl, namespace, exited: server.exitInfo, stop: server.stop };
     } catch (error) {
       await server.stop();
       const portTaken = /address already in use/i.test(server.output());
@@ -109,6 +111,8 @@ export async function startTemporalDevServer({
 interface ServerProcess {
   /** Rejects (never resolves) when the process exits. */
   exited: Promise<never>;
+  /** Resolves with how the process exited. */
+  exitInfo: Promise<string>;
   hasExited(): boolean;
   output(): string;
   stop(): Promise<void>;
@@ -153,6 +157,7 @@ function spawnServer(
 
   return {
     exited,
+    exitInfo,
     hasExited: () => exitedFlag,
     output: () => output,
     stop: async () => {

@@ -1,81 +1,76 @@
-import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { createDb, type Db } from '../../db/client';
-import { taskQueueNames } from '../../workflows/taskQueues';
+import { TASK_QUEUES } from '../../workflows/taskQueues';
 import type { TestApp } from '../harness/app';
-import { apiProcessEnv } from '../harness/apiProcessEnv';
-import { startApiReplicas, type ApiReplicas } from '../harness/apiReplicas';
+import { startDevStack, type DevStack } from '../harness/devStack';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
-import { ProjectProcess, requestAt } from '../harness/projectProcess';
-import { TEST_STACK_FILE_VARIABLE, testStack } from '../harness/stack';
+import { requestAt, until } from '../harness/projectProcess';
 import {
   CHAIN_ID,
   expectLoadInvariants,
+  failedShare,
   percent,
+  readAtFullSpeed,
   SENDER_HOURLY_OPS,
   SteadyLoad,
   TARGET,
-  type Tally,
+  type LoadWindow,
 } from '../harness/steadyLoad';
 import { allowContract, createPaymasterClient } from '../paymaster/paymasterApi';
 import { startWebhookReceiver, type WebhookReceiver } from '../webhooks/receiver';
 
 /**
- * More than one api and worker under load (issue 31): two api replicas behind HAProxy (the rules of
- * `npm start` with API_REPLICAS=2) and two workers carry the fault test's steady load (session creations,
- * pm_getPaymasterData, deposits with webhook deliveries) while both api replicas restart one after the
- * other (no request may fail), one api replica is SIGKILLed (at most its requests in flight fail; the
- * rate is printed) and one worker is SIGKILLed (nothing lost or doubled). Afterwards the invariants of
- * the fault test hold.
+ * Replicas that heal (issues 31 and 47), on the stack users start: `npm start` with API_REPLICAS=2 and
+ * WORKER_REPLICAS=2 (on its own ports, in its own state folder, with two of the six local chains). Under
+ * the fault test's steady mixed load (session creations, status reads, pm_getPaymasterData, payments with
+ * webhook deliveries): a rolling restart of both api replicas fails no request; one api replica, then one
+ * worker replica, is SIGKILLed: at most the requests in flight at the kill fail, the supervisor restarts
+ * the process after its back-off and says so, and every paid session ends with one event and one
+ * delivery. Then a closed-loop read load at full speed: the share of failed requests in the 20 s after a
+ * replica's SIGKILL stays within 1 %. Last, a chain it cannot restart stops the stack, saying which and why.
  */
-type Window = Record<'sessions' | 'paymaster' | 'deposits', Tally>;
+/** The window of the read load counted after the kill. */
+const AFTER_KILL_MS = 20_000;
 
-describe('two api replicas behind HAProxy and two workers, under load', () => {
-  const prefix = `rl${randomBytes(3).toString('hex')}-`;
-  let service: ApiReplicas;
-  let workers: ProjectProcess[] = [];
+describe('npm start with two api replicas and two workers: a killed replica is restarted, under load', () => {
+  let stack: DevStack;
   let db: Db;
   let temporalConnection: Connection;
   let temporalClient: Client;
   let receiver: WebhookReceiver;
   let merchant: SignedInMerchant;
   let load: SteadyLoad;
-  const figures: { fault: string; seconds: number; window: Window }[] = [];
+  let startedInMs: number;
+  /** API requests of the steady load being answered right now. */
+  let inFlight = 0;
+  const figures: string[] = [];
 
-  const call: TestApp['request'] = (path, init) => requestAt(service.url, path, init, 45_000);
+  const call: TestApp['request'] = async (path, init) => {
+    inFlight += 1;
+    try {
+      return await requestAt(stack.url, path, init, 45_000);
+    } finally {
+      inFlight -= 1;
+    }
+  };
 
   beforeAll(async () => {
-    const stack = testStack();
-    db = createDb({ connectionString: stack.databaseUrl, maxConnections: 3 });
-    temporalConnection = await Connection.connect({ address: stack.temporalAddress });
-    temporalClient = new Client({ connection: temporalConnection, namespace: stack.temporalNamespace });
-    const workerEnv = {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: stack.databaseUrl,
-      TEMPORAL_ADDRESS: stack.temporalAddress,
-      TEMPORAL_NAMESPACE: stack.temporalNamespace,
-      TEMPORAL_TASK_QUEUE_PREFIX: prefix,
-      DEPLOYMENTS_FILE: process.env[TEST_STACK_FILE_VARIABLE]!,
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      ...Object.fromEntries(stack.chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
-    };
-    workers = [
-      new ProjectProcess('workers/main.ts', workerEnv),
-      new ProjectProcess('workers/main.ts', workerEnv),
-    ];
-    for (const worker of workers) worker.start();
-    service = await startApiReplicas(
-      2,
-      await apiProcessEnv({
-        TEMPORAL_TASK_QUEUE_PREFIX: prefix,
-        LOG_LEVEL: 'warn',
-        API_DRAIN_MS: '3000',
-        API_STOP_DEADLINE_MS: '15000',
-      }),
-    );
-    await Promise.all(workers.map((worker) => worker.waitForOutput(/worker polling/, 180_000)));
+    const started = performance.now();
+    stack = await startDevStack({
+      API_REPLICAS: '2',
+      WORKER_REPLICAS: '2',
+      DEV_CHAIN_IDS: `11155111,${CHAIN_ID}`,
+      // The read load polls session status at full speed from one address: this measures the healing, not
+      // the per-IP limit.
+      RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: '1000000',
+    });
+    startedInMs = performance.now() - started;
+    db = createDb({ connectionString: stack.stack.databaseUrl, maxConnections: 3 });
+    temporalConnection = await Connection.connect({ address: stack.stack.temporalAddress });
+    temporalClient = new Client({ connection: temporalConnection, namespace: 'default' });
 
     receiver = await startWebhookReceiver();
     merchant = await signInNewMerchant({ request: call });
@@ -94,104 +89,206 @@ describe('two api replicas behind HAProxy and two workers, under load', () => {
       json: { perSenderHourlyOps: SENDER_HOURLY_OPS },
     });
     expect(limits.status).toBe(200);
-    load = new SteadyLoad(call, sk, client.clientId, () => temporalClient);
-  }, 300_000);
+    load = new SteadyLoad(call, sk, client.clientId, () => temporalClient, { statusReads: true });
+  }, 420_000);
 
   afterAll(async () => {
     await load?.stop();
-    await service?.stop();
-    await Promise.all(workers.map((worker) => worker.kill('SIGTERM')));
     await receiver?.close();
     await temporalConnection?.close();
     await db?.destroy();
-  }, 90_000);
+    // Ctrl-C in its terminal: everything stops in order.
+    await stack?.stop();
+    process.stdout.write(`${figures.join('\n')}\n`);
+    if (stack) expect(stack.output()).toContain('[stack] stopped');
+  }, 120_000);
 
-  /** A few seconds of load, the fault, a few seconds of recovery; records and prints the window. */
-  async function underLoad(fault: string, inflict: () => Promise<void>): Promise<Window> {
-    const started = performance.now();
-    load.start();
-    await delay(3_000);
-    await inflict();
-    await delay(3_000);
-    const window = await load.stop();
-    const seconds = (performance.now() - started) / 1000;
-    figures.push({ fault, seconds, window });
-    process.stdout.write(
-      `fault "${fault}" over ${seconds.toFixed(0)} s: sessions ${percent(window.sessions)}, ` +
-        `paymaster ${percent(window.paymaster)}, deposits ${percent(window.deposits)} failed; failures: ` +
-        `${JSON.stringify(Object.fromEntries(Object.entries(window).map(([kind, tally]) => [kind, tally.reasons])))}\n`,
-    );
-    for (const tally of Object.values(window)) expect(tally.sent - tally.failed).toBeGreaterThan(0);
-    return window;
+  const workerLog = (name: string) => readFileSync(join(stack.stateDir, 'logs', `${name}.log`), 'utf8');
+
+  const balancerLog = () => readFileSync(join(stack.stateDir, 'logs', 'lb.log'), 'utf8');
+
+  /**
+   * The api replica's process (the banner names its port), and whether it is back: a new process, ready,
+   * and taken back by the balancer (HAProxy logs each change, `Server ready/api-1 is UP`, in lb.log).
+   */
+  function apiReplica(name: string) {
+    const port = stack.apiReplicaPorts.get(name)!;
+    const [running] = stack.processesRunning('api/main.ts').filter((child) => child.port === port);
+    const balancerMark = balancerLog().length;
+    return {
+      pid: running!.pid,
+      back: async () => {
+        const [now] = stack.processesRunning('api/main.ts').filter((child) => child.port === port);
+        if (!now || now.pid === running!.pid) return false;
+        const changes = [
+          ...balancerLog()
+            .slice(balancerMark)
+            .matchAll(/Server ready\/(\S+) is (UP|DOWN)/g),
+        ];
+        return changes.filter((change) => change[1] === name).at(-1)?.[2] === 'UP';
+      },
+    };
   }
 
-  it('a rolling restart of both api replicas, one after the other, fails no request', async () => {
-    const window = await underLoad('rolling restart of both api replicas', async () => {
-      for (const replica of service.replicas) {
-        const mark = service.balancerLogMark();
-        await replica.process.kill('SIGTERM');
-        expect(replica.process.child!.exitCode).toBe(0);
-        await replica.restart();
-        // The next replica stops only once the balancer routes to this one again.
-        await service.untilTakenBack(replica, mark);
-      }
-    });
-    for (const tally of Object.values(window)) expect(tally.failed).toBe(0);
-  }, 240_000);
+  /**
+   * The steady load around a SIGKILL: a few seconds of load, the kill (with the API requests in flight at
+   * that moment), the supervisor's restart line, the process back, a few seconds more; prints the figures.
+   */
+  async function killUnderLoad(
+    fault: string,
+    kill: () => { restarted: RegExp; back: () => Promise<boolean> },
+  ): Promise<{ window: LoadWindow; inFlightAtKill: number }> {
+    const mark = stack.output().length;
+    load.start();
+    await delay(3_000);
+    const inFlightAtKill = inFlight;
+    const killedAt = performance.now();
+    const { restarted, back } = kill();
+    const [line] = await stack.untilOutput(restarted, mark, 60_000);
+    const restartedAfter = performance.now() - killedAt;
+    await until(back, 120_000, () => stack.output());
+    const backAfter = performance.now() - killedAt;
+    await delay(3_000);
+    const window = await load.stop();
+    const failed = Object.values(window).reduce((total, tally) => total + tally.failed, 0);
+    figures.push(
+      `${fault}: ${failed} failed request(s), ${inFlightAtKill} in flight at the kill; "${line.trim()}" ` +
+        `${(restartedAfter / 1000).toFixed(1)} s after the kill, back ${(backAfter / 1000).toFixed(1)} s after it; ` +
+        `sessions ${percent(window.sessions)}, status reads ${percent(window.reads!)}, paymaster ${percent(window.paymaster)}, ` +
+        `deposits ${percent(window.deposits)} ` +
+        `failed; failures: ${JSON.stringify(Object.fromEntries(Object.entries(window).map(([kind, tally]) => [kind, tally.reasons])))}`,
+    );
+    for (const tally of Object.values(window)) expect(tally.sent - tally.failed).toBeGreaterThan(0);
+    expect(failed).toBeLessThanOrEqual(inFlightAtKill);
+    return { window, inFlightAtKill };
+  }
 
-  it('SIGKILL of one api replica fails at most the requests in flight on it', async () => {
-    const window = await underLoad('SIGKILL one api replica', async () => {
-      const replica = service.replicas[0]!;
-      const mark = service.balancerLogMark();
-      await replica.process.kill('SIGKILL');
-      await delay(5_000);
-      await replica.restart();
-      await service.untilTakenBack(replica, mark);
-    });
-    // Each of the three load loops has one request in flight at a time: at most one each on the killed replica.
-    for (const tally of Object.values(window)) expect(tally.failed).toBeLessThanOrEqual(1);
-  }, 240_000);
+  it('starts as users start it, and answers through the balancer', async () => {
+    figures.push(
+      `npm start (2 chains, 2 api replicas, 2 workers) up and banner shown in ${(startedInMs / 1000).toFixed(0)} s`,
+    );
+    expect([...stack.apiReplicaPorts.keys()]).toEqual(['api-1', 'api-2']);
+    expect((await call('/ready')).status).toBe(200);
+    expect(stack.processesRunning('dev/worker.ts')).toHaveLength(2);
+  });
 
-  it('SIGKILL of one worker loses and doubles nothing', async () => {
-    const window = await underLoad('SIGKILL one worker', async () => {
-      const worker = workers[0]!;
-      await worker.kill('SIGKILL');
-      await delay(3_000);
-      worker.start();
-      await worker.waitForOutput(/worker polling/, 180_000);
-    });
+  it('a rolling restart (SIGTERM to each api replica, the next once the first is back) fails no request', async () => {
+    const mark = stack.output().length;
+    load.start();
+    await delay(3_000);
+    for (const name of ['api-1', 'api-2']) {
+      const replica = apiReplica(name);
+      process.kill(replica.pid, 'SIGTERM');
+      // It drains and exits 0; the supervisor starts it again after its back-off.
+      await stack.untilOutput(
+        new RegExp(`\\[stack\\] ${name} restarted after exit code 0, 1st time in 10 min\\n`),
+        mark,
+      );
+      // The next replica stops only once the balancer routes to this one again.
+      await until(replica.back, 120_000, balancerLog);
+    }
+    const window = await load.stop();
+    figures.push(
+      `rolling restart of both api replicas: sessions ${percent(window.sessions)}, status reads ${percent(window.reads!)}, ` +
+        `paymaster ${percent(window.paymaster)}, deposits ${percent(window.deposits)} failed`,
+    );
     for (const tally of Object.values(window)) expect(tally.failed).toBe(0);
   }, 300_000);
+
+  it('SIGKILL of one api replica fails at most the requests in flight; it is restarted after its back-off and taken back', async () => {
+    await killUnderLoad('SIGKILL api-1', () => {
+      const replica = apiReplica('api-1');
+      process.kill(replica.pid, 'SIGKILL');
+      return {
+        // Its second unasked exit in ten minutes (the rolling restart was the first): a 2 s back-off.
+        restarted: /\[stack\] api-1 restarted after SIGKILL, 2nd time in 10 min\n/,
+        back: replica.back,
+      };
+    });
+  }, 240_000);
+
+  it('SIGKILL of one worker replica fails no request; it is restarted and polls again', async () => {
+    let killed = '';
+    const { window } = await killUnderLoad('SIGKILL a worker', () => {
+      const [worker] = stack.processesRunning('dev/worker.ts');
+      process.kill(worker!.pid, 'SIGKILL');
+      return {
+        restarted: /\[stack\] (worker-\d) restarted after SIGKILL, 1st time in 10 min\n/,
+        back: async () => {
+          killed ||= stack.output().match(/\[stack\] (worker-\d) restarted after SIGKILL/)![1]!;
+          const log = workerLog(killed);
+          return /worker polling/.test(log.slice(log.lastIndexOf(`[stack] ${killed} exited (SIGKILL)`)));
+        },
+      };
+    });
+    for (const tally of Object.values(window)) expect(tally.failed).toBe(0);
+    expect(stack.processesRunning('dev/worker.ts')).toHaveLength(2);
+  }, 300_000);
+
+  it('a closed-loop read load at full speed: at most 1 % of the requests in the 20 s after a SIGKILL fail', async () => {
+    const paths = load.accepted.slice(0, 50).map((id) => `/v1/sessions/${id}/status`);
+    expect(paths.length).toBeGreaterThan(10);
+    const mark = stack.output().length;
+    const stopReading = new AbortController();
+    const reading = readAtFullSpeed({
+      baseUrl: stack.url,
+      paths,
+      connections: 8,
+      signal: stopReading.signal,
+    });
+    await delay(5_000);
+    const replica = apiReplica('api-2');
+    const killedAt = performance.now();
+    process.kill(replica.pid, 'SIGKILL');
+    const [line] = await stack.untilOutput(
+      /\[stack\] api-2 restarted after SIGKILL, 2nd time in 10 min\n/,
+      mark,
+    );
+    const restartedAfter = performance.now() - killedAt;
+    await until(replica.back, 120_000, balancerLog);
+    const backAfter = performance.now() - killedAt;
+    // The load runs on to the end of the counted window.
+    await delay(Math.max(0, killedAt + AFTER_KILL_MS - performance.now()));
+    stopReading.abort();
+    const outcomes = await reading;
+    const before = failedShare(outcomes, 0, killedAt);
+    const after = failedShare(outcomes, killedAt, killedAt + AFTER_KILL_MS);
+    figures.push(
+      `read load, 8 connections, SIGKILL api-2: ${after.failed} of ${after.sent} requests failed in the 20 s after the kill ` +
+        `(${(after.share * 100).toFixed(3)} %, ${(after.sent / (AFTER_KILL_MS / 1000)).toFixed(0)} req/s; ` +
+        `before it ${before.failed} of ${before.sent}); "${line.trim()}" ${(restartedAfter / 1000).toFixed(1)} s after the kill, ` +
+        `back ${(backAfter / 1000).toFixed(1)} s after it; failures: ${JSON.stringify(after.reasons)}`,
+    );
+    expect(after.sent).toBeGreaterThan(1_000);
+    expect(after.share).toBeLessThanOrEqual(0.01);
+  }, 240_000);
 
   it('afterwards: every session has its workflow, every paid session one event and one delivery, usage exact', async () => {
     const { signedRows } = await expectLoadInvariants({
       db,
       temporalClient,
-      sessionsTaskQueue: taskQueueNames(prefix).sessions,
+      sessionsTaskQueue: TASK_QUEUES.sessions,
       merchantId: merchant.merchantId,
       load,
       receiver,
-      workerOutput: () => workers.map((worker) => worker.output.slice(-2000)).join('\n'),
+      workerOutput: () => ['worker-1', 'worker-2'].map((name) => workerLog(name).slice(-2000)).join('\n'),
     });
-    // One delivery row per event (the endpoint's), however the killed worker's activities were retried.
-    const deliveries = await db
-      .selectFrom('webhook_deliveries')
-      .select('event_id')
-      .where('merchant_id', '=', merchant.merchantId)
-      .execute();
-    expect(deliveries.length).toBe(new Set(deliveries.map((delivery) => delivery.event_id)).size);
     const received = receiver.received.map((request) => request.headers['x-service-event-id']);
-    process.stdout.write(
+    figures.push(
       `replicas under load: ${load.accepted.length} sessions accepted, ${load.signalled.length} paid, ` +
-        `${deliveries.length} deliveries (${received.length - new Set(received).size} repeated receptions), ` +
-        `${load.paymasterSent} paymaster calls (${signedRows} signed)\n` +
-        figures
-          .map(
-            ({ fault, seconds, window }) =>
-              `| ${fault} | ${seconds.toFixed(0)} s | ${percent(window.sessions)} | ${percent(window.paymaster)} | ${percent(window.deposits)} |`,
-          )
-          .join('\n') +
-        '\n',
+        `${new Set(received).size} events delivered (${received.length - new Set(received).size} repeated receptions), ` +
+        `${load.paymasterSent} paymaster calls (${signedRows} signed)`,
     );
   }, 360_000);
+
+  it('a chain it cannot restart stops the stack, saying which and why', async () => {
+    const mark = stack.output().length;
+    const port = new URL(stack.stack.chains.find((chain) => chain.chainId === CHAIN_ID)!.rpcUrl).port;
+    const [anvil] = stack.processesRunning('--chain-id').filter((child) => child.args.includes(port));
+    process.kill(anvil!.pid, 'SIGKILL');
+    await stack.untilOutput(/\[stack\] stopped\n/, mark, 90_000);
+    expect(stack.output().slice(mark)).toContain(
+      `[stack] anvil of chain ${CHAIN_ID} exited (SIGKILL); not restarted: anvil saves a chain only when it stops`,
+    );
+  }, 120_000);
 });

@@ -38,8 +38,12 @@ export interface Tally {
 /** `true` for a correct answer, the reason for a failed request, undefined for a request not made. */
 export type Outcome = true | string | undefined;
 
+/** A load window's tallies; `reads` only when the load was asked for status reads. */
+export type LoadWindow = Record<'sessions' | 'paymaster' | 'deposits', Tally> & { reads?: Tally };
+
 /**
- * The steady load: three loops (sessions, paymaster, deposits) each one request at a time, 100 ms apart.
+ * The steady load: three loops (sessions, paymaster, deposits) each one request at a time, 100 ms apart,
+ * and optionally a fourth reading sessions' public status.
  * A request that does not get its correct answer (a network error, a 5xx, a paymaster upstream or price
  * error, a signal that did not reach the workflow) counts as failed; a refusal by a sponsorship limit
  * (the sender's hourly operations, the merchant's share of the testnet budget, which a long run reaches)
@@ -53,7 +57,7 @@ export class SteadyLoad {
   readonly signedBySender = new Map<string, number>();
   readonly sentBySender = new Map<string, number>();
   paymasterSent = 0;
-  private window: Record<'sessions' | 'paymaster' | 'deposits', Tally> = this.emptyWindow();
+  private window: LoadWindow;
   private running = false;
   private loops: Promise<void>[] = [];
 
@@ -62,10 +66,14 @@ export class SteadyLoad {
     private readonly sk: { authorization: string },
     private readonly clientId: string,
     private readonly temporal: () => Client,
-  ) {}
+    private readonly options: { statusReads?: boolean } = {},
+  ) {
+    this.window = this.emptyWindow();
+  }
 
-  private emptyWindow() {
+  private emptyWindow(): LoadWindow {
     return {
+      ...(this.options.statusReads ? { reads: { sent: 0, failed: 0, reasons: {}, maxMs: 0 } } : {}),
       sessions: { sent: 0, failed: 0, reasons: {}, maxMs: 0 },
       paymaster: { sent: 0, failed: 0, reasons: {}, maxMs: 0 },
       deposits: { sent: 0, failed: 0, reasons: {}, maxMs: 0 },
@@ -79,10 +87,11 @@ export class SteadyLoad {
       this.loop(() => this.createSession(), this.window.sessions),
       this.loop(() => this.askPaymaster(), this.window.paymaster),
       this.loop(() => this.deposit(), this.window.deposits),
+      ...(this.window.reads ? [this.loop(() => this.readStatus(), this.window.reads)] : []),
     ];
   }
 
-  async stop(): Promise<Record<'sessions' | 'paymaster' | 'deposits', Tally>> {
+  async stop(): Promise<LoadWindow> {
     this.running = false;
     await Promise.all(this.loops);
     return this.window;
@@ -116,6 +125,14 @@ export class SteadyLoad {
     this.accepted.push(response.body.id);
     this.awaitingDeposit.push(response.body.id);
     return true;
+  }
+
+  /** The public status of an accepted session, as a checkout page polls it. */
+  private async readStatus(): Promise<Outcome> {
+    const sessionId = this.accepted[Math.floor(Math.random() * this.accepted.length)];
+    if (!sessionId) return undefined;
+    const response = await this.call(`/v1/sessions/${sessionId}/status`);
+    return response.status === 200 || `HTTP ${response.status}`;
   }
 
   private async askPaymaster(): Promise<Outcome> {
@@ -292,4 +309,65 @@ export async function expectLoadInvariants({
 /** `1.2 % (3/250), 4.5 s`: a window's failure rate and its slowest answer. */
 export function percent({ sent, failed, maxMs }: Tally): string {
   return `${((100 * failed) / (sent || 1)).toFixed(1)} % (${failed}/${sent}), ${(maxMs / 1000).toFixed(1)} s`;
+}
+
+/** One request of a closed-loop load: when it finished (performance.now()) and how. */
+export interface TimedOutcome {
+  at: number;
+  failure?: string;
+}
+
+/**
+ * A closed-loop read load at full speed: `connections` loops, each sending its next GET as soon as the
+ * last one answered, until `signal` aborts. A failure is anything but a 200; fast failures count as
+ * much as slow ones, so the share of failed requests in a time window is what a client saw.
+ */
+export async function readAtFullSpeed({
+  baseUrl,
+  paths,
+  connections,
+  signal,
+}: {
+  baseUrl: string;
+  paths: readonly string[];
+  connections: number;
+  signal: AbortSignal;
+}): Promise<TimedOutcome[]> {
+  const outcomes: TimedOutcome[] = [];
+  let next = 0;
+  const loop = async () => {
+    while (!signal.aborted) {
+      const path = paths[next++ % paths.length]!;
+      const failure = await fetch(`${baseUrl}${path}`, { signal: AbortSignal.timeout(30_000) }).then(
+        async (response) => {
+          await response.arrayBuffer();
+          return response.status === 200 ? undefined : `HTTP ${response.status}`;
+        },
+        // undici's TypeError is not of jest's realm (no instanceof); its cause says what broke.
+        (error: { message?: string; cause?: { code?: string; message?: string } }) =>
+          `${error.message ?? 'failed'}${error.cause ? ` (${error.cause.code ?? error.cause.message})` : ''}`,
+      );
+      outcomes.push({ at: performance.now(), failure });
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, loop));
+  return outcomes;
+}
+
+/** The outcomes that finished in [from, to): how many, how many failed, their share, and why they failed. */
+export function failedShare(
+  outcomes: readonly TimedOutcome[],
+  from: number,
+  to: number,
+): { sent: number; failed: number; share: number; reasons: Record<string, number> } {
+  const inWindow = outcomes.filter((outcome) => outcome.at >= from && outcome.at < to);
+  const failed = inWindow.filter((outcome) => outcome.failure !== undefined);
+  const reasons: Record<string, number> = {};
+  for (const { failure } of failed) reasons[failure!] = (reasons[failure!] ?? 0) + 1;
+  return {
+    sent: inWindow.length,
+    failed: failed.length,
+    share: failed.length / (inWindow.length || 1),
+    reasons,
+  };
 }
