@@ -40,7 +40,8 @@ import {
  * Stub data only reads. One call of `consume_paymaster_limits` takes everything or nothing.
  */
 
-const startOfUtcHour = (now: Date): Date => {
+/** The hourly window a limit counts in (the per-sender operations limit). */
+export const startOfUtcHour = (now: Date): Date => {
   const start = new Date(now.getTime());
   start.setUTCMinutes(0, 0, 0);
   return start;
