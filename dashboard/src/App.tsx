@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { adoptTokenFromFragment, currentToken, onTokenChange, post, setToken } from './api';
-import { BASE, match, navigate, useLocation } from './router';
+import { Link, match, useLocation } from './router';
 import { SignIn } from './pages/SignIn';
 import { Overview } from './pages/Overview';
 import { Sessions } from './pages/Sessions';
@@ -46,34 +46,6 @@ const PAGES: PageRoute[] = [
   { pattern: '/yield', title: 'Yield', render: () => <Yield /> },
   { pattern: '/profile', title: 'Profile', render: () => <Profile /> },
 ];
-
-/** An in-app link: a real href (open in a new tab works), navigated without a reload. */
-export function Link({
-  to,
-  children,
-  class: className,
-  current,
-}: {
-  to: string;
-  children: ComponentChildren;
-  class?: string;
-  current?: boolean;
-}) {
-  return (
-    <a
-      href={`${BASE}${to === '/' ? '' : to}`}
-      class={className}
-      aria-current={current ? 'page' : undefined}
-      onClick={(event) => {
-        if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
-        event.preventDefault();
-        navigate(to);
-      }}
-    >
-      {children}
-    </a>
-  );
-}
 
 export function App() {
   const [token, setCurrent] = useState(currentToken);
