@@ -2,7 +2,7 @@ import type { Address } from 'viem';
 import type { YieldSiteClientVault } from '../clientData';
 import { formatAmount } from './amounts';
 import { formatDuration } from './duration';
-import { readVault } from './vaultCalls';
+import { vaultCalls } from './vaultCalls';
 import { vaultElements } from './vaultCard';
 
 /** One of the visitor's open withdrawal requests (ERC-7540): what it pays and when it is claimable. */
@@ -26,10 +26,10 @@ export interface VaultReading {
 
 /** The account's open requests on the vault, the soonest claimable first. */
 export async function openRequests(vault: Address, account: Address): Promise<RedeemRequest[]> {
-  const ids = await readVault(vault, 'openRedeemRequests', [account]);
+  const ids = await vaultCalls.read(vault, 'openRedeemRequests', [account]);
   const requests = await Promise.all(
     ids.map(async (id) => {
-      const [, shares, assets, claimableAt] = await readVault(vault, 'redeemRequest', [id]);
+      const [, shares, assets, claimableAt] = await vaultCalls.read(vault, 'redeemRequest', [id]);
       return { id, shares, assets, claimableAt: Number(claimableAt) };
     }),
   );

@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import type { YieldSiteClientVault } from '../clientData';
 import { formatAmount } from './amounts';
-import { readAsset, readVault, writeAsset, writeVault } from './vaultCalls';
+import { assetCalls, vaultCalls } from './vaultCalls';
 import { say, vaultElements } from './vaultCard';
 import { readings } from './vaultReadings';
 import { ensureChain } from './wallet';
@@ -21,13 +21,13 @@ const amountText = (vault: YieldSiteClientVault, amount: bigint) =>
 export const deposit: VaultAction = async (vault, amount, owner, chainId) => {
   const elements = vaultElements(vault);
   await ensureChain(chainId);
-  const allowance = await readAsset(vault.asset, 'allowance', [owner, vault.address]);
+  const allowance = await assetCalls.read(vault.asset, 'allowance', [owner, vault.address]);
   if (allowance < amount) {
     say(elements, `Approve ${vault.symbol} in your wallet…`);
-    await writeAsset(vault.asset, 'approve', [vault.address, amount]);
+    await assetCalls.write(vault.asset, 'approve', [vault.address, amount]);
   }
   say(elements, 'Confirm the deposit in your wallet…');
-  await writeVault(vault.address, 'deposit', [amount, owner]);
+  await vaultCalls.write(vault.address, 'deposit', [amount, owner]);
   say(elements, `Deposited ${amountText(vault, amount)}.`);
 };
 
@@ -35,7 +35,7 @@ export const withdraw: VaultAction = async (vault, amount, owner, chainId) => {
   const elements = vaultElements(vault);
   await ensureChain(chainId);
   say(elements, 'Confirm the withdrawal in your wallet…');
-  await writeVault(vault.address, 'withdraw', [amount, owner, owner]);
+  await vaultCalls.write(vault.address, 'withdraw', [amount, owner, owner]);
   say(elements, `Withdrew ${amountText(vault, amount)}.`);
 };
 
@@ -47,10 +47,10 @@ export const requestWithdrawal: VaultAction = async (vault, amount, owner, chain
   const shares =
     current && amount >= current.position
       ? current.shares
-      : await readVault(vault.address, 'convertToShares', [amount]);
+      : await vaultCalls.read(vault.address, 'convertToShares', [amount]);
   if (shares === 0n) throw new Error('That amount is smaller than one vault share.');
   say(elements, 'Confirm the withdrawal request in your wallet…');
-  await writeVault(vault.address, 'requestRedeem', [shares, owner, owner]);
+  await vaultCalls.write(vault.address, 'requestRedeem', [shares, owner, owner]);
   say(elements, `Requested ${amountText(vault, amount)}: claim it here once the cooldown ends.`);
 };
 
@@ -58,11 +58,11 @@ export const requestWithdrawal: VaultAction = async (vault, amount, owner, chain
 export async function claim(vault: YieldSiteClientVault, owner: Address, chainId: number): Promise<void> {
   const elements = vaultElements(vault);
   await ensureChain(chainId);
-  const shares = await readVault(vault.address, 'maxRedeem', [owner]);
+  const shares = await vaultCalls.read(vault.address, 'maxRedeem', [owner]);
   if (shares === 0n) throw new Error('Nothing is claimable yet.');
   say(elements, 'Confirm the claim in your wallet…');
-  const before = await readAsset(vault.asset, 'balanceOf', [owner]);
-  await writeVault(vault.address, 'redeem', [shares, owner, owner]);
-  const after = await readAsset(vault.asset, 'balanceOf', [owner]);
+  const before = await assetCalls.read(vault.asset, 'balanceOf', [owner]);
+  await vaultCalls.write(vault.address, 'redeem', [shares, owner, owner]);
+  const after = await assetCalls.read(vault.asset, 'balanceOf', [owner]);
   say(elements, `Claimed ${amountText(vault, after - before)}.`);
 }

@@ -42,32 +42,26 @@ function write<abi extends Abi, name extends ContractFunctionName<abi, 'nonpayab
   return send(to, encodeFunctionData({ abi, functionName, args } as never));
 }
 
-export const readVault = <
-  name extends ContractFunctionName<typeof VAULT_ABI, 'view'>,
-  args extends ContractFunctionArgs<typeof VAULT_ABI, 'view', name>,
->(
-  vault: Address,
-  functionName: name,
-  args: args,
-) => read(VAULT_ABI, vault, functionName, args);
+/** Typed reads and writes of one contract interface. */
+function callsOf<abi extends Abi>(abi: abi) {
+  return {
+    read: <
+      name extends ContractFunctionName<abi, 'view'>,
+      args extends ContractFunctionArgs<abi, 'view', name>,
+    >(
+      to: Address,
+      functionName: name,
+      args: args,
+    ) => read(abi, to, functionName, args),
+    write: <name extends ContractFunctionName<abi, 'nonpayable'>>(
+      to: Address,
+      functionName: name,
+      args: ContractFunctionArgs<abi, 'nonpayable', name>,
+    ) => write(abi, to, functionName, args),
+  };
+}
 
-export const writeVault = <name extends ContractFunctionName<typeof VAULT_ABI, 'nonpayable'>>(
-  vault: Address,
-  functionName: name,
-  args: ContractFunctionArgs<typeof VAULT_ABI, 'nonpayable', name>,
-) => write(VAULT_ABI, vault, functionName, args);
-
-export const readAsset = <
-  name extends ContractFunctionName<typeof ERC20_ABI, 'view'>,
-  args extends ContractFunctionArgs<typeof ERC20_ABI, 'view', name>,
->(
-  asset: Address,
-  functionName: name,
-  args: args,
-) => read(ERC20_ABI, asset, functionName, args);
-
-export const writeAsset = <name extends ContractFunctionName<typeof ERC20_ABI, 'nonpayable'>>(
-  asset: Address,
-  functionName: name,
-  args: ContractFunctionArgs<typeof ERC20_ABI, 'nonpayable', name>,
-) => write(ERC20_ABI, asset, functionName, args);
+/** The vault's functions (ERC-4626, ERC-7540 redeem, ERC-165). */
+export const vaultCalls = callsOf(VAULT_ABI);
+/** The asset's functions (ERC-20). */
+export const assetCalls = callsOf(ERC20_ABI);
