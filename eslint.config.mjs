@@ -5,6 +5,14 @@ import productionFolders from './production-folders.json' with { type: 'json' };
 /** Folders whose code runs in production (production-folders.json). */
 const PRODUCTION_FOLDERS = productionFolders.folders;
 
+/** Modules that run in the browser: the dashboard (Preact) and the pages' scripts (bundled by dashboard/buildPageScripts.ts). */
+const BROWSER_MODULES = ['dashboard/src/**/*.{ts,tsx}', 'web/*/client/**/*.ts', 'web/*/clientData.ts'];
+
+const NO_DEV_OR_TEST = {
+  group: ['**/dev', '**/dev/**', '**/test', '**/test/**'],
+  message: 'Production code must not import dev/ (local stand-ins) or test/.',
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -24,17 +32,24 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     // Production modules never reach into the local stack's stand-ins or the tests (docs/architecture.md).
-    files: PRODUCTION_FOLDERS.map((folder) => `${folder}/**/*.ts`),
+    files: PRODUCTION_FOLDERS.map((folder) => `${folder}/**/*.{ts,tsx}`),
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [NO_DEV_OR_TEST] }],
+    },
+  },
+  {
+    // Browser modules are bundled for the browser: Node's built-ins are not there (a rule here replaces
+    // the one above for these files, so it says both).
+    files: BROWSER_MODULES,
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            {
-              group: ['**/dev', '**/dev/**', '**/test', '**/test/**'],
-              message: 'Production code must not import dev/ (local stand-ins) or test/.',
-            },
+            NO_DEV_OR_TEST,
+            { group: ['node:*'], message: 'Browser modules cannot use Node.js built-ins.' },
           ],
         },
       ],

@@ -2,7 +2,7 @@
 /**
  * Installs whatever a fresh clone is missing, idempotently, before `npm start` and `npm test`:
  * Node.js 24 (when the machine's node is older), npm packages (when the lockfile changed), the
- * pinned Temporal binaries, the contract build and the dashboard's bundle; with `test` (`npm test`) also the
+ * pinned Temporal binaries, the contract build, the dashboard's bundle and the pages' scripts; with `test` (`npm test`) also the
  * chromium the browser tests drive, and with `test` or API_REPLICAS above 1 the HAProxy in front of the api replicas.
  * Plain JavaScript on purpose: it runs before any dependency is installed, on whatever node the
  * machine has.
@@ -154,5 +154,6 @@ ensureNodeModules();
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
 run(tsx, ['dev/installTemporal.ts']);
 run(tsx, ['contracts/build.ts']);
-// The merchant dashboard's bundle, which the api serves at /dashboard (skipped when its sources are unchanged).
+// The merchant dashboard's bundle, which the api serves at /dashboard, and the checkout page's and the yield
+// site's scripts, which the pages inline (each skipped when its sources are unchanged).
 run(tsx, ['dashboard/build.ts']);

@@ -2,6 +2,7 @@ import { cp, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
 import { buildDashboard, DASHBOARD_OUT } from '../dashboard/build';
+import { buildPageScripts, PAGE_SCRIPTS_OUT } from '../dashboard/buildPageScripts';
 import productionFolders from '../production-folders.json';
 
 /**
@@ -37,13 +38,20 @@ async function filesUnder(folder: string): Promise<string[]> {
 /** Deployment scripts run from a checkout (`tsx chain/deployment/main.ts`), with the dev packages they read. */
 const RUN_FROM_CHECKOUT = `${join(root, 'chain', 'deployment')}/`;
 
+/** The pages' browser modules, shipped as their bundles in web/dist/ (below) rather than compiled for node. */
+const isBrowserModule = (path: string) => /\/web\/[^/]+\/client\//.test(path);
+
 const isSource = (path: string) =>
   path.endsWith('.ts') &&
+  !isBrowserModule(path) &&
   !path.endsWith('.test.ts') &&
   !path.endsWith('.d.ts') &&
   !path.startsWith(RUN_FROM_CHECKOUT);
-/** Files a module reads beside itself at run time (the checkout page's script and styles). */
-const isAsset = (path: string) => /\.(css|js|html|svg|png|json)$/.test(path) && !path.endsWith('.test.js');
+/** Files a module reads beside itself at run time (the pages' styles); the page scripts' bundles are copied below. */
+const isAsset = (path: string) =>
+  /\.(css|js|html|svg|png|json)$/.test(path) &&
+  !path.endsWith('.test.js') &&
+  !path.startsWith(`${PAGE_SCRIPTS_OUT}/`);
 
 async function main(): Promise<void> {
   await rm(out, { recursive: true, force: true });
@@ -71,6 +79,9 @@ async function main(): Promise<void> {
   // The dashboard's bundle, where api/routes/dashboard.ts looks for it from dist/api/routes/.
   await buildDashboard();
   await cp(DASHBOARD_OUT, join(out, 'dashboard', 'dist'), { recursive: true });
+  // The pages' scripts, where web/pageScript.ts looks for them from dist/web/.
+  await buildPageScripts();
+  await cp(PAGE_SCRIPTS_OUT, join(out, 'web', 'dist'), { recursive: true });
   const size = (await Promise.all(sources.map((file) => stat(file)))).length;
   process.stdout.write(
     `built ${size} modules and ${assets.length} assets into ${relative(process.cwd(), out)}/\n`,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
 import { localErc20GasTokenRates } from '../dev/chains/localPaymasters';
 import { loadConfig } from '../config';
+import { buildPageScripts } from '../dashboard/buildPageScripts';
 import { createDb } from '../db/client';
 import { migrateToLatest } from '../db/migrate';
 import { TEST_RUN_CHAIN_IDS } from '../dev/localChains';
@@ -20,7 +21,7 @@ import { registerTeardown } from './harness/teardown';
  * Starts every shared service once per `jest` run: PostgreSQL (DATABASE_URL's server, else
  * embedded), Temporal (TEMPORAL_ADDRESS, else the CLI dev server), the local anvil chains with
  * their contracts and an Alto bundler each, MailDev (the SMTP server e-mail codes go to; its mail is
- * deleted at teardown) and the paymaster signing service. Tests read the description through
+ * deleted at teardown) and the paymaster signing service; it also brings the page scripts' bundles up to date. Tests read the description through
  * `testStack()` and isolate by data.
  */
 export default async function globalSetup(): Promise<void> {
@@ -34,6 +35,8 @@ export default async function globalSetup(): Promise<void> {
     startTemporal(),
     startChains(),
     startMail(),
+    // The pages inline these bundles: a test run never serves scripts older than their sources (skipped when unchanged).
+    buildPageScripts(),
   ]);
 
   const stackFile = join(workDir, 'stack.json');

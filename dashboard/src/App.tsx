@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { currentToken, onTokenChange, post, setToken } from './api';
-import { BASE, match, navigate, useLocation } from './router';
+import { BASE, Link, match, navigate, useLocation } from './router';
 import { SignIn } from './pages/SignIn';
 import { SIGN_IN_LINK_PATH, SignInLink } from './pages/SignInLink';
 import { Overview } from './pages/Overview';
@@ -47,34 +47,6 @@ const PAGES: PageRoute[] = [
   { pattern: '/yield', title: 'Yield', render: () => <Yield /> },
   { pattern: '/profile', title: 'Profile', render: () => <Profile /> },
 ];
-
-/** An in-app link: a real href (open in a new tab works), navigated without a reload. */
-export function Link({
-  to,
-  children,
-  class: className,
-  current,
-}: {
-  to: string;
-  children: ComponentChildren;
-  class?: string;
-  current?: boolean;
-}) {
-  return (
-    <a
-      href={`${BASE}${to === '/' ? '' : to}`}
-      class={className}
-      aria-current={current ? 'page' : undefined}
-      onClick={(event) => {
-        if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
-        event.preventDefault();
-        navigate(to);
-      }}
-    >
-      {children}
-    </a>
-  );
-}
 
 export function App() {
   const [token, setCurrent] = useState(currentToken);

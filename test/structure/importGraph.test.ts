@@ -4,7 +4,8 @@ import ts from 'typescript';
 import productionFolders from '../../production-folders.json';
 
 /**
- * The module graph of the repository, read with the TypeScript parser (type-only imports included):
+ * The module graph of the repository, server and browser (`.ts` and `.tsx`: the dashboard, the pages'
+ * scripts), read with the TypeScript parser (type-only imports included):
  * it has no import cycle, and production folders never import the dev stack or the tests. The lint rule
  * in eslint.config.mjs says the second on every edit; this test holds both on every run.
  */
@@ -26,14 +27,14 @@ function sourceFiles(folder: string): string[] {
     const path = join(folder, name);
     if (SKIPPED.has(name)) return [];
     if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
+    return /\.tsx?$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
   });
 }
 
 function resolveImport(from: string, specifier: string): string | undefined {
   if (!specifier.startsWith('.')) return undefined;
   const base = resolve(dirname(from), specifier);
-  return [`${base}.ts`, join(base, 'index.ts'), base].find(
+  return [`${base}.ts`, `${base}.tsx`, join(base, 'index.ts'), join(base, 'index.tsx'), base].find(
     (path) => existsSync(path) && statSync(path).isFile(),
   );
 }
@@ -103,6 +104,9 @@ describe('the import graph', () => {
   it('reads the whole tree (the check is not vacuous)', () => {
     expect(graph.size).toBeGreaterThan(200);
     expect(graph.get(join(root, 'api/main.ts'))?.length).toBeGreaterThan(3);
+    // The browser modules are in it too: the dashboard's shell and the pages' script entries.
+    expect(graph.get(join(root, 'dashboard/src/App.tsx'))?.length).toBeGreaterThan(3);
+    expect(graph.get(join(root, 'web/yield/client/main.ts'))?.length).toBeGreaterThan(3);
   });
 
   it('has no import cycle, type-only imports included', () => {

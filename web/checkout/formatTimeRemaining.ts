@@ -1,6 +1,6 @@
 /**
  * The countdown text: `12:05` under an hour, `1:02:03` under a day, `2d 3h` beyond.
- * checkout.client.js carries the same rule for the live countdown (keep the two in step).
+ * The page renders it server-side and its script (client/expiry.ts) imports it for the live countdown.
  */
 export function formatTimeRemaining(milliseconds: number): string {
   const totalSeconds = Math.max(0, Math.floor(milliseconds / 1000));

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { networkByChainId } from '../../chain/networks';
 import { STABLECOIN_SYMBOLS } from '../../chain/stablecoins';
 import { html, jsonForScriptElement, trustedHtml, type SafeHtml } from '../html';
+import { readPageScript } from '../pageScript';
+import { CHECKOUT_DATA_ELEMENT_ID, type CheckoutClientData } from './clientData';
 import { formatTokenAmount, formatUsd } from './formatAmount';
 import { formatTimeRemaining } from './formatTimeRemaining';
 import { paymentQrSvg } from './paymentQrCode';
@@ -10,7 +12,7 @@ import { paymentQrSvg } from './paymentQrCode';
 /**
  * The checkout page a payer opens from a session's `paymentUrl`: merchant, amount and line items,
  * a token × network chooser, and for each option the exact amount, the deposit address and a QR
- * code of its EIP-681 URI. The inline script polls the session status view and redirects to
+ * code of its EIP-681 URI. The inline script (client/, bundled into web/dist/checkout.js) polls the session status view and redirects to
  * `successUrl` once the webhook was delivered. Everything is inline (CSP nonce): no external request.
  */
 
@@ -59,7 +61,7 @@ const readAsset = (name: string, closingTag: RegExp): string => {
   return text;
 };
 const checkoutCss = readAsset('checkout.css', /<\/style/i);
-const checkoutScript = readAsset('checkout.client.js', /<\/script/i);
+const checkoutScript = readPageScript('checkout.js');
 
 /** Which status blocks show in which session status; the client script applies the same rule. */
 const PAY_STATES = 'pending awaiting_payment';
@@ -110,7 +112,7 @@ export async function renderCheckoutPage({
   const selected = session.paymentOptions.find((option) => option.symbol === tokens[0]);
   const shows = (states: string) => states.split(' ').includes(status);
 
-  const clientData = {
+  const clientData: CheckoutClientData = {
     sessionId: session.id,
     statusUrl: `/v1/sessions/${encodeURIComponent(session.id)}/status`,
     status,
@@ -205,7 +207,7 @@ ${session.sandboxMode && html`<div class="sandbox-banner" role="note" data-testi
     <p>Reference <span class="reference">${session.id}</span></p>
   </footer>
 </main>
-<script type="application/json" id="checkout-data">${jsonForScriptElement(clientData)}</script>
+<script type="application/json" id="${CHECKOUT_DATA_ELEMENT_ID}">${jsonForScriptElement(clientData)}</script>
 <script nonce="${nonce}">${trustedHtml(checkoutScript)}</script>
 </body>
 </html>

@@ -2,12 +2,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatTokenAmount } from '../checkout/formatAmount';
 import { html, jsonForScriptElement, trustedHtml, type SafeHtml } from '../html';
+import { readPageScript } from '../pageScript';
+import { SITE_DATA_ELEMENT_ID, type YieldSiteClientData } from './clientData';
 import type { YieldSiteVault, YieldSiteView } from '../../yield/siteView';
 
 /**
  * A yield deployment's branded site (DESIGN §7.5): the brand, each vault with its asset, total assets
  * and the sUSDe rate it earns, and deposit and withdraw forms that act through the visitor's EIP-1193
- * wallet (`window.ethereum`). While a vault redeems asynchronously (ERC-7540, sUSDe's cooldown on) the
+ * wallet (`window.ethereum`) through its script (client/, bundled into web/dist/yieldSite.js). While a vault redeems asynchronously (ERC-7540, sUSDe's cooldown on) the
  * script swaps the withdraw form for a withdrawal request and lists the visitor's requests with the time
  * left and a claim button. A sunset deployment offers withdraw only. Everything is inline under the
  * CSP nonce: no external request, so the merchant's logo URL is not loaded and the brand shows as a
@@ -20,7 +22,7 @@ const readAsset = (name: string, closingTag: RegExp): string => {
   return text;
 };
 const siteCss = readAsset('yieldSite.css', /<\/style/i);
-const siteScript = readAsset('yieldSite.client.js', /<\/script/i);
+const siteScript = readPageScript('yieldSite.js');
 
 /** Rounds a base-unit amount down to `places` decimals for display ("1,234.56"). */
 function displayAmount(baseUnits: string, decimals: number, places = 2): string {
@@ -109,7 +111,7 @@ export function renderYieldSite({ view, nonce }: { view: YieldSiteView; nonce: s
   const monogram = view.title.trim().charAt(0).toUpperCase() || 'Y';
   // Colours are validated #rrggbb at the API: safe inside the nonce'd style element.
   const brandCss = `:root{--brand:${view.primaryColor};--accent:${view.accentColor}}`;
-  const data = {
+  const data: YieldSiteClientData = {
     chainId: view.chainId,
     sunset: view.sunset,
     vaults: view.vaults.map(({ address, asset, symbol, decimals, shareSymbol }) => ({
@@ -159,7 +161,7 @@ export function renderYieldSite({ view, nonce }: { view: YieldSiteView; nonce: s
             Deposits are staked as sUSDe by an ERC-4626 vault; their value follows the sUSDe rate.
           </footer>
         </main>
-        <script type="application/json" id="site-data">
+        <script type="application/json" id="${SITE_DATA_ELEMENT_ID}">
           ${jsonForScriptElement(data)}
         </script>
         <script nonce="${nonce}">

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
-import { Link } from '../App';
+import { Link } from '../router';
 import { CopyButton, Section } from '../components/bits';
 import { Field, FormError, useForm } from '../components/form';
 import { QrCode } from '../components/qr';

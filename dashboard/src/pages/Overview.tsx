@@ -1,5 +1,5 @@
 import { get } from '../api';
-import { Link } from '../App';
+import { Link } from '../router';
 import { Async, useLoad } from '../components/async';
 import { Section, StatusBadge, Time } from '../components/bits';
 import { formatUsd, sumDecimals } from '../format';

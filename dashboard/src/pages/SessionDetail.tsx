@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, get, post } from '../api';
-import { Link } from '../App';
+import { Link } from '../router';
 import { Address, Chain, CopyButton, Section, StatusBadge, Time } from '../components/bits';
 import { formatUnits, formatUsd } from '../format';
 import type { SessionEvent, SessionStatus, SessionSummary } from '../types';

@@ -1,9 +1,8 @@
 import { get } from '../api';
-import { Link } from '../App';
 import { Async, useLoad } from '../components/async';
 import { StatusBadge, Time } from '../components/bits';
 import { formatUsd } from '../format';
-import { navigate, useLocation } from '../router';
+import { Link, navigate, useLocation } from '../router';
 import type { Page, SessionStatus, SessionSummary } from '../types';
 
 const STATUSES: SessionStatus[] = [

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { DEFAULT_WEBHOOK_EVENTS } from '../../../webhooks/eventTypes';
 import { get, post } from '../api';
-import { Link } from '../App';
+import { Link } from '../router';
 import { Async, useLoad } from '../components/async';
 import { Section, ShownOnce, StatusBadge, Time } from '../components/bits';
 import { chosenEventTypes, EventTypeChoices, EventTypeList } from '../components/eventTypes';

@@ -17,9 +17,86 @@ export interface PaymasterClient {
   revokedAt: string | null;
 }
 
-export function Clients() {
-  const clients = useLoad(() => get<{ data: PaymasterClient[] }>('/v1/paymaster/clients'));
-  const [actionError, setActionError] = useState<string>();
+/** One client: its label and environment, id to copy, chains, gas mode, and revoke (or revoked) with its creation time. */
+function ClientRow({
+  client,
+  onRevoke,
+}: {
+  client: PaymasterClient;
+  onRevoke: (client: PaymasterClient) => void;
+}) {
+  return (
+    <tr>
+      <td>
+        {client.label} <span class="badge">{client.environment}</span>
+      </td>
+      <td>
+        <code>{client.clientId}</code>
+        <CopyButton text={client.clientId} />
+      </td>
+      <td class="hide-narrow">
+        {client.allowedChainIds.map((id, index) => (
+          <span key={id}>
+            {index > 0 && ', '}
+            <Chain id={id} />
+          </span>
+        ))}
+      </td>
+      <td class="hide-narrow">{client.gasMode.replace('_', ' ')}</td>
+      <td>
+        {client.revokedAt ? (
+          <StatusBadge status="revoked" />
+        ) : (
+          <button
+            type="button"
+            class="danger"
+            onClick={() => onRevoke(client)}
+            aria-label={`Revoke ${client.label}`}
+          >
+            Revoke
+          </button>
+        )}
+        <div class="muted">
+          <Time iso={client.createdAt} />
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+function ClientTable({
+  clients,
+  onRevoke,
+}: {
+  clients: PaymasterClient[];
+  onRevoke: (client: PaymasterClient) => void;
+}) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th>Label</th>
+            <th>Client id</th>
+            <th class="hide-narrow">Chains</th>
+            <th class="hide-narrow">Gas</th>
+            <th>
+              <span class="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {clients.map((client) => (
+            <ClientRow key={client.id} client={client} onRevoke={onRevoke} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The new-client form: label, environment, chains, allowed origins and who pays gas. */
+function NewClientForm({ onCreated }: { onCreated: () => void }) {
   const form = useForm(
     async (data) => {
       const origins = String(data.get('allowedOrigins') ?? '')
@@ -35,89 +112,12 @@ export function Clients() {
         gasMode: String(data.get('gasMode') ?? 'sponsored'),
       });
       (document.getElementById('client-form') as HTMLFormElement | null)?.reset();
-      clients.reload();
+      onCreated();
     },
     ['label', 'environment', 'allowedChainIds', 'allowedOrigins', 'gasMode'],
   );
-  const revoke = async (client: PaymasterClient) => {
-    if (!confirm(`Revoke ${client.label}? Its client id stops working.`)) return;
-    setActionError(undefined);
-    try {
-      await del(`/v1/paymaster/clients/${client.id}`);
-      clients.reload();
-    } catch (caught) {
-      setActionError((caught as Error).message);
-    }
-  };
   return (
-    <Section title="Clients">
-      <Async
-        state={clients}
-        isEmpty={(result) => result.data.length === 0}
-        empty="No clients yet: create one for your app."
-      >
-        {(result) => (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th>Label</th>
-                  <th>Client id</th>
-                  <th class="hide-narrow">Chains</th>
-                  <th class="hide-narrow">Gas</th>
-                  <th>
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {result.data.map((client) => (
-                  <tr key={client.id}>
-                    <td>
-                      {client.label} <span class="badge">{client.environment}</span>
-                    </td>
-                    <td>
-                      <code>{client.clientId}</code>
-                      <CopyButton text={client.clientId} />
-                    </td>
-                    <td class="hide-narrow">
-                      {client.allowedChainIds.map((id, index) => (
-                        <span key={id}>
-                          {index > 0 && ', '}
-                          <Chain id={id} />
-                        </span>
-                      ))}
-                    </td>
-                    <td class="hide-narrow">{client.gasMode.replace('_', ' ')}</td>
-                    <td>
-                      {client.revokedAt ? (
-                        <StatusBadge status="revoked" />
-                      ) : (
-                        <button
-                          type="button"
-                          class="danger"
-                          onClick={() => revoke(client)}
-                          aria-label={`Revoke ${client.label}`}
-                        >
-                          Revoke
-                        </button>
-                      )}
-                      <div class="muted">
-                        <Time iso={client.createdAt} />
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </Async>
-      {actionError && (
-        <p class="field-error" role="alert">
-          {actionError}
-        </p>
-      )}
+    <>
       <h3>New client</h3>
       <form id="client-form" onSubmit={form.submit} noValidate>
         <Field label="Label" error={form.errorFor('label')}>
@@ -165,6 +165,38 @@ export function Clients() {
           {form.busy ? 'Creating…' : 'Create client'}
         </button>
       </form>
+    </>
+  );
+}
+
+export function Clients() {
+  const clients = useLoad(() => get<{ data: PaymasterClient[] }>('/v1/paymaster/clients'));
+  const [actionError, setActionError] = useState<string>();
+  const revoke = async (client: PaymasterClient) => {
+    if (!confirm(`Revoke ${client.label}? Its client id stops working.`)) return;
+    setActionError(undefined);
+    try {
+      await del(`/v1/paymaster/clients/${client.id}`);
+      clients.reload();
+    } catch (caught) {
+      setActionError((caught as Error).message);
+    }
+  };
+  return (
+    <Section title="Clients">
+      <Async
+        state={clients}
+        isEmpty={(result) => result.data.length === 0}
+        empty="No clients yet: create one for your app."
+      >
+        {(result) => <ClientTable clients={result.data} onRevoke={revoke} />}
+      </Async>
+      {actionError && (
+        <p class="field-error" role="alert">
+          {actionError}
+        </p>
+      )}
+      <NewClientForm onCreated={() => clients.reload()} />
     </Section>
   );
 }

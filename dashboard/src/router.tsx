@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 /** Client routes under /dashboard: the api answers every one of them with the same shell. */
@@ -43,4 +44,32 @@ export function match(pattern: string, path: string): Record<string, string> | u
   const found = regex.exec(path);
   if (!found) return undefined;
   return Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(found[index + 1]!)]));
+}
+
+/** An in-app link: a real href (open in a new tab works), navigated without a reload. */
+export function Link({
+  to,
+  children,
+  class: className,
+  current,
+}: {
+  to: string;
+  children: ComponentChildren;
+  class?: string;
+  current?: boolean;
+}) {
+  return (
+    <a
+      href={`${BASE}${to === '/' ? '' : to}`}
+      class={className}
+      aria-current={current ? 'page' : undefined}
+      onClick={(event) => {
+        if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
+        event.preventDefault();
+        navigate(to);
+      }}
+    >
+      {children}
+    </a>
+  );
 }
