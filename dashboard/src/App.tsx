@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { currentToken, onTokenChange, post, setToken } from './api';
-import { BASE, Link, match, navigate, useLocation } from './router';
+import { Link, match, useLocation } from './router';
 import { SignIn } from './pages/SignIn';
 import { SIGN_IN_LINK_PATH, SignInLink } from './pages/SignInLink';
 import { Overview } from './pages/Overview';
