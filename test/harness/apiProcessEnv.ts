@@ -27,6 +27,9 @@ export async function apiProcessEnv(env: Record<string, string> = {}): Promise<R
     YIELD_REDEEM_REQUESTS_PER_MERCHANT_PER_MINUTE: '1000000',
     TRUST_PROXY: '1',
     TEMPORAL_START_TIMEOUT_MS: '20000',
+    // The run's signing service lives in the jest parent, beside the reporter and two test workers: on a
+    // loaded machine it once took over the 5 s production deadline. The signer-timeout tests set their own.
+    SIGNER_TIMEOUT_MS: '20000',
     DEPLOYMENTS_FILE: process.env[TEST_STACK_FILE_VARIABLE]!,
     ...Object.fromEntries(stack.chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
     SIGNER_URL: stack.signer.url,

@@ -67,6 +67,9 @@ export async function startTestApp(
     // The run shares two cores with anvil, Alto and Temporal: a workflow start can take seconds there.
     // The 2 s production deadline is the fail-fast tests' subject; they set it themselves.
     TEMPORAL_START_TIMEOUT_MS: '20000',
+    // The run's signing service lives in the jest parent, beside the reporter and two test workers: on a
+    // loaded machine it once took over the 5 s production deadline. The signer-timeout tests set their own.
+    SIGNER_TIMEOUT_MS: '20000',
     DEPLOYMENTS_FILE: process.env[TEST_STACK_FILE_VARIABLE]!,
     // Smart-contract-wallet logins verify through the local chains.
     ...Object.fromEntries(stack.chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
