@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { ConfigError, loadConfigOrExit, requireSetting } from '../config';
+import { ConfigError, lateWatchSecByChain, loadConfigOrExit, requireSetting } from '../config';
 import { boundedWaitsFrom, createDb, type Db } from '../db/client';
 import { checkReadiness, postgresCheck, startReadinessServer, temporalCheck } from '../health/readiness';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
@@ -84,6 +84,8 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
             monitorIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
             addressesPerRequest: config.CHAIN_MONITOR_ADDRESSES_PER_REQUEST,
             lateWatchSec: config.CHAIN_MONITOR_LATE_WATCH_SEC,
+            lateWatchSecByChain: lateWatchSecByChain(config),
+            filteredMaxWatched: config.CHAIN_MONITOR_FILTERED_MAX_WATCHED,
           }
         : undefined;
       // Vault deploys are paid by their own account (never the settlement operator's key or nonces).
