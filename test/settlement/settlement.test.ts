@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { erc20Abi, getAddress, parseEventLogs, type Address, type Hex } from 'viem';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
@@ -13,6 +11,7 @@ import {
   testChainClient,
   type SettlementStack,
 } from './settlementStack';
+import { startWorkerProcess, waitForOutput } from './workerProcess';
 
 /**
  * The settlement pipeline end to end on local anvil chains, the real worker and deposit monitors on
@@ -539,28 +538,3 @@ describe('settlement pipeline', () => {
     }
   }
 });
-
-function startWorkerProcess(env: Record<string, string>): ChildProcess {
-  // `--import tsx` rather than tsx's CLI: the CLI runs the script in a grandchild, which a SIGKILL of
-  // the CLI would leave running (no real crash, and an orphan after the run).
-  const child = spawn(process.execPath, ['--import', 'tsx', 'dev/worker.ts'], {
-    cwd: join(__dirname, '..', '..'),
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  (child as ChildProcess & { output: string }).output = '';
-  child.stdout!.on('data', (chunk) => ((child as ChildProcess & { output: string }).output += chunk));
-  child.stderr!.on('data', (chunk) => ((child as ChildProcess & { output: string }).output += chunk));
-  return child;
-}
-
-async function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pattern.test((child as ChildProcess & { output?: string }).output ?? '')) {
-    if (Date.now() > deadline || child.exitCode !== null)
-      throw new Error(
-        `worker did not print ${pattern}: ${(child as ChildProcess & { output?: string }).output}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
