@@ -46,7 +46,11 @@ export async function startCappedRpcProxy(
   const handle = async (request: JsonRpcRequest) => {
     if (request.method !== 'eth_getLogs') return forward(request);
     stats.getLogsRequests += 1;
-    const filter = (request.params?.[0] ?? {}) as { fromBlock?: string; toBlock?: string; topics?: unknown[] };
+    const filter = (request.params?.[0] ?? {}) as {
+      fromBlock?: string;
+      toBlock?: string;
+      topics?: unknown[];
+    };
     if (!filter.topics?.[2]) stats.unfilteredRequests += 1;
     const from = BigInt(filter.fromBlock ?? '0x0');
     const to = BigInt(filter.toBlock ?? filter.fromBlock ?? '0x0');
