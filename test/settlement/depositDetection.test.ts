@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { getAddress, type Address, type Hex } from 'viem';
+import { getAddress, type Hex } from 'viem';
 import { createChainMonitorActivities, type ScanResult } from '../../activities/chainMonitor';
 import { TestCollectible, TestStablecoin } from '../../contracts/artifacts';
 import { createDb } from '../../db/client';
@@ -14,7 +14,13 @@ import { chainMonitorWorkflowId } from '../../workflows/workflowIds';
 import { startCappedRpcProxy, type CappedRpcProxy } from '../chain/cappedRpcProxy';
 import { testStack } from '../harness/stack';
 import { seedWatchedOptions } from '../harness/watchedAddresses';
-import { payDeposit, startSettlementStack, type SettlementStack } from './settlementStack';
+import {
+  createStackSession,
+  payDeposit,
+  startSettlementStack,
+  type SettlementStack,
+  type StackSession,
+} from './settlementStack';
 import { startWorkerProcess, waitForOutput } from './workerProcess';
 
 /**
@@ -99,26 +105,8 @@ describe('never miss a deposit: the monitor at 1,000,000 watched addresses and s
     await dropDatabase(testStack().adminDatabaseUrl, databaseName);
   }, 120_000);
 
-  async function createSession(amount: string) {
-    const created = await stack.app.request('/v1/sessions', {
-      method: 'POST',
-      headers: stack.sk,
-      json: { amount, sandboxMode: true },
-    });
-    expect(created.status).toBe(201);
-    const read = await stack.app.request(`/v1/sessions/${created.body.id}`);
-    return read.body as {
-      id: string;
-      paymentOptions: Array<{
-        chainId: number;
-        symbol: string;
-        tokenAddress: Address;
-        depositAddress: Address;
-        amount: string;
-      }>;
-    };
-  }
-  type Session = Awaited<ReturnType<typeof createSession>>;
+  const createSession = (amount: string) => createStackSession(stack, { amount });
+  type Session = StackSession;
   const usdcOption = (session: Session, chainId: number) =>
     session.paymentOptions.find((option) => option.chainId === chainId && option.symbol === 'USDC')!;
   const payInFull = (session: Session, chainId: number) => {

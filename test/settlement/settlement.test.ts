@@ -5,6 +5,7 @@ import { signInNewMerchant } from '../harness/merchants';
 import { sessionIdToBytes16 } from '../../chain/depositAddress';
 import { Forwarder, LocalStakedUSDe, LocalSwapRouter, StakingComposer } from '../../contracts/artifacts';
 import {
+  createStackSession,
   payDeposit,
   startSettlementStack,
   statusesRecorded,
@@ -29,26 +30,7 @@ describe('settlement pipeline', () => {
   }, 120_000);
   afterAll(() => stack?.stop());
 
-  async function createSession(json: object = {}) {
-    const created = await stack.app.request('/v1/sessions', {
-      method: 'POST',
-      headers: stack.sk,
-      json: { amount: '100', sandboxMode: true, ...json },
-    });
-    expect(created.status).toBe(201);
-    const read = await stack.app.request(`/v1/sessions/${created.body.id}`);
-    return read.body as {
-      id: string;
-      paymentOptions: Array<{
-        chainId: number;
-        symbol: string;
-        tokenAddress: Address;
-        depositAddress: Address;
-        amount: string;
-        decimals: number;
-      }>;
-    };
-  }
+  const createSession = (json: object = {}) => createStackSession(stack, { amount: '100', ...json });
 
   const optionOf = (session: Awaited<ReturnType<typeof createSession>>, chainId: number, symbol: string) =>
     session.paymentOptions.find((option) => option.chainId === chainId && option.symbol === symbol)!;

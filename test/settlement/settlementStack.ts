@@ -310,3 +310,27 @@ export async function payDeposit(
   await client.waitForTransactionReceipt({ hash });
   return hash;
 }
+
+/** A session as `GET /v1/sessions/:id` answers it: what a payer needs of its options. */
+export interface StackSession {
+  id: string;
+  paymentOptions: Array<{
+    chainId: number;
+    symbol: string;
+    tokenAddress: Address;
+    depositAddress: Address;
+    amount: string;
+    decimals: number;
+  }>;
+}
+
+/** Creates a sandbox session through the API with the stack merchant's secret key, then reads it back. */
+export async function createStackSession(stack: SettlementStack, json: object): Promise<StackSession> {
+  const created = await stack.app.request('/v1/sessions', {
+    method: 'POST',
+    headers: stack.sk,
+    json: { sandboxMode: true, ...json },
+  });
+  if (created.status !== 201) throw new Error(`POST /v1/sessions answered ${created.status}`);
+  return (await stack.app.request(`/v1/sessions/${created.body.id}`)).body as StackSession;
+}
