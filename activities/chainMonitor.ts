@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Address, PublicClient } from 'viem';
-import { fetchDepositTransfers } from '../chain/depositTransfers';
+import { fetchDepositTransfers, type DepositTransfers } from '../chain/depositTransfers';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import { createPublicClients } from '../chain/publicClients';
 import type { Db } from '../db/client';
@@ -149,8 +149,8 @@ export function createChainMonitorActivities({
     if (!network) throw new Error(`unknown chain ${chainId}`);
     const client = clientFor(chainId);
     const window = await nextScanWindow(db, client, network.confirmations, input, headPollMs);
-    const { fromBlock, toBlock, range } = window;
-    if (toBlock < fromBlock) {
+    const { fromBlock, range } = window;
+    if (window.toBlock < fromBlock) {
       onScanned?.({ chainId, blocksBehindSafeHead: window.safeHead - window.checkpoint });
       return {
         fromBlock: fromBlock.toString(),
@@ -174,17 +174,31 @@ export function createChainMonitorActivities({
         ? 'any'
         : // Lower-case is what the topic needs (no checksum keccak per address).
           ((await findWatchedDepositAddresses(db, { chainId, expiringAfter })) as Address[]);
-    // The range's last block's timestamp is needed whatever the logs: asked for beside them.
-    const [fetched, toBlockTime] = await Promise.all([
+    const fetchRange = (from: bigint, to: bigint) =>
       fetchDepositTransfers(client, {
         tokens: [...tokens.values()].map((token) => token.address as Address),
         recipients,
-        fromBlock,
-        toBlock,
+        fromBlock: from,
+        toBlock: to,
         recipientsPerRequest: addressesPerRequest,
-      }),
+      });
+    // Unfiltered, a range holds the chain's whole traffic: its first block is asked for alone and the rest
+    // sized to about TARGET_LOGS_PER_RANGE logs at that block's count, so no request is far larger (after a
+    // switch from the filtered form, whose quiet ranges grow to the maximum, the advised range says nothing
+    // about the chain's traffic). Caught up, a range is one block and this is its only request.
+    let toBlock = window.toBlock;
+    let first: DepositTransfers | undefined;
+    if (form === 'unfiltered' && toBlock > fromBlock) {
+      first = await fetchRange(fromBlock, fromBlock);
+      const span = Math.max(1, Math.floor(TARGET_LOGS_PER_RANGE / Math.max(1, first.logs.length)));
+      if (fromBlock + BigInt(span) - 1n < toBlock) toBlock = fromBlock + BigInt(span) - 1n;
+    }
+    // The range's last block's timestamp is needed whatever the logs: asked for beside them.
+    const [rest, toBlockTime] = await Promise.all([
+      first && toBlock === fromBlock ? undefined : fetchRange(first ? fromBlock + 1n : fromBlock, toBlock),
       blockTimestamps(client, [toBlock]).then((times) => times.get(toBlock)!),
     ]);
+    const fetched = joinTransfers(first, rest);
     const logs = fetched.logs;
     const nextBlockRange = nextRange({ fetched, range, span: toBlock - fromBlock + 1n, maxBlockRange });
 
@@ -216,6 +230,18 @@ export function createChainMonitorActivities({
       // Called directly (benches, tests) there is no activity to heartbeat for.
       return inActivity() ? heartbeating(() => scan(input)) : scan(input);
     },
+  };
+}
+
+/** The transfers of two adjacent spans (`first` before `rest`), as one fetch's. */
+function joinTransfers(first?: DepositTransfers, rest?: DepositTransfers): DepositTransfers {
+  if (!first) return rest!;
+  if (!rest) return first;
+  return {
+    logs: [...first.logs, ...rest.logs],
+    requests: first.requests + rest.requests,
+    refusals: first.refusals + rest.refusals,
+    acceptedSpan: rest.acceptedSpan ?? first.acceptedSpan,
   };
 }
 

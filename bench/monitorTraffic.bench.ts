@@ -180,6 +180,7 @@ async function rawGetLogs(rpcUrl: string, tokens: Address[], from: bigint, to: b
 
 async function main(): Promise<void> {
   const cleanups: (() => Promise<unknown>)[] = [];
+  let workerOutput: (() => string) | undefined;
   try {
     const loadAtStart = machineLoad();
     const services = await startBenchServices({
@@ -195,6 +196,7 @@ async function main(): Promise<void> {
       OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
     });
     cleanups.unshift(() => worker.stop());
+    workerOutput = worker.output;
     const api = await startTarget('api.ts', [], services.env);
     cleanups.unshift(() => api.stop());
     const watcher = await watchBlocks(chain.rpcUrl);
@@ -389,6 +391,9 @@ async function main(): Promise<void> {
       },
       goals,
     });
+  } catch (error) {
+    if (workerOutput) process.stderr.write(`worker output (tail):\n${workerOutput().slice(-8000)}\n`);
+    throw error;
   } finally {
     for (const cleanup of cleanups) await cleanup().catch(() => undefined);
   }
