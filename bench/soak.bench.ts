@@ -486,8 +486,26 @@ async function main(): Promise<void> {
       if (entry.sessionId) receivedCount.set(entry.sessionId, (receivedCount.get(entry.sessionId) ?? 0) + 1);
     const problems: string[] = [...failures.slice(0, 5).map((failure) => `request failed: ${failure}`)];
     if (failures.length > 5) problems.push(`… ${failures.length - 5} more failed requests`);
-    if (completed !== paidIds.length)
+    if (completed !== paidIds.length) {
       problems.push(`${paidIds.length - completed} paid sessions not completed`);
+      // Which side stopped: no deposit row means the monitor never matched the transfer; a row with the
+      // session still awaiting payment means the signal or the workflow did not act on it.
+      const stuck = await db
+        .selectFrom('sessions')
+        .leftJoin('deposits', 'deposits.session_id', 'sessions.id')
+        .select([
+          'sessions.id',
+          'sessions.status',
+          'sessions.workflow_started_at',
+          sql<string>`count(deposits.id)::text`.as('deposits'),
+          sql<string>`string_agg(deposits.kind || ' at ' || deposits.block_number, ', ')`.as('rows'),
+        ])
+        .where('sessions.id', 'in', paidIds)
+        .where('sessions.status', '!=', 'completed')
+        .groupBy(['sessions.id', 'sessions.status', 'sessions.workflow_started_at'])
+        .execute();
+      for (const row of stuck) problems.push(`not completed: ${JSON.stringify(row)}`);
+    }
     for (const id of paidIds) {
       const row = rowsOf.get(id);
       if (!row || row.events !== '1' || row.deliveries !== '1' || row.succeeded !== '1')
