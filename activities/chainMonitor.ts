@@ -1,11 +1,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { getAddress, type Address, type PublicClient } from 'viem';
-import { fetchDepositTransfers } from '../chain/depositTransfers';
+import type { Address, PublicClient } from 'viem';
+import { fetchDepositTransfers, type DepositTransfers } from '../chain/depositTransfers';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import { createPublicClients } from '../chain/publicClients';
 import type { Db } from '../db/client';
 import {
+  countWatchedDepositAddresses,
   findDepositTargets,
   findWatchedDepositAddresses,
   readCheckpoint,
@@ -15,6 +17,7 @@ import {
 import { findFlushTransactions } from '../db/settlements';
 import { signalDepositDetected } from '../workflowClient/sessions';
 import type { DepositDetected } from './sessions';
+import { heartbeating } from './settlementSteps';
 
 export interface ChainMonitorDependencies {
   db: Db;
@@ -25,6 +28,15 @@ export interface ChainMonitorDependencies {
   addressesPerRequest?: number;
   /** How long after a session's expiry its deposit addresses are still watched for late payments. */
   lateWatchSec?: number;
+  /** The late window of particular chains (CHAIN_MONITOR_LATE_WATCH_SEC_<chainId>), over lateWatchSec. */
+  lateWatchSecByChain?: Partial<Record<number, number>>;
+  /**
+   * The most watched addresses a scan asks for by `to` topic (CHAIN_MONITOR_FILTERED_MAX_WATCHED): above
+   * it, the scan reads every Transfer of the supported tokens and matches recipients in Postgres.
+   */
+  filteredMaxWatched?: number;
+  /** Each scan's lag behind the chain's safe head, for the worker's /metrics. */
+  onScanned?: (scan: { chainId: number; blocksBehindSafeHead: bigint }) => void;
   /** How often a scan waiting for the next block asks for the head (default 250 ms). */
   headPollMs?: number;
 }
@@ -45,20 +57,31 @@ export interface ScanInput {
   waitForBlockMs?: number;
 }
 
+/** How a range was asked for: `to`-filtered by the watched addresses, or every Transfer of the tokens. */
+export type ScanForm = 'filtered' | 'unfiltered';
+
 export interface ScanResult {
   fromBlock: string;
   toBlock: string;
+  /** Absent when nothing was scanned. */
+  form?: ScanForm;
   /** True when the scan reached the safe head (the monitor may sleep). */
   caughtUp: boolean;
-  /** Transfer logs fetched (all of them into watched deposit addresses). */
+  /** Transfer logs fetched (filtered form: all of them into watched deposit addresses). */
   logs: number;
   accepted: number;
   late: number;
-  /** Deposit addresses watched, eth_getLogs requests made and size refusals met. */
+  /**
+   * Watched payment options counted, up to filteredMaxWatched + 1 (the count stops there: the
+   * unfiltered form never reads the set); then eth_getLogs requests made and size refusals met.
+   */
   watched: number;
   requests: number;
   refusals: number;
-  /** The range the next scan should try: narrowed after a refusal, grown back while scans stay small. */
+  /**
+   * The range the next scan should try: narrowed after a refusal or a range of more than
+   * TARGET_LOGS_PER_RANGE logs, grown back while scans stay small.
+   */
   nextBlockRange: number;
 }
 
@@ -67,8 +90,19 @@ export const DEFAULT_ADDRESSES_PER_REQUEST = 500;
 export const DEFAULT_LATE_WATCH_SEC = 7 * 24 * 3600;
 /** A waiting scan asks for the head this often: a quarter of a 1 s block, 4 requests a second per chain. */
 export const DEFAULT_HEAD_POLL_MS = 250;
+/**
+ * Above this many watched payment options a range is asked for unfiltered. Measured (docs/decisions.md,
+ * "Deposit scan at steady traffic"): see bench/monitorTraffic.bench.ts.
+ */
+export const DEFAULT_FILTERED_MAX_WATCHED = 2_000;
 /** A scan that fetched fewer logs than this lets the next one try twice the range (up to the maximum). */
 const SMALL_SCAN_LOGS = 1_000;
+/**
+ * A scan that fetched more logs than this narrows the next range in proportion: half of what hosted
+ * providers serve in one answer (10,000), so a busy chain's unfiltered ranges are sized by their logs
+ * before a provider has to refuse one.
+ */
+export const TARGET_LOGS_PER_RANGE = 5_000;
 
 /** The timestamps of these blocks, fetched together. */
 async function blockTimestamps(client: PublicClient, blockNumbers: bigint[]): Promise<Map<bigint, Date>> {
@@ -77,13 +111,18 @@ async function blockTimestamps(client: PublicClient, blockNumbers: bigint[]): Pr
 }
 
 /**
- * One bounded step of a chain's deposit monitor: asks the chain for the Transfers of the supported tokens
- * **into the deposit addresses it watches** (the `to` topic; chain/depositTransfers.ts), so its cost
- * follows our sessions and not the chain's traffic, up to the chain's safe head (head − confirmations,
- * so a reorg shallower than that never reaches us); records every such transfer once, and signals the
- * session when the accepted total covers the option. Signals are repeated on a rescan (the workflow
- * ignores repeats), so a crash between recording and signalling loses nothing. A provider refusing the
- * size of a request gets smaller ones; other RPC errors throw: the activity retry policy is the backoff.
+ * One bounded step of a chain's deposit monitor, up to the chain's safe head (head − confirmations, so a
+ * reorg shallower than that never reaches us). Per range it decides its form without reading the watched
+ * set: a count of the watched payment options, stopped at `filteredMaxWatched` + 1. At or under it, the
+ * scan asks for the supported tokens' Transfers **into those addresses** (`to` topic lists); above it,
+ * for every Transfer of those tokens, and finds ours with one indexed query for the range's recipients.
+ * Either way a recipient is ours by the same rule (an option whose session expires after now − the
+ * chain's late window), so the forms may alternate from range to range. Records every such transfer
+ * once, and signals the session when the accepted total covers the option. Signals are repeated on a
+ * rescan (the workflow ignores repeats), so a crash between recording and signalling loses nothing. A
+ * provider refusing the size of a request gets smaller ones; other RPC errors throw: the activity retry
+ * policy is the backoff. Inside an activity it heartbeats, so a dead worker's scan is retried within the
+ * heartbeat timeout, not the start-to-close timeout.
  */
 export function createChainMonitorActivities({
   db,
@@ -92,7 +131,10 @@ export function createChainMonitorActivities({
   logger,
   addressesPerRequest = DEFAULT_ADDRESSES_PER_REQUEST,
   lateWatchSec = DEFAULT_LATE_WATCH_SEC,
+  lateWatchSecByChain = {},
+  filteredMaxWatched = DEFAULT_FILTERED_MAX_WATCHED,
   headPollMs = DEFAULT_HEAD_POLL_MS,
+  onScanned,
 }: ChainMonitorDependencies) {
   const publicClients = createPublicClients(networks);
   const clientFor = (chainId: number): PublicClient => {
@@ -101,69 +143,142 @@ export function createChainMonitorActivities({
     return client;
   };
 
-  return {
-    async scanDeposits(input: ScanInput): Promise<ScanResult> {
-      const { chainId, monitorId, maxBlockRange } = input;
-      const network = networks.byChainId(chainId);
-      if (!network) throw new Error(`unknown chain ${chainId}`);
-      const client = clientFor(chainId);
-      const window = await nextScanWindow(db, client, network.confirmations, input, headPollMs);
-      const { fromBlock, toBlock, range } = window;
-      if (toBlock < fromBlock) {
-        return {
-          fromBlock: fromBlock.toString(),
-          toBlock: window.checkpoint.toString(),
-          caughtUp: true,
-          ...NOTHING_SCANNED,
-          nextBlockRange: Number(range),
-        };
-      }
-
-      const tokens = new Map(network.tokens.map((token) => [token.address.toLowerCase(), token]));
-      const watched = await findWatchedDepositAddresses(db, {
-        chainId,
-        expiringAfter: new Date(Date.now() - lateWatchSec * 1000),
-      });
-      // The range's last block's timestamp is needed whatever the logs: asked for beside them.
-      const [fetched, toBlockTime] = await Promise.all([
-        fetchDepositTransfers(client, {
-          tokens: [...tokens.values()].map((token) => token.address as Address),
-          recipients: watched.map((address) => getAddress(address)),
-          fromBlock,
-          toBlock,
-          recipientsPerRequest: addressesPerRequest,
-        }),
-        blockTimestamps(client, [toBlock]).then((times) => times.get(toBlock)!),
-      ]);
-      const logs = fetched.logs;
-      const nextBlockRange =
-        fetched.acceptedSpan !== undefined
-          ? Number(fetched.acceptedSpan)
-          : logs.length < SMALL_SCAN_LOGS
-            ? Math.min(Number(range) * 2, maxBlockRange)
-            : Number(range);
-
-      const payments = await matchPayments(db, client, chainId, logs, toBlock, toBlockTime);
-      const acceptedLogs = payments.filter(({ open }) => open);
-      const totals = await recordPayments(db, chainId, payments, acceptedLogs);
-      const signals = depositSignals(chainId, acceptedLogs, tokens, totals);
-      await sendDepositSignals(temporal, logger, signals);
-
-      await writeCheckpoint(db, { monitorId, chainId, block: toBlock, blockTime: toBlockTime });
+  const scan = async (input: ScanInput): Promise<ScanResult> => {
+    const { chainId, monitorId, maxBlockRange } = input;
+    const network = networks.byChainId(chainId);
+    if (!network) throw new Error(`unknown chain ${chainId}`);
+    const client = clientFor(chainId);
+    const window = await nextScanWindow(db, client, network.confirmations, input, headPollMs);
+    const { fromBlock, range } = window;
+    if (window.toBlock < fromBlock) {
+      onScanned?.({ chainId, blocksBehindSafeHead: window.safeHead - window.checkpoint });
       return {
         fromBlock: fromBlock.toString(),
-        toBlock: toBlock.toString(),
-        caughtUp: toBlock >= window.safeHead,
-        logs: logs.length,
-        accepted: acceptedLogs.length,
-        late: payments.length - acceptedLogs.length,
-        watched: watched.length,
-        requests: fetched.requests,
-        refusals: fetched.refusals,
-        nextBlockRange,
+        toBlock: window.checkpoint.toString(),
+        caughtUp: true,
+        ...NOTHING_SCANNED,
+        nextBlockRange: Number(range),
       };
+    }
+
+    const tokens = new Map(network.tokens.map((token) => [token.address.toLowerCase(), token]));
+    const expiringAfter = new Date(Date.now() - (lateWatchSecByChain[chainId] ?? lateWatchSec) * 1000);
+    const watched = await countWatchedDepositAddresses(db, {
+      chainId,
+      expiringAfter,
+      upTo: filteredMaxWatched,
+    });
+    const form: ScanForm = watched > filteredMaxWatched ? 'unfiltered' : 'filtered';
+    const recipients =
+      form === 'unfiltered'
+        ? 'any'
+        : // Lower-case is what the topic needs (no checksum keccak per address).
+          ((await findWatchedDepositAddresses(db, { chainId, expiringAfter })) as Address[]);
+    const fetchRange = (from: bigint, to: bigint) =>
+      fetchDepositTransfers(client, {
+        tokens: [...tokens.values()].map((token) => token.address as Address),
+        recipients,
+        fromBlock: from,
+        toBlock: to,
+        recipientsPerRequest: addressesPerRequest,
+      });
+    // Unfiltered, a range holds the chain's whole traffic: its first block is asked for alone and the rest
+    // sized to about TARGET_LOGS_PER_RANGE logs at that block's count, so no request is far larger (after a
+    // switch from the filtered form, whose quiet ranges grow to the maximum, the advised range says nothing
+    // about the chain's traffic). Caught up, a range is one block and this is its only request.
+    let toBlock = window.toBlock;
+    let first: DepositTransfers | undefined;
+    if (form === 'unfiltered' && toBlock > fromBlock) {
+      first = await fetchRange(fromBlock, fromBlock);
+      const span = Math.max(1, Math.floor(TARGET_LOGS_PER_RANGE / Math.max(1, first.logs.length)));
+      if (fromBlock + BigInt(span) - 1n < toBlock) toBlock = fromBlock + BigInt(span) - 1n;
+    }
+    // The range's last block's timestamp is needed whatever the logs: asked for beside them.
+    const [rest, toBlockTime] = await Promise.all([
+      first && toBlock === fromBlock ? undefined : fetchRange(first ? fromBlock + 1n : fromBlock, toBlock),
+      blockTimestamps(client, [toBlock]).then((times) => times.get(toBlock)!),
+    ]);
+    const fetched = joinTransfers(first, rest);
+    const logs = fetched.logs;
+    const nextBlockRange = nextRange({ fetched, range, span: toBlock - fromBlock + 1n, maxBlockRange });
+
+    const payments = await matchPayments(db, client, { chainId, expiringAfter }, logs, toBlock, toBlockTime);
+    const acceptedLogs = payments.filter(({ open }) => open);
+    const totals = await recordPayments(db, chainId, payments, acceptedLogs);
+    const signals = depositSignals(chainId, acceptedLogs, tokens, totals);
+    await sendDepositSignals(temporal, logger, signals);
+
+    await writeCheckpoint(db, { monitorId, chainId, block: toBlock, blockTime: toBlockTime });
+    onScanned?.({ chainId, blocksBehindSafeHead: window.safeHead - toBlock });
+    return {
+      fromBlock: fromBlock.toString(),
+      toBlock: toBlock.toString(),
+      form,
+      caughtUp: toBlock >= window.safeHead,
+      logs: logs.length,
+      accepted: acceptedLogs.length,
+      late: payments.length - acceptedLogs.length,
+      watched,
+      requests: fetched.requests,
+      refusals: fetched.refusals,
+      nextBlockRange,
+    };
+  };
+
+  return {
+    async scanDeposits(input: ScanInput): Promise<ScanResult> {
+      // Called directly (benches, tests) there is no activity to heartbeat for.
+      return inActivity() ? heartbeating(() => scan(input)) : scan(input);
     },
   };
+}
+
+/** The transfers of two adjacent spans (`first` before `rest`), as one fetch's. */
+function joinTransfers(first?: DepositTransfers, rest?: DepositTransfers): DepositTransfers {
+  if (!first) return rest!;
+  if (!rest) return first;
+  return {
+    logs: [...first.logs, ...rest.logs],
+    requests: first.requests + rest.requests,
+    refusals: first.refusals + rest.refusals,
+    acceptedSpan: rest.acceptedSpan ?? first.acceptedSpan,
+  };
+}
+
+function inActivity(): boolean {
+  try {
+    Context.current();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The range the next scan tries: the widest span that succeeded after a refusal; after a range of more
+ * than TARGET_LOGS_PER_RANGE logs (a busy chain's unfiltered ranges), the blocks that hold about that many
+ * at this range's logs per block; twice this one after a small scan, up to the maximum.
+ */
+function nextRange({
+  fetched,
+  range,
+  span,
+  maxBlockRange,
+}: {
+  fetched: { logs: unknown[]; acceptedSpan?: bigint };
+  /** The range this scan was allowed, and the blocks it covered (fewer at the safe head). */
+  range: bigint;
+  span: bigint;
+  maxBlockRange: number;
+}): number {
+  const logs = fetched.logs.length;
+  const fitting =
+    logs > TARGET_LOGS_PER_RANGE
+      ? Math.max(1, Math.floor((Number(span) * TARGET_LOGS_PER_RANGE) / logs))
+      : logs < SMALL_SCAN_LOGS
+        ? Math.min(Number(range) * 2, maxBlockRange)
+        : Number(range);
+  return fetched.acceptedSpan !== undefined ? Math.min(Number(fetched.acceptedSpan), fitting) : fitting;
 }
 
 const NOTHING_SCANNED = { logs: 0, accepted: 0, late: 0, watched: 0, requests: 0, refusals: 0 } as const;
@@ -212,18 +327,13 @@ type Payment = { log: TransferLog; target: DepositTarget; open: boolean };
 async function matchPayments(
   db: Db,
   client: PublicClient,
-  chainId: number,
+  { chainId, expiringAfter }: { chainId: number; expiringAfter: Date },
   logs: TransferLog[],
   toBlock: bigint,
   toBlockTime: Date,
 ): Promise<Payment[]> {
   const recipients = [...new Set(logs.map((log) => log.args.to.toLowerCase()))];
-  // The targets and the flushes among the logs' transactions, asked for together.
-  // A flush swaps into the forwarder itself (the router pays USDe to it): those transfers are not payments.
-  const [targets, flushes] = await Promise.all([
-    findDepositTargets(db, chainId, recipients),
-    findFlushTransactions(db, [...new Set(logs.map((log) => log.transactionHash!))]),
-  ]);
+  const targets = await findDepositTargets(db, chainId, recipients, expiringAfter);
   // Targets by (address, token): one lookup per log instead of a scan of every target.
   const targetOf = new Map<string, DepositTarget>();
   for (const target of targets) {
@@ -234,6 +344,11 @@ async function matchPayments(
     const target = targetOf.get(`${log.args.to.toLowerCase()}:${log.address.toLowerCase()}`);
     return target ? [{ log, target }] : [];
   });
+  // A flush swaps into the forwarder itself (the router pays USDe to it): those transfers are not payments.
+  // Asked only for the matched logs' transactions (an unfiltered range holds thousands of others).
+  const flushes = await findFlushTransactions(db, [
+    ...new Set(matchedLogs.map(({ log }) => log.transactionHash!)),
+  ]);
   const payments = matchedLogs.filter(({ log }) => !flushes.has(log.transactionHash!));
   // On time is judged by the block's timestamp, not by when this scan runs: a lagging monitor must not
   // turn a payment mined before expiry into a late one. Block timestamps never decrease, so a target

@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { erc20Abi } from 'viem';
+import { networkByChainId } from '../chain/networks';
 import { createDb } from '../db/client';
+import { readCheckpoint } from '../db/deposits';
+import { MAINNET_LIKE_TRAFFIC, startBackgroundTransfers } from '../dev/backgroundTransfers';
 import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
 import { LOCAL_SETTLEMENT_OPERATOR } from '../dev/chains/localSettlement';
 import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
@@ -15,10 +18,12 @@ import { TestStablecoin } from '../contracts/artifacts';
 import { verifyWebhook } from '../webhooks/verifyWebhook';
 import { WORKFLOW_CACHE_BY_ROLE } from '../workers/createWorkers';
 import { WORKER_NODE_FLAGS, WORKFLOW_THREAD_SEMI_SPACE_MIB } from '../workers/processMemory';
+import { chainMonitorWorkflowId } from '../workflows/workflowIds';
 import { benchWalletClient, type BenchWalletClient } from './lib/chainClients';
 import { heapGrowth, summariseHeapSnapshot, takeHeapSnapshot } from './lib/heapSnapshot';
 import { createSandboxSession, paymentOptionOf, signUpBenchMerchant } from './lib/merchantApi';
 import { cpuSeconds, residentMiB, serverProcessOf } from './lib/procStats';
+import { percentile } from './lib/percentiles';
 import { reportBenchmark } from './lib/results';
 import { machineLoad } from './lib/rounds';
 import { startBenchServices } from './lib/services';
@@ -59,6 +64,13 @@ import { startWorkerProcess, type WorkerProcess } from './lib/workerProcess';
  *     npm run bench:soak                       # 6 minutes of warm-up, 10 of load, 10 idle (about 35 minutes in all)
  *     SOAK_WARMUP_MINUTES=1 SOAK_MINUTES=1 SOAK_IDLE_MINUTES=1 npx tsx bench/soak.bench.ts   # a short trial
  *
+ * Deposit detection at steady traffic (issue 40, item 6): background stablecoin Transfers run on the chain
+ * from the start (SOAK_TRAFFIC_LOGS_PER_BLOCK, default Ethereum's 400 a block: dev/backgroundTransfers.ts;
+ * 0 for none). It also fails when: the p95 of creation → payment seen (`paid_at`) of the sessions created in
+ * the load's last window (10 minutes, a third of a shorter load) is more than PAYMENT_SEEN_WITHIN times the
+ * first window's; the worker's CPU over the idle period is over IDLE_CPU_SHARE of a core. The deposit
+ * monitor's lag behind the safe head (blocks) is sampled with the rest and printed per 10-minute window.
+ *
  * Not part of the default `npm run bench` (bench/run.ts skips it unless named): its length is the point.
  */
 const LOAD_MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
@@ -98,6 +110,16 @@ const WORKER_MIB_PER_1000_OPEN_ONCE_WARM = 50;
 /** After the idle period the worker's RSS is back within this share above its idle figure before the load. */
 const RETURN_WITHIN = 0.2;
 const CHAIN_ID = 11155111;
+const TRAFFIC_LOGS_PER_BLOCK = Number(
+  process.env.SOAK_TRAFFIC_LOGS_PER_BLOCK ?? MAINNET_LIKE_TRAFFIC.ethereum.logsPerBlock,
+);
+/** The last window's creation → payment-seen p95 is at most this many times the first window's. */
+const PAYMENT_SEEN_WITHIN = 1.5;
+/** The worker's CPU over the idle period after the load, as a share of one core. */
+const IDLE_CPU_SHARE = 0.1;
+const LAG_WINDOW_SEC = 600;
+/** Anvil account 9 sends the background traffic (its nonces are its own). */
+const TRAFFIC_ACCOUNT = ANVIL_DEV_ACCOUNTS[9]!;
 const SAMPLE_EVERY_MS = 10_000;
 const SETTLE_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 10 * 60_000;
@@ -111,6 +133,8 @@ type Sample = {
   at: number;
   openSessions: number;
   watchedAddresses?: number;
+  /** Safe blocks (head − confirmations) past the deposit monitor's checkpoint. */
+  monitorLagBlocks?: number;
   workerCpuSec: number;
 } & Record<ProcessName, number | undefined>;
 
@@ -232,6 +256,24 @@ async function main(): Promise<void> {
       ),
     );
     await Promise.all(mints.map((hash, index) => payers[index]!.waitForTransactionReceipt({ hash })));
+    if (TRAFFIC_LOGS_PER_BLOCK > 0) {
+      const background = await startBackgroundTransfers({
+        rpcUrl: usdc.rpcUrl,
+        chainId: CHAIN_ID,
+        tokens: [usdc.contracts.usdc!, usdc.contracts.usdt!],
+        senderPrivateKey: TRAFFIC_ACCOUNT.privateKey,
+      });
+      background.run(TRAFFIC_LOGS_PER_BLOCK);
+      cleanups.unshift(() => background.stop());
+    }
+    const confirmations = BigInt(networkByChainId(CHAIN_ID)!.confirmations);
+    const monitorLag = async () => {
+      const [head, checkpoint] = await Promise.all([
+        payers[0]!.getBlockNumber({ cacheTime: 0 }),
+        readCheckpoint(db, chainMonitorWorkflowId(CHAIN_ID)),
+      ]);
+      return checkpoint === undefined ? undefined : Math.max(0, Number(head - confirmations - checkpoint));
+    };
 
     const db = createDb({ connectionString: services.databaseUrl, maxConnections: 2 });
     cleanups.unshift(() => db.destroy());
@@ -264,6 +306,7 @@ async function main(): Promise<void> {
         at: Date.now(),
         openSessions: await openSessions(),
         watchedAddresses: await watchedAddresses(),
+        monitorLagBlocks: await monitorLag(),
         workerCpuSec: cpuSeconds(pids.worker),
         api: round(residentMiB(pids.api)),
         worker: round(residentMiB(pids.worker)),
@@ -443,8 +486,26 @@ async function main(): Promise<void> {
       if (entry.sessionId) receivedCount.set(entry.sessionId, (receivedCount.get(entry.sessionId) ?? 0) + 1);
     const problems: string[] = [...failures.slice(0, 5).map((failure) => `request failed: ${failure}`)];
     if (failures.length > 5) problems.push(`… ${failures.length - 5} more failed requests`);
-    if (completed !== paidIds.length)
+    if (completed !== paidIds.length) {
       problems.push(`${paidIds.length - completed} paid sessions not completed`);
+      // Which side stopped: no deposit row means the monitor never matched the transfer; a row with the
+      // session still awaiting payment means the signal or the workflow did not act on it.
+      const stuck = await db
+        .selectFrom('sessions')
+        .leftJoin('deposits', 'deposits.session_id', 'sessions.id')
+        .select([
+          'sessions.id',
+          'sessions.status',
+          'sessions.workflow_started_at',
+          sql<string>`count(deposits.id)::text`.as('deposits'),
+          sql<string>`string_agg(deposits.kind || ' at ' || deposits.block_number, ', ')`.as('rows'),
+        ])
+        .where('sessions.id', 'in', paidIds)
+        .where('sessions.status', '!=', 'completed')
+        .groupBy(['sessions.id', 'sessions.status', 'sessions.workflow_started_at'])
+        .execute();
+      for (const row of stuck) problems.push(`not completed: ${JSON.stringify(row)}`);
+    }
     for (const id of paidIds) {
       const row = rowsOf.get(id);
       if (!row || row.events !== '1' || row.deliveries !== '1' || row.succeeded !== '1')
@@ -478,6 +539,24 @@ async function main(): Promise<void> {
       idleSec: afterIdle.workerCpuSec - afterDrain.workerCpuSec,
     };
     const warmSlope = growthOnceWarm(samples, loadStartedAtSec, loadSec);
+    const paymentSeen = await paymentSeenWindows(
+      db,
+      created.filter((session) => session.paid && !session.warmUp).map((session) => session.id),
+    );
+    process.stdout.write(`soak: creation → payment seen ${JSON.stringify(paymentSeen)}\n`);
+    if (!(paymentSeen.lastOverFirst <= PAYMENT_SEEN_WITHIN))
+      problems.push(
+        `creation → payment seen p95 ${paymentSeen.last.p95Sec.toFixed(1)} s in the last ${paymentSeen.windowMinutes} minutes is ${paymentSeen.lastOverFirst.toFixed(2)}× the first's ${paymentSeen.first.p95Sec.toFixed(1)} s (bound ${PAYMENT_SEEN_WITHIN}×)`,
+      );
+    const idleCpuShare = workerCpu.idleSec / (IDLE_MINUTES * 60);
+    if (!(idleCpuShare <= IDLE_CPU_SHARE))
+      problems.push(
+        `worker CPU over the idle period ${(idleCpuShare * 100).toFixed(1)} % of a core (bound ${IDLE_CPU_SHARE * 100} %)`,
+      );
+    const lagWindows = lagByWindow(samples, loadStartedAtSec);
+    process.stdout.write(
+      `soak: monitor lag (blocks behind the safe head) per 10-minute window ${JSON.stringify(lagWindows)}\n`,
+    );
     if (!(warmSlope.mibPer1000Open <= WORKER_MIB_PER_1000_OPEN_ONCE_WARM))
       problems.push(
         `worker kept growing once warm: ${warmSlope.mibPer1000Open.toFixed(0)} MiB per 1,000 more open sessions (bound ${WORKER_MIB_PER_1000_OPEN_ONCE_WARM})`,
@@ -514,6 +593,11 @@ async function main(): Promise<void> {
         heapSnapshots: HEAP_SNAPSHOTS,
         drainSec,
       },
+      deposits: {
+        backgroundLogsPerBlock: TRAFFIC_LOGS_PER_BLOCK,
+        creationToPaymentSeen: { ...paymentSeen, bound: PAYMENT_SEEN_WITHIN },
+        monitorLagPer10Minutes: lagWindows,
+      },
       sessions: {
         created: created.length,
         createdInWarmUp: created.length - loadCreated,
@@ -544,7 +628,7 @@ async function main(): Promise<void> {
         warmUpStepMiB,
         boundWarmUpStepMiB: WARMUP_STEP_BOUND_MIB,
         onceWarm: warmSlope,
-        cpu: workerCpu,
+        cpu: { ...workerCpu, idleShareOfCore: idleCpuShare, boundIdleShareOfCore: IDLE_CPU_SHARE },
       },
       isolates: {
         what: "each V8 isolate of the worker (thread 0 is the main thread, the others the task queues' workflow threads): heap spaces in MiB at each moment",
@@ -693,4 +777,53 @@ function peakNewSpace(records: readonly IsolateRecord[]): Record<number, number>
 function formatIsolates(isolates: ReturnType<typeof isolatesAt>): string {
   const total = isolates.reduce((sum, isolate) => sum + isolate.totalMiB, 0);
   return `${Math.round(total)} in all [${isolates.map((isolate) => `${isolate.threadId}: ${isolate.totalMiB}/${isolate.newSpaceMiB}`).join(', ')}]`;
+}
+
+/**
+ * Creation → payment seen (`paid_at − created_at`) of the load's paid sessions, p95 in the first and the
+ * last window of their creation (10 minutes, or a third of a shorter load).
+ */
+async function paymentSeenWindows(db: ReturnType<typeof createDb>, paidIds: string[]) {
+  const rows = paidIds.length
+    ? await db
+        .selectFrom('sessions')
+        .select(['created_at', 'paid_at'])
+        .where('id', 'in', paidIds)
+        .where('paid_at', 'is not', null)
+        .execute()
+    : [];
+  const createdAt = rows.map((row) => row.created_at.getTime());
+  const start = Math.min(...createdAt);
+  const end = Math.max(...createdAt);
+  const windowMs = Math.min(10 * 60_000, (end - start) / 3);
+  const p95Of = (from: number, to: number) => {
+    const seconds = rows
+      .filter((row) => row.created_at.getTime() >= from && row.created_at.getTime() <= to)
+      .map((row) => (row.paid_at!.getTime() - row.created_at.getTime()) / 1000);
+    return { sessions: seconds.length, p95Sec: seconds.length ? percentile(seconds, 95) : Number.NaN };
+  };
+  const first = p95Of(start, start + windowMs);
+  const last = p95Of(end - windowMs, end);
+  return {
+    windowMinutes: Math.round((windowMs / 60_000) * 10) / 10,
+    paidSeen: rows.length,
+    first,
+    last,
+    lastOverFirst: last.p95Sec / first.p95Sec,
+  };
+}
+
+/** The deposit monitor's lag per 10-minute window from the load's start on: the largest and the last sample. */
+function lagByWindow(samples: Sample[], loadStartedAtSec: number) {
+  const windows = new Map<number, number[]>();
+  for (const entry of samples) {
+    if (entry.atSec < loadStartedAtSec || entry.monitorLagBlocks === undefined) continue;
+    const window = Math.floor((entry.atSec - loadStartedAtSec) / LAG_WINDOW_SEC);
+    windows.set(window, [...(windows.get(window) ?? []), entry.monitorLagBlocks]);
+  }
+  return [...windows].map(([window, lags]) => ({
+    fromMinute: (window * LAG_WINDOW_SEC) / 60,
+    maxBlocks: Math.max(...lags),
+    lastBlocks: lags[lags.length - 1],
+  }));
 }

@@ -59,8 +59,11 @@ function decodeTransferLog(log: RpcLog): TransferLog | undefined {
 export interface FetchDepositTransfersParameters {
   /** The supported stablecoins of the chain (the logs' emitters). */
   tokens: Address[];
-  /** The deposit addresses that can receive a payment now (the `to` topic filter). */
-  recipients: Address[];
+  /**
+   * The deposit addresses that can receive a payment now (the `to` topic filter), or `'any'`: every
+   * Transfer of the tokens, for the caller to match (the unfiltered form, for a large watched set).
+   */
+  recipients: Address[] | 'any';
   fromBlock: bigint;
   toBlock: bigint;
   /** Most recipients in one request's `to` topic list. */
@@ -68,7 +71,7 @@ export interface FetchDepositTransfersParameters {
 }
 
 export interface DepositTransfers {
-  /** Every Transfer of those tokens to those recipients in the range, by block and log index. */
+  /** Every Transfer of those tokens to those recipients (or to anyone) in the range, by block and log index. */
   logs: TransferLog[];
   /** eth_getLogs calls made. */
   requests: number;
@@ -79,20 +82,24 @@ export interface DepositTransfers {
 }
 
 /**
- * The Transfers of the supported tokens **into our deposit addresses** over a block range: the `to`
- * topic carries the recipients (an OR list, chunked), so the cost follows our active sessions, never the
- * chain's traffic. A provider that refuses the size of a request (too many blocks or results, see
- * logRangeRefusal.ts) gets the range split in halves, down to one block, then the recipient list split;
- * any other error is thrown for the caller's retry.
+ * The Transfers of the supported tokens over a block range, in one of two forms. Filtered: **into our
+ * deposit addresses**, the `to` topic carrying the recipients (an OR list, chunked), so the cost follows
+ * our watched addresses. Unfiltered (`recipients: 'any'`): every Transfer of those tokens, one request per
+ * range, so the cost follows the chain's stablecoin traffic whatever the number of addresses we watch.
+ * A provider that refuses the size of a request (too many blocks or results, see logRangeRefusal.ts)
+ * gets the range split in halves, down to one block, then the recipient list split; any other error is
+ * thrown for the caller's retry.
  */
 export async function fetchDepositTransfers(
   client: PublicClient,
   { tokens, recipients, fromBlock, toBlock, recipientsPerRequest }: FetchDepositTransfersParameters,
 ): Promise<DepositTransfers> {
   const result: DepositTransfers = { logs: [], requests: 0, refusals: 0 };
-  if (tokens.length === 0 || recipients.length === 0 || toBlock < fromBlock) return result;
+  if (tokens.length === 0 || (recipients !== 'any' && recipients.length === 0) || toBlock < fromBlock)
+    return result;
 
-  const fetchSpan = async (from: bigint, to: bigint, chunk: Address[]): Promise<TransferLog[]> => {
+  /** `chunk` undefined: no `to` topic (the unfiltered form). */
+  const fetchSpan = async (from: bigint, to: bigint, chunk?: Address[]): Promise<TransferLog[]> => {
     try {
       result.requests += 1;
       const raw = (await client.request({
@@ -100,7 +107,9 @@ export async function fetchDepositTransfers(
         params: [
           {
             address: tokens,
-            topics: [TRANSFER_TOPIC, null, chunk.map((recipient) => pad(recipient.toLowerCase() as Hex))],
+            topics: chunk
+              ? [TRANSFER_TOPIC, null, chunk.map((recipient) => pad(recipient.toLowerCase() as Hex))]
+              : [TRANSFER_TOPIC],
             fromBlock: numberToHex(from),
             toBlock: numberToHex(to),
           },
@@ -119,7 +128,7 @@ export async function fetchDepositTransfers(
         const middle = from + (to - from) / 2n;
         return [...(await fetchSpan(from, middle, chunk)), ...(await fetchSpan(middle + 1n, to, chunk))];
       }
-      if (chunk.length > 1) {
+      if (chunk && chunk.length > 1) {
         const half = Math.ceil(chunk.length / 2);
         return [
           ...(await fetchSpan(from, to, chunk.slice(0, half))),
@@ -130,10 +139,13 @@ export async function fetchDepositTransfers(
     }
   };
 
-  for (let start = 0; start < recipients.length; start += recipientsPerRequest) {
-    result.logs.push(
-      ...(await fetchSpan(fromBlock, toBlock, recipients.slice(start, start + recipientsPerRequest))),
-    );
+  if (recipients === 'any') result.logs.push(...(await fetchSpan(fromBlock, toBlock)));
+  else {
+    for (let start = 0; start < recipients.length; start += recipientsPerRequest) {
+      result.logs.push(
+        ...(await fetchSpan(fromBlock, toBlock, recipients.slice(start, start + recipientsPerRequest))),
+      );
+    }
   }
   result.logs.sort((a, b) =>
     a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1,

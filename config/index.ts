@@ -118,6 +118,30 @@ const rpcUrlVariables = Object.fromEntries(
   KNOWN_CHAIN_IDS.map((chainId) => [`RPC_URL_${chainId}`, url.optional()]),
 ) as Record<`RPC_URL_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof url>>;
 
+const lateWatchSeconds = z.coerce
+  .number()
+  .int()
+  .min(0)
+  .max(365 * 24 * 3600);
+
+/** `CHAIN_MONITOR_LATE_WATCH_SEC_<chainId>`: one chain's late window, over CHAIN_MONITOR_LATE_WATCH_SEC. */
+const lateWatchByChainVariables = Object.fromEntries(
+  KNOWN_CHAIN_IDS.map((chainId) => [`CHAIN_MONITOR_LATE_WATCH_SEC_${chainId}`, lateWatchSeconds.optional()]),
+) as Record<
+  `CHAIN_MONITOR_LATE_WATCH_SEC_${(typeof KNOWN_CHAIN_IDS)[number]}`,
+  z.ZodOptional<typeof lateWatchSeconds>
+>;
+
+/** The per-chain late windows that are set, by chain id. */
+export function lateWatchSecByChain(config: Config): Partial<Record<number, number>> {
+  return Object.fromEntries(
+    KNOWN_CHAIN_IDS.flatMap((chainId) => {
+      const seconds = config[`CHAIN_MONITOR_LATE_WATCH_SEC_${chainId}`];
+      return seconds === undefined ? [] : [[chainId, seconds]];
+    }),
+  );
+}
+
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -329,12 +353,14 @@ export const configSchema = z.object({
   /** Most deposit addresses in one eth_getLogs `to` topic list; more are split over several requests. */
   CHAIN_MONITOR_ADDRESSES_PER_REQUEST: z.coerce.number().int().min(1).max(10_000).default(500),
   /** How long after expiry a session's deposit addresses are still watched, so late payments are recorded. */
-  CHAIN_MONITOR_LATE_WATCH_SEC: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(365 * 24 * 3600)
-    .default(7 * 24 * 3600),
+  CHAIN_MONITOR_LATE_WATCH_SEC: lateWatchSeconds.default(7 * 24 * 3600),
+  /**
+   * The most watched payment options a deposit scan asks for by `to` topic; above it a scan reads every
+   * Transfer of the supported tokens in its range and matches the recipients in Postgres (its cost then
+   * follows the chain's stablecoin traffic, not the watched set). Measured: docs/decisions.md.
+   */
+  CHAIN_MONITOR_FILTERED_MAX_WATCHED: z.coerce.number().int().min(0).max(1_000_000).default(2_000),
+  ...lateWatchByChainVariables,
   /** Webhook targets on private, loopback and link-local addresses are refused unless this is set. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
   /**

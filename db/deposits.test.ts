@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { dropDatabase, ensureDatabase } from '../dev/services/postgres';
 import { testStack } from '../test/harness/stack';
 import { createDb, type Db } from './client';
-import { findWatchedDepositAddresses } from './deposits';
+import { countWatchedDepositAddresses, findDepositTargets, findWatchedDepositAddresses } from './deposits';
 import { upsertMerchantByWallet } from './merchants';
 import { migrations } from './migrations';
 import { insertSessionWithOptions, insertSessionWithOptionsAtOnce, type NewPaymentOption } from './sessions';
@@ -148,4 +148,30 @@ test('an expiry changed by hand reaches the options, so the watched set follows 
   expect(await findWatchedDepositAddresses(db, { chainId: CHAIN_A, expiringAfter })).not.toContain(
     deposit.toLowerCase(),
   );
+});
+
+test('the watched count stops one past the switch point, and targets answer only options within the window, the same rule as the watched set', async () => {
+  const now = Date.now();
+  const chainId = 1; // no other test here writes options on it
+  const inWindow = [address(), address(), address()];
+  const outside = address();
+  for (const deposit of inWindow) {
+    await insertSessionWithOptions(db, session(new Date(now - 2 * 24 * HOUR)), [option(chainId, deposit)]);
+  }
+  await insertSessionWithOptions(db, session(new Date(now - 9 * 24 * HOUR)), [option(chainId, outside)]);
+  const expiringAfter = new Date(now - LATE_WATCH_MS);
+
+  expect(await countWatchedDepositAddresses(db, { chainId, expiringAfter, upTo: 10 })).toBe(3);
+  expect(await countWatchedDepositAddresses(db, { chainId, expiringAfter, upTo: 3 })).toBe(3);
+  // Above the switch point the count stops at upTo + 1: the scan never reads the whole set.
+  expect(await countWatchedDepositAddresses(db, { chainId, expiringAfter, upTo: 1 })).toBe(2);
+
+  const recipients = [...inWindow, outside].map((deposit) => deposit.toLowerCase());
+  const targets = await findDepositTargets(db, chainId, recipients, expiringAfter);
+  expect(targets.map((target) => target.depositAddress.toLowerCase()).sort()).toEqual(
+    inWindow.map((deposit) => deposit.toLowerCase()).sort(),
+  );
+  // Widened to ten days, the older session's address is a target again.
+  const widened = await findDepositTargets(db, chainId, recipients, new Date(now - 10 * 24 * HOUR));
+  expect(widened).toHaveLength(4);
 });

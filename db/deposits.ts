@@ -36,14 +36,37 @@ export async function findWatchedDepositAddresses(
 }
 
 /**
- * The payment options on `chainId` whose deposit address is one of `recipients` (lower-case), with
- * their session's state. One array parameter (never one bind parameter per address) through the
- * (chain_id, lower(deposit_address)) index: one query per scanned range.
+ * How many deposit addresses `findWatchedDepositAddresses` would answer, counted only up to `upTo + 1`:
+ * the monitor asks whether the set is small enough for the `to`-filtered scan without reading it. One
+ * index-only range of at most `upTo + 1` entries of (chain_id, session_expires_at), whatever the set's
+ * size. Options, not distinct addresses: an address shared by two options counts twice (the API gives
+ * every option its own address), which can only move the switch to the unfiltered form earlier.
+ */
+export async function countWatchedDepositAddresses(
+  db: Db,
+  { chainId, expiringAfter, upTo }: { chainId: number; expiringAfter: Date; upTo: number },
+): Promise<number> {
+  const row = await sql<{ watched: string }>`
+    select count(*)::text as watched from (
+      select 1 from payment_options
+      where chain_id = ${chainId} and session_expires_at > ${expiringAfter}
+      limit ${upTo + 1}
+    ) watched`.execute(db);
+  return Number(row.rows[0]!.watched);
+}
+
+/**
+ * The payment options on `chainId` whose deposit address is one of `recipients` (lower-case) and whose
+ * session expires after `expiringAfter` (the watch: open sessions and the late window), with their
+ * session's state. One array parameter (never one bind parameter per address) through the
+ * (chain_id, lower(deposit_address)) index: one query per scanned range, whichever form the scan took,
+ * so an address is watched or not by the same rule in both.
  */
 export async function findDepositTargets(
   db: Db,
   chainId: number,
   recipients: string[],
+  expiringAfter: Date,
 ): Promise<DepositTarget[]> {
   if (recipients.length === 0) return [];
   const rows = await db
@@ -59,6 +82,7 @@ export async function findDepositTargets(
     ])
     .where('option.chain_id', '=', chainId)
     .where(sql<string>`lower(option.deposit_address)`, '=', sql<string>`any(${recipients}::text[])`)
+    .where('option.session_expires_at', '>', expiringAfter)
     .execute();
   return rows.map((row) => ({
     sessionId: row.session_id,

@@ -100,18 +100,31 @@ export const signerCheck = (signerUrl: string, timeoutMs: number): DependencyChe
   },
 });
 
-/** The worker's readiness port: `GET /ready` answers 200 or 503 with the lines above; nothing else is served. */
+/**
+ * The worker's readiness port: `GET /ready` answers 200 or 503 with the lines above, and `GET /metrics`
+ * (when given) the Prometheus text; nothing else is served.
+ */
 export async function startReadinessServer({
   port,
   host = '0.0.0.0',
   readiness,
+  metrics,
 }: {
   port: number;
   host?: string;
   readiness: () => Promise<Readiness>;
+  metrics?: { contentType: string; text(): Promise<string> };
 }): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((request, response) => {
-    if (request.method !== 'GET' || new URL(request.url ?? '/', 'http://worker').pathname !== '/ready') {
+    const path = new URL(request.url ?? '/', 'http://worker').pathname;
+    if (request.method === 'GET' && path === '/metrics' && metrics) {
+      metrics.text().then(
+        (text) => response.writeHead(200, { 'content-type': metrics.contentType }).end(text),
+        () => response.writeHead(500, { 'content-type': 'text/plain' }).end('metrics failed\n'),
+      );
+      return;
+    }
+    if (request.method !== 'GET' || path !== '/ready') {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }

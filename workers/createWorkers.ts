@@ -9,7 +9,7 @@ import {
 } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import { createBillingStatementActivities } from '../activities/billingStatements';
-import { createChainMonitorActivities } from '../activities/chainMonitor';
+import { createChainMonitorActivities, type ChainMonitorDependencies } from '../activities/chainMonitor';
 import { createLoginNonceActivities } from '../activities/loginNonces';
 import { createPaymasterReceiptActivities } from '../activities/paymasterReceipts';
 import { createPrepaidBalanceActivities } from '../activities/prepaidBalances';
@@ -81,9 +81,15 @@ export interface SettlementWorkerSettings {
   bridgeDeliveries?: readonly BridgeDeliveryFactory[];
   /** Prefix of this deployment's deposit monitor workflow ids (TEMPORAL_TASK_QUEUE_PREFIX). */
   monitorIdPrefix?: string;
-  /** CHAIN_MONITOR_ADDRESSES_PER_REQUEST and CHAIN_MONITOR_LATE_WATCH_SEC (defaults otherwise). */
+  /**
+   * CHAIN_MONITOR_ADDRESSES_PER_REQUEST, CHAIN_MONITOR_LATE_WATCH_SEC (and its per-chain variables),
+   * CHAIN_MONITOR_FILTERED_MAX_WATCHED (defaults otherwise); onScanned feeds the worker's /metrics.
+   */
   addressesPerRequest?: number;
   lateWatchSec?: number;
+  lateWatchSecByChain?: Partial<Record<number, number>>;
+  filteredMaxWatched?: number;
+  onScanned?: ChainMonitorDependencies['onScanned'];
 }
 
 export interface WebhookWorkerSettings {
@@ -128,6 +134,9 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
         networks: settlement.networks,
         addressesPerRequest: settlement.addressesPerRequest,
         lateWatchSec: settlement.lateWatchSec,
+        lateWatchSecByChain: settlement.lateWatchSecByChain,
+        filteredMaxWatched: settlement.filteredMaxWatched,
+        onScanned: settlement.onScanned,
       })),
     ...(paymasterReceipts && createPaymasterReceiptActivities({ db, ...paymasterReceipts })),
   }),

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { ConfigError, loadConfigOrExit, requireSetting } from '../config';
+import { ConfigError, lateWatchSecByChain, loadConfigOrExit, requireSetting } from '../config';
+import { createMonitorMetrics, type MonitorMetrics } from './monitorMetrics';
 import { boundedWaitsFrom, createDb, type Db } from '../db/client';
 import { checkReadiness, postgresCheck, startReadinessServer, temporalCheck } from '../health/readiness';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
@@ -72,6 +73,7 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
       if (registered.length) process.stdout.write(`registered search attributes: ${registered.join(', ')}\n`);
       const taskQueues = taskQueueNames(config.TEMPORAL_TASK_QUEUE_PREFIX);
       const networks = createNetworkRegistry(config);
+      const metrics = createMonitorMetrics();
       const settlement = config.OPERATOR_PRIVATE_KEY
         ? {
             networks,
@@ -84,6 +86,9 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
             monitorIdPrefix: config.TEMPORAL_TASK_QUEUE_PREFIX,
             addressesPerRequest: config.CHAIN_MONITOR_ADDRESSES_PER_REQUEST,
             lateWatchSec: config.CHAIN_MONITOR_LATE_WATCH_SEC,
+            lateWatchSecByChain: lateWatchSecByChain(config),
+            filteredMaxWatched: config.CHAIN_MONITOR_FILTERED_MAX_WATCHED,
+            onScanned: metrics.onScanned,
           }
         : undefined;
       // Vault deploys are paid by their own account (never the settlement operator's key or nonces).
@@ -122,7 +127,7 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
         `worker polling ${[...workers.byTaskQueue.keys()].join(', ')} on ${config.TEMPORAL_ADDRESS} ` +
           `(namespace ${config.TEMPORAL_NAMESPACE})\n`,
       );
-      const readiness = await startWorkerReadiness(config, { db, temporal, workers });
+      const readiness = await startWorkerReadiness(config, { db, temporal, workers, metrics });
       // The worker runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves after it.
       await workers.run();
       await readiness?.close();
@@ -177,14 +182,28 @@ async function startLongRunningWorkflows(
   process.stdout.write(`deposit monitors running: ${monitors.join(', ') || 'none'}\n`);
 }
 
-/** Readiness for an orchestrator (WORKER_READY_PORT): Postgres, the Temporal frontend, and every worker still running. */
+/**
+ * Readiness for an orchestrator (WORKER_READY_PORT): Postgres, the Temporal frontend, and every worker
+ * still running; and the worker's /metrics (the deposit monitors' lag) on the same port.
+ */
 async function startWorkerReadiness(
   config: WorkerConfig,
-  { db, temporal, workers }: { db: Db; temporal: Client; workers: Awaited<ReturnType<typeof createWorkers>> },
+  {
+    db,
+    temporal,
+    workers,
+    metrics,
+  }: {
+    db: Db;
+    temporal: Client;
+    workers: Awaited<ReturnType<typeof createWorkers>>;
+    metrics: MonitorMetrics;
+  },
 ): Promise<Awaited<ReturnType<typeof startReadinessServer>> | undefined> {
   if (!config.WORKER_READY_PORT) return undefined;
   const readiness = await startReadinessServer({
     port: config.WORKER_READY_PORT,
+    metrics: { contentType: metrics.registry.contentType, text: () => metrics.registry.metrics() },
     readiness: () =>
       checkReadiness(
         [

@@ -3,6 +3,9 @@ import type { ChainMonitorActivities } from '../activities/chainMonitor';
 
 const { scanDeposits } = proxyActivities<ChainMonitorActivities>({
   startToCloseTimeout: '2 minutes',
+  // The scan heartbeats: a worker that dies mid-range has its scan retried (the same range, from the
+  // checkpoint) by another within 20 s, not after the 2-minute start-to-close timeout.
+  heartbeatTimeout: '20 seconds',
   // RPC outages: back off up to a minute between tries, forever; the checkpoint makes retries resume.
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });

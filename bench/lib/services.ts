@@ -30,9 +30,12 @@ export async function startBenchServices({
   chains = false,
   bundlers = false,
   blockTime,
+  gasLimit,
 }: {
   chains?: boolean;
   bundlers?: boolean;
+  /** Block gas limit of the chains (mainnet-like background traffic on a 2 s chain needs more than 30M). */
+  gasLimit?: number;
   /** Seconds between blocks (interval mining, as in the dev stack); without it every transaction is mined at once. */
   blockTime?: number;
 } = {}): Promise<BenchServices> {
@@ -42,7 +45,7 @@ export async function startBenchServices({
     startEmbeddedPostgres({ dataDir: join(workDir, 'postgres'), persistent: false }),
     startTemporalDevServer({ silent: true }),
     chains
-      ? startLocalChains({ bundlers, blockTime, chainIds: LOCAL_TESTNET_CHAIN_IDS })
+      ? startLocalChains({ bundlers, blockTime, gasLimit, chainIds: LOCAL_TESTNET_CHAIN_IDS })
       : Promise.resolve(undefined),
   ]);
   const databaseUrl = await ensureDatabase(postgres.adminUrl, 'stablepay_bench');

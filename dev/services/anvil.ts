@@ -62,6 +62,8 @@ export interface StartAnvilChainsParameters {
   chains: { chainId: number }[];
   /** Seconds between blocks (interval mining); without it every transaction is mined at once. */
   blockTime?: number;
+  /** Block gas limit (anvil's default is 30M): mainnet-like background traffic needs more on a 2 s chain. */
+  gasLimit?: number;
   /** Keeps each chain's state in `<stateDir>/<chainId>.json`: loaded at start, written at stop. */
   stateDir?: string;
   /** When false (the default), anvil's log lines go to this process's stdout, prefixed by chain id. */
@@ -103,6 +105,7 @@ const STDERR_KEPT_BYTES = 16 * 1024;
 export async function startAnvilChains({
   chains,
   blockTime,
+  gasLimit,
   stateDir,
   silent = false,
   startTimeoutMs = 30_000,
@@ -119,6 +122,7 @@ export async function startAnvilChains({
         binary,
         chainId,
         blockTime,
+        gasLimit,
         statePath: stateDir === undefined ? undefined : join(stateDir, `${chainId}.json`),
         silent,
         startTimeoutMs,
@@ -136,6 +140,7 @@ interface StartAnvilParameters {
   binary: string;
   chainId: number;
   blockTime: number | undefined;
+  gasLimit: number | undefined;
   statePath: string | undefined;
   silent: boolean;
   startTimeoutMs: number;
@@ -155,11 +160,12 @@ function startAnvil(parameters: StartAnvilParameters): Promise<AnvilInstance> {
 }
 
 async function startAnvilOnPort(
-  { binary, chainId, blockTime, statePath, silent, startTimeoutMs }: StartAnvilParameters,
+  { binary, chainId, blockTime, gasLimit, statePath, silent, startTimeoutMs }: StartAnvilParameters,
   port: number,
 ): Promise<AnvilInstance> {
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId)];
   if (blockTime !== undefined) args.push('--block-time', String(blockTime));
+  if (gasLimit !== undefined) args.push('--gas-limit', String(gasLimit));
   if (statePath !== undefined) args.push('--state', statePath);
   if (silent) args.push('--quiet');
 

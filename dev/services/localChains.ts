@@ -7,6 +7,8 @@ import { ANVIL_DEV_ACCOUNTS, startAnvilChains } from './anvil';
 export interface StartLocalChainsParameters {
   /** Seconds between blocks; without it anvil mines each transaction at once (tests). */
   blockTime?: number;
+  /** Block gas limit (anvil's default 30M when absent). */
+  gasLimit?: number;
   /** Keeps chain state across restarts (the dev stack). */
   stateDir?: string;
   /** Start an Alto bundler per chain (the paymaster needs them; settlement does not). */
@@ -43,6 +45,7 @@ export interface LocalChains {
  */
 export async function startLocalChains({
   blockTime,
+  gasLimit,
   stateDir,
   bundlers = false,
   chainIds = LOCAL_CHAINS.map((chain) => chain.chainId),
@@ -51,6 +54,7 @@ export async function startLocalChains({
   const anvil = await startAnvilChains({
     chains: chainIds.map((chainId) => ({ chainId })),
     blockTime,
+    gasLimit,
     stateDir,
     silent: true,
   });

@@ -8,9 +8,14 @@ import type { AddressInfo } from 'node:net';
  */
 export interface CappedRpcProxy {
   url: string;
-  /** eth_getLogs requests received, refused, and logs returned. */
-  stats: { getLogsRequests: number; refusals: number; logsReturned: number };
+  /** eth_getLogs requests received (of them without a `to` topic: unfiltered), refused, and logs returned. */
+  stats: { getLogsRequests: number; unfilteredRequests: number; refusals: number; logsReturned: number };
   setCaps(caps: { maxBlocks: number; maxLogs: number }): void;
+  /**
+   * Holds every eth_getLogs whose range covers `block` until released: `reached` resolves when the first
+   * one arrives (a scan is then in the middle of that range).
+   */
+  holdRangeCovering(block: bigint): { reached: Promise<void>; release(): void };
   close(): Promise<void>;
 }
 
@@ -26,7 +31,8 @@ export async function startCappedRpcProxy(
   initial: { maxBlocks: number; maxLogs: number },
 ): Promise<CappedRpcProxy> {
   let caps = { ...initial };
-  const stats = { getLogsRequests: 0, refusals: 0, logsReturned: 0 };
+  const stats = { getLogsRequests: 0, unfilteredRequests: 0, refusals: 0, logsReturned: 0 };
+  let hold: { block: bigint; arrived(): void; released: Promise<void> } | undefined;
 
   const forward = async (request: JsonRpcRequest) => {
     const response = await fetch(upstream, {
@@ -40,9 +46,18 @@ export async function startCappedRpcProxy(
   const handle = async (request: JsonRpcRequest) => {
     if (request.method !== 'eth_getLogs') return forward(request);
     stats.getLogsRequests += 1;
-    const filter = (request.params?.[0] ?? {}) as { fromBlock?: string; toBlock?: string };
+    const filter = (request.params?.[0] ?? {}) as {
+      fromBlock?: string;
+      toBlock?: string;
+      topics?: unknown[];
+    };
+    if (!filter.topics?.[2]) stats.unfilteredRequests += 1;
     const from = BigInt(filter.fromBlock ?? '0x0');
     const to = BigInt(filter.toBlock ?? filter.fromBlock ?? '0x0');
+    if (hold && from <= hold.block && hold.block <= to) {
+      hold.arrived();
+      await hold.released;
+    }
     if (to - from + 1n > BigInt(caps.maxBlocks)) {
       stats.refusals += 1;
       const suggestion = `[0x${from.toString(16)}, 0x${(from + BigInt(caps.maxBlocks) - 1n).toString(16)}]`;
@@ -87,6 +102,20 @@ export async function startCappedRpcProxy(
     stats,
     setCaps(next) {
       caps = { ...next };
+    },
+    holdRangeCovering(block) {
+      let arrived!: () => void;
+      let release!: () => void;
+      const reached = new Promise<void>((resolve) => (arrived = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      hold = { block, arrived, released };
+      return {
+        reached,
+        release: () => {
+          hold = undefined;
+          release();
+        },
+      };
     },
     close: () =>
       new Promise<void>((resolve) => {

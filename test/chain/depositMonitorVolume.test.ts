@@ -163,6 +163,8 @@ describe('deposit monitor at mainnet volume', () => {
       temporal,
       networks: createNetworkRegistry(config),
       addressesPerRequest: 500,
+      // The filtered form is this file's subject, whatever else the run's database watches on the chain.
+      filteredMaxWatched: 1_000_000,
     });
   };
 

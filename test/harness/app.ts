@@ -87,7 +87,7 @@ export async function startTestApp(
     },
   });
   const logger = createLogger({ level: config.LOG_LEVEL }, sink);
-  const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
+  const db = createDb({ connectionString: config.DATABASE_URL ?? stack.databaseUrl, maxConnections: 5 });
   const {
     koa,
     routes,

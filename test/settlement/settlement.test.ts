@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { erc20Abi, getAddress, parseEventLogs, type Address, type Hex } from 'viem';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
@@ -7,12 +5,14 @@ import { signInNewMerchant } from '../harness/merchants';
 import { sessionIdToBytes16 } from '../../chain/depositAddress';
 import { Forwarder, LocalStakedUSDe, LocalSwapRouter, StakingComposer } from '../../contracts/artifacts';
 import {
+  createStackSession,
   payDeposit,
   startSettlementStack,
   statusesRecorded,
   testChainClient,
   type SettlementStack,
 } from './settlementStack';
+import { startWorkerProcess, waitForOutput } from './workerProcess';
 
 /**
  * The settlement pipeline end to end on local anvil chains, the real worker and deposit monitors on
@@ -30,26 +30,7 @@ describe('settlement pipeline', () => {
   }, 120_000);
   afterAll(() => stack?.stop());
 
-  async function createSession(json: object = {}) {
-    const created = await stack.app.request('/v1/sessions', {
-      method: 'POST',
-      headers: stack.sk,
-      json: { amount: '100', sandboxMode: true, ...json },
-    });
-    expect(created.status).toBe(201);
-    const read = await stack.app.request(`/v1/sessions/${created.body.id}`);
-    return read.body as {
-      id: string;
-      paymentOptions: Array<{
-        chainId: number;
-        symbol: string;
-        tokenAddress: Address;
-        depositAddress: Address;
-        amount: string;
-        decimals: number;
-      }>;
-    };
-  }
+  const createSession = (json: object = {}) => createStackSession(stack, { amount: '100', ...json });
 
   const optionOf = (session: Awaited<ReturnType<typeof createSession>>, chainId: number, symbol: string) =>
     session.paymentOptions.find((option) => option.chainId === chainId && option.symbol === symbol)!;
@@ -539,32 +520,3 @@ describe('settlement pipeline', () => {
     }
   }
 });
-
-function startWorkerProcess(env: Record<string, string>): ChildProcess {
-  // `--import tsx` rather than tsx's CLI: the CLI runs the script in a grandchild, which a SIGKILL of
-  // the CLI would leave running (no real crash, and an orphan after the run).
-  const child = spawn(process.execPath, ['--import', 'tsx', 'dev/worker.ts'], {
-    cwd: join(__dirname, '..', '..'),
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  (child as ChildProcess & { output: string }).output = '';
-  child.stdout!.on('data', (chunk) => ((child as ChildProcess & { output: string }).output += chunk));
-  child.stderr!.on('data', (chunk) => ((child as ChildProcess & { output: string }).output += chunk));
-  return child;
-}
-
-/**
- * Waits for the worker to print `pattern`. A worker bundles its workflows with webpack before it polls:
- * on a loaded two-core machine that alone took over a minute once (CI rehearsal, 2026-11-28).
- */
-async function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 150_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pattern.test((child as ChildProcess & { output?: string }).output ?? '')) {
-    if (Date.now() > deadline || child.exitCode !== null)
-      throw new Error(
-        `worker did not print ${pattern}: ${(child as ChildProcess & { output?: string }).output}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

@@ -12,6 +12,7 @@ import {
   type Hex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import type { ChainMonitorDependencies } from '../../activities/chainMonitor';
 import { createLogger } from '../../logging/logger';
 import { loadConfig } from '../../config';
 import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../dev/chains/localSettlement';
@@ -108,8 +109,17 @@ export async function startSettlementStack({
   protocols = 'stand-ins',
   composeRetryAfterMs = 1_000,
   webhooks,
+  databaseUrl,
+  rpcUrlOf = async (rpcUrl) => rpcUrl,
+  monitor,
 }: {
   chainIds?: readonly LocalChainId[];
+  /** A database of the test file's own (migrated), instead of the run's shared one. */
+  databaseUrl?: string;
+  /** The RPC URL the api and worker use for a chain's anvil (e.g. a proxy in front of it). */
+  rpcUrlOf?: (rpcUrl: string, chainId: number) => Promise<string>;
+  /** The deposit monitors' settings beside the defaults (the late window per chain, the switch point). */
+  monitor?: Pick<ChainMonitorDependencies, 'filteredMaxWatched' | 'lateWatchSecByChain' | 'onScanned'>;
   /** Extra API and worker configuration (e.g. treasury addresses). */
   env?: Record<string, string>;
   /** The local stand-ins (fast) or the real protocols (Uniswap v3, LayerZero OFT, Ethena-like sUSDe). */
@@ -126,20 +136,28 @@ export async function startSettlementStack({
   const rpcUrls = Object.fromEntries(chains.map((chain) => [chain.chainId, chain.rpcUrl]));
   const prefix = `s${randomBytes(4).toString('hex')}-`;
   const taskQueues = taskQueueNames(prefix);
+  const stack = testStack();
   const env = {
     DEPLOYMENTS_FILE: deploymentsFile,
     TEMPORAL_TASK_QUEUE_PREFIX: prefix,
-    ...Object.fromEntries(chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
+    ...Object.fromEntries(
+      await Promise.all(
+        chains.map(async (chain) => [
+          `RPC_URL_${chain.chainId}`,
+          await rpcUrlOf(chain.rpcUrl, chain.chainId),
+        ]),
+      ),
+    ),
+    ...(databaseUrl && { DATABASE_URL: databaseUrl }),
     ...extraEnv,
   };
-  const stack = testStack();
   const config = loadConfig({
-    ...env,
     DATABASE_URL: stack.databaseUrl,
+    ...env,
     TEMPORAL_ADDRESS: stack.temporalAddress,
   });
   const networks = createNetworkRegistry(config);
-  const db = createDb({ connectionString: stack.databaseUrl, maxConnections: 5 });
+  const db = createDb({ connectionString: databaseUrl ?? stack.databaseUrl, maxConnections: 5 });
   const clientConnection = await Connection.connect({ address: stack.temporalAddress });
   const temporal = new Client({ connection: clientConnection, namespace: stack.temporalNamespace });
   const operator = createOperatorChains({
@@ -166,6 +184,7 @@ export async function startSettlementStack({
           operator,
           slippageBps: 50,
           monitorIdPrefix: prefix,
+          ...monitor,
           composeRetryAfterMs,
           bridgeDeliveries: [createStandInDelivery],
         },
@@ -226,8 +245,8 @@ export async function startSettlementStack({
     contracts: (chainId) =>
       chains.find((chain) => chain.chainId === chainId)!.contracts as Record<string, Address>,
     workerEnv: {
-      ...env,
       DATABASE_URL: stack.databaseUrl,
+      ...env,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       TEMPORAL_NAMESPACE: stack.temporalNamespace,
       OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
@@ -290,4 +309,28 @@ export async function payDeposit(
   });
   await client.waitForTransactionReceipt({ hash });
   return hash;
+}
+
+/** A session as `GET /v1/sessions/:id` answers it: what a payer needs of its options. */
+export interface StackSession {
+  id: string;
+  paymentOptions: Array<{
+    chainId: number;
+    symbol: string;
+    tokenAddress: Address;
+    depositAddress: Address;
+    amount: string;
+    decimals: number;
+  }>;
+}
+
+/** Creates a sandbox session through the API with the stack merchant's secret key, then reads it back. */
+export async function createStackSession(stack: SettlementStack, json: object): Promise<StackSession> {
+  const created = await stack.app.request('/v1/sessions', {
+    method: 'POST',
+    headers: stack.sk,
+    json: { sandboxMode: true, ...json },
+  });
+  if (created.status !== 201) throw new Error(`POST /v1/sessions answered ${created.status}`);
+  return (await stack.app.request(`/v1/sessions/${created.body.id}`)).body as StackSession;
 }

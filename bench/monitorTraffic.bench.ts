@@ -1,0 +1,405 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import { sql } from 'kysely';
+import { erc20Abi, getAddress, numberToHex, parseAbiItem, toEventSelector, type Address } from 'viem';
+import { createChainMonitorActivities } from '../activities/chainMonitor';
+import { createNetworkRegistry } from '../chain/networkRegistry';
+import { networkByChainId } from '../chain/networks';
+import { loadConfig } from '../config';
+import { TestStablecoin } from '../contracts/artifacts';
+import { createDb, type Db } from '../db/client';
+import { writeCheckpoint } from '../db/deposits';
+import { upsertMerchantByWallet } from '../db/merchants';
+import { LOCAL_SETTLEMENT_OPERATOR } from '../dev/chains/localSettlement';
+import {
+  MAINNET_LIKE_TRAFFIC,
+  startBackgroundTransfers,
+  type BackgroundTransfers,
+} from '../dev/backgroundTransfers';
+import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';
+import { seedWatchedOptions } from '../test/harness/watchedAddresses';
+import { watchBlocks, type BlockWatcher } from './lib/blockWatcher';
+import { benchWalletClient, type BenchWalletClient } from './lib/chainClients';
+import {
+  createSandboxSession,
+  paymentOptionOf,
+  readSessionStatus,
+  signUpBenchMerchant,
+  type BenchMerchant,
+} from './lib/merchantApi';
+import { percentile } from './lib/percentiles';
+import { cpuSeconds, cpuSecondsWithChildren, parentOf, processMemory } from './lib/procStats';
+import { reportBenchmark, type GoalRow } from './lib/results';
+import { machineLoad } from './lib/rounds';
+import { startBenchServices, type BenchServices } from './lib/services';
+import { startTarget, type BenchTarget } from './lib/target';
+import { startWorkerProcess, type WorkerProcess } from './lib/workerProcess';
+
+/**
+ * Deposit detection at steady traffic (issue 40, item 5): the deposit monitor with 1,000 and with
+ * 1,000,000 watched addresses on a chain carrying Base-like stablecoin traffic (MAINNET_LIKE_TRAFFIC.base:
+ * about 1,500 Transfer logs of USDC and USDT per 2 s block, real token Transfers from
+ * dev/backgroundTransfers.ts, interval mining). The production worker process runs the monitors (config
+ * defaults: above CHAIN_MONITOR_FILTERED_MAX_WATCHED watched options a range is read unfiltered). Per step:
+ *
+ * - deposit → `confirming`: payments arrive open loop; blocks from the transfer's inclusion to the first
+ *   status view at or past `confirming` (as settlement.bench.ts measures it), p95;
+ * - the worker's and Postgres' CPU per block over a window of traffic alone;
+ * - the worker's resident memory at the end of the step.
+ *
+ * Then, in this process, on the same blocks: the monitor's scan of an unfiltered range against a raw
+ * eth_getLogs of the same range (the same request: the tokens, the Transfer topic), in alternating
+ * rounds; and the switch-point sweep: the filtered form's cost per range at 1k–8k watched options
+ * against the unfiltered form's on the same range (docs/decisions.md).
+ */
+const CHAIN_ID = 84532;
+const TRAFFIC = MAINNET_LIKE_TRAFFIC.base;
+const STEPS = [1_000, 1_000_000] as const;
+const PAYMENTS_PER_STEP = Number(process.env.MONITOR_TRAFFIC_PAYMENTS ?? 12);
+const ARRIVAL_INTERVAL_MS = 2_300;
+const CPU_WINDOW_MS = Number(process.env.MONITOR_TRAFFIC_CPU_WINDOW_MS ?? 60_000);
+const STATUS_POLL_MS = 50;
+const PAYMENT_TIMEOUT_MS = 120_000;
+const SWEEP = [1_000, 2_000, 4_000, 8_000] as const;
+const SCAN_ROUNDS = 3;
+const MEMORY_BOUND_MIB = 64;
+/** Anvil accounts 1–4 pay; 9 sends the background traffic (0 deployed, 7 settles, 8 relays). */
+const PAYERS = [1, 2, 3, 4].map((index) => ANVIL_DEV_ACCOUNTS[index]!);
+const TRAFFIC_ACCOUNT = ANVIL_DEV_ACCOUNTS[9]!;
+const TRANSFER_TOPIC = toEventSelector(
+  parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)'),
+);
+
+interface World {
+  services: BenchServices;
+  api: BenchTarget;
+  worker: WorkerProcess;
+  merchant: BenchMerchant;
+  watcher: BlockWatcher;
+  payers: BenchWalletClient[];
+  db: Db;
+  postmaster: number;
+}
+
+/** One payment: a session, a USDC transfer of its amount; blocks from inclusion to `confirming` seen. */
+async function blocksToConfirming(world: World, payer: BenchWalletClient, amount: string): Promise<number> {
+  const session = await createSandboxSession(world.api.url, world.merchant, { amount, symbols: ['USDC'] });
+  const option = paymentOptionOf(session, CHAIN_ID, 'USDC');
+  const hash = await payer.writeContract({
+    address: option.tokenAddress,
+    abi: erc20Abi,
+    functionName: 'transfer',
+    args: [option.depositAddress, BigInt(option.amount)],
+  });
+  const receipt = await payer.waitForTransactionReceipt({ hash });
+  if (receipt.status !== 'success') throw new Error(`transfer ${hash} reverted`);
+  await world.watcher.seenAt(receipt.blockNumber);
+  const deadline = performance.now() + PAYMENT_TIMEOUT_MS;
+  for (;;) {
+    const status = await readSessionStatus(world.api.url, session.id).catch((error: Error) => {
+      if (/ answered 429/.test(error.message)) return 'awaiting_payment';
+      throw error;
+    });
+    if (['confirming', 'bridging', 'completed'].includes(status))
+      return Number(world.watcher.head() - receipt.blockNumber);
+    if (status === 'failed' || status === 'expired') throw new Error(`session ${session.id} ${status}`);
+    if (performance.now() > deadline) throw new Error(`session ${session.id} not confirming in time`);
+    await delay(STATUS_POLL_MS);
+  }
+}
+
+async function measureStep(world: World, watched: number) {
+  const blocks = await Promise.all(
+    Array.from({ length: PAYMENTS_PER_STEP }, async (_, index) => {
+      await delay(index * ARRIVAL_INTERVAL_MS);
+      return blocksToConfirming(world, world.payers[index % world.payers.length]!, `${10 + index}.25`);
+    }),
+  );
+  // CPU per block: traffic alone, no payments.
+  const headBefore = world.watcher.head();
+  const before = { worker: cpuSeconds(world.worker.pid), postgres: cpuSecondsWithChildren(world.postmaster) };
+  await delay(CPU_WINDOW_MS);
+  const after = { worker: cpuSeconds(world.worker.pid), postgres: cpuSecondsWithChildren(world.postmaster) };
+  const blocksMined = Number(world.watcher.head() - headBefore);
+  const workerMsPerBlock = ((after.worker - before.worker) * 1000) / blocksMined;
+  const postgresMsPerBlock = ((after.postgres - before.postgres) * 1000) / blocksMined;
+  return {
+    watched,
+    blocksToConfirming: blocks,
+    p50Blocks: percentile(blocks, 50),
+    p95Blocks: percentile(blocks, 95),
+    blocksMined,
+    workerMsPerBlock,
+    postgresMsPerBlock,
+    cpuMsPerBlock: workerMsPerBlock + postgresMsPerBlock,
+    workerRssMiB: processMemory(world.worker.pid).rssKiB / 1024,
+    load: machineLoad(),
+  };
+}
+
+/** Seeds watched options on the chain until `seeded` (a phase's own tag and count) holds `count`. */
+async function seedTo(
+  world: World,
+  count: number,
+  seeded: { phase: string; count: number },
+  tokenAddress: string,
+) {
+  if (count <= seeded.count) return;
+  const wallet = getAddress(`0x${Buffer.from(crypto.getRandomValues(new Uint8Array(20))).toString('hex')}`);
+  const merchant = await upsertMerchantByWallet(world.db, { walletAddress: wallet, payoutAddress: wallet });
+  await seedWatchedOptions(world.db, {
+    chainId: CHAIN_ID,
+    network: 'base-sepolia',
+    tokenAddress,
+    merchantId: merchant.id,
+    payoutAddress: wallet,
+    count: count - seeded.count,
+    tag: `bench-${seeded.phase}-${seeded.count}`,
+  });
+  await sql`ANALYZE payment_options`.execute(world.db);
+  seeded.count = count;
+}
+
+/** The same request as the monitor's unfiltered form, answered and parsed, over [from, to]. */
+async function rawGetLogs(rpcUrl: string, tokens: Address[], from: bigint, to: bigint): Promise<number> {
+  const response = await fetch(rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'eth_getLogs',
+      params: [
+        { address: tokens, topics: [TRANSFER_TOPIC], fromBlock: numberToHex(from), toBlock: numberToHex(to) },
+      ],
+    }),
+  });
+  const answer = (await response.json()) as { result: unknown[] };
+  return answer.result.length;
+}
+
+async function main(): Promise<void> {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  let workerOutput: (() => string) | undefined;
+  try {
+    const loadAtStart = machineLoad();
+    const services = await startBenchServices({
+      chains: true,
+      blockTime: TRAFFIC.blockTimeSec,
+      gasLimit: 300_000_000,
+    });
+    cleanups.unshift(() => services.stop());
+    const chain = services.chains.find((entry) => entry.chainId === CHAIN_ID)!;
+    const tokens = [chain.contracts.usdc!, chain.contracts.usdt!] as Address[];
+    const worker = await startWorkerProcess({
+      ...services.env,
+      OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
+    });
+    cleanups.unshift(() => worker.stop());
+    workerOutput = worker.output;
+    const api = await startTarget('api.ts', [], services.env);
+    cleanups.unshift(() => api.stop());
+    const watcher = await watchBlocks(chain.rpcUrl);
+    cleanups.unshift(() => watcher.stop());
+    const db = createDb({ connectionString: services.databaseUrl, maxConnections: 4 });
+    cleanups.unshift(() => db.destroy());
+    const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(db);
+    const payers = PAYERS.map((account) => benchWalletClient(chain.rpcUrl, CHAIN_ID, account.privateKey));
+    for (const payer of payers) {
+      const hash = await payer.writeContract({
+        address: chain.contracts.usdc!,
+        abi: TestStablecoin.abi,
+        functionName: 'mint',
+        args: [payer.account.address, 10n ** 15n],
+      });
+      await payer.waitForTransactionReceipt({ hash });
+    }
+    const world: World = {
+      services,
+      api,
+      worker,
+      merchant: await signUpBenchMerchant(api.url),
+      watcher,
+      payers,
+      db,
+      postmaster: parentOf(rows[0]!.pid),
+    };
+
+    const traffic: BackgroundTransfers = await startBackgroundTransfers({
+      rpcUrl: chain.rpcUrl,
+      chainId: CHAIN_ID,
+      tokens,
+      senderPrivateKey: TRAFFIC_ACCOUNT.privateKey,
+    });
+    traffic.run(TRAFFIC.logsPerBlock);
+    cleanups.unshift(() => traffic.stop());
+    await delay(10_000); // the pool's recipients get their first balances; the worker settles in
+
+    const seeded = { phase: 'steps', count: 0 };
+    const steps = [];
+    for (const watched of STEPS) {
+      await seedTo(world, watched, seeded, chain.contracts.usdc!);
+      await blocksToConfirming(world, payers[0]!, '1.00'); // warm-up, not counted
+      const step = await measureStep(world, watched);
+      process.stdout.write(`step ${watched}: ${JSON.stringify(step)}\n`);
+      steps.push(step);
+    }
+    const trafficSent = traffic.sent();
+    await traffic.stop();
+    cleanups.shift();
+
+    // In this process, on blocks of steady traffic already mined: the last 30 (about 45,000 logs).
+    const config = loadConfig({ ...services.env });
+    const temporalConnection = await Connection.connect({ address: services.temporalAddress });
+    cleanups.unshift(() => temporalConnection.close());
+    const temporal = new Client({ connection: temporalConnection, namespace: services.temporalNamespace });
+    const networks = createNetworkRegistry(config);
+    const head = await benchWalletClient(chain.rpcUrl, CHAIN_ID, PAYERS[0]!.privateKey).getBlockNumber({
+      cacheTime: 0,
+    });
+    const confirmations = networkByChainId(CHAIN_ID)!.confirmations;
+    const rangeBlocks = 30;
+    const toBlock = head - BigInt(confirmations) - 1n;
+    const fromBlock = toBlock - BigInt(rangeBlocks) + 1n;
+    const scanRange = async (filteredMaxWatched: number) => {
+      const monitorId = `bench-${filteredMaxWatched}-${Math.random().toString(16).slice(2)}`;
+      await writeCheckpoint(db, { monitorId, chainId: CHAIN_ID, block: fromBlock - 1n });
+      const { scanDeposits } = createChainMonitorActivities({ db, temporal, networks, filteredMaxWatched });
+      const started = performance.now();
+      const cpuBefore = process.cpuUsage();
+      let logs = 0;
+      let form: string | undefined;
+      let scannedTo = fromBlock - 1n;
+      while (scannedTo < toBlock) {
+        const result = await scanDeposits({
+          chainId: CHAIN_ID,
+          monitorId,
+          maxBlockRange: Number(toBlock - scannedTo),
+          blockRange: Number(toBlock - scannedTo),
+        });
+        logs += result.logs;
+        form = result.form;
+        scannedTo = BigInt(result.toBlock);
+      }
+      const cpu = process.cpuUsage(cpuBefore);
+      return { ms: performance.now() - started, logs, form, cpuMs: (cpu.user + cpu.system) / 1000 };
+    };
+    const rawRange = async () => {
+      const started = performance.now();
+      const logs = await rawGetLogs(chain.rpcUrl, tokens, fromBlock, toBlock);
+      return { ms: performance.now() - started, logs };
+    };
+
+    // Throughput at 1M watched (the unfiltered form), alternating with the raw request.
+    await scanRange(2_000);
+    await rawRange();
+    const scans = [];
+    const raws = [];
+    for (let round = 0; round < SCAN_ROUNDS; round += 1) {
+      scans.push(await scanRange(2_000));
+      raws.push(await rawRange());
+    }
+    const median = (values: number[]) => percentile(values, 50);
+    const scanLogsPerSec = median(scans.map((scan) => (scan.logs / scan.ms) * 1000));
+    const rawLogsPerSec = median(raws.map((raw) => (raw.logs / raw.ms) * 1000));
+
+    // The switch point: the filtered form's cost at 1k–8k watched options against the unfiltered form's,
+    // on the same 30 blocks. The million leave the window first (the set is per chain); the filtered
+    // form at 1M is not measured (2,000 requests per range).
+    const sweep = [];
+    await sql`UPDATE payment_options SET session_expires_at = now() - interval '30 days' WHERE chain_id = ${CHAIN_ID}`.execute(
+      db,
+    );
+    const swept = { phase: 'sweep', count: 0 };
+    for (const watched of SWEEP) {
+      await seedTo(world, watched, swept, chain.contracts.usdc!);
+      const filtered = [];
+      const unfiltered = [];
+      for (let round = 0; round < SCAN_ROUNDS; round += 1) {
+        filtered.push(await scanRange(1_000_000));
+        unfiltered.push(await scanRange(0));
+      }
+      const row = {
+        watched,
+        filteredMsPerBlock: median(filtered.map((scan) => scan.ms)) / rangeBlocks,
+        unfilteredMsPerBlock: median(unfiltered.map((scan) => scan.ms)) / rangeBlocks,
+        filteredCpuMsPerBlock: median(filtered.map((scan) => scan.cpuMs)) / rangeBlocks,
+        unfilteredCpuMsPerBlock: median(unfiltered.map((scan) => scan.cpuMs)) / rangeBlocks,
+      };
+      process.stdout.write(`sweep ${JSON.stringify(row)}\n`);
+      sweep.push(row);
+    }
+
+    const [small, large] = steps;
+    const goals: GoalRow[] = [
+      {
+        label: `deposit → confirming p95 blocks, 1M watched, Base-like traffic (${confirmations} confirmations)`,
+        now: large!.p95Blocks,
+        goal: { atMost: confirmations + 1 },
+        subject: `p95 ${large!.p95Blocks} blocks (p50 ${large!.p50Blocks}), ${PAYMENTS_PER_STEP} payments, ${TRAFFIC.logsPerBlock} logs per ${TRAFFIC.blockTimeSec} s block`,
+        baseline: `${confirmations} confirmations`,
+      },
+      {
+        label: 'deposit → confirming p95, 1M vs 1k watched',
+        now: large!.p95Blocks / small!.p95Blocks,
+        goal: { atMost: 1.2 },
+        subject: `p95 ${large!.p95Blocks} blocks at 1M`,
+        baseline: `p95 ${small!.p95Blocks} blocks at 1k`,
+      },
+      {
+        label: 'monitor scan of an unfiltered range vs raw eth_getLogs',
+        now: scanLogsPerSec / rawLogsPerSec,
+        goal: { atLeast: 0.5 },
+        subject: `${Math.round(scanLogsPerSec)} logs/s (1M watched, ${rangeBlocks} blocks, ${scans[0]!.logs} logs)`,
+        baseline: `${Math.round(rawLogsPerSec)} logs/s (the same request, answered and parsed)`,
+      },
+      {
+        label: 'monitor CPU per block (worker + Postgres), 1M vs 1k watched',
+        now: large!.cpuMsPerBlock / small!.cpuMsPerBlock,
+        goal: { atMost: 1.2 },
+        subject: `${large!.cpuMsPerBlock.toFixed(1)} ms per block at 1M (worker ${large!.workerMsPerBlock.toFixed(1)}, Postgres ${large!.postgresMsPerBlock.toFixed(1)})`,
+        baseline: `${small!.cpuMsPerBlock.toFixed(1)} ms per block at 1k (worker ${small!.workerMsPerBlock.toFixed(1)}, Postgres ${small!.postgresMsPerBlock.toFixed(1)})`,
+      },
+      {
+        label: 'worker memory, 1M watched over 1k (MiB)',
+        now: large!.workerRssMiB - small!.workerRssMiB,
+        goal: { atMost: MEMORY_BOUND_MIB },
+        subject: `${large!.workerRssMiB.toFixed(0)} MiB resident at 1M`,
+        baseline: `${small!.workerRssMiB.toFixed(0)} MiB at 1k`,
+      },
+    ];
+    reportBenchmark('monitorTraffic', {
+      setup: {
+        chainId: CHAIN_ID,
+        traffic: TRAFFIC,
+        trafficSent,
+        paymentsPerStep: PAYMENTS_PER_STEP,
+        arrivalIntervalMs: ARRIVAL_INTERVAL_MS,
+        cpuWindowMs: CPU_WINDOW_MS,
+        worker: 'workers/main.ts process (dev/worker.ts), OPERATOR_PRIVATE_KEY set, config defaults',
+        scanRange: { fromBlock: fromBlock.toString(), toBlock: toBlock.toString(), blocks: rangeBlocks },
+      },
+      steps,
+      scans,
+      raws,
+      sweep,
+      machine: { atStart: loadAtStart, atEnd: machineLoad() },
+      ratios: {
+        confirmingP95_1MOver1k: large!.p95Blocks / small!.p95Blocks,
+        scanVsRaw: scanLogsPerSec / rawLogsPerSec,
+        cpuPerBlock_1MOver1k: large!.cpuMsPerBlock / small!.cpuMsPerBlock,
+      },
+      goals,
+    });
+  } catch (error) {
+    if (workerOutput) process.stderr.write(`worker output (tail):\n${workerOutput().slice(-8000)}\n`);
+    throw error;
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  }
+}
+
+void main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
