@@ -3,9 +3,9 @@ import type { AbiParameter, Hex } from 'viem';
 /**
  * ABI encoding and decoding for the few types the site's functions take and return (vaultAbi.ts): static
  * words (address, uint256, bool, bytesN) and one-dimensional arrays of them as outputs. viem's coder
- * would cost the page about 24 KB; this one is driven by the same ABI entries, and
- * web/yield/client/abiCodec.test.ts proves it gives viem's bytes and values for every function the site
- * calls. A type outside these is refused, never guessed.
+ * would make the page's script nearly four times larger (docs/decisions.md); this one is driven by the
+ * same ABI entries, and web/yield/client/abiCodec.test.ts proves it gives viem's bytes and values for
+ * every function the site calls. A type outside these is refused, never guessed.
  */
 
 /** Hex digits in one 32-byte ABI word. */
