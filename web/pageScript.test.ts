@@ -7,10 +7,11 @@ import { readPageScript } from './pageScript';
  */
 
 /**
- * Raw bytes each page may inline. The checkout page keeps the hand-written script's 8,187 bytes; the
- * yield site's carries viem's ABI coder (about 33 KB minified) beside its own 7 KB (docs/decisions.md).
+ * Raw bytes each page may inline (served uncompressed): each keeps its hand-written script's size, 8,187
+ * and 16,252 bytes. The yield site's stays within it by taking its selectors from the build and a small
+ * coder instead of viem's (docs/decisions.md).
  */
-const BUDGETS = { 'checkout.js': 8_187, 'yieldSite.js': 42_000 } as const;
+const BUDGETS = { 'checkout.js': 8_187, 'yieldSite.js': 16_252 } as const;
 
 describe.each(Object.entries(BUDGETS) as [keyof typeof BUDGETS, number][])(
   'web/dist/%s',

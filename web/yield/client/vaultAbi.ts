@@ -1,7 +1,8 @@
 /**
  * The functions the site calls, on the asset (ERC-20) and on the vault (ERC-4626, ERC-7540's asynchronous
  * redeem, ERC-165): only these, so the bundle carries no more ABI than it uses. viem derives each selector
- * from its signature; web/yield/client/vaultAbi.test.ts checks every entry against the compiled contracts.
+ * from its signature at build time (functionSelectors.ts) and abiCodec.ts encodes and decodes by these
+ * entries; web/yield/client/vaultAbi.test.ts checks every entry against the compiled contracts.
  */
 
 const address = (name: string) => ({ name, type: 'address' }) as const;

@@ -1,17 +1,30 @@
-import {
-  decodeFunctionResult,
-  encodeFunctionData,
-  type Abi,
-  type Address,
-  type ContractFunctionArgs,
-  type ContractFunctionName,
-  type ContractFunctionReturnType,
-  type Hex,
+import type {
+  Abi,
+  AbiFunction,
+  Address,
+  ContractFunctionArgs,
+  ContractFunctionName,
+  ContractFunctionReturnType,
+  Hex,
 } from 'viem';
+import { decodeResult, encodeCall } from './abiCodec';
+import { FUNCTION_SELECTORS, type SiteFunctionName } from './functionSelectors';
 import { ERC20_ABI, VAULT_ABI } from './vaultAbi';
 import { request, send } from './wallet';
 
-/** Reads a view function through the wallet's eth_call, encoded and decoded by viem from the ABI. */
+/**
+ * The ABI entry of `functionName` and its call data (the selector from the build, the arguments by the
+ * entry's inputs); `args` is typed by read's and write's signatures, from the same entry.
+ */
+function call(abi: Abi, functionName: string, args: unknown) {
+  const entry = abi.find(
+    (item): item is AbiFunction => item.type === 'function' && item.name === functionName,
+  )!;
+  const selector = FUNCTION_SELECTORS[functionName as SiteFunctionName];
+  return { entry, data: encodeCall(selector, entry.inputs, args as readonly unknown[]) };
+}
+
+/** Reads a view function through the wallet's eth_call, encoded and decoded by the ABI's entry. */
 async function read<
   abi extends Abi,
   name extends ContractFunctionName<abi, 'view'>,
@@ -22,14 +35,9 @@ async function read<
   functionName: name,
   args: args,
 ): Promise<ContractFunctionReturnType<abi, 'view', name, args>> {
-  const data = encodeFunctionData({ abi, functionName, args } as never);
+  const { entry, data } = call(abi, functionName, args);
   const result = await request<Hex>('eth_call', [{ to, data }, 'latest']);
-  return decodeFunctionResult({ abi, functionName, data: result } as never) as ContractFunctionReturnType<
-    abi,
-    'view',
-    name,
-    args
-  >;
+  return decodeResult(entry.outputs, result) as ContractFunctionReturnType<abi, 'view', name, args>;
 }
 
 /** Sends a state-changing function from the connected account and waits for it to be mined. */
@@ -39,7 +47,7 @@ function write<abi extends Abi, name extends ContractFunctionName<abi, 'nonpayab
   functionName: name,
   args: ContractFunctionArgs<abi, 'nonpayable', name>,
 ): Promise<void> {
-  return send(to, encodeFunctionData({ abi, functionName, args } as never));
+  return send(to, call(abi, functionName, args).data);
 }
 
 /** Typed reads and writes of one contract interface. */
