@@ -2,7 +2,12 @@ import { getAddress, isAddress, zeroAddress, type Address, type Hex } from 'viem
 import type { EntryPointVersion } from '../../chain/entryPoints';
 import { EIP7702_INITCODE_MARKER } from '../../chain/paymasterData';
 import type { SponsorshipMode } from '../../db/schema';
-import { checkChainAllowed, checkGasMode, checkKeyNetworkClass, type PaymasterClient } from '../policy/clientChecks';
+import {
+  checkChainAllowed,
+  checkGasMode,
+  checkKeyNetworkClass,
+  type PaymasterClient,
+} from '../policy/clientChecks';
 import { denial } from './denials';
 import { supportedEntryPoint } from './entryPoints';
 import { JSON_RPC_ERRORS } from './jsonRpc';
