@@ -1,7 +1,7 @@
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { BaseError, ContractFunctionRevertedError, type Address } from 'viem';
 import type { OperatorChains } from '../chain/operatorChains';
-import { redactProviderUrls } from '../chain/providerUrlRedaction';
+import { redactProviderUrls } from '../logging/providerUrlRedaction';
 import { ForwarderFactory } from '../contracts/artifacts';
 import type { Db } from '../db/client';
 

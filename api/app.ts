@@ -5,10 +5,10 @@ import { createNetworkRegistry, type NetworkRegistry } from '../chain/networkReg
 import { createPublicClients } from '../chain/publicClients';
 import { taskQueueNames } from '../workflows/taskQueues';
 import type { Db } from '../db/client';
-import { createSponsorshipLimits, type SponsorshipLimits } from '../paymaster/limits';
+import { createSponsorshipLimits, type SponsorshipLimits } from '../paymaster/limits/limits';
 import { createChainFeeLevels } from '../chain/operationBounds';
-import { createEthUsdPrices } from '../paymaster/prices';
-import { createSignerClient } from '../paymaster/signerClient';
+import { createEthUsdPrices } from '../paymaster/pricing/prices';
+import { createSignerClient } from '../paymaster/rpc/signerClient';
 import type { AppContext } from './appContext';
 import { workflowStartMarks } from './sessions/workflowStartMarks';
 import { requireApiKey, requireMerchantToken } from './auth/authenticate';

@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
 import { ETH_USD_FEED_DECIMALS } from '../chain/priceFeeds';
 import { createDb, type Db } from '../db/client';
-import { usdToMicro, weiToMicroUsd } from '../paymaster/pricesConversion';
+import { usdToMicro, weiToMicroUsd } from '../paymaster/pricing/pricesConversion';
 import {
   MERCHANT_PER_TX_CAP_USD,
   SENDER,
@@ -114,7 +114,7 @@ interface AccountingCheck {
 /**
  * The counters hold exactly what the with-limits api's signed operations consumed: one op each, their
  * estimated cost plus markup for the sender, their cost without markup for the platform budget; and
- * the without-limits api priced nothing. Keys as paymaster/limits.ts writes them.
+ * the without-limits api priced nothing. Keys as paymaster/limits/limits.ts writes them.
  */
 async function checkAccounting(
   db: Db,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { generateSigningJwk } from '../api/auth/merchantTokens';
+import { generateSigningJwk } from '../config/signingJwk';
 import { createDb, type Db } from '../db/client';
 import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
 import { findFreePort } from '../dev/services/freePort';

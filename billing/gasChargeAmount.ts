@@ -1,5 +1,5 @@
 import { ETH_USD_FEED_DECIMALS } from '../chain/priceFeeds';
-import { MICRO_USD_PER_USD } from '../paymaster/pricesConversion';
+import { MICRO_USD_PER_USD } from '../paymaster/pricing/pricesConversion';
 
 /**
  * What an included sponsored operation costs the merchant, exact: actualGasCost (wei) × ETH/USD × (1 +

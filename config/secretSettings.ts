@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
-import { generateSigningJwk } from '../api/auth/merchantTokens';
+import { generateSigningJwk } from './signingJwk';
 
 /** One secret setting with a freshly generated value, and what the operator must know of it. */
 export interface SecretSetting {

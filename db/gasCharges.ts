@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import { ethUsdDecimalToAnswer, gasChargeMicroUsd, microUsdToFixed6 } from '../billing/gasChargeAmount';
-import { weiToMicroUsd } from '../paymaster/pricesConversion';
+import { weiToMicroUsd } from '../paymaster/pricing/pricesConversion';
 import { networkByChainId } from '../chain/networks';
 import type { Db } from './client';
 import { releaseLimitHolds, settleLimitHold } from './paymasterLimits';

@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { SessionStatus } from './sessionStatus';
 import type { PaymasterUsageStatus } from './paymasterUsageStatus';
+import type { WebhookDeliveryStatus } from './webhookDeliveryStatus';
 
 /**
  * The typed truth of the schema. Each table interface matches its migration; repositories
@@ -453,7 +454,7 @@ export interface EventsTable {
 }
 
 /** pending: attempts remain; succeeded: a 2xx; failed: every attempt failed; canceled: endpoint disabled or deleted meanwhile. */
-export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+export type { WebhookDeliveryStatus };
 export type WebhookAttemptOutcome =
   'succeeded' | 'http_error' | 'timeout' | 'network_error' | 'blocked_address';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
 import { ethUsdDecimalToAnswer, microUsdToFixed6 } from '../billing/gasChargeAmount';
-import { prepaidReservationCounter } from '../paymaster/limitRules';
-import { feedAnswerToDecimal, usdToMicro } from '../paymaster/pricesConversion';
+import { prepaidReservationCounter } from '../paymaster/limits/limitRules';
+import { feedAnswerToDecimal, usdToMicro } from '../paymaster/pricing/pricesConversion';
 import { deployChargeMicroUsd, type DeployChargeTerms } from '../yield/deployCharge';
 import type { Db } from './client';
 import { consumeSponsorshipLimits, limitCountersUsage, settleLimitHold } from './paymasterLimits';

@@ -4,7 +4,7 @@ import { createWriteStream, existsSync, readFileSync, type WriteStream } from 'n
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { generateSigningJwk } from '../api/auth/merchantTokens';
+import { generateSigningJwk } from '../config/signingJwk';
 import { LOCAL_PAYMASTER_SIGNER } from './chains/deployLocalChain';
 import { LOCAL_SETTLEMENT_OPERATOR, LOCAL_YIELD_DEPLOYER } from './chains/localSettlement';
 import { localErc20GasTokenRates } from './chains/localPaymasters';

@@ -1,5 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { redactProviderUrlsDeep } from '../chain/providerUrlRedaction';
+import { redactProviderUrlsDeep } from './providerUrlRedaction';
 
 export type { Logger };
 

@@ -16,7 +16,7 @@ import { createPrepaidBalanceActivities } from '../activities/prepaidBalances';
 import type { BridgeDeliveryFactory } from '../activities/bridgeDelivery';
 import { createSettlementActivities } from '../activities/settlement';
 import type { NetworkRegistry } from '../chain/networkRegistry';
-import { withRedactedProviderUrls } from '../chain/providerUrlRedaction';
+import { withRedactedProviderUrls } from '../logging/providerUrlRedaction';
 import type { OperatorChains } from '../chain/operatorChains';
 import { createSessionReconcilerActivities } from '../activities/sessionReconciler';
 import { createYieldDeploymentActivities } from '../activities/yieldDeployments';

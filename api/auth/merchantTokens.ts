@@ -1,16 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import {
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  jwtVerify,
-  SignJWT,
-  errors,
-  type JWK,
-  type KeyLike,
-} from 'jose';
+import { generateKeyPair, importJWK, jwtVerify, SignJWT, errors, type JWK, type KeyLike } from 'jose';
 import type { Config } from '../../config';
 import { ConfigError } from '../../config';
+import { SIGNING_ALGORITHM } from '../../config/signingJwk';
 
 /**
  * Merchant session tokens: ES256 JWTs with a key id. Verification accepts the signing key and
@@ -24,7 +16,7 @@ export interface MerchantTokenService {
   inspect(token: string): Promise<VerifiedMerchantToken | null>;
 }
 
-const ALGORITHM = 'ES256';
+const ALGORITHM = SIGNING_ALGORITHM;
 const AUDIENCE = 'merchant-dashboard';
 
 export interface VerifiedMerchantToken {
@@ -132,12 +124,4 @@ function parseJwkList(raw: string | undefined): JWK[] {
     throw new ConfigError([{ variable: 'JWT_VERIFICATION_JWKS', problem: 'must be a JSON array of JWKs' }]);
   }
   return list.map((entry) => parseJwk(JSON.stringify(entry), 'JWT_VERIFICATION_JWKS'));
-}
-
-/** A fresh ES256 private JWK with a key id, for `npm start` and key rotation. */
-export async function generateSigningJwk(
-  kid = `key-${new Date().toISOString().slice(0, 10)}-${randomUUID().slice(0, 8)}`,
-): Promise<JWK> {
-  const { privateKey } = await generateKeyPair(ALGORITHM, { extractable: true });
-  return { ...(await exportJWK(privateKey)), kid, alg: ALGORITHM };
 }

@@ -1,9 +1,9 @@
 import type { Middleware } from 'koa';
 import type { Db } from '../../db/client';
-import { authenticateClient, checkOrigin, type FindActiveClient } from '../../paymaster/clientChecks';
-import { describeDenial } from '../../paymaster/denials';
-import { NO_USAGE_FACTS, recordPaymasterDenial } from '../../paymaster/usageRecords';
-import { jsonRpcError } from '../../paymaster/jsonRpc';
+import { authenticateClient, checkOrigin, type FindActiveClient } from '../../paymaster/policy/clientChecks';
+import { describeDenial } from '../../paymaster/rpc/denials';
+import { NO_USAGE_FACTS, recordPaymasterDenial } from '../../paymaster/rpc/usageRecords';
+import { jsonRpcError } from '../../paymaster/rpc/jsonRpc';
 import { forbidden, unauthorized } from '../httpErrors';
 import type { Logger } from '../../logging/logger';
 import type { RequestRate } from '../rateLimits';

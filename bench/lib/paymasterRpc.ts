@@ -17,7 +17,7 @@ import { upsertMerchantByWallet } from '../../db/merchants';
 import { insertPaymasterClient } from '../../db/paymasterClients';
 import { saveMerchantLimits } from '../../db/paymasterLimits';
 import { upsertAllowlistEntry } from '../../db/paymasterPolicies';
-import { generateClientId } from '../../paymaster/clientIds';
+import { generateClientId } from '../../paymaster/policy/clientIds';
 
 /**
  * The paymaster benchmarks' shared workload: one sponsored operation (an `execute` call to the

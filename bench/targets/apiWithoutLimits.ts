@@ -1,5 +1,5 @@
 import { serveApp } from './serveApp';
-import type { SponsorshipLimits } from '../../paymaster/limits';
+import type { SponsorshipLimits } from '../../paymaster/limits/limits';
 
 /**
  * The same full Koa app as api.ts, except that the paymaster RPC's sponsorship limits admit every

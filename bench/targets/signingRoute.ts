@@ -5,7 +5,7 @@ import { loadDeployments } from '../../chain/deployments';
 import { encodePaymasterData, sponsorshipHash, type SponsorshipTerms } from '../../chain/paymasterData';
 import { paymasterFromContracts } from '../../chain/paymasters';
 import { loadConfig, requireSetting } from '../../config';
-import { sponsorshipWindow } from '../../paymaster/sponsorshipWindow';
+import { sponsorshipWindow } from '../../paymaster/rpc/sponsorshipWindow';
 import { MINIMUM_PAYMASTER_GAS } from '../../chain/paymasterData';
 import { fastLocalAccount } from '../../signer/fastAccount';
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
-import { generateSigningJwk } from '../../api/auth/merchantTokens';
+import { generateSigningJwk } from '../../config/signingJwk';
 import { createDb, type Db } from '../../db/client';
 import { migrateToLatest } from '../../db/migrate';
 import { findFreePort } from '../../dev/services/freePort';

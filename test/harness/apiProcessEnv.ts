@@ -1,4 +1,4 @@
-import { generateSigningJwk } from '../../api/auth/merchantTokens';
+import { generateSigningJwk } from '../../config/signingJwk';
 import { TEST_STACK_FILE_VARIABLE, testStack } from './stack';
 
 let sharedSigningKey: Promise<string> | undefined;

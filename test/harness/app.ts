@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../config';
 import { createApp } from '../../api/app';
 import { createApiServer } from '../../api/httpServer';
-import { generateSigningJwk } from '../../api/auth/merchantTokens';
+import { generateSigningJwk } from '../../config/signingJwk';
 import type { ApiKeyLookups } from '../../api/auth/apiKeyCache';
 import type { CachedLookups } from '../../api/auth/listenedCache';
 import type { PaymasterClientRow } from '../../db/paymasterClients';

@@ -6,7 +6,7 @@ import { encodeFunctionData, parseAbi, type Address } from 'viem';
 import { createSessionReconcilerActivities } from '../../activities/sessionReconciler';
 import { ENTRY_POINT_V07_ADDRESS } from '../../chain/entryPoints';
 import type { Db } from '../../db/client';
-import { startOfUtcHour } from '../../paymaster/limits';
+import { startOfUtcHour } from '../../paymaster/limits/limits';
 import { sessionWorkflowId } from '../../workflows/workflowIds';
 import { depositDetectedSignal } from '../../workflows/paymentSession';
 import type { TestResponse } from './app';

@@ -2,7 +2,7 @@ import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { getAddress, serializeErc6492Signature, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { smartAccountRegistrationMessage } from '../../api/auth/smartAccountProof';
-import { generateSigningJwk } from '../../api/auth/merchantTokens';
+import { generateSigningJwk } from '../../config/signingJwk';
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';

@@ -1,7 +1,7 @@
 import { startTestApp, type TestApp } from '../harness/app';
 import { freshEmail, waitForCode } from '../harness/mailbox';
 import { createApiKey, signInNewMerchant, verifyMerchantEmail } from '../harness/merchants';
-import { generateSigningJwk } from '../../api/auth/merchantTokens';
+import { generateSigningJwk } from '../../config/signingJwk';
 
 describe('secrets never reach the logs', () => {
   let app: TestApp;

@@ -62,7 +62,7 @@ async function setFeed(feed: Address, answer: bigint, ageSec = 0n): Promise<void
     account: wallet.account,
   });
   await waitForTransactionReceipt(wallet, { hash });
-  // A price read is reused for a second (paymaster/prices.ts PRICE_REUSE_MS).
+  // A price read is reused for a second (paymaster/pricing/prices.ts PRICE_REUSE_MS).
   await new Promise((resolve) => setTimeout(resolve, 1_100));
 }
 

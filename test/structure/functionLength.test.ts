@@ -6,7 +6,7 @@ import productionFolders from '../../production-folders.json';
 /**
  * No production function runs over 120 lines (issue 27), read with the TypeScript parser, in the server's
  * modules and the browser's (`.tsx` components of the dashboard, the pages' scripts under web/). A long
- * procedure is split into named steps that read as it does (paymaster/handlePaymasterRpc.ts is the
+ * procedure is split into named steps that read as it does (paymaster/rpc/handlePaymasterRpc.ts is the
  * model). Route tables (one route definition after another) and activity factories that only assemble
  * named functions are the exceptions the issue allows; each allowed function is listed with its reason,
  * and the list may only shrink: a listed function that got short fails here until its entry goes.

@@ -6,7 +6,11 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createPublicClient, http } from 'viem';
 import { createLogger } from '../../logging/logger';
-import { REDACTED_URL, redactProviderUrls, withRedactedProviderUrls } from '../../chain/providerUrlRedaction';
+import {
+  REDACTED_URL,
+  redactProviderUrls,
+  withRedactedProviderUrls,
+} from '../../logging/providerUrlRedaction';
 import { redactingProviderUrls } from '../../workers/createWorkers';
 import { createTemporalClient } from '../../workflowClient/connection';
 import { testStack } from '../harness/stack';

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SignJWT, importJWK } from 'jose';
-import { generateSigningJwk } from '../../api/auth/merchantTokens';
+import { generateSigningJwk } from '../../config/signingJwk';
 import { startTestApp, type TestApp } from '../harness/app';
 import { freshEmail, waitForCode } from '../harness/mailbox';
 import {

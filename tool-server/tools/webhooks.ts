@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELIVERY_STATUSES } from '../../api/routes/webhooks/webhookModels';
+import { DELIVERY_STATUSES } from '../../db/webhookDeliveryStatus';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/events';
 import { accountName, describeChanges } from '../personConfirmation';
 import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefinition';

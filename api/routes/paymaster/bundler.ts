@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PAYMASTER_RELEASES } from '../../../chain/paymasters';
-import type { PaymasterClient } from '../../../paymaster/clientChecks';
-import { type BundlerProxyDependencies, proxyBundlerRequest } from '../../../paymaster/bundlerProxy';
+import type { PaymasterClient } from '../../../paymaster/policy/clientChecks';
+import { type BundlerProxyDependencies, proxyBundlerRequest } from '../../../paymaster/bundler/bundlerProxy';
 import type { AppContext } from '../../appContext';
 import { badRequest } from '../../httpErrors';
 import { type AnyRoute, defineRoute } from '../../routing/route';

@@ -6,14 +6,14 @@ import {
   updatePaymasterClient,
   type PaymasterClientRow,
 } from '../../../db/paymasterClients';
-import { generateClientId } from '../../../paymaster/clientIds';
-import { normaliseOrigin } from '../../../paymaster/origins';
+import { generateClientId } from '../../../paymaster/policy/clientIds';
+import { normaliseOrigin } from '../../../paymaster/policy/origins';
 import type { AppContext } from '../../appContext';
 import { notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { idParams, supportedChainId } from './fields';
 import { usdLimit } from './limits';
-import { microToUsd, usdToMicro } from '../../../paymaster/pricesConversion';
+import { microToUsd, usdToMicro } from '../../../paymaster/pricing/pricesConversion';
 
 /**
  * | GET    | /v1/paymaster/clients      | 200 list |

@@ -8,8 +8,8 @@ import {
   platformLimits,
   type LimitsView,
   type LimitsViews,
-} from '../../../paymaster/limitViews';
-import { usdToMicro } from '../../../paymaster/pricesConversion';
+} from '../../../paymaster/limits/limitViews';
+import { usdToMicro } from '../../../paymaster/pricing/pricesConversion';
 import type { AppContext } from '../../appContext';
 import { badRequest } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { resolveDelegationFramework } from '../../../chain/delegationFramework';
 import { paymasterFromContracts } from '../../../chain/paymasters';
-import { delegationManagerFor } from '../../../paymaster/delegationManager';
-import type { PaymasterClient } from '../../../paymaster/clientChecks';
-import { handlePaymasterRpc, type PaymasterRpcDependencies } from '../../../paymaster/handlePaymasterRpc';
-import { createEthUsdPrices } from '../../../paymaster/prices';
-import { PAYMASTER_METHODS } from '../../../paymaster/sponsorshipParams';
-import { createUserPaidPricer } from '../../../paymaster/userPaidPricing';
+import { delegationManagerFor } from '../../../paymaster/delegation/delegationManager';
+import type { PaymasterClient } from '../../../paymaster/policy/clientChecks';
+import { handlePaymasterRpc, type PaymasterRpcDependencies } from '../../../paymaster/rpc/handlePaymasterRpc';
+import { createEthUsdPrices } from '../../../paymaster/pricing/prices';
+import { PAYMASTER_METHODS } from '../../../paymaster/rpc/sponsorshipParams';
+import { createUserPaidPricer } from '../../../paymaster/pricing/userPaidPricing';
 import type { AppContext } from '../../appContext';
 import { HttpError } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
@@ -18,7 +18,7 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
  * HTTP 401 paymaster_unauthorized (client id missing, unknown or revoked) and 403
  * paymaster_origin_not_allowed come from the client authenticator; HTTP 403 `Policy denied:
  * paymaster_chain_not_allowed` when params[2] names a chain outside allowedChainIds. Everything else
- * is a JSON-RPC response with HTTP 200, errors included (paymaster/handlePaymasterRpc.ts).
+ * is a JSON-RPC response with HTTP 200, errors included (paymaster/rpc/handlePaymasterRpc.ts).
  */
 
 const jsonRpcResponse = z

@@ -15,7 +15,8 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
 import { pageQuery } from '../sessions/dashboardSessions';
 import { deliveryUnavailable, ENDPOINT_OPERATION_RESPONSES, endpointOperations } from './endpointOperations';
 import { WEBHOOK_ROUTE_SETS, WEBHOOKS_TAG, type WebhookRouteSet } from './routeSets';
-import { DELIVERY_STATUSES, deliverySchema, endpointIdParams, toDelivery } from './webhookModels';
+import { DELIVERY_STATUSES } from '../../../db/webhookDeliveryStatus';
+import { deliverySchema, endpointIdParams, toDelivery } from './webhookModels';
 
 /**
  * Under `/v1/merchants/me/webhooks` (JWT) and `/v1/webhooks` (SK), identical shapes:

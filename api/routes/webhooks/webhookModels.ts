@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DELIVERY_STATUSES } from '../../../db/webhookDeliveryStatus';
 import type { WebhookDeliveryWithAttempts } from '../../../db/webhookDeliveries';
 import type { WebhookEndpointRow } from '../../../db/webhooks';
 import { WEBHOOK_EVENT_TYPES } from '../../../webhooks/events';
@@ -10,8 +11,6 @@ import { webhookUrlProblem, type WebhookUrlPolicy } from '../../../webhooks/webh
  * Response models are their own types: the endpoint summary has no secret field, so a secret cannot
  * reach a listing by accident; only creation and rotation answer with one.
  */
-
-export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'canceled'] as const;
 
 export const endpointIdParams = z.object({ id: z.string().uuid() });
 

@@ -1,0 +1,292 @@
+import { type Address, type PublicClient } from 'viem';
+import type { Logger } from '../../logging/logger';
+import type { EntryPointVersion } from '../../chain/entryPoints';
+import type { Db } from '../../db/client';
+import { readPaymasterDecisionInputs } from '../../db/paymasterDecisionReads';
+import { checkChainAllowed, checkPrepaidBalance, type PaymasterClient } from '../policy/clientChecks';
+import { PAYMASTER_DENIALS, describeDenialForRpc } from './denials';
+import { type CaveatEnforcers } from '../delegation/decodeDelegatedTransfer';
+import {
+  JSON_RPC_ERRORS,
+  jsonRpcError,
+  jsonRpcResult,
+  parseJsonRpcEnvelope,
+  type JsonRpcResponse,
+} from './jsonRpc';
+import type { SponsorshipLimitOutcome, SponsorshipLimits } from '../limits/limits';
+import type { SignerClient } from './signerClient';
+import { peekRequestedChainId } from './sponsorshipParams';
+import { signingRequestFingerprint } from './signingFingerprint';
+import { sponsorshipWindow } from './sponsorshipWindow';
+import { buildStubPaymasterResult } from './stubPaymasterData';
+import { NO_USAGE_FACTS, recordPaymasterDenial, type UsageFacts } from './usageRecords';
+import { delegatedWindow } from '../delegation/delegatedTransferWindow';
+import { readSponsorshipRequest, type SponsorshipRequest } from './readSponsorshipRequest';
+import { answerDenial, denyWithError, type SponsorshipAnswer } from './sponsorshipAnswer';
+import { signAndRecord, type SigningDependencies } from './signAndRecord';
+import { boundSignedOperation, type OperationBounds, type SignedGas } from './boundSignedOperation';
+import {
+  checkCallPolicies,
+  checkDelegationSignature,
+  readOperationCalls,
+  type OperationCalls,
+} from '../policy/operationCalls';
+
+/**
+ * The paymaster JSON-RPC (`POST /v1/paymaster/rpc`) after the client id and Origin were accepted:
+ * every check in SPEC's order (DESIGN §4.3), then stub data or the signing service, and a usage row
+ * for every denial and every signed operation. Never throws: an unexpected failure answers -32603.
+ *
+ * Order: chain (HTTP 403) → JSON-RPC shape → method → params → chain and key class → entry point →
+ * gas fields → token → gas mode → deny rules (sender, delegated owner, every call target) → callData
+ * decoding (a delegated transfer's delegation included) and allowlist → the owner's signature of a
+ * delegated transfer, on its chain → prepaid balance → sponsorship limits (paymaster/limits/limits.ts, the
+ * delegated owner's per-account limits with the sender's) → signer → usage row.
+ */
+
+export interface PaymasterRpcDependencies {
+  db: Db;
+  signer: SignerClient;
+  /** Our paymaster contract on a chain for an EntryPoint release, from the deployments. */
+  paymasterFor: (chainId: number, entryPointVersion: EntryPointVersion) => Address | undefined;
+  delegationManagerFor: (chainId: number) => Address;
+  /** The caveat enforcers of the Delegation Framework on a chain (recognised in delegated transfers). */
+  caveatEnforcersFor: (chainId: number) => CaveatEnforcers | undefined;
+  /** A chain's RPC, to verify the owner's signature of a delegated transfer there. */
+  publicClientFor: (chainId: number) => PublicClient | undefined;
+  now: () => Date;
+  logger: Logger;
+  /** Sponsorship limits and prices; a request that reaches the limits step without them answers -32603. */
+  limits?: SponsorshipLimits;
+  /** Bounds on a signed operation's gas and fees (against the chain's current fees); needed to sign. */
+  bounds?: OperationBounds;
+  /** Prices user-paid gas (the token's rate and the client's per-operation cap); needed to sign ERC-20 data. */
+  userPaidPricer?: SigningDependencies['userPaidPricer'];
+}
+
+export type PaymasterRpcOutcome =
+  /** Denied before the JSON-RPC request was read: the route answers with the denial's HTTP status. */
+  { kind: 'http'; status: number; message: string } | { kind: 'jsonrpc'; response: JsonRpcResponse };
+
+/** The caller's method name, bounded: the -32601 answer repeats it; a usage row stores only known names (usageRecords.ts). */
+const methodForUsage = (method: unknown): string | null =>
+  typeof method === 'string' ? method.slice(0, 64) : null;
+
+const methodOf = (body: unknown): string | null =>
+  typeof body === 'object' && body !== null ? methodForUsage((body as { method?: unknown }).method) : null;
+
+export async function handlePaymasterRpc(
+  deps: PaymasterRpcDependencies,
+  { client, body }: { client: PaymasterClient; body: unknown },
+): Promise<PaymasterRpcOutcome> {
+  // The client check answers HTTP 403 for a chain outside allowedChainIds before the JSON-RPC
+  // request is examined (SPEC); the JSON-RPC stage re-checks it.
+  const requestedChainId = peekRequestedChainId(body);
+  if (requestedChainId !== undefined) {
+    const chain = checkChainAllowed(client, requestedChainId);
+    if (!chain.ok) {
+      const facts: UsageFacts = { ...NO_USAGE_FACTS, method: methodOf(body), chainId: requestedChainId };
+      await recordPaymasterDenial(
+        deps,
+        client,
+        facts,
+        'denied_chain',
+        chain.denial.reason ?? chain.denial.code,
+      );
+      return {
+        kind: 'http',
+        status: PAYMASTER_DENIALS[chain.denial.code].httpStatus!,
+        message: describeDenialForRpc(chain.denial),
+      };
+    }
+  }
+  return { kind: 'jsonrpc', response: await answerJsonRpcRequest(deps, { client, body }) };
+}
+
+/** The JSON-RPC stage on its own: every answer from -32700 on, with HTTP 200. */
+export async function answerJsonRpcRequest(
+  deps: PaymasterRpcDependencies,
+  { client, body }: { client: PaymasterClient; body: unknown },
+): Promise<JsonRpcResponse> {
+  const facts: UsageFacts = { ...NO_USAGE_FACTS, method: methodOf(body) };
+  const envelope = parseJsonRpcEnvelope(body);
+  if (!envelope.ok) {
+    await recordPaymasterDenial(deps, client, facts, 'denied_malformed', 'parse_error');
+    return jsonRpcError(null, {
+      code: JSON_RPC_ERRORS.parseError,
+      message: `Parse error: ${envelope.detail}`,
+    });
+  }
+  const { id } = envelope.request;
+
+  let answer: SponsorshipAnswer;
+  try {
+    answer = await decideSponsorship(deps, client, envelope.request, facts);
+  } catch (error) {
+    deps.logger.error({ err: error, clientId: client.clientId }, 'paymaster rpc failed');
+    answer = denyWithError(JSON_RPC_ERRORS.internalError, 'Internal error', null, null);
+  }
+  if (answer.ok) return jsonRpcResult(id, answer.result);
+
+  const { denial } = answer;
+  if (denial.usageStatus) await recordPaymasterDenial(deps, client, facts, denial.usageStatus, denial.reason);
+  return jsonRpcError(id, denial.error);
+}
+
+/** The steps of docs/paymaster.md's check order after the JSON-RPC envelope, each a named function. */
+async function decideSponsorship(
+  deps: PaymasterRpcDependencies,
+  client: PaymasterClient,
+  request: { method: string; params: unknown[] },
+  facts: UsageFacts,
+): Promise<SponsorshipAnswer> {
+  // The request's shape: method, params, chain and key class, entry point, EIP-7702, gas fields, token, gas mode.
+  const read = readSponsorshipRequest(client, request, facts);
+  if (!read.ok) return read;
+  const sponsorship = read.request;
+  const { signs, userOp, chainId, mode, token } = sponsorship;
+
+  // The calls its callData makes (a delegated transfer's included), its window and fingerprint, and
+  // everything the checks below read from Postgres, in one round trip.
+  const calls = readOperationCalls(deps, sponsorship);
+  facts.targets = calls.targets.map((target) => target.toLowerCase());
+  const window = delegatedWindow(sponsorshipWindow(deps.now()), calls.transfer);
+  const requestFingerprint = signingRequestFingerprint({
+    chainId,
+    entryPoint: sponsorship.entryPoint.address,
+    mode,
+    ...(token && { token }),
+    ...window,
+    userOp,
+  });
+  const reads = await readDecisionInputs(deps.db, client.merchantId, sponsorship, calls, requestFingerprint);
+
+  // Deny rules, decoding, batch rules and allowlist; then a delegated transfer's owner signature, on its chain.
+  const policies = checkCallPolicies(calls, reads, sponsorship);
+  if (policies) return policies;
+  const signature = calls.transfer
+    ? await checkDelegationSignature(deps, chainId, calls.transfer, calls.delegationManager)
+    : undefined;
+  if (signature) return signature;
+
+  // Prepaid balance (sponsored, mainnets).
+  const balance = await checkPrepaidBalance(deps.db, { merchantId: client.merchantId, chainId, mode });
+  if (!balance.ok) return answerDenial(balance.denial);
+
+  // A repeat of an operation already signed (identical request in the same second, from any client)
+  // answers what was signed then and consumes nothing: one operation, one usage row, one charge.
+  if (signs && reads.signedResult) return { ok: true, result: reads.signedResult };
+
+  // Bounds of a signed operation: its gas (the paymaster limits as the signer will sign them) and fees.
+  const bounded = signs ? await boundSignedOperation(deps, chainId, userOp.gas, token) : undefined;
+  if (bounded && !bounded.ok) return bounded;
+
+  const limits = await checkSponsorshipLimits(deps, client, sponsorship, {
+    delegatedOwner: calls.transfer?.owner,
+    signedGas: bounded?.signedGas,
+    holdUntil: new Date(window.validUntil * 1000),
+    merchantLimits: reads.merchantLimits,
+  });
+  if (limits.snapshot) facts.usdSnapshot = limits.snapshot;
+  if (!limits.ok) return answerDenial(limits.denial);
+
+  if (!signs) return answerStubData(deps, sponsorship, window);
+  return signAndRecord(deps, {
+    client,
+    facts,
+    method: sponsorship.method,
+    chainId,
+    entryPoint: sponsorship.entryPoint,
+    userOp,
+    userOpForSigner: sponsorship.parsed.params.userOpForSigner,
+    token,
+    window,
+    requestFingerprint,
+    limits,
+    ...(calls.transfer && { delegatedOwner: calls.transfer.owner }),
+    ...(bounded?.signedGas && { signedGas: bounded.signedGas }),
+  });
+}
+
+/**
+ * Everything read from Postgres before deciding, in one round trip: the deny rules matching the
+ * operation, its allowlisted targets, what an identical signing request already answered, and the
+ * merchant's limits. The checks still decide in SPEC's order.
+ */
+function readDecisionInputs(
+  db: Db,
+  merchantId: string,
+  { chainId, userOp, signs, entryPoint }: SponsorshipRequest,
+  calls: OperationCalls,
+  requestFingerprint: string,
+): ReturnType<typeof readPaymasterDecisionInputs> {
+  return readPaymasterDecisionInputs(db, {
+    merchantId,
+    chainId,
+    senders: [userOp.sender.toLowerCase(), ...(calls.transfer ? [calls.transfer.owner.toLowerCase()] : [])],
+    denyTargets: calls.targets.map((target) => target.toLowerCase()),
+    allowlistTargets: calls.decoded.ok ? calls.allowlistTargets.map((target) => target.toLowerCase()) : [],
+    ...(signs && { signedRequest: { entryPoint: entryPoint.address, requestFingerprint } }),
+  });
+}
+
+/**
+ * Sponsorship limits: prepaid balance reservation (mainnets) → merchant per-transaction cap (priced) →
+ * platform budget → the merchant's share of it → merchant and client daily caps → per-sender daily USD
+ * cap → per-sender hourly op limit. Stub data only reads them; for signed data this prices the
+ * operation and checks its caps, and the counters are consumed with the usage row once it is signed.
+ */
+async function checkSponsorshipLimits(
+  deps: PaymasterRpcDependencies,
+  client: PaymasterClient,
+  { chainId, userOp, mode, signs }: SponsorshipRequest,
+  {
+    delegatedOwner,
+    signedGas,
+    holdUntil,
+    merchantLimits,
+  }: {
+    delegatedOwner: Address | undefined;
+    signedGas: SignedGas | undefined;
+    holdUntil: Date;
+    merchantLimits: Awaited<ReturnType<typeof readPaymasterDecisionInputs>>['merchantLimits'];
+  },
+): Promise<SponsorshipLimitOutcome> {
+  if (!deps.limits) throw new Error('sponsorship limits are not wired into the paymaster RPC');
+  return deps.limits.check({
+    merchantId: client.merchantId,
+    clientId: client.clientId,
+    chainId,
+    sender: userOp.sender.toLowerCase(),
+    ...(delegatedOwner && { delegatedOwner: delegatedOwner.toLowerCase() }),
+    mode,
+    consume: signs,
+    ...(signedGas && { gas: signedGas, holdUntil }),
+    merchantLimits,
+  });
+}
+
+/** Stub data, built locally for our paymaster contract on the chain (nothing is signed or recorded). */
+function answerStubData(
+  deps: PaymasterRpcDependencies,
+  { chainId, entryPoint, userOp, token }: SponsorshipRequest,
+  window: { validAfter: number; validUntil: number },
+): SponsorshipAnswer {
+  const paymaster = deps.paymasterFor(chainId, entryPoint.version);
+  if (!paymaster) {
+    return denyWithError(
+      JSON_RPC_ERRORS.internalError,
+      `paymaster_upstream_error: no paymaster contract is deployed for chain ${chainId} and EntryPoint v${entryPoint.version}`,
+      'denied_upstream',
+      'paymaster_not_deployed',
+    );
+  }
+  const requestedGas = {
+    paymasterVerificationGasLimit: userOp.gas.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: userOp.gas.paymasterPostOpGasLimit,
+  };
+  return {
+    ok: true,
+    result: buildStubPaymasterResult({ paymaster, ...(token && { token }), ...window, requestedGas }),
+  };
+}
