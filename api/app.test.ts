@@ -41,6 +41,7 @@ describe('HTTP skeleton', () => {
       statusCode: 400,
       message: 'Malformed JSON in request body',
       error: 'Bad Request',
+      errors: [],
     });
   });
 

@@ -12,6 +12,8 @@ export class HttpError extends Error {
     readonly headers: Record<string, string> = {},
     /** A machine-readable reason added to the body (e.g. `otp_invalid`), for clients that branch on it. */
     readonly code?: string,
+    /** The request fields a 400 refuses, each with its problem (`message` names them too). */
+    readonly errors: readonly FieldError[] = [],
   ) {
     super(message);
   }
@@ -27,6 +29,8 @@ export class HttpError extends Error {
       message: this.message,
       error: this.error,
       ...(this.code !== undefined && { code: this.code }),
+      // Every 400 lists its fields (none when the problem is not one field's, e.g. malformed JSON).
+      ...(this.statusCode === 400 && { errors: [...this.errors] }),
     };
   }
 }
@@ -36,9 +40,26 @@ export interface HttpErrorBody {
   message: string;
   error?: string;
   code?: string;
+  errors?: FieldError[];
 }
 
-export const badRequest = (message: string) => new HttpError(400, message);
+/** One refused request field: its dotted path (`""` for the request as a whole) and what is wrong with it. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export const badRequest = (message: string, errors: readonly FieldError[] = []) =>
+  new HttpError(400, message, {}, undefined, errors);
+
+/** The one place a validation 400 is worded: `Validation failed: field: problem; other: problem`, and the list. */
+export function validationFailed(errors: readonly FieldError[]): HttpError {
+  const described = errors.map(({ field, message }) => (field ? `${field}: ${message}` : message)).join('; ');
+  return badRequest(`Validation failed: ${described}`, errors);
+}
+
+/** A single field's validation 400. */
+export const invalidField = (field: string, message: string) => validationFailed([{ field, message }]);
 export const unauthorized = (message = 'Unauthorized') => new HttpError(401, message);
 export const forbidden = (message = 'Forbidden') => new HttpError(403, message);
 export const notFound = (message = 'Not Found') => new HttpError(404, message);

@@ -1,6 +1,6 @@
 import { getAddress, type Address } from 'viem';
-import { ConfigError, KNOWN_CHAIN_IDS, type Config } from '../config';
-import { NETWORKS } from '../chain/networks';
+import { ConfigError, type Config } from '../config';
+import { NETWORKS, type KnownChainId } from '../chain/networks';
 
 /**
  * Where prepaid gas top-ups settle: the platform's own treasury, never the merchant's payout address
@@ -12,7 +12,7 @@ import { NETWORKS } from '../chain/networks';
 export const DEVELOPMENT_TREASURY_ADDRESS: Address = '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65';
 
 export type TreasuryConfig = Pick<Config, 'NODE_ENV' | 'PLATFORM_TREASURY_ADDRESS'> &
-  Partial<Record<`PLATFORM_TREASURY_ADDRESS_${(typeof KNOWN_CHAIN_IDS)[number]}`, string>>;
+  Partial<Record<`PLATFORM_TREASURY_ADDRESS_${KnownChainId}`, string>>;
 
 /** The configured treasury of `chainId`, or undefined when neither variable names one. */
 function configuredTreasury(config: TreasuryConfig, chainId: number): string | undefined {

@@ -19,7 +19,7 @@ export interface NetworkDefinition {
   layerZeroEid: number;
 }
 
-export const NETWORKS: readonly NetworkDefinition[] = [
+const NETWORK_DEFINITIONS = [
   {
     network: 'ethereum',
     chainId: 1,
@@ -74,7 +74,15 @@ export const NETWORKS: readonly NetworkDefinition[] = [
     confirmations: 3,
     layerZeroEid: 40231,
   },
-];
+] as const satisfies readonly NetworkDefinition[];
+
+export const NETWORKS: readonly NetworkDefinition[] = NETWORK_DEFINITIONS;
+
+/** A chain id the service knows, as a literal type (configuration names a variable per chain from it). */
+export type KnownChainId = (typeof NETWORK_DEFINITIONS)[number]['chainId'];
+
+/** The chain ids of NETWORKS, in the same order. */
+export const KNOWN_CHAIN_IDS: readonly KnownChainId[] = NETWORK_DEFINITIONS.map((network) => network.chainId);
 
 export function networkByChainId(chainId: number): NetworkDefinition | undefined {
   return NETWORKS.find((network) => network.chainId === chainId);

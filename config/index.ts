@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { KNOWN_CHAIN_IDS, type KnownChainId } from '../chain/networks';
 
 /**
  * The one place that reads the environment. Every process (api, worker, signer, dev stack)
  * calls `loadConfig`; a bad or missing value names the variable and stops the process.
  */
 
-/** Chain ids the service knows; each gets an optional `RPC_URL_<chainId>` variable. */
-export const KNOWN_CHAIN_IDS = [1, 8453, 42161, 11155111, 84532, 421614] as const;
+// Chain ids the service knows (chain/networks.ts, static facts importing nothing): each gets optional
+// per-chain variables such as `RPC_URL_<chainId>`.
 
 const port = z.coerce.number().int().min(1).max(65535);
 const url = z.string().url();
@@ -24,15 +25,12 @@ export const DEFAULT_PAYMASTER_MARKUP_BPS = 1000;
 /** `PAYMASTER_DELEGATION_MANAGER_<chainId>` overrides the default for one chain. */
 const delegationManagerVariables = Object.fromEntries(
   KNOWN_CHAIN_IDS.map((chainId) => [`PAYMASTER_DELEGATION_MANAGER_${chainId}`, evmAddress.optional()]),
-) as Record<
-  `PAYMASTER_DELEGATION_MANAGER_${(typeof KNOWN_CHAIN_IDS)[number]}`,
-  z.ZodOptional<typeof evmAddress>
->;
+) as Record<`PAYMASTER_DELEGATION_MANAGER_${KnownChainId}`, z.ZodOptional<typeof evmAddress>>;
 
 /** `BUNDLER_URL_<chainId>`: the ERC-4337 bundler the paymaster proxy relays to; may carry the provider's API key. */
 const bundlerUrlVariables = Object.fromEntries(
   KNOWN_CHAIN_IDS.map((chainId) => [`BUNDLER_URL_${chainId}`, url.optional()]),
-) as Record<`BUNDLER_URL_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof url>>;
+) as Record<`BUNDLER_URL_${KnownChainId}`, z.ZodOptional<typeof url>>;
 
 /**
  * SIGNER_ERC20_TOKENS: JSON `{ "<chainId>": { "<token address>": "<exchange rate>" } }`, the tokens the
@@ -104,19 +102,16 @@ const usdLimit = z
 /** `PAYMASTER_PRICE_FEED_<chainId>`: the ETH/USD aggregator of a chain, overriding the deployments' `priceFeed`. */
 const priceFeedVariables = Object.fromEntries(
   KNOWN_CHAIN_IDS.map((chainId) => [`PAYMASTER_PRICE_FEED_${chainId}`, evmAddress.optional()]),
-) as Record<`PAYMASTER_PRICE_FEED_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof evmAddress>>;
+) as Record<`PAYMASTER_PRICE_FEED_${KnownChainId}`, z.ZodOptional<typeof evmAddress>>;
 
 /** `PLATFORM_TREASURY_ADDRESS_<chainId>`: where top-ups paid on that chain settle (billing/platformTreasury.ts). */
 const treasuryVariables = Object.fromEntries(
   KNOWN_CHAIN_IDS.map((chainId) => [`PLATFORM_TREASURY_ADDRESS_${chainId}`, evmAddress.optional()]),
-) as Record<
-  `PLATFORM_TREASURY_ADDRESS_${(typeof KNOWN_CHAIN_IDS)[number]}`,
-  z.ZodOptional<typeof evmAddress>
->;
+) as Record<`PLATFORM_TREASURY_ADDRESS_${KnownChainId}`, z.ZodOptional<typeof evmAddress>>;
 
 const rpcUrlVariables = Object.fromEntries(
   KNOWN_CHAIN_IDS.map((chainId) => [`RPC_URL_${chainId}`, url.optional()]),
-) as Record<`RPC_URL_${(typeof KNOWN_CHAIN_IDS)[number]}`, z.ZodOptional<typeof url>>;
+) as Record<`RPC_URL_${KnownChainId}`, z.ZodOptional<typeof url>>;
 
 const lateWatchSeconds = z.coerce
   .number()

@@ -27,6 +27,9 @@ export const yieldDeploymentWorkflowId = (deploymentId: string) => `yield-deploy
 /** One verification workflow per custom yield domain. */
 export const yieldDomainWorkflowId = (domainId: string) => `yield-domain-${domainId}`;
 
+/** The watch a verified custom yield domain hands over to: it rechecks the record until the domain lapses. */
+export const yieldDomainWatchWorkflowId = (domainId: string) => `yield-domain-watch-${domainId}`;
+
 export const LOGIN_NONCE_CLEANUP_SCHEDULE_ID = 'login-nonce-cleanup';
 export const SESSION_RECONCILER_SCHEDULE_ID = 'session-reconciler';
 export const MONTHLY_STATEMENTS_SCHEDULE_ID = 'monthly-statements';

@@ -1,5 +1,6 @@
 import { continueAsNew, ParentClosePolicy, proxyActivities, sleep, startChild } from '@temporalio/workflow';
 import type { YieldDomainActivities } from '../activities/yieldDomains';
+import { yieldDomainWatchWorkflowId } from './workflowIds';
 
 /**
  * `yield-domain-<domainId>`, started when a domain is attached:
@@ -36,8 +37,6 @@ export interface DomainWatchInput {
   /** When the record was first found missing (workflow time, ms), carried across runs. */
   missingSinceMs?: number;
 }
-
-export const yieldDomainWatchWorkflowId = (domainId: string) => `yield-domain-watch-${domainId}`;
 
 export async function yieldDomainVerificationWorkflow({
   domainId,

@@ -44,7 +44,23 @@ function usedSecuritySchemes(routes: AnyRoute[]): Partial<typeof securitySchemes
 const errorBodySchema: JsonSchema = {
   type: 'object',
   required: ['statusCode', 'message'],
-  properties: { statusCode: { type: 'integer' }, message: { type: 'string' }, error: { type: 'string' } },
+  properties: {
+    statusCode: { type: 'integer' },
+    message: { type: 'string' },
+    error: { type: 'string' },
+    code: { type: 'string' },
+    errors: {
+      type: 'array',
+      description:
+        'On every 400: each refused request field (dotted path, `""` for the request as a whole) and its problem; ' +
+        'empty when the problem is not one field’s.',
+      items: {
+        type: 'object',
+        required: ['field', 'message'],
+        properties: { field: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
 };
 
 /**
@@ -68,6 +84,8 @@ export const CONTRACT_OVERVIEW = [
     '`awaiting_payment` → `expired` once `expiresAt` passes (computed on read). `pending` is transient.',
   '',
   '**Errors.** Every error except the paymaster RPC’s is `{statusCode, message, error?}` (schema ErrorBody). ' +
+    'A 400 also lists `errors: [{field, message}]`, the refused fields (`message` reads ' +
+    '`Validation failed: field: problem; ...` for them). ' +
     'The paymaster RPC answers JSON-RPC errors with HTTP 200; a message starting `Policy denied: ` is a policy ' +
     'decision. 429 (rate limits) and 503 (a dependency unavailable) carry `Retry-After` in seconds.',
   '',

@@ -1,22 +1,20 @@
 import type { z } from 'zod';
-import { badRequest, notFound } from '../httpErrors';
+import { notFound, validationFailed, type FieldError } from '../httpErrors';
 
-/** `field.path: problem; ...` — one line naming every invalid field. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
-    .join('; ');
+/** Every invalid field as `{ field: 'dotted.path', message }` (`''` for the value as a whole). */
+export function fieldErrorsOf(error: z.ZodError): FieldError[] {
+  return error.issues.map((issue) => ({ field: issue.path.join('.'), message: issue.message }));
 }
 
 export function parseBody<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value ?? {});
-  if (!parsed.success) throw badRequest(`Validation failed: ${describeIssues(parsed.error)}`);
+  if (!parsed.success) throw validationFailed(fieldErrorsOf(parsed.error));
   return parsed.data;
 }
 
 export function parseQuery<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw badRequest(`Validation failed: ${describeIssues(parsed.error)}`);
+  if (!parsed.success) throw validationFailed(fieldErrorsOf(parsed.error));
   return parsed.data;
 }
 

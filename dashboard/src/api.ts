@@ -3,30 +3,35 @@
  * The session token lives in this tab's sessionStorage only: it survives a reload, not the tab. Only a
  * sign-in on a page puts one there; a URL never does (security review III, finding 3).
  */
+import type { ApiErrorBody, FieldError } from '../../sdk/src/errors';
+
 const TOKEN_KEY = 'stablepay.dashboard.token';
 
-/** A 4xx/5xx answer: the API's own message, and the request field it names when it names one. */
+/** A 4xx/5xx answer: the API's own message, its reason code, and on a 400 the request fields it refuses. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
     readonly code?: string,
+    readonly errors: readonly FieldError[] = [],
   ) {
     super(message);
   }
 
   /**
-   * Each named field's problem: validation messages read `Validation failed: field: problem; other: problem`
-   * (nested paths under their top field); a refused one-time code (otp_invalid, otp_expired) is the `code` field's.
+   * Each named top field's problems, read from the answer's `errors` list (nested paths under their top
+   * field, as `path: problem`); a refused one-time code (otp_invalid, otp_expired) is the `code` field's.
    */
   get fieldErrors(): Record<string, string> {
     if (this.code?.startsWith('otp_')) return { code: this.message };
-    const errors: Record<string, string> = {};
-    for (const part of this.message.replace(/^Validation failed: /, '').split('; ')) {
-      const found = /^([A-Za-z]\w*)(?:\.[\w.]+)?: (.+)$/.exec(part);
-      if (found) errors[found[1]!] = errors[found[1]!] ? `${errors[found[1]!]}; ${part}` : part;
+    const byField: Record<string, string> = {};
+    for (const { field, message } of this.errors) {
+      const top = field.split('.')[0];
+      if (!top) continue;
+      const part = `${field}: ${message}`;
+      byField[top] = byField[top] ? `${byField[top]}; ${part}` : part;
     }
-    return errors;
+    return byField;
   }
 }
 
@@ -81,7 +86,8 @@ export async function request<T>(method: string, path: string, body?: unknown): 
     // A token the service no longer takes (expired, revoked): back to sign-in. A login route's 401 is
     // about the credential it was given (a code, a signature), not about this tab's token.
     if (response.status === 401 && token && !path.startsWith('/v1/auth/')) setToken(null);
-    throw new ApiError(response.status, message, (json as { code?: string } | undefined)?.code);
+    const answer = json as ApiErrorBody | undefined;
+    throw new ApiError(response.status, message, answer?.code, answer?.errors);
   }
   return json as T;
 }

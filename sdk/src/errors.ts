@@ -1,14 +1,22 @@
-/** The error body every route but the paymaster RPC answers with: `{statusCode, message, error?, code?}`. */
+/** The error body every route but the paymaster RPC answers with: `{statusCode, message, error?, code?, errors?}`. */
 export interface ApiErrorBody {
   statusCode: number;
   message: string;
   error?: string;
   code?: string;
+  /** On every 400: the refused request fields (dotted path, `''` for the request as a whole). */
+  errors?: FieldError[];
+}
+
+/** One refused request field and its problem. */
+export interface FieldError {
+  field: string;
+  message: string;
 }
 
 /**
  * A non-2xx answer, typed: `status` and the server's `message` (and `code` where the route gives one,
- * e.g. `otp_invalid`). `retryAfterSec` is set on 429 and 503 answers that were not retried (or ran out
+ * e.g. `otp_invalid`; `errors`, the refused fields, on a 400). `retryAfterSec` is set on 429 and 503 answers that were not retried (or ran out
  * of retries).
  */
 export class StablePayError extends Error {
@@ -20,6 +28,12 @@ export class StablePayError extends Error {
     readonly retryAfterSec?: number,
   ) {
     super(message);
+  }
+
+  /** The refused request fields of a 400 (`body.errors`); empty for any other answer. */
+  get errors(): FieldError[] {
+    const errors = (this.body as { errors?: unknown } | undefined)?.errors;
+    return Array.isArray(errors) ? errors.filter(isFieldError) : [];
   }
 
   /** The server's reason code (`body.code`), when the answer carries one. */
@@ -35,6 +49,11 @@ export class StablePayError extends Error {
         : `HTTP ${response.status}`;
     return new StablePayError(response.status, message, body, retryAfterSecondsOf(response) ?? undefined);
   }
+}
+
+function isFieldError(value: unknown): value is FieldError {
+  const entry = value as Partial<FieldError> | null;
+  return typeof entry?.field === 'string' && typeof entry.message === 'string';
 }
 
 /** `Retry-After` as seconds (a number of seconds or an HTTP date), or null when absent or unreadable. */

@@ -1,5 +1,5 @@
 export { createStablePayClient, type StablePayClient, type StablePayOptions } from './client';
-export { StablePayError, type ApiErrorBody } from './errors';
+export { StablePayError, type ApiErrorBody, type FieldError } from './errors';
 export type { RetryOptions, RequestDefaults } from './retryingFetch';
 export type { WebhookEvent, WebhookEventOf, WebhookEventType } from './events';
 export {

@@ -78,12 +78,14 @@ describe('the TypeScript SDK (sdk/)', () => {
     expect(refused).toBeInstanceOf(StablePayError);
     expect((refused as StablePayError).status).toBe(400);
     expect((refused as StablePayError).message).toMatch(/amount/);
+    expect((refused as StablePayError).errors).toEqual([{ field: 'amount', message: expect.any(String) }]);
 
     const unknown = await client
       .getSession('00000000-0000-4000-8000-000000000000')
       .catch((error: unknown) => error as StablePayError);
     expect(unknown).toBeInstanceOf(StablePayError);
     expect((unknown as StablePayError).status).toBe(404);
+    expect((unknown as StablePayError).errors).toEqual([]);
 
     const noKey = createStablePayClient({ baseUrl: app.baseUrl, apiKey: 'sk_live_not_a_key' });
     await expect(noKey.listWebhookEndpoints()).rejects.toMatchObject({ name: 'StablePayError', status: 401 });

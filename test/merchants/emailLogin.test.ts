@@ -78,6 +78,7 @@ describe('login by e-mail code', () => {
         message: 'Code is not valid',
         error: 'Bad Request',
         code: 'otp_invalid',
+        errors: [],
       });
       expect((await app.request('/v1/merchants/me', { headers: merchant.auth })).body.emailVerified).toBe(
         false,

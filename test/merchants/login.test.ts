@@ -67,6 +67,7 @@ describe('wallet login (SIWE)', () => {
         statusCode: 400,
         message: expect.stringMatching(/^Validation failed: /),
         error: 'Bad Request',
+        errors: expect.arrayContaining([{ field: expect.any(String), message: expect.any(String) }]),
       });
     });
   });

@@ -188,6 +188,7 @@ describe('chain id path segment', () => {
         statusCode: 400,
         message: 'Validation failed (numeric string is expected)',
         error: 'Bad Request',
+        errors: [{ field: 'chainId', message: 'numeric string is expected' }],
       });
     },
   );

@@ -137,6 +137,12 @@ describe('GET and PATCH /v1/paymaster/limits', () => {
     expect(looserOps.body.message).toMatch(
       /^Validation failed: perSenderHourlyOps: 501 is looser than the platform limit 500/,
     );
+    expect(looserOps.body.errors).toEqual([
+      {
+        field: 'perSenderHourlyOps',
+        message: '501 is looser than the platform limit 500; limits may only be tightened',
+      },
+    ]);
     const looserUsd = await patchLimits(setup, { perSenderDailyUsd: '500.000001' });
     expect(looserUsd.status).toBe(400);
     expect(looserUsd.body.message).toMatch(/^Validation failed: perSenderDailyUsd: /);

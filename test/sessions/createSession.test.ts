@@ -165,6 +165,7 @@ describe('creating payment sessions', () => {
         statusCode: 400,
         message: expect.stringMatching(message),
         error: 'Bad Request',
+        errors: expect.arrayContaining([{ field: expect.any(String), message: expect.any(String) }]),
       });
       const countAfter = await app.db
         .selectFrom('sessions')

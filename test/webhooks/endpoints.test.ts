@@ -187,6 +187,7 @@ describe('webhook endpoints', () => {
         statusCode: 400,
         message: expect.stringMatching(message),
         error: 'Bad Request',
+        errors: expect.arrayContaining([{ field: expect.any(String), message: expect.any(String) }]),
       });
       expect((await app.request(base, { headers })).body.data.length).toBe(before);
     });

@@ -12,7 +12,7 @@ import {
 } from '../../../db/gasCharges';
 import { prepaidBalanceUsd } from '../../../db/prepaidLedger';
 import type { AppContext } from '../../appContext';
-import { badRequest, notFound } from '../../httpErrors';
+import { invalidField, notFound } from '../../httpErrors';
 import { sequenceCursor } from '../../routing/sequenceCursor';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 
@@ -210,12 +210,12 @@ export function billingBalanceRoutes(app: AppContext): AnyRoute[] {
         400: { description: 'Missing or invalid dates, from after to, or a range of more than 366 days' },
       },
       async handler({ merchantId, query, ctx }) {
-        if (query.from.getTime() > query.to.getTime())
-          throw badRequest('Validation failed: from: must not be after to');
+        if (query.from.getTime() > query.to.getTime()) throw invalidField('from', 'must not be after to');
         // Streamed page by page; the range is still bounded so one export stays a reasonable request.
         if ((query.to.getTime() - query.from.getTime()) / DAY_MS + 1 > CHARGES_CSV_MAX_DAYS)
-          throw badRequest(
-            `Validation failed: to: the range may span at most ${CHARGES_CSV_MAX_DAYS} days (request several ranges)`,
+          throw invalidField(
+            'to',
+            `the range may span at most ${CHARGES_CSV_MAX_DAYS} days (request several ranges)`,
           );
         const pages = gasChargesBetween(app.db, {
           merchantId,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { platformTreasuryFor } from '../../../billing/platformTreasury';
 import { insertTopup, listTopups, type TopupRow } from '../../../db/topups';
 import type { AppContext } from '../../appContext';
-import { badRequest } from '../../httpErrors';
+import { invalidField } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { usdAmount } from '../../routing/decimalAmounts';
 import { createPaymentSession, paymentUrlOf } from '../../sessions/createPaymentSession';
@@ -89,8 +89,9 @@ export function billingTopupRoutes(app: AppContext): AnyRoute[] {
       },
       async handler({ merchantId, body }) {
         if (body.sandboxMode)
-          throw badRequest(
-            'Validation failed: sandboxMode: top-ups are live only (testnet sponsorship needs no prepaid balance)',
+          throw invalidField(
+            'sandboxMode',
+            'top-ups are live only (testnet sponsorship needs no prepaid balance)',
           );
         let topup: TopupRow | undefined;
         // The session and its top-up row commit together: never a payable top-up session that cannot credit.

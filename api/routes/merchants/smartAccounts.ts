@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { claimSmartAccount, listMerchantSmartAccounts } from '../../../db/smartAccounts';
 import type { AppContext } from '../../appContext';
 import { proveSmartAccountControl } from '../../auth/smartAccountProof';
-import { badRequest, conflict, forbidden } from '../../httpErrors';
+import { conflict, forbidden, invalidField } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { checksummedAddress, loadSignedInMerchant } from './profile';
 
@@ -93,7 +93,7 @@ export function smartAccountRoutes(app: AppContext): AnyRoute[] {
           signature: body.signature as Hex,
         });
         if (proof === 'no_rpc')
-          throw badRequest(`Validation failed: chainId: chain ${body.chainId} is not one this service reads`);
+          throw invalidField('chainId', `chain ${body.chainId} is not one this service reads`);
         if (proof === 'not_proven')
           throw forbidden('The signature does not prove control of the smart account');
         const outcome = await claimSmartAccount(app.db, merchantId, body.address);

@@ -74,7 +74,9 @@ export function paymasterBundlerRoutes(app: AppContext): AnyRoute[] {
       async handler({ params, ctx }) {
         // NestJS ParseIntPipe's wording and shape: SPEC asks for it right after the client-id check.
         if (!/^-?\d+$/.test(params.chainId))
-          throw badRequest('Validation failed (numeric string is expected)');
+          throw badRequest('Validation failed (numeric string is expected)', [
+            { field: 'chainId', message: 'numeric string is expected' },
+          ]);
         const outcome = await proxyBundlerRequest(
           { ...deps, logger: ctx.state.log ?? app.logger },
           {

@@ -11,7 +11,7 @@ import {
 } from '../../../paymaster/limits/limitViews';
 import { usdToMicro } from '../../../paymaster/pricing/pricesConversion';
 import type { AppContext } from '../../appContext';
-import { badRequest } from '../../httpErrors';
+import { validationFailed } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 
 /**
@@ -116,13 +116,11 @@ export function paymasterLimitRoutes(app: AppContext): AnyRoute[] {
         const platform = platformLimits(app.config);
         const looser = looserThanPlatform(platform, body);
         if (looser.length > 0) {
-          throw badRequest(
-            `Validation failed: ${looser
-              .map(
-                (key) =>
-                  `${key}: ${body[key]} is looser than the platform limit ${platform[key]}; limits may only be tightened`,
-              )
-              .join('; ')}`,
+          throw validationFailed(
+            looser.map((key) => ({
+              field: key,
+              message: `${body[key]} is looser than the platform limit ${platform[key]}; limits may only be tightened`,
+            })),
           );
         }
         // Keys left out keep their value; null clears one back to the platform default. One statement

@@ -10,7 +10,7 @@ import { WEBHOOK_RECOVERY_MAX_EVENTS, WEBHOOK_RECOVERY_WINDOW_MS } from '../../.
 import { withTemporalDeadline } from '../../../workflowClient/connection';
 import { startWebhookResend } from '../../../workflowClient/webhookDeliveries';
 import type { AppContext } from '../../appContext';
-import { badRequest, notFound } from '../../httpErrors';
+import { invalidField, notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { pageQuery } from '../sessions/dashboardSessions';
 import { deliveryUnavailable, ENDPOINT_OPERATION_RESPONSES, endpointOperations } from './endpointOperations';
@@ -155,10 +155,9 @@ function deliveryRoutesFor(app: AppContext, { base, auth, audience, label }: Web
       async handler({ merchantId, params, body }) {
         const since = new Date(body.since);
         const now = app.now();
-        if (since.getTime() > now.getTime())
-          throw badRequest('Validation failed: since: must not be in the future');
+        if (since.getTime() > now.getTime()) throw invalidField('since', 'must not be in the future');
         if (since.getTime() < now.getTime() - WEBHOOK_RECOVERY_WINDOW_MS)
-          throw badRequest('Validation failed: since: must be at most 14 days back');
+          throw invalidField('since', 'must be at most 14 days back');
         const endpoint = await endpointOf(merchantId, params.id);
         await takeOperation(endpoint);
         const events = await listEventsToRecover(app.db, {

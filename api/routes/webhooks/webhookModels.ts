@@ -3,7 +3,7 @@ import { DELIVERY_STATUSES } from '../../../db/webhookDeliveryStatus';
 import type { WebhookDeliveryWithAttempts } from '../../../db/webhookDeliveries';
 import type { WebhookEndpointRow } from '../../../db/webhooks';
 import { WEBHOOK_EVENT_TYPES } from '../../../webhooks/events';
-import { badRequest } from '../../httpErrors';
+import { invalidField } from '../../httpErrors';
 import { webhookUrlProblem, type WebhookUrlPolicy } from '../../../webhooks/webhookUrl';
 
 /**
@@ -23,7 +23,7 @@ const webhookUrl = z
 /** Applies the deployment's URL rules (https, literal addresses); 400 in the validation format otherwise. */
 export function checkWebhookUrl(url: string, policy: WebhookUrlPolicy): string {
   const problem = webhookUrlProblem(url, policy);
-  if (problem) throw badRequest(`Validation failed: url: ${problem}`);
+  if (problem) throw invalidField('url', problem);
   return url;
 }
 

@@ -20,7 +20,7 @@ import { deployChargeTermsNow } from './deployChargeTerms';
 import { startYieldDeploymentWorkflow } from '../../../workflowClient/yieldWorkflows';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
 import type { AppContext } from '../../appContext';
-import { HttpError, badRequest, conflict, notFound } from '../../httpErrors';
+import { HttpError, conflict, invalidField, notFound } from '../../httpErrors';
 import { requiredChainIdQuery } from '../../routing/chainIdQuery';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { branding, contractSet, deployment, toContractSet, toDeployment } from './yieldModels';
@@ -94,7 +94,7 @@ function wrongState(row: YieldDeploymentRow, action: string, allowed: YieldDeplo
 /** The chain's yield facts, or a 400 naming the chain (unknown, or no vault factory there). */
 export function requireYieldNetwork(app: AppContext, chainId: number): YieldNetwork {
   const found = yieldNetworkOf(app.networks.byChainId(chainId));
-  if (!found) throw badRequest(`Validation failed: chainId: ${chainId} has no yield vault deployment`);
+  if (!found) throw invalidField('chainId', `${chainId} has no yield vault deployment`);
   return found;
 }
 
@@ -219,8 +219,9 @@ export function yieldDeploymentRoutes(app: AppContext): AnyRoute[] {
         const permitted: string[] = permittedTokens.map((token) => token.symbol);
         const unknown = (body.tokens ?? []).filter((symbol) => !permitted.includes(symbol));
         if (unknown.length > 0) {
-          throw badRequest(
-            `Validation failed: tokens: ${unknown.join(', ')} not permitted on chain ${body.chainId} (permitted: ${permitted.join(', ')})`,
+          throw invalidField(
+            'tokens',
+            `${unknown.join(', ')} not permitted on chain ${body.chainId} (permitted: ${permitted.join(', ')})`,
           );
         }
         const row = await insertYieldDeployment(app.db, {
@@ -308,8 +309,9 @@ export function yieldDeploymentRoutes(app: AppContext): AnyRoute[] {
           throw wrongState(row, 'linking a contract set', ['draft']);
         }
         if (set.chain_id !== row.chain_id) {
-          throw badRequest(
-            `Validation failed: contractSetId: the set is on chain ${set.chain_id}, the deployment on ${row.chain_id}`,
+          throw invalidField(
+            'contractSetId',
+            `the set is on chain ${set.chain_id}, the deployment on ${row.chain_id}`,
           );
         }
         const linked = await transitionYieldDeployment(app.db, {

@@ -5,6 +5,7 @@ import { CopyButton, Section } from '../components/bits';
 import { Field, FormError, useForm } from '../components/form';
 import { QrCode } from '../components/qr';
 import { formatUsd } from '../format';
+import { STABLECOIN_SYMBOLS } from '../../../chain/stablecoins';
 
 interface Created {
   id: string;
@@ -13,7 +14,6 @@ interface Created {
   expiresAt: string;
 }
 
-const SYMBOLS = ['USDC', 'USDT', 'USDe'] as const;
 const FIELDS = [
   'amount',
   'merchantName',
@@ -31,7 +31,7 @@ export function NewPaymentLink() {
     const merchantName = String(data.get('merchantName') ?? '').trim();
     const successUrl = String(data.get('successUrl') ?? '').trim();
     const minutes = String(data.get('expiresInMinutes') ?? '').trim();
-    const symbols = SYMBOLS.filter((symbol) => data.get(`symbol-${symbol}`) === 'on');
+    const symbols = STABLECOIN_SYMBOLS.filter((symbol) => data.get(`symbol-${symbol}`) === 'on');
     const body = {
       amount,
       ...(merchantName ? { merchantName } : {}),
@@ -81,7 +81,7 @@ export function NewPaymentLink() {
         </Field>
         <fieldset class="field">
           <legend>Stablecoins the customer may pay with</legend>
-          {SYMBOLS.map((symbol) => (
+          {STABLECOIN_SYMBOLS.map((symbol) => (
             <label key={symbol} class="check">
               <input type="checkbox" name={`symbol-${symbol}`} defaultChecked /> {symbol}
             </label>

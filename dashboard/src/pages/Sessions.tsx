@@ -3,17 +3,9 @@ import { Async, useLoad } from '../components/async';
 import { StatusBadge, Time } from '../components/bits';
 import { formatUsd } from '../format';
 import { Link, navigate, useLocation } from '../router';
-import type { Page, SessionStatus, SessionSummary } from '../types';
+import type { Page, SessionSummary } from '../types';
+import { SESSION_STATUSES } from '../../../db/sessionStatus';
 
-const STATUSES: SessionStatus[] = [
-  'pending',
-  'awaiting_payment',
-  'confirming',
-  'bridging',
-  'completed',
-  'failed',
-  'expired',
-];
 const PAGE_SIZE = 20;
 
 export function Sessions() {
@@ -40,7 +32,7 @@ export function Sessions() {
         <button type="button" aria-pressed={status === ''} onClick={() => go({ status: '' })}>
           All
         </button>
-        {STATUSES.map((value) => (
+        {SESSION_STATUSES.map((value) => (
           <button
             type="button"
             key={value}

@@ -1632,6 +1632,12 @@ export interface components {
       statusCode: number;
       message: string;
       error?: string;
+      code?: string;
+      /** @description On every 400: each refused request field (dotted path, `""` for the request as a whole) and its problem; empty when the problem is not one field’s. */
+      errors?: {
+        field: string;
+        message: string;
+      }[];
     };
     Health: {
       /** @constant */

@@ -2,18 +2,21 @@ import { get, patch } from '../../api';
 import { Async, useLoad } from '../../components/async';
 import { Section } from '../../components/bits';
 import { Field, FormError, useForm } from '../../components/form';
+import type { components } from '../../../../sdk/src/generated/openapi';
 
-type LimitKey =
-  'perSenderHourlyOps' | 'perSenderDailyUsd' | 'perTxUsd' | 'perMerchantDailyUsd' | 'perClientDailyUsd';
-type LimitsView = Record<LimitKey, string | number | null>;
+type LimitsView = components['schemas']['PaymasterLimitsView'];
+/** The limits a merchant may tighten: the keys of the PATCH body, each with its label here. */
+type LimitKey = keyof components['schemas']['PaymasterLimitsPatch'];
 
-const LIMITS: { key: LimitKey; label: string; usd: boolean }[] = [
-  { key: 'perTxUsd', label: 'Per operation (USD)', usd: true },
-  { key: 'perSenderDailyUsd', label: 'Per sender per day (USD)', usd: true },
-  { key: 'perSenderHourlyOps', label: 'Operations per sender per hour', usd: false },
-  { key: 'perClientDailyUsd', label: 'Per client per day (USD)', usd: true },
-  { key: 'perMerchantDailyUsd', label: 'Per account per day (USD)', usd: true },
-];
+/** Every settable limit once (the type makes a missing or unknown key a compile error), in display order. */
+const LIMIT_FIELDS: Record<LimitKey, { label: string; usd: boolean }> = {
+  perTxUsd: { label: 'Per operation (USD)', usd: true },
+  perSenderDailyUsd: { label: 'Per sender per day (USD)', usd: true },
+  perSenderHourlyOps: { label: 'Operations per sender per hour', usd: false },
+  perClientDailyUsd: { label: 'Per client per day (USD)', usd: true },
+  perMerchantDailyUsd: { label: 'Per account per day (USD)', usd: true },
+};
+const LIMITS = (Object.keys(LIMIT_FIELDS) as LimitKey[]).map((key) => ({ key, ...LIMIT_FIELDS[key] }));
 
 /** Your own limits may only tighten the platform's; an empty field clears yours. */
 export function Limits() {
