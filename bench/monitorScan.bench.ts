@@ -17,7 +17,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { Pool } from 'pg';
 import { createChainMonitorActivities, DEFAULT_ADDRESSES_PER_REQUEST } from '../activities/chainMonitor';
 import { createNetworkRegistry } from '../chain/networkRegistry';
-import { networkByChainId } from '../chain/networks';
+import { networkByChainId } from '../config/networks';
 import { loadConfig } from '../config';
 import { MintFanout } from '../contracts/artifacts';
 import { createDb } from '../db/client';

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { erc20Abi, getAddress, numberToHex, parseAbiItem, toEventSelector, type Address } from 'viem';
 import { createChainMonitorActivities } from '../activities/chainMonitor';
 import { createNetworkRegistry } from '../chain/networkRegistry';
-import { networkByChainId } from '../chain/networks';
+import { networkByChainId } from '../config/networks';
 import { loadConfig } from '../config';
 import { TestStablecoin } from '../contracts/artifacts';
 import { createDb, type Db } from '../db/client';

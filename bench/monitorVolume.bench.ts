@@ -4,7 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createTestClient, getAddress, http, type Address, type Hex } from 'viem';
 import { createChainMonitorActivities } from '../activities/chainMonitor';
 import { createNetworkRegistry } from '../chain/networkRegistry';
-import { networkByChainId } from '../chain/networks';
+import { networkByChainId } from '../config/networks';
 import { loadConfig } from '../config';
 import { MintFanout } from '../contracts/artifacts';
 import { createDb, type Db } from '../db/client';

@@ -5,7 +5,7 @@ import { Client } from 'pg';
 import { createTestClient, http, type Address, type Hex } from 'viem';
 import { createChainMonitorActivities } from '../activities/chainMonitor';
 import { createNetworkRegistry } from '../chain/networkRegistry';
-import { networkByChainId } from '../chain/networks';
+import { networkByChainId } from '../config/networks';
 import { loadConfig } from '../config';
 import { MintFanout } from '../contracts/artifacts';
 import { createDb } from '../db/client';

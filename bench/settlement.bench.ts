@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { erc20Abi, type Address } from 'viem';
 import { createLogger } from '../logging/logger';
 import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../dev/chains/localSettlement';
-import { networkByChainId } from '../chain/networks';
+import { networkByChainId } from '../config/networks';
 import { TestStablecoin } from '../contracts/artifacts';
 import { relayerChainsOf, startRelayer, type Relayer } from '../dev/relayer';
 import { ANVIL_DEV_ACCOUNTS } from '../dev/services/anvil';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { erc20Abi } from 'viem';
-import { networkByChainId } from '../chain/networks';
+import { networkByChainId } from '../config/networks';
 import { createDb } from '../db/client';
 import { readCheckpoint } from '../db/deposits';
 import { MAINNET_LIKE_TRAFFIC, startBackgroundTransfers } from '../dev/backgroundTransfers';

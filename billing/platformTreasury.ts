@@ -1,6 +1,6 @@
 import { getAddress, type Address } from 'viem';
 import { ConfigError, type Config } from '../config';
-import { NETWORKS, type KnownChainId } from '../chain/networks';
+import { NETWORKS, type KnownChainId } from '../config/networks';
 
 /**
  * Where prepaid gas top-ups settle: the platform's own treasury, never the merchant's payout address

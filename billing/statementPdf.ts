@@ -1,5 +1,5 @@
 import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
-import { networkByChainId } from '../chain/networks';
+import { networkByChainId } from '../config/networks';
 import type { StatementLedger } from '../db/billingStatements';
 import type { StatementMonth } from './statementMonth';
 

@@ -2,7 +2,7 @@ import type { Address } from 'viem';
 import type { Config } from '../config';
 import { loadDeployments, type ChainContracts } from './deployments';
 import { STABLECOINS, type StablecoinSymbol } from './stablecoins';
-import { NETWORKS, type NetworkDefinition } from './networks';
+import { NETWORKS, type NetworkDefinition } from '../config/networks';
 
 export interface TokenDeployment {
   symbol: StablecoinSymbol;

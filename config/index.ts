@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { KNOWN_CHAIN_IDS, type KnownChainId } from '../chain/networks';
+import { KNOWN_CHAIN_IDS, type KnownChainId } from './networks';
 
 /**
  * The one place that reads the environment. Every process (api, worker, signer, dev stack)
  * calls `loadConfig`; a bad or missing value names the variable and stops the process.
  */
 
-// Chain ids the service knows (chain/networks.ts, static facts importing nothing): each gets optional
+// Chain ids the service knows (config/networks.ts, static facts importing nothing): each gets optional
 // per-chain variables such as `RPC_URL_<chainId>`.
 
 const port = z.coerce.number().int().min(1).max(65535);

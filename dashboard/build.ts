@@ -15,7 +15,7 @@ export const DASHBOARD_SOURCE = join(__dirname, 'src');
 export const DASHBOARD_OUT = join(__dirname, 'dist');
 const STAMP = join(DASHBOARD_OUT, '.sources-hash');
 /** Modules outside `src/` the bundle imports (plain data shared with the server: chain names, event types). */
-const SHARED_SOURCES = [join(root, 'chain', 'networks.ts'), join(root, 'webhooks', 'eventTypes.ts')];
+const SHARED_SOURCES = [join(root, 'config', 'networks.ts'), join(root, 'webhooks', 'eventTypes.ts')];
 
 export async function buildDashboard({ force = false }: { force?: boolean } = {}): Promise<void> {
   const sources = [

@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import { ethUsdDecimalToAnswer, gasChargeMicroUsd, microUsdToFixed6 } from '../billing/gasChargeAmount';
 import { weiToMicroUsd } from '../paymaster/pricing/pricesConversion';
-import { networkByChainId } from '../chain/networks';
+import { networkByChainId } from '../config/networks';
 import type { Db } from './client';
 import { releaseLimitHolds, settleLimitHold } from './paymasterLimits';
 import { recordUserOperationReceipt, type UserOperationReceipt } from './paymasterUsage';

@@ -3,7 +3,7 @@ import { EndpointId } from '@layerzerolabs/lz-definitions';
 import { SWAP_ROUTER_02_ADDRESSES, V3_CORE_FACTORY_ADDRESSES } from '@uniswap/sdk-core';
 import { type Address, getAddress } from 'viem';
 import { entryPoint07Address, entryPoint08Address } from 'viem/account-abstraction';
-import { NETWORKS, type NetworkName } from '../networks';
+import { NETWORKS, type NetworkName } from '../../config/networks';
 
 /**
  * The external contracts a deployment must point at, per network, and where each expectation comes from. Read

@@ -19,7 +19,7 @@ import {
 } from '../../contracts/artifacts';
 import { deployDeterministic, deterministicDeploymentAddress } from '../deterministicDeployer';
 import { configureForwarderSettlement, deployForwarderFactory } from '../forwarderFactory';
-import { networkByChainId } from '../networks';
+import { networkByChainId } from '../../config/networks';
 import { deployYieldVaultFactory } from '../yieldVaultFactory';
 import { deployPaymaster } from './paymasterDeployment';
 

@@ -28,7 +28,7 @@ import { yieldVaultFactoryAddress } from '../yieldVaultFactory';
 import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import { type LocalChains, startLocalChains } from '../../dev/services/localChains';
 import { LOCAL_RELAYER, LOCAL_SETTLEMENT_OPERATOR } from '../../dev/chains/localSettlement';
-import { NETWORKS } from '../networks';
+import { NETWORKS } from '../../config/networks';
 import { LAYER_ZERO_EIDS, canonicalAddresses } from './canonicalAddresses';
 import {
   type ExternalContracts,

@@ -14,7 +14,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { jsonRpc } from 'viem/nonce';
 import { z } from 'zod';
 import { loadDeployments, writeDeployments } from '../deployments';
-import { networkByChainId } from '../networks';
+import { networkByChainId } from '../../config/networks';
 import { canonicalAddresses } from './canonicalAddresses';
 import { type ExternalContracts, deploySettlementContracts } from './deploySettlement';
 import { type VerificationFinding, checkOnChain, compareWithCanonical } from './verifyDeployment';

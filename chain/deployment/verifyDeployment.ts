@@ -20,7 +20,7 @@ import {
   YieldVaultFactory,
 } from '../../contracts/artifacts';
 import { layerZeroEndpointAbi, oappAbi } from '../layerZero';
-import { networkByChainId } from '../networks';
+import { networkByChainId } from '../../config/networks';
 import { yieldVaultFactoryAddress } from '../yieldVaultFactory';
 import { type CanonicalKey, canonicalAddresses } from './canonicalAddresses';
 

@@ -1,9 +1,9 @@
 /** Numbers for people: exact amounts (strings and bigints, never floats), relative times, chain names. */
 
-import { NETWORKS } from '../../chain/networks';
+import { NETWORKS } from '../../config/networks';
 
 /**
- * Chain names from the service's one list of networks (chain/networks.ts), the one the checkout page and
+ * Chain names from the service's one list of networks (config/networks.ts), the one the checkout page and
  * the yield site name chains by, so a chain reads the same everywhere.
  */
 export function chainName(chainId: number): string {

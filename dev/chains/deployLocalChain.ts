@@ -30,7 +30,7 @@ import { STABLECOINS } from '../../chain/stablecoins';
 import { deployLocalStablecoins } from './localStablecoins';
 import { deployPaymaster, fundPaymaster } from '../../chain/deployment/paymasterDeployment';
 import { LOCAL_PAYMASTER_FUNDING } from './localPaymasters';
-import { networkByChainId } from '../../chain/networks';
+import { networkByChainId } from '../../config/networks';
 import { deployLocalPriceFeed } from './localPriceFeed';
 import type { DelegationFrameworkContracts } from '../../chain/delegationFramework';
 import { deployDelegationFramework } from './deployDelegationFramework';

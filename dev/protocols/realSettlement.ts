@@ -14,7 +14,7 @@ import { addressToBytes32, oappAbi } from '../../chain/layerZero';
 import { LOCAL_MAX_SLIPPAGE_BPS } from '../chains/localSettlement';
 import { STABLECOINS } from '../../chain/stablecoins';
 import type { LocalStablecoinAddresses } from '../chains/localStablecoins';
-import { NETWORKS, networkByChainId } from '../../chain/networks';
+import { NETWORKS, networkByChainId } from '../../config/networks';
 import { type DeployerClient, initCodeOf, realSaltOf, sendCall } from './contractCalls';
 import { deployLocalEndpoint, localEndpointAddress, wireLocalMessageLib } from './layerZero';
 import {

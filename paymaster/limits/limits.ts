@@ -1,7 +1,7 @@
 import type { Config } from '../../config';
 import type { Db } from '../../db/client';
 import { randomUUID } from 'node:crypto';
-import { networkByChainId } from '../../chain/networks';
+import { networkByChainId } from '../../config/networks';
 import { effectiveLimits, merchantLimits, platformLimits } from './limitViews';
 import {
   countedRules,

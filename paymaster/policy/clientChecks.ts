@@ -1,4 +1,4 @@
-import { networkByChainId } from '../../chain/networks';
+import { networkByChainId } from '../../config/networks';
 import type { Db } from '../../db/client';
 import type { PaymasterClientRow } from '../../db/paymasterClients';
 import { hasPositivePrepaidBalance } from '../../db/prepaidLedger';

@@ -43,7 +43,7 @@ describe('the layers/import-order rule', () => {
   it('reports a re-export and a dynamic import as well', async () => {
     const messages = await layerMessages(
       'logging/layerViolation.ts',
-      "export * from '../chain/networks';\nexport const later = () => import('../api/main');\n",
+      "export * from '../chain/networkRegistry';\nexport const later = () => import('../api/main');\n",
     );
     expect(messages).toHaveLength(2);
   });

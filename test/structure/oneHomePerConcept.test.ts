@@ -2,10 +2,10 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import productionFolders from '../../production-folders.json';
-import { KNOWN_CHAIN_IDS } from '../../chain/networks';
+import { KNOWN_CHAIN_IDS } from '../../config/networks';
 import { STABLECOIN_SYMBOLS } from '../../chain/stablecoins';
 import { SESSION_STATUSES } from '../../db/sessionStatus';
-import { LIMIT_KEYS } from '../../paymaster/limitViews';
+import { LIMIT_KEYS } from '../../paymaster/limits/limitViews';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/eventTypes';
 
 /**
@@ -28,8 +28,8 @@ const CONCEPTS: Concept[] = [
   { name: 'session statuses', home: 'db/sessionStatus.ts', values: SESSION_STATUSES },
   { name: 'webhook event types', home: 'webhooks/eventTypes.ts', values: WEBHOOK_EVENT_TYPES },
   { name: 'stablecoin symbols', home: 'chain/stablecoins.ts', values: STABLECOIN_SYMBOLS },
-  { name: 'chain ids', home: 'chain/networks.ts', values: KNOWN_CHAIN_IDS },
-  { name: 'merchant limit keys', home: 'paymaster/limitViews.ts', values: LIMIT_KEYS },
+  { name: 'chain ids', home: 'config/networks.ts', values: KNOWN_CHAIN_IDS },
+  { name: 'merchant limit keys', home: 'paymaster/limits/limitViews.ts', values: LIMIT_KEYS },
 ];
 
 const root = resolve(__dirname, '../..');

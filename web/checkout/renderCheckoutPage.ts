@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { networkByChainId } from '../../chain/networks';
+import { networkByChainId } from '../../config/networks';
 import { STABLECOIN_SYMBOLS } from '../../chain/stablecoins';
 import { html, jsonForScriptElement, trustedHtml, type SafeHtml } from '../html';
 import { readPageScript } from '../pageScript';

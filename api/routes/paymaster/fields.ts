@@ -1,6 +1,6 @@
 import { isAddress } from 'viem';
 import { z } from 'zod';
-import { NETWORKS } from '../../../chain/networks';
+import { NETWORKS } from '../../../config/networks';
 
 /** Request fields the paymaster management routes share. */
 
