@@ -1,7 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client';
-import { findSessionsWithoutWorkflow, markWorkflowStarted } from '../db/sessions';
-import { startSessionWorkflow } from '../workflowClient/sessions';
+import { findCoveringAcceptedDeposit } from '../db/deposits';
+import { findSessionsWithoutWorkflow, markWorkflowStarted, type SessionRow } from '../db/sessions';
+import { startSessionWorkflow, startSessionWorkflowWithDeposit } from '../workflowClient/sessions';
 
 export interface SessionReconcilerDependencies {
   db: Db;
@@ -12,25 +13,34 @@ export interface SessionReconcilerDependencies {
 
 const BATCH = 100;
 
-export function createSessionReconcilerActivities({
-  db,
-  temporal,
-  sessionsTaskQueue,
-}: SessionReconcilerDependencies) {
+/**
+ * Starts the workflow of one session whose start was lost (an already-running one just gets marked). A
+ * payment the chain monitor recorded meanwhile had its signal dropped (no workflow ran): it comes with the
+ * start, so an on-time payment is never taken for an expiry, however late the start.
+ */
+export async function startOrphanSessionWorkflow(
+  { db, temporal, sessionsTaskQueue }: SessionReconcilerDependencies,
+  session: Pick<SessionRow, 'id' | 'merchant_id' | 'sandbox_mode' | 'expires_at'>,
+): Promise<void> {
+  const start = {
+    sessionId: session.id,
+    merchantId: session.merchant_id,
+    sandboxMode: session.sandbox_mode,
+    expiresAt: session.expires_at,
+    taskQueue: sessionsTaskQueue,
+  };
+  const deposit = await findCoveringAcceptedDeposit(db, session.id);
+  if (deposit) await startSessionWorkflowWithDeposit(temporal, start, deposit);
+  else await startSessionWorkflow(temporal, start);
+  await markWorkflowStarted(db, session.id);
+}
+
+export function createSessionReconcilerActivities(dependencies: SessionReconcilerDependencies) {
   return {
     /** Starts the workflows a crash left unstarted (an already-running one just gets marked); returns how many. */
     async startMissingSessionWorkflows({ olderThanSec }: { olderThanSec: number }): Promise<number> {
-      const orphans = await findSessionsWithoutWorkflow(db, { olderThanSec, limit: BATCH });
-      for (const session of orphans) {
-        await startSessionWorkflow(temporal, {
-          sessionId: session.id,
-          merchantId: session.merchant_id,
-          sandboxMode: session.sandbox_mode,
-          expiresAt: session.expires_at,
-          taskQueue: sessionsTaskQueue,
-        });
-        await markWorkflowStarted(db, session.id);
-      }
+      const orphans = await findSessionsWithoutWorkflow(dependencies.db, { olderThanSec, limit: BATCH });
+      for (const session of orphans) await startOrphanSessionWorkflow(dependencies, session);
       return orphans.length;
     },
   };

@@ -261,3 +261,71 @@ export async function readCheckpointTimes(db: Db, monitorIds: string[]): Promise
     .execute();
   return new Map(rows.map((row) => [row.monitor_id, row.last_scanned_block_time]));
 }
+
+/** A covering payment read back from the recorded rows: the fields of the monitor's deposit signal. */
+export interface RecordedCoveringDeposit {
+  chainId: number;
+  /** The option's token address, as the monitor signals it. */
+  token: string;
+  /** The option's accepted total once this transfer counted (base units, decimal string; ≥ its amount). */
+  amount: string;
+  txHash: string;
+  blockNumber: string;
+  logIndex: number;
+  depositAddress: string;
+  decimals: number;
+}
+
+/**
+ * The accepted transfer that first covered one of the session's options (block and log order, per option),
+ * with the option's total at that point: the deposit signal the chain monitor sent, read back from the rows
+ * it recorded. The reconciler gives it to a workflow started after the signal found none running.
+ */
+export async function findCoveringAcceptedDeposit(
+  db: Db,
+  sessionId: string,
+): Promise<RecordedCoveringDeposit | undefined> {
+  const rows = await db
+    .selectFrom('deposits as deposit')
+    .innerJoin('payment_options as option', (join) =>
+      join
+        .onRef('option.session_id', '=', 'deposit.session_id')
+        .onRef('option.chain_id', '=', 'deposit.chain_id')
+        .on(sql`lower(option.token_address)`, '=', sql.ref('deposit.token_address'))
+        .on(sql`lower(option.deposit_address)`, '=', sql`lower(deposit.deposit_address)`),
+    )
+    .select([
+      'deposit.chain_id',
+      'deposit.amount',
+      'deposit.tx_hash',
+      'deposit.log_index',
+      'deposit.block_number',
+      'option.token_address',
+      'option.deposit_address',
+      'option.decimals',
+      'option.amount as expected',
+    ])
+    .where('deposit.session_id', '=', sessionId)
+    .where('deposit.kind', '=', 'accepted')
+    .orderBy('deposit.block_number')
+    .orderBy('deposit.log_index')
+    .execute();
+  const totals = new Map<string, bigint>();
+  for (const row of rows) {
+    const option = `${row.chain_id}:${row.token_address.toLowerCase()}`;
+    const total = (totals.get(option) ?? 0n) + BigInt(row.amount);
+    totals.set(option, total);
+    if (total < BigInt(row.expected)) continue;
+    return {
+      chainId: row.chain_id,
+      token: row.token_address,
+      amount: total.toString(),
+      txHash: row.tx_hash,
+      blockNumber: String(row.block_number),
+      logIndex: row.log_index,
+      depositAddress: row.deposit_address,
+      decimals: row.decimals,
+    };
+  }
+  return undefined;
+}

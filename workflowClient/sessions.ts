@@ -5,6 +5,7 @@ import {
   depositDetectedSignal,
   paymentSessionWorkflow,
   retryForwarderSignal,
+  type PaymentSessionInput,
 } from '../workflows/paymentSession';
 import { MerchantId, SandboxMode, SessionStatus } from '../workflows/searchAttributes';
 import { TASK_QUEUES } from '../workflows/taskQueues';
@@ -18,6 +19,23 @@ export interface StartSessionWorkflowParameters {
   taskQueue?: string;
 }
 
+/** `session-<id>`'s start: its input, queue, search attributes, and no second run under its id. */
+function sessionWorkflowStart(session: StartSessionWorkflowParameters) {
+  return {
+    workflowId: sessionWorkflowId(session.sessionId),
+    taskQueue: session.taskQueue ?? TASK_QUEUES.sessions,
+    args: [{ sessionId: session.sessionId, expiresAt: session.expiresAt.toISOString() }] as [
+      PaymentSessionInput,
+    ],
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    typedSearchAttributes: [
+      { key: MerchantId, value: session.merchantId },
+      { key: SessionStatus, value: 'awaiting_payment' as string },
+      { key: SandboxMode, value: session.sandboxMode },
+    ],
+  };
+}
+
 /**
  * Starts `session-<id>` with its search attributes. Reusing the id is rejected, so a retried start
  * (the API after a timeout, or the reconciler) is harmless: an existing run counts as started.
@@ -27,16 +45,30 @@ export async function startSessionWorkflow(
   session: StartSessionWorkflowParameters,
 ): Promise<'started' | 'already_started'> {
   try {
-    await client.workflow.start(paymentSessionWorkflow, {
-      workflowId: sessionWorkflowId(session.sessionId),
-      taskQueue: session.taskQueue ?? TASK_QUEUES.sessions,
-      args: [{ sessionId: session.sessionId, expiresAt: session.expiresAt.toISOString() }],
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      typedSearchAttributes: [
-        { key: MerchantId, value: session.merchantId },
-        { key: SessionStatus, value: 'awaiting_payment' },
-        { key: SandboxMode, value: session.sandboxMode },
-      ],
+    await client.workflow.start(paymentSessionWorkflow, sessionWorkflowStart(session));
+    return 'started';
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return 'already_started';
+    throw error;
+  }
+}
+
+/**
+ * startSessionWorkflow with the covering deposit the chain monitor recorded while no workflow ran (its
+ * signal found none): the signal comes with the start, so a workflow started after the session's expiry
+ * sees the on-time payment before its expiry check. A running workflow just gets the signal; a closed one
+ * counts as started (its late funds are retry-forwarder's).
+ */
+export async function startSessionWorkflowWithDeposit(
+  client: Client,
+  session: StartSessionWorkflowParameters,
+  deposit: DepositDetected,
+): Promise<'started' | 'already_started'> {
+  try {
+    await client.workflow.signalWithStart(paymentSessionWorkflow, {
+      ...sessionWorkflowStart(session),
+      signal: depositDetectedSignal,
+      signalArgs: [deposit],
     });
     return 'started';
   } catch (error) {

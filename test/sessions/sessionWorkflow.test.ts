@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { Worker } from '@temporalio/worker';
 import { createDb, type Db } from '../../db/client';
 import { startTimeSkippingTestEnvironment } from '../../dev/services/temporal';
+import { startOrphanSessionWorkflow } from '../../activities/sessionReconciler';
 import { activitiesForRole } from '../../workers/createWorkers';
 import { sessionWorkflowId } from '../../workflows/workflowIds';
 import {
@@ -132,6 +133,65 @@ describe('the payment-session workflow on the time-skipping server', () => {
       paid_chain_id: 84532,
     });
     expect(after.paid_at).toBeInstanceOf(Date);
+  });
+  it('a session paid on time whose workflow start was lost is confirmed when the reconciler starts it after its expiry', async () => {
+    // The start timed out at creation (Temporal slow): no workflow, so the monitor's signal for the
+    // on-time payment it recorded found none. The reconciler then starts the workflow after expiry.
+    const sessionId = await createSession(60);
+    const option = await db
+      .selectFrom('payment_options')
+      .selectAll()
+      .where('session_id', '=', sessionId)
+      .orderBy('chain_id')
+      .executeTakeFirstOrThrow();
+    const txHash = `0x${randomUUID().replaceAll('-', '').padEnd(64, '0')}`;
+    await db
+      .insertInto('deposits')
+      .values({
+        session_id: sessionId,
+        chain_id: option.chain_id,
+        token_address: option.token_address.toLowerCase(),
+        deposit_address: option.deposit_address,
+        amount: option.amount,
+        tx_hash: txHash,
+        log_index: 3,
+        block_number: '12',
+        kind: 'accepted',
+      })
+      .execute();
+    // Expired by the workflow's clock (the test server runs ahead of wall time once a test skipped).
+    const expiresAt = new Date((await env.currentTimeMs()) - 60_000);
+    await sql`UPDATE sessions SET expires_at = ${expiresAt}, workflow_started_at = NULL WHERE id = ${sessionId}`.execute(
+      db,
+    );
+    const session = await db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id', '=', sessionId)
+      .executeTakeFirstOrThrow();
+
+    const state = await runWithWorker(async (taskQueue) => {
+      await startOrphanSessionWorkflow({ db, temporal: env.client, sessionsTaskQueue: taskQueue }, session);
+      const handle = env.client.workflow.getHandle(sessionWorkflowId(sessionId));
+      const decided = await waitForState(
+        () => handle.query(sessionStateQuery),
+        (current) => current.status !== 'awaiting_payment',
+      );
+      // Settlement (chain activities) is another test's subject; this worker has no chains.
+      await handle.terminate('test done');
+      return decided;
+    });
+    expect(state).toMatchObject({
+      status: 'confirming',
+      deposit: { chainId: option.chain_id, txHash, amount: option.amount, logIndex: 3 },
+    });
+    const after = await db
+      .selectFrom('sessions')
+      .select(['status', 'tx_hash', 'workflow_started_at'])
+      .where('id', '=', sessionId)
+      .executeTakeFirstOrThrow();
+    expect(after).toMatchObject({ status: 'confirming', tx_hash: txHash });
+    expect(after.workflow_started_at).toBeInstanceOf(Date);
   });
 });
 
