@@ -8,11 +8,8 @@ import { generateSigningJwk } from '../config/signingJwk';
 import { LOCAL_PAYMASTER_SIGNER } from './chains/deployLocalChain';
 import { LOCAL_SETTLEMENT_OPERATOR, LOCAL_YIELD_DEPLOYER } from './chains/localSettlement';
 import { localErc20GasTokenRates } from './chains/localPaymasters';
-import { loadConfig, temporalTlsOf } from '../config';
 import { createDb } from '../db/client';
 import { migrateToLatest } from '../db/migrate';
-import { ensureMaintenanceSchedules } from '../workflowClient/schedules';
-import { createTemporalClient } from '../workflowClient/connection';
 import { ANVIL_DEV_ACCOUNTS } from './services/anvil';
 import { startLocalChains } from './services/localChains';
 import { startDnsServer } from './services/dnsServer';
@@ -154,14 +151,7 @@ async function main(): Promise<void> {
     SIGNER_SHARED_SECRET: randomBytes(32).toString('hex'),
   };
 
-  // An external Temporal may need TLS (TEMPORAL_TLS_*); the dev server does not.
-  const client = await createTemporalClient({
-    address: temporal.address,
-    namespace: temporal.namespace,
-    tls: process.env.TEMPORAL_ADDRESS ? temporalTlsOf(loadConfig()) : undefined,
-  });
-  await ensureMaintenanceSchedules(client.client);
-  await client.close();
+  // The maintenance schedules are the worker's to create (workers/runWorker.ts), as in production.
 
   // Only the signer process gets the signing key.
   startProcess('signer', ['signer/main.ts'], {

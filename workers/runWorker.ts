@@ -8,6 +8,7 @@ import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/
 import { createNetworkRegistry, type NetworkRegistry } from '../chain/networkRegistry';
 import { createOperatorChains } from '../chain/operatorChains';
 import { startChainMonitors } from '../workflowClient/chainMonitors';
+import { ensureMaintenanceSchedules } from '../workflowClient/schedules';
 import { startPaymasterReceiptTrackers } from '../workflowClient/paymasterReceiptTrackers';
 import { createTxtLookup } from '../yield/txtRecords';
 import { createLogger } from '../logging/logger';
@@ -145,15 +146,24 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
 type WorkerConfig = ReturnType<typeof loadConfigOrExit>;
 
 /**
- * The workflows that run for as long as the worker does: a paymaster receipt tracker per chain with our
- * paymasters, and a deposit monitor per settlement chain when this worker settles.
+ * The workflows that run for as long as the worker does: the maintenance schedules (under the worker's
+ * task-queue prefix), a paymaster receipt tracker per chain with our paymasters, and a deposit monitor
+ * per settlement chain when this worker settles.
  */
 async function startLongRunningWorkflows(
   temporal: Client,
   config: WorkerConfig,
   { networks, settlement }: { networks: NetworkRegistry; settlement: boolean },
 ): Promise<void> {
-  const taskQueue = taskQueueNames(config.TEMPORAL_TASK_QUEUE_PREFIX).chains;
+  const prefix = config.TEMPORAL_TASK_QUEUE_PREFIX;
+  // The schedules (session reconciler, nonce cleanup, statements, balance check) are the worker's to
+  // keep, as its monitors are: a deployment that only runs workers must have them (idempotent per start).
+  const schedules = await ensureMaintenanceSchedules(temporal, {
+    taskQueues: taskQueueNames(prefix),
+    idPrefix: prefix,
+  });
+  process.stdout.write(`maintenance schedules: ${schedules.join(', ')}\n`);
+  const taskQueue = taskQueueNames(prefix).chains;
   const receiptTrackers = await startPaymasterReceiptTrackers(temporal, {
     chainIds: networks
       .all()

@@ -33,6 +33,11 @@ export const SESSION_RECONCILE_AFTER_SEC = 30;
 export interface EnsureMaintenanceSchedulesOptions {
   /** Task queue names per role over `TASK_QUEUES` (tests pass their own). */
   taskQueues?: Partial<Record<TaskQueueRole, string>>;
+  /**
+   * Before each schedule id (and its workflows' ids): the worker's TEMPORAL_TASK_QUEUE_PREFIX, so stacks
+   * sharing a namespace on prefixed queues each keep their own schedules. Empty by default.
+   */
+  idPrefix?: string;
 }
 
 interface MaintenanceSchedule<W extends Workflow> {
@@ -97,7 +102,7 @@ const prepaidBalanceCheck: MaintenanceSchedule<typeof prepaidBalanceCheckWorkflo
 /** Creates or updates every schedule the code owns; returns their ids. */
 export async function ensureMaintenanceSchedules(
   client: Client,
-  { taskQueues = {} }: EnsureMaintenanceSchedulesOptions = {},
+  { taskQueues = {}, idPrefix = '' }: EnsureMaintenanceSchedulesOptions = {},
 ): Promise<string[]> {
   const names = { ...TASK_QUEUES, ...taskQueues };
   const schedules = [
@@ -112,7 +117,7 @@ export async function ensureMaintenanceSchedules(
       workflowType: schedule.workflowType,
       args: schedule.args,
       taskQueue: names[schedule.taskQueueRole],
-      workflowId: schedule.scheduleId,
+      workflowId: `${idPrefix}${schedule.scheduleId}`,
       workflowExecutionTimeout: schedule.timeout,
     };
     const definition = {
@@ -122,13 +127,13 @@ export async function ensureMaintenanceSchedules(
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: schedule.catchupWindow },
     };
     try {
-      await client.schedule.create({ scheduleId: schedule.scheduleId, ...definition });
+      await client.schedule.create({ scheduleId: `${idPrefix}${schedule.scheduleId}`, ...definition });
     } catch (error) {
       if (!(error instanceof ScheduleAlreadyRunning)) throw error;
       await client.schedule
-        .getHandle(schedule.scheduleId)
+        .getHandle(`${idPrefix}${schedule.scheduleId}`)
         .update((previous) => ({ ...definition, state: previous.state }));
     }
   }
-  return schedules.map((schedule) => schedule.scheduleId);
+  return schedules.map((schedule) => `${idPrefix}${schedule.scheduleId}`);
 }

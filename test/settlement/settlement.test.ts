@@ -13,6 +13,8 @@ import {
   type SettlementStack,
 } from './settlementStack';
 import { startWorkerProcess, waitForOutput } from './workerProcess';
+import { SESSION_RECONCILER_SCHEDULE_ID } from '../../workflows/workflowIds';
+import { taskQueueNames } from '../../workflows/taskQueues';
 
 /**
  * The settlement pipeline end to end on local anvil chains, the real worker and deposit monitors on
@@ -403,6 +405,15 @@ describe('settlement pipeline', () => {
     const first = startWorkerProcess(stack.workerEnv);
     try {
       await waitForOutput(first, /worker polling/);
+      // The worker keeps the maintenance schedules itself (a deployment that runs only workers has them),
+      // under its prefix: the session reconciler that starts a lost session workflow runs every minute.
+      const reconciler = await stack.temporal.schedule
+        .getHandle(`${stack.prefix}${SESSION_RECONCILER_SCHEDULE_ID}`)
+        .describe();
+      expect(reconciler.action).toMatchObject({
+        workflowType: 'sessionReconcilerWorkflow',
+        taskQueue: taskQueueNames(stack.prefix).maintenance,
+      });
       const session = await createSession({ amount: amountUsd.toString() });
       const option = optionOf(session, ETHEREUM_SEPOLIA, 'USDC');
       const merchant = getAddress(stack.merchant.account.address);
