@@ -92,6 +92,11 @@ export class SteadyLoad {
     ];
   }
 
+  /** Whether every kind of request has been answered correctly at least once in the current window. */
+  answeredByEveryKind(): boolean {
+    return Object.values(this.window).every((tally) => tally.sent - tally.failed > 0);
+  }
+
   async stop(): Promise<LoadWindow> {
     this.running = false;
     await Promise.all(this.loops);
