@@ -223,7 +223,11 @@ describe('faults under load', () => {
     await delay(3_000);
     // The load goes on until each kind of request has been answered in this window (a deposit needs a
     // session created and paid first: on a loaded machine three seconds may hold none).
-    await until(async () => load.answeredByEveryKind(), 120_000, () => api.output);
+    await until(
+      async () => load.answeredByEveryKind(),
+      120_000,
+      () => api.output,
+    );
     const window = await load.stop();
     const seconds = (performance.now() - started) / 1000;
     figures.push({ fault, seconds, window });

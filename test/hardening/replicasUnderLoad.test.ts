@@ -151,7 +151,11 @@ describe('npm start with two api replicas and two workers: a killed replica is r
     await delay(3_000);
     // A deposit needs a session created and paid first: on a loaded machine three seconds may hold none.
     // The load goes on until each kind of request has been answered in this window.
-    await until(async () => load.answeredByEveryKind(), 120_000, () => stack.output());
+    await until(
+      async () => load.answeredByEveryKind(),
+      120_000,
+      () => stack.output(),
+    );
     const window = await load.stop();
     const failed = Object.values(window).reduce((total, tally) => total + tally.failed, 0);
     figures.push(
