@@ -2,7 +2,7 @@ import type { Address } from 'viem';
 import { payDeposit, type SettlementStack } from '../settlement/settlementStack';
 import type { WebhookReceiver } from '../webhooks/receiver';
 import { DESKTOP, PHONE, screenshot, type DashboardPage } from './browser';
-import { startSettlementDashboard, type SettlementDashboard } from './settlementDashboard';
+import { useSettlementDashboard } from './settlementDashboard';
 
 /**
  * The dashboard's main flows in chromium on a settlement world of its own (local chains, the worker,
@@ -14,25 +14,14 @@ const ETHEREUM_SEPOLIA = 11155111;
 const CONFIRMATIONS = 3;
 
 describe('dashboard main flows in chromium', () => {
-  let world: SettlementDashboard;
+  const world = useSettlementDashboard('/webhooks');
   let stack: SettlementStack;
   let receiver: WebhookReceiver;
-  let followedSessionId: string;
   let dashboard: DashboardPage;
+  let followedSessionId: string;
 
-  beforeAll(async () => {
-    world = await startSettlementDashboard('/webhooks');
-    ({ stack, receiver, dashboard } = world);
-    // Private chains with every contract deployed: seconds on a quiet machine, minutes on a loaded one.
-  }, 300_000);
-
-  afterAll(async () => {
-    await world?.stop();
-  });
-
-  afterEach(() => {
-    expect(dashboard.errors).toEqual([]);
-    expect(dashboard.foreignRequests).toEqual([]);
+  beforeAll(() => {
+    ({ stack, receiver, dashboard } = world());
   });
 
   it('adds a webhook endpoint (secret shown once) and rotates its secret with an overlap', async () => {

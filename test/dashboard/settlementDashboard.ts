@@ -43,3 +43,23 @@ export async function startSettlementDashboard(path: string): Promise<Settlement
     },
   };
 }
+
+/**
+ * Registers the suite's hooks around one settlement dashboard at `path` (started once, stopped after the
+ * suite; after each test the page shows no script error and made no foreign request) and answers it.
+ */
+export function useSettlementDashboard(path: string): () => SettlementDashboard {
+  let world: SettlementDashboard | undefined;
+  beforeAll(async () => {
+    world = await startSettlementDashboard(path);
+    // Private chains with every contract deployed: seconds on a quiet machine, minutes on a loaded one.
+  }, 300_000);
+  afterAll(async () => {
+    await world?.stop();
+  });
+  afterEach(() => {
+    expect(world!.dashboard.errors).toEqual([]);
+    expect(world!.dashboard.foreignRequests).toEqual([]);
+  });
+  return () => world!;
+}

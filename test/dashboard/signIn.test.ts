@@ -4,7 +4,7 @@ import { launchChromium } from '../checkout/chromium';
 import { startTestApp, type TestApp } from '../harness/app';
 import { freshEmail, waitForCode } from '../harness/mailbox';
 import { signInNewMerchant, verifyMerchantEmail } from '../harness/merchants';
-import { openDashboard, PHONE, screenshot, seriousAccessibilityViolations } from './browser';
+import { openDashboard, PHONE, screenshot, seriousAccessibilityViolations, tokenIn } from './browser';
 
 /**
  * Signing in to the dashboard in Debian's chromium against the real app: by an injected EIP-1193 wallet
@@ -23,9 +23,6 @@ describe('dashboard sign-in in chromium', () => {
     await browser?.close();
     await app?.close();
   });
-
-  const tokenIn = (page: import('playwright-core').Page) =>
-    page.evaluate(() => sessionStorage.getItem('stablepay.dashboard.token'));
 
   it('serves the shell for every client route under the strict CSP, and the hashed assets for good', async () => {
     const shell = await app.request('/dashboard/sessions/anything');

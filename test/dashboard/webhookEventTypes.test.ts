@@ -4,7 +4,7 @@ import { verifyWebhook } from '../../webhooks/verifyWebhook';
 import { payDeposit, type SettlementStack } from '../settlement/settlementStack';
 import type { ReceivedWebhook, WebhookReceiver } from '../webhooks/receiver';
 import { DESKTOP, PHONE, screenshot, seriousAccessibilityViolations, type DashboardPage } from './browser';
-import { startSettlementDashboard, type SettlementDashboard } from './settlementDashboard';
+import { useSettlementDashboard } from './settlementDashboard';
 
 /**
  * Issue 48 in chromium on a settlement world of its own (local chains, the worker, Temporal, Postgres):
@@ -17,26 +17,15 @@ const ETHEREUM_SEPOLIA = 11155111;
 const CONFIRMATIONS = 3;
 
 describe('the webhook form and its event types in chromium', () => {
-  let world: SettlementDashboard;
+  const world = useSettlementDashboard('/webhooks');
   let stack: SettlementStack;
   let receiver: WebhookReceiver;
   let dashboard: DashboardPage;
   let secret: string;
   let endpointId: string;
 
-  beforeAll(async () => {
-    world = await startSettlementDashboard('/webhooks');
-    ({ stack, receiver, dashboard } = world);
-    // Private chains with every contract deployed: seconds on a quiet machine, minutes on a loaded one.
-  }, 300_000);
-
-  afterAll(async () => {
-    await world?.stop();
-  });
-
-  afterEach(() => {
-    expect(dashboard.errors).toEqual([]);
-    expect(dashboard.foreignRequests).toEqual([]);
+  beforeAll(() => {
+    ({ stack, receiver, dashboard } = world());
   });
 
   const arrivalsOf = (type: string): ReceivedWebhook[] =>
