@@ -19,12 +19,6 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** What an endpoint subscribes to when its creation names no events (DESIGN §5). */
 export const DEFAULT_WEBHOOK_EVENTS: WebhookEventType[] = ['session.confirming'];
 
-/**
- * Sent on request to one endpoint (`POST …/webhooks/{id}/send-test-event`), never by subscription: an
- * endpoint does not list it, and its deliveries never count toward disabling the endpoint.
- */
-export const ENDPOINT_TEST_EVENT_TYPE = 'endpoint.test';
-
 export interface EventTypeGuide {
   /** The heading the type is listed under (Sessions, Endpoints, …). */
   group: string;

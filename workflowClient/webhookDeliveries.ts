@@ -86,3 +86,9 @@ export async function startWebhookResend(
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }
 }
+
+/** The session events' delivery starter (activities/sessionEvents.ts), bound to `client` and the webhook queue. */
+export function webhookDeliveryStarterFor(client: Client, taskQueue: string) {
+  return (target: Omit<DeliveryTarget, 'taskQueue'>) =>
+    startWebhookDelivery(client, { ...target, taskQueue });
+}

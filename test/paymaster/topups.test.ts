@@ -7,6 +7,7 @@ import { expireSession, transitionSession } from '../../db/sessions';
 import { creditTopupForSettlement, topupSettlementReference } from '../../db/topups';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { payDeposit, startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
+import { serialiseSessionLifecycleEvent } from '../../webhooks/sessionLifecycleEvents';
 
 /**
  * Self-serve top-ups: POST creates a live payment session that settles to the platform treasury; each
@@ -240,7 +241,7 @@ describe('prepaid gas top-ups', () => {
     const merchant = await signInNewMerchant(stack.app);
     const expiring = await createTopup(merchant, { amount: '1' });
     const failing = await createTopup(merchant, { amount: '2' });
-    expect(await expireSession(stack.db, expiring.body.sessionId)).toBe(true);
+    expect(await expireSession(stack.db, expiring.body.sessionId, serialiseSessionLifecycleEvent)).toBe(true);
     const failingId = failing.body.sessionId as string;
     expect(
       await transitionSession(stack.db, { id: failingId, from: ['awaiting_payment'], to: 'confirming' }),

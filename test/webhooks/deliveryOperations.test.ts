@@ -9,6 +9,7 @@ import { startTestWorkers, type TestWorkers } from '../harness/workers';
 import { createConfirmingSession } from './fixtures';
 import { merchantWithEndpoint as endpointAtReceiver, waitForArrivalsAt } from './apiEndpoints';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from './receiver';
+import { webhookDeliveryStarterFor } from '../../workflowClient/webhookDeliveries';
 
 /**
  * DESIGN §8.4 on the Temporal dev server with the project's workers, through the API's two route
@@ -44,8 +45,7 @@ describe('webhook delivery operations (DESIGN §8.4)', () => {
     const session = await createConfirmingSession(db, merchant.merchantId);
     const events = createSessionEventActivities({
       db,
-      temporal: client,
-      webhookTaskQueue: workers.taskQueues.webhooks,
+      startWebhookDelivery: webhookDeliveryStarterFor(client, workers.taskQueues.webhooks),
     });
     const event = await events.recordSessionConfirmingEvent({ sessionId: session.id });
     await events.startWebhookDeliveries({ eventId: event.id });
