@@ -61,7 +61,7 @@ const reopenedPayment = ({ sessionId, deposit, paidAt }: SettlingAgain) => ({
 });
 
 /**
- * A status change and the event it stored in its transaction (DESIGN §8.3), for the workflow to deliver.
+ * A status change and the event it stored in its transaction (docs/decisions.md "Session lifecycle events (issue 29)"), for the workflow to deliver.
  * `eventId` is also answered to a retried call that finds the change made (the event is the one stored
  * then), so a crash between the commit and the deliveries' start loses nothing.
  */

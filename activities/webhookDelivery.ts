@@ -248,7 +248,7 @@ async function openAndAttemptFirst(
 }
 
 /**
- * Announces an endpoint the service disabled (DESIGN §8.4): mails the merchant's verified e-mail
+ * Announces an endpoint the service disabled (docs/operations.md "A webhook endpoint disabled for failing"): mails the merchant's verified e-mail
  * (at least once: a retried activity may send again) and answers the merchant's enabled endpoints
  * that list `endpoint.disabled`, which the workflow then delivers the event to.
  */

@@ -6,7 +6,7 @@ import type { SessionsTable } from './schema';
 import type { Selectable } from 'kysely';
 
 /**
- * The session lifecycle events (DESIGN §8.3), each written by the status change that causes it, inside
+ * The session lifecycle events (docs/decisions.md "Session lifecycle events (issue 29)"), each written by the status change that causes it, inside
  * that change's transaction (db/sessions.ts): an event exists exactly when its status change committed.
  */
 

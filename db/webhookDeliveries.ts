@@ -98,7 +98,7 @@ export interface RecordedAttempt {
  * transaction with what follows from it: a success (of a `session.confirming`) marks the session `webhookDelivered` and ends the
  * endpoint's run of failures (a test event's attempts leave that run alone); a failure extends that run, and one that has lasted
  * `disabling.afterFailingMs` (by the attempts' own clock, workflow time) disables the endpoint
- * and stores its `endpoint.disabled` event (DESIGN §8.4). A retried call answers the same.
+ * and stores its `endpoint.disabled` event (docs/operations.md "A webhook endpoint disabled for failing"). A retried call answers the same.
  */
 export async function recordWebhookAttempt(
   db: Db,

@@ -1,5 +1,5 @@
 /**
- * Every event type the service emits and the exact shape of each body on the wire (DESIGN §8.3):
+ * Every event type the service emits and the exact shape of each body on the wire (docs/service-contract.md "Events (webhooks)"):
  * SPEC's `session.confirming`, the session lifecycle types, `endpoint.disabled`, and `endpoint.test`
  * (sent on request to one endpoint). An endpoint receives only the types it lists (the lists are in
  * eventTypes.ts), and the test events asked for it. This module is the one place the wire shapes are
@@ -69,7 +69,7 @@ export type SessionFailedEvent = EventEnvelope<
   'session.failed',
   { session: EventSession<'failed'>; failureReason: string }
 >;
-/** An endpoint was disabled for failing (DESIGN §8.4): sent to the merchant's other endpoints that list it. */
+/** An endpoint was disabled for failing (docs/decisions.md "Webhook delivery operations"): sent to the merchant's other endpoints that list it. */
 export type EndpointDisabledEvent = EventEnvelope<
   'endpoint.disabled',
   { endpoint: { id: string; url: string; disabledAt: string } }

@@ -61,7 +61,7 @@ export async function redispatchWebhookDelivery(
 }
 
 /**
- * A resend (DESIGN §8.4): a new delivery of the same event to the endpoint, with its own record
+ * A resend (docs/decisions.md "Webhook delivery operations"): a new delivery of the same event to the endpoint, with its own record
  * (`deliveryId`, chosen by the caller so it can answer with it) and the full retry schedule, in a
  * workflow of its own. A retried start of the same resend is harmless (the id is rejected).
  */

@@ -13,7 +13,7 @@ import { serialiseSessionLifecycleEvent } from '../../webhooks/sessionLifecycleE
  * Self-serve top-ups: POST creates a live payment session that settles to the platform treasury; each
  * settlement the treasury receives (real workflow, deposit monitor and settlement on a local mainnet
  * stand-in) credits the prepaid ledger with what arrived, exactly once. Live mode runs locally end to end
- * on the same stand-in (DESIGN §7.1): a merchant's live session is paid there and completes.
+ * on the same stand-in (docs/decisions.md "Foundation"): a merchant's live session is paid there and completes.
  */
 const ETHEREUM = 1;
 const CONFIRMATIONS = 12;

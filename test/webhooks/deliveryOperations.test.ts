@@ -12,11 +12,11 @@ import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from
 import { webhookDeliveryStarterFor } from '../../workflowClient/webhookDeliveries';
 
 /**
- * DESIGN §8.4 on the Temporal dev server with the project's workers, through the API's two route
+ * docs/decisions.md "Webhook delivery operations" on the Temporal dev server with the project's workers, through the API's two route
  * sets: secret rotation with overlap, resending one delivery, recovering failures since a time, and
  * the deliveries list on both sets.
  */
-describe('webhook delivery operations (DESIGN §8.4)', () => {
+describe('webhook delivery operations (docs/decisions.md "Webhook delivery operations")', () => {
   let app: TestApp;
   let workers: TestWorkers;
   let receiver: WebhookReceiver;

@@ -22,7 +22,7 @@ import { startWebhookReceiver, type WebhookReceiver } from './receiver';
 import { webhookDeliveryStarterFor } from '../../workflowClient/webhookDeliveries';
 
 /**
- * DESIGN §8.4 on the time-skipping server: an endpoint whose every delivery has failed for 5 days is
+ * docs/operations.md "A webhook endpoint disabled for failing" on the time-skipping server: an endpoint whose every delivery has failed for 5 days is
  * disabled, the merchant's verified e-mail is told (MailDev), and `endpoint.disabled` reaches the
  * merchant's other endpoint that lists it. Days pass in seconds; the database and HTTP are real.
  */

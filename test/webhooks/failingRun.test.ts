@@ -8,7 +8,7 @@ import { createConfirmingSession, createEndpoint, createMerchant } from './fixtu
 import { ENDPOINT_DISABLING } from '../../webhooks/endpointDisabling';
 
 /**
- * The run of failures that disables an endpoint (DESIGN §8.4), at the database: attempts carry their
+ * The run of failures that disables an endpoint (docs/operations.md "A webhook endpoint disabled for failing"), at the database: attempts carry their
  * own times, so the 5-day edge is exact, and a retried record answers the same without a second event.
  */
 const DAY_MS = 24 * 3600_000;
