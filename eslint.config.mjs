@@ -57,29 +57,6 @@ export const KNOWN_UPWARD_IMPORTS = new Map([
     'db/yieldDeployCharges.ts → paymaster',
     'micro-USD conversion and the prepaid counter name: money module, limit keys (item 3)',
   ],
-  [
-    'db/yieldDeployCharges.ts → yield',
-    'the deploy charge terms: to be passed in by activities/yieldDeployments.ts',
-  ],
-  ['db/yieldDeployLimits.ts → yield', 'the deploy charge terms type: moves down with the charge terms'],
-  ['db/events.ts → webhooks', 'the event types list: moves down with the lists from the server (item 3)'],
-  ['db/sessionEvents.ts → webhooks', 'event payloads: to be serialised by the caller and passed in'],
-  [
-    'db/webhookDeliveries.ts → webhooks',
-    'the disable-after window and the endpoint.disabled event: to be passed in',
-  ],
-  [
-    'activities/chainMonitor.ts → workflowClient',
-    'signalling the session: the worker is to pass the signaller in',
-  ],
-  [
-    'activities/sessionEvents.ts → workflowClient',
-    'starting deliveries: the worker is to pass the starter in',
-  ],
-  [
-    'activities/sessionReconciler.ts → workflowClient',
-    'starting sessions: the worker is to pass the starter in',
-  ],
 ]);
 
 /** `layers/import-order`: a module imports from its own layer or below; the top layer's programs never import one another. */

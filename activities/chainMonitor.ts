@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Address, PublicClient } from 'viem';
 import { fetchDepositTransfers, type DepositTransfers } from '../chain/depositTransfers';
 import type { NetworkRegistry } from '../chain/networkRegistry';
@@ -15,14 +15,17 @@ import {
   writeCheckpoint,
 } from '../db/deposits';
 import { findFlushTransactions } from '../db/settlements';
-import { signalDepositDetected } from '../workflowClient/sessions';
 import type { DepositDetected } from './sessions';
 import { heartbeating } from './settlementSteps';
+
+/** Signals a deposit to its session's workflow; rejects with WorkflowNotFoundError when none runs. */
+export type DepositSignaller = (sessionId: string, deposit: DepositDetected) => Promise<void>;
 
 export interface ChainMonitorDependencies {
   db: Db;
   networks: NetworkRegistry;
-  temporal: Client;
+  /** workflowClient/sessions.ts's signal, bound to the worker's Temporal client. */
+  signalDepositDetected: DepositSignaller;
   logger?: { warn(object: object, message: string): void };
   /** Most deposit addresses in one eth_getLogs `to` topic list (CHAIN_MONITOR_ADDRESSES_PER_REQUEST). */
   addressesPerRequest?: number;
@@ -127,7 +130,7 @@ async function blockTimestamps(client: PublicClient, blockNumbers: bigint[]): Pr
 export function createChainMonitorActivities({
   db,
   networks,
-  temporal,
+  signalDepositDetected,
   logger,
   addressesPerRequest = DEFAULT_ADDRESSES_PER_REQUEST,
   lateWatchSec = DEFAULT_LATE_WATCH_SEC,
@@ -206,7 +209,7 @@ export function createChainMonitorActivities({
     const acceptedLogs = payments.filter(({ open }) => open);
     const totals = await recordPayments(db, chainId, payments, acceptedLogs);
     const signals = depositSignals(chainId, acceptedLogs, tokens, totals);
-    await sendDepositSignals(temporal, logger, signals);
+    await sendDepositSignals(signalDepositDetected, logger, signals);
 
     await writeCheckpoint(db, { monitorId, chainId, block: toBlock, blockTime: toBlockTime });
     onScanned?.({ chainId, blocksBehindSafeHead: window.safeHead - toBlock });
@@ -445,14 +448,14 @@ function depositSignals(
 
 /** One signal per session paid, concurrently; the workflow takes the first covering deposit it gets. */
 async function sendDepositSignals(
-  temporal: Client,
+  signalDepositDetected: DepositSignaller,
   logger: ChainMonitorDependencies['logger'],
   signals: Map<string, DepositDetected>,
 ): Promise<void> {
   const sent = await Promise.allSettled(
     [...signals].map(async ([sessionId, deposit]) => {
       try {
-        await signalDepositDetected(temporal, sessionId, deposit);
+        await signalDepositDetected(sessionId, deposit);
       } catch (error) {
         // The reconciler starts a missing workflow; the deposit row keeps the payment either way.
         if (!(error instanceof WorkflowNotFoundError)) throw error;

@@ -14,7 +14,7 @@ export interface DeleteExpiredLoginNoncesInput {
   olderThan: string;
 }
 
-/** Activities over what logins leave behind: SIWE nonces (DESIGN §5) and e-mail codes (§7.2). */
+/** Activities over what logins leave behind: SIWE nonces (docs/decisions.md "Merchant accounts") and e-mail codes. */
 export function createLoginNonceActivities({ db }: LoginNonceActivityDependencies) {
   return {
     /**

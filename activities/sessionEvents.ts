@@ -1,33 +1,33 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
 import { normaliseDecimal } from '../chain/tokenAmount';
 import type { Db } from '../db/client';
 import { findEventById, insertSessionEventOnce } from '../db/events';
 import { findSessionById } from '../db/sessions';
 import { listSubscribedEndpoints } from '../db/webhooks';
-import { startWebhookDelivery } from '../workflowClient/webhookDeliveries';
 import { newEventId, serialiseSessionConfirmingEvent } from '../webhooks/events';
 
 /** Activities the payment-session workflow calls when a session becomes `confirming`. */
 export interface SessionEventActivityDependencies {
   db: Db;
-  /** Starts the delivery workflows. */
-  temporal: Client;
-  /** The deployment's webhook task queue (TEMPORAL_TASK_QUEUE_PREFIX applied). */
-  webhookTaskQueue: string;
+  /** Starts the delivery workflow of the event to the endpoint (workflowClient/webhookDeliveries.ts, bound to the deployment's webhook queue). */
+  startWebhookDelivery: WebhookDeliveryStarter;
 }
+
+/**
+ * Starts one (event, endpoint) delivery workflow; a workflow that exists already answers `already_started`.
+ */
+export type WebhookDeliveryStarter = (target: {
+  eventId: string;
+  endpointId: string;
+}) => Promise<'started' | 'already_started'>;
 
 export interface RecordedEvent {
   id: string;
   type: string;
 }
 
-export function createSessionEventActivities({
-  db,
-  temporal,
-  webhookTaskQueue,
-}: SessionEventActivityDependencies) {
+export function createSessionEventActivities({ db, startWebhookDelivery }: SessionEventActivityDependencies) {
   return {
     /**
      * Stores the session's `session.confirming` event, its payload serialised once; idempotent:
@@ -85,11 +85,7 @@ export function createSessionEventActivities({
       const endpoints = await listSubscribedEndpoints(db, event.merchant_id, event.type);
       let started = 0;
       for (const endpoint of endpoints) {
-        const outcome = await startWebhookDelivery(temporal, {
-          eventId,
-          endpointId: endpoint.id,
-          taskQueue: webhookTaskQueue,
-        });
+        const outcome = await startWebhookDelivery({ eventId, endpointId: endpoint.id });
         if (outcome === 'started') started += 1;
       }
       return { started, alreadyStarted: endpoints.length - started };

@@ -1,15 +1,22 @@
-import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client';
 import { findCoveringAcceptedDeposit } from '../db/deposits';
 import { findSessionsWithoutWorkflow, markWorkflowStarted, type SessionRow } from '../db/sessions';
-import { startSessionWorkflow, startSessionWorkflowWithDeposit } from '../workflowClient/sessions';
+import type { DepositDetected } from './sessions';
 
 export interface SessionReconcilerDependencies {
   db: Db;
-  temporal: Client;
-  /** Task queue the session workflows run on. */
-  sessionsTaskQueue: string;
+  /** Starts a session's workflow on the sessions queue (workflowClient/sessions.ts, bound by the worker). */
+  startSessionWorkflow: SessionWorkflowStarter;
 }
+
+/**
+ * Starts `session-<id>`, with the covering deposit's signal when one is given; an existing run counts as
+ * started.
+ */
+export type SessionWorkflowStarter = (
+  session: { sessionId: string; merchantId: string; sandboxMode: boolean; expiresAt: Date },
+  coveringDeposit?: DepositDetected,
+) => Promise<unknown>;
 
 const BATCH = 100;
 
@@ -19,7 +26,7 @@ const BATCH = 100;
  * start, so an on-time payment is never taken for an expiry, however late the start.
  */
 export async function startOrphanSessionWorkflow(
-  { db, temporal, sessionsTaskQueue }: SessionReconcilerDependencies,
+  { db, startSessionWorkflow }: SessionReconcilerDependencies,
   session: Pick<SessionRow, 'id' | 'merchant_id' | 'sandbox_mode' | 'expires_at'>,
 ): Promise<void> {
   const start = {
@@ -27,11 +34,9 @@ export async function startOrphanSessionWorkflow(
     merchantId: session.merchant_id,
     sandboxMode: session.sandbox_mode,
     expiresAt: session.expires_at,
-    taskQueue: sessionsTaskQueue,
   };
   const deposit = await findCoveringAcceptedDeposit(db, session.id);
-  if (deposit) await startSessionWorkflowWithDeposit(temporal, start, deposit);
-  else await startSessionWorkflow(temporal, start);
+  await startSessionWorkflow(start, deposit);
   await markWorkflowStarted(db, session.id);
 }
 

@@ -14,6 +14,7 @@ import {
   transitionSession,
 } from '../db/sessions';
 import type { SessionEventType } from '../webhooks/events';
+import { serialiseSessionLifecycleEvent } from '../webhooks/sessionLifecycleEvents';
 
 export interface SessionActivityDependencies {
   db: Db;
@@ -60,7 +61,7 @@ const reopenedPayment = ({ sessionId, deposit, paidAt }: SettlingAgain) => ({
 });
 
 /**
- * A status change and the event it stored in its transaction (DESIGN §8.3), for the workflow to deliver.
+ * A status change and the event it stored in its transaction (docs/decisions.md "Session lifecycle events (issue 29)"), for the workflow to deliver.
  * `eventId` is also answered to a retried call that finds the change made (the event is the one stored
  * then), so a crash between the commit and the deliveries' start loses nothing.
  */
@@ -132,7 +133,7 @@ export function createSessionActivities({
      * deposit arrived) `session.underpaid`; unchanged when the session moved on meanwhile.
      */
     async markSessionExpired(sessionId: string): Promise<SessionChange> {
-      const changed = await expireSession(db, sessionId);
+      const changed = await expireSession(db, sessionId, serialiseSessionLifecycleEvent);
       return changeWithEvent(db, sessionId, changed, ['session.expired', 'session.underpaid']);
     },
 
@@ -165,7 +166,7 @@ export function createSessionActivities({
      * the settled funds of no option cover its amount, so an underpaid session is never completed.
      */
     async markSessionCompleted(sessionId: string): Promise<SessionChange> {
-      const result = await completeSession(db, sessionId);
+      const result = await completeSession(db, sessionId, serialiseSessionLifecycleEvent);
       if (result === 'not_covered')
         throw ApplicationFailure.nonRetryable(
           'the settled funds do not cover the session amount',
@@ -185,7 +186,7 @@ export function createSessionActivities({
       sessionId: string;
       reason: string;
     }): Promise<SessionChange> {
-      const changed = await failSession(db, { id: sessionId, reason });
+      const changed = await failSession(db, { id: sessionId, reason }, serialiseSessionLifecycleEvent);
       return changeWithEvent(db, sessionId, changed, ['session.failed']);
     },
 

@@ -11,7 +11,8 @@ import {
 import { findWebhookEndpointById, listSubscribedEndpoints, type WebhookEndpointRow } from '../db/webhooks';
 import type { Mailer } from '../mail/mailer';
 import { endpointDisabledMail } from '../webhooks/endpointDisabledMail';
-import { ENDPOINT_TEST_EVENT_TYPE } from '../webhooks/eventTypes';
+import { ENDPOINT_DISABLING } from '../webhooks/endpointDisabling';
+import { ENDPOINT_TEST_EVENT_TYPE } from '../db/events';
 import {
   WEBHOOK_ATTEMPT_TIMEOUT_MS,
   WEBHOOK_RESPONSE_BODY_LIMIT_BYTES,
@@ -116,11 +117,15 @@ export function createWebhookDeliveryActivities(deps: WebhookDeliveryActivityDep
         nextAttemptAt: string | null;
       } & WebhookSendResult,
     ): Promise<RecordedAttempt> {
-      return recordWebhookAttempt(db, {
-        ...attempt,
-        attemptedAt: new Date(attempt.attemptedAt),
-        nextAttemptAt: attempt.nextAttemptAt ? new Date(attempt.nextAttemptAt) : null,
-      });
+      return recordWebhookAttempt(
+        db,
+        {
+          ...attempt,
+          attemptedAt: new Date(attempt.attemptedAt),
+          nextAttemptAt: attempt.nextAttemptAt ? new Date(attempt.nextAttemptAt) : null,
+        },
+        ENDPOINT_DISABLING,
+      );
     },
 
     announceEndpointDisabled: (input: {
@@ -217,14 +222,18 @@ async function openAndAttemptFirst(
   const firstPauseMs = WEBHOOK_RETRY_DELAYS_MS[0];
   let recorded: RecordedAttempt = { recorded: false, disabledEventId: null };
   try {
-    recorded = await recordWebhookAttempt(db, {
-      deliveryId: delivery.id,
-      attemptNumber: 1,
-      attemptedAt,
-      ...report.result,
-      nextAttemptAt:
-        succeeded || firstPauseMs === undefined ? null : new Date(attemptedAt.getTime() + firstPauseMs),
-    });
+    recorded = await recordWebhookAttempt(
+      db,
+      {
+        deliveryId: delivery.id,
+        attemptNumber: 1,
+        attemptedAt,
+        ...report.result,
+        nextAttemptAt:
+          succeeded || firstPauseMs === undefined ? null : new Date(attemptedAt.getTime() + firstPauseMs),
+      },
+      ENDPOINT_DISABLING,
+    );
   } catch {
     // Not recorded: the workflow records the attempt with its retried activity.
   }
@@ -239,7 +248,7 @@ async function openAndAttemptFirst(
 }
 
 /**
- * Announces an endpoint the service disabled (DESIGN §8.4): mails the merchant's verified e-mail
+ * Announces an endpoint the service disabled (docs/operations.md "A webhook endpoint disabled for failing"): mails the merchant's verified e-mail
  * (at least once: a retried activity may send again) and answers the merchant's enabled endpoints
  * that list `endpoint.disabled`, which the workflow then delivers the event to.
  */

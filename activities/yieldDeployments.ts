@@ -25,7 +25,12 @@ import {
   storeContractSetAndActivate,
   type YieldDeploymentRow,
 } from '../db/yieldDeployments';
-import { findHeldDeployCharge, settleYieldDeployCharge } from '../db/yieldDeployCharges';
+import {
+  findHeldDeployCharge,
+  releaseYieldDeployCharge,
+  settleYieldDeployCharge,
+} from '../db/yieldDeployCharges';
+import { deployChargeMicroUsd } from '../yield/deployCharge';
 import { yieldNetworkOf } from '../yield/deployOptions';
 import { vaultNaming } from '../yield/vaultNaming';
 
@@ -89,7 +94,7 @@ export function createYieldDeploymentActivities({
       const deployment = await findYieldDeploymentById(db, deploymentId);
       if (deployment?.status !== 'deploying') {
         // Settled by an operator or put back by the API: nothing will be sent, so nothing stays held.
-        await settleYieldDeployCharge(db, { deploymentId, costWei: 0n });
+        await releaseYieldDeployCharge(db, { deploymentId });
         return { status: 'not_deploying' };
       }
       const plan = deploymentPlan(deployer, deployment);
@@ -130,7 +135,12 @@ export function createYieldDeploymentActivities({
 
     async activateYieldDeployment({ deploymentId, txHash, vaults, deployedAt, gasCostWei = '0' }) {
       // The charge first, while the deployment is still deploying: no new deploy (and charge) can start yet.
-      await settleYieldDeployCharge(db, { deploymentId, costWei: BigInt(gasCostWei), txHash });
+      await settleYieldDeployCharge(db, {
+        deploymentId,
+        costWei: BigInt(gasCostWei),
+        txHash,
+        chargeOf: deployChargeMicroUsd,
+      });
       const deployment = await findYieldDeploymentById(db, deploymentId);
       if (!deployment) throw new Error(`yield deployment ${deploymentId} is gone`);
       const set = await storeContractSetAndActivate(db, {
@@ -150,6 +160,7 @@ export function createYieldDeploymentActivities({
         deploymentId,
         costWei: BigInt(gasCostWei),
         txHash: txHash ?? null,
+        chargeOf: deployChargeMicroUsd,
       });
       await failYieldDeployment(db, deploymentId, reason);
     },

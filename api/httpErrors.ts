@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 
 /**
- * An error that becomes the framework-style body `{ statusCode, message, error }` (DESIGN §5).
+ * An error that becomes the framework-style body `{ statusCode, message, error }` (docs/service-contract.md "Errors").
  * Route code throws these; anything else reaching the error middleware is a 500.
  */
 export class HttpError extends Error {

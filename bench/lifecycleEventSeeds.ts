@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Db } from '../db/client';
 import { findLatestSessionEventOfType } from '../db/sessionEvents';
+import { serialiseSessionLifecycleEvent } from '../webhooks/sessionLifecycleEvents';
 import {
   completeSession,
   expireSession,
@@ -106,9 +107,10 @@ export async function changeSessionStatus(
   sessionId: string,
   type: LifecycleEventType,
 ): Promise<string> {
-  if (type === 'session.completed') await completeSession(db, sessionId);
-  else if (type === 'session.failed') await failSession(db, { id: sessionId, reason: 'bench: reverted' });
-  else await expireSession(db, sessionId);
+  if (type === 'session.completed') await completeSession(db, sessionId, serialiseSessionLifecycleEvent);
+  else if (type === 'session.failed')
+    await failSession(db, { id: sessionId, reason: 'bench: reverted' }, serialiseSessionLifecycleEvent);
+  else await expireSession(db, sessionId, serialiseSessionLifecycleEvent);
   const event = await findLatestSessionEventOfType(db, sessionId, [type]);
   if (!event) throw new Error(`no ${type} event for session ${sessionId}`);
   return event.id;

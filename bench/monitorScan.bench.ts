@@ -37,6 +37,7 @@ import { reportBenchmark } from './lib/results';
 import { machineLoad } from './lib/rounds';
 import { startBenchServices } from './lib/services';
 import { startTarget } from './lib/target';
+import { depositSignallerFor } from '../workflowClient/sessions';
 
 /**
  * Transfer logs per second through the deposit monitor's scan step — `scanDeposits` called directly:
@@ -159,7 +160,11 @@ async function main(): Promise<void> {
     const connection = await Connection.connect({ address: services.temporalAddress });
     cleanups.unshift(() => connection.close());
     const temporal = new Client({ connection, namespace: services.temporalNamespace });
-    const { scanDeposits } = createChainMonitorActivities({ db, networks, temporal });
+    const { scanDeposits } = createChainMonitorActivities({
+      db,
+      networks,
+      signalDepositDetected: depositSignallerFor(temporal),
+    });
     const rpc = createPublicClient({ transport: http(chain.rpcUrl) });
 
     const chunks: [bigint, bigint][] = [];
@@ -290,7 +295,11 @@ async function main(): Promise<void> {
     });
     cleanups.unshift(() => timedDb.destroy());
     const diagnostic = await monitorPass(
-      createChainMonitorActivities({ db: timedDb, networks, temporal: timedTemporal }).scanDeposits,
+      createChainMonitorActivities({
+        db: timedDb,
+        networks,
+        signalDepositDetected: depositSignallerFor(timedTemporal),
+      }).scanDeposits,
     );
     const perLogUs = (logsPerSec: number) => 1e6 / logsPerSec;
     const breakdown = {

@@ -34,6 +34,7 @@ import { machineLoad } from './lib/rounds';
 import { startBenchServices, type BenchServices } from './lib/services';
 import { startTarget, type BenchTarget } from './lib/target';
 import { startWorkerProcess, type WorkerProcess } from './lib/workerProcess';
+import { depositSignallerFor } from '../workflowClient/sessions';
 
 /**
  * Deposit detection at steady traffic (issue 40, item 5): the deposit monitor with 1,000 and with
@@ -267,7 +268,12 @@ async function main(): Promise<void> {
     const scanRange = async (filteredMaxWatched: number) => {
       const monitorId = `bench-${filteredMaxWatched}-${Math.random().toString(16).slice(2)}`;
       await writeCheckpoint(db, { monitorId, chainId: CHAIN_ID, block: fromBlock - 1n });
-      const { scanDeposits } = createChainMonitorActivities({ db, temporal, networks, filteredMaxWatched });
+      const { scanDeposits } = createChainMonitorActivities({
+        db,
+        signalDepositDetected: depositSignallerFor(temporal),
+        networks,
+        filteredMaxWatched,
+      });
       const started = performance.now();
       const cpuBefore = process.cpuUsage();
       const postgresBefore = cpuSecondsWithChildren(world.postmaster);

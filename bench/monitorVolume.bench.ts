@@ -16,6 +16,7 @@ import { percentile } from './lib/percentiles';
 import { reportBenchmark } from './lib/results';
 import { machineLoad } from './lib/rounds';
 import { startBenchServices } from './lib/services';
+import { depositSignallerFor } from '../workflowClient/sessions';
 
 /**
  * Deposit detection at mainnet volume: the monitor's scan cost per block as the number of watched deposit
@@ -48,7 +49,11 @@ async function main(): Promise<void> {
     cleanups.unshift(() => connection.close());
     const temporal = new Client({ connection, namespace: services.temporalNamespace });
     const networks = createNetworkRegistry(loadConfig(services.env));
-    const { scanDeposits } = createChainMonitorActivities({ db, networks, temporal });
+    const { scanDeposits } = createChainMonitorActivities({
+      db,
+      networks,
+      signalDepositDetected: depositSignallerFor(temporal),
+    });
 
     const generator = benchWalletClient(chain.rpcUrl, CHAIN_ID, ANVIL_DEV_ACCOUNTS[1]!.privateKey as Hex);
     const deployed = await generator.deployContract({

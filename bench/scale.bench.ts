@@ -29,6 +29,7 @@ import {
 import { startBenchServices } from './lib/services';
 import { startTarget } from './lib/target';
 import { cpuSeconds, cpuSecondsWithChildren, parentOf, serverProcessOf } from './lib/procStats';
+import { depositSignallerFor } from '../workflowClient/sessions';
 
 /**
  * Cost as the work grows (issue 20): the same measurements with N = 1k, 100k and 1M rows of history in
@@ -254,7 +255,11 @@ async function main(): Promise<void> {
     cleanups.unshift(() => connection.close());
     const temporal = new TemporalClient({ connection, namespace: services.temporalNamespace });
     const networks = createNetworkRegistry(loadConfig(services.env));
-    const { scanDeposits } = createChainMonitorActivities({ db, networks, temporal });
+    const { scanDeposits } = createChainMonitorActivities({
+      db,
+      networks,
+      signalDepositDetected: depositSignallerFor(temporal),
+    });
     const monitorPass = async () => {
       // Sessions the API created (the template one, the create loads') would join the watched set and grow
       // it over the run: they are moved out of the watch window so every pass watches the same 10k.

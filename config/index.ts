@@ -60,7 +60,7 @@ const erc20TokenRates = z.string().transform((text, ctx) => {
 /**
  * PAYMASTER_TOKEN_USD_FEEDS: JSON `{ "<chainId>": { "<token address>": "<aggregator address>" } }`, the
  * Chainlink-style USD feed (8 decimals) of each ERC-20 gas token; a stablecoin without one is valued at its
- * 1 USD peg (docs/paymaster.md "ERC-20 rates").
+ * 1 USD peg (docs/paymaster.md "ERC-20 mode", ERC-20 rates).
  */
 const tokenUsdFeeds = z.string().transform((text, ctx) => {
   let raw: unknown;
@@ -93,7 +93,7 @@ export function decodeEncryptionKey(text: string): Buffer | undefined {
   return undefined;
 }
 
-/** Positive decimal USD, at most 6 fractional digits (DESIGN §5 amounts). */
+/** Positive decimal USD, at most 6 fractional digits (docs/service-contract.md "Conventions" amounts). */
 const usdLimit = z
   .string()
   .regex(/^(?:0|[1-9]\d{0,9})(?:\.\d{1,6})?$/, 'must be a decimal USD amount with at most 6 decimals')

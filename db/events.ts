@@ -1,9 +1,21 @@
 import type { Selectable } from 'kysely';
 import type { Db } from './client';
-import { ENDPOINT_TEST_EVENT_TYPE } from '../webhooks/eventTypes';
 import type { EventsTable } from './schema';
 
 export type EventRow = Selectable<EventsTable>;
+
+/**
+ * Sent on request to one endpoint (`POST …/webhooks/{id}/send-test-event`), never by subscription: an
+ * endpoint does not list it, and its deliveries never count toward disabling the endpoint. Its rows have
+ * no session and name their endpoint; webhooks/events.ts writes its body.
+ */
+export const ENDPOINT_TEST_EVENT_TYPE = 'endpoint.test';
+
+/**
+ * The one type a session may store more than once: once per failure (repairs can fail again). The partial
+ * unique index `events_session_type_once` holds every other type to one per session.
+ */
+export const REPEATABLE_SESSION_EVENT_TYPE = 'session.failed';
 
 export interface NewEvent {
   id: string;
@@ -31,7 +43,7 @@ export async function insertSessionEventOnce(db: Db, event: NewEvent): Promise<E
     })
     // The partial unique index `events_session_type_once` (every type but session.failed).
     .onConflict((conflict) =>
-      conflict.columns(['session_id', 'type']).where('type', '<>', 'session.failed').doNothing(),
+      conflict.columns(['session_id', 'type']).where('type', '<>', REPEATABLE_SESSION_EVENT_TYPE).doNothing(),
     )
     .returningAll()
     .executeTakeFirst();

@@ -1,71 +1,77 @@
-import { randomUUID } from 'node:crypto';
 import { fromBaseUnits, normaliseDecimal, toMicroUsdRoundingDown } from '../chain/tokenAmount';
 import { microUsdToFixed6 } from '../billing/gasChargeAmount';
-import {
-  newEventId,
-  REPEATABLE_SESSION_EVENT_TYPE,
-  serialiseSessionEvent,
-  type EventSession,
-  type EventSettlement,
-  type SessionEvent,
-  type SessionEventType,
-} from '../webhooks/events';
 import type { Db } from './client';
-import { insertSessionEventOnce, type EventRow } from './events';
+import { insertSessionEventOnce, REPEATABLE_SESSION_EVENT_TYPE, type EventRow } from './events';
 import type { SessionsTable } from './schema';
 import type { Selectable } from 'kysely';
 
 /**
- * The session lifecycle events (DESIGN §8.3), each written by the status change that causes it, inside
+ * The session lifecycle events (docs/decisions.md "Session lifecycle events (issue 29)"), each written by the status change that causes it, inside
  * that change's transaction (db/sessions.ts): an event exists exactly when its status change committed.
  */
 
-type SessionRow = Selectable<SessionsTable>;
+export type SessionRow = Selectable<SessionsTable>;
 
 const SUSDE_DECIMALS = 18;
 
-/** `data.session`: SPEC's session fields with the status the change just wrote. */
-export function eventSessionOf<Status extends string>(row: SessionRow, status: Status): EventSession<Status> {
-  return {
-    id: row.id,
-    merchantName: row.merchant_name,
-    amount: normaliseDecimal(row.amount),
-    status,
-    expiresAt: row.expires_at.toISOString(),
-    createdAt: row.created_at.toISOString(),
-    paidAt: row.paid_at?.toISOString() ?? null,
-    txHash: row.tx_hash,
-  };
+/** What the merchant received (`session.completed`): read from the settlement's on-chain result. */
+export interface SettlementReceived {
+  /** The chain the sUSDe was staked on for the merchant (the settlement chain). */
+  chainId: number;
+  /** The transaction that staked it: the flush, or the bridge's staking call after a layer-2 flush. */
+  txHash: string;
+  asset: 'sUSDe';
+  /** USDe staked, decimal string in whole tokens (18 decimals, exact), e.g. "2.994". */
+  assetAmount: string;
+  /** sUSDe shares minted to the merchant, decimal string in whole shares (18 decimals, exact). */
+  shares: string;
 }
 
-type EventBody = Omit<SessionEvent, 'id' | 'createdAt'>;
+/** A lifecycle event as its status change knows it: the type, the changed row and the type's facts. */
+export type SessionLifecycleFacts =
+  | { type: 'session.expired'; session: SessionRow }
+  | { type: 'session.underpaid'; session: SessionRow; receivedAmount: string }
+  | { type: 'session.failed'; session: SessionRow; failureReason: string }
+  | { type: 'session.completed'; session: SessionRow; settlement: SettlementReceived };
+
+/** An event as stored: its id, when it was made, and its body serialised once. */
+export interface SerialisedEvent {
+  id: string;
+  createdAt: Date;
+  payload: string;
+}
 
 /**
- * Stores the session's event of this type, serialised once. A type other than `session.failed` is stored
- * at most once per session (the partial unique index `events_session_type_once`): a second call returns
- * the first event, id and bytes unchanged.
+ * Makes a lifecycle event's id and body: the wire shape is the webhooks' rule
+ * (webhooks/sessionLifecycleEvents.ts), passed in by the caller of the status change.
+ */
+export type SessionEventSerialiser = (facts: SessionLifecycleFacts) => SerialisedEvent;
+
+/**
+ * Stores the session's event of this type, serialised once by `serialise`. A type other than
+ * `session.failed` is stored at most once per session (the partial unique index `events_session_type_once`):
+ * a second call returns the first event, id and bytes unchanged.
  */
 export async function storeSessionEvent(
   trx: Db,
-  session: Pick<SessionRow, 'id' | 'merchant_id'>,
-  body: EventBody,
+  facts: SessionLifecycleFacts,
+  serialise: SessionEventSerialiser,
 ): Promise<EventRow> {
-  const id = newEventId(randomUUID());
-  const createdAt = new Date();
-  const payload = serialiseSessionEvent({ ...body, id, createdAt: createdAt.toISOString() } as SessionEvent);
+  const { id, createdAt, payload } = serialise(facts);
+  const { session, type } = facts;
   const row = {
     id,
-    type: body.type,
+    type,
     merchant_id: session.merchant_id,
     session_id: session.id,
     payload,
     created_at: createdAt,
   };
-  if (body.type === REPEATABLE_SESSION_EVENT_TYPE)
+  if (type === REPEATABLE_SESSION_EVENT_TYPE)
     return trx.insertInto('events').values(row).returningAll().executeTakeFirstOrThrow();
   return insertSessionEventOnce(trx, {
     id,
-    type: body.type,
+    type,
     merchantId: session.merchant_id,
     sessionId: session.id,
     payload,
@@ -77,7 +83,7 @@ export async function storeSessionEvent(
 export async function findLatestSessionEventOfType(
   db: Db,
   sessionId: string,
-  types: readonly SessionEventType[],
+  types: readonly string[],
 ): Promise<EventRow | undefined> {
   return db
     .selectFrom('events')
@@ -120,7 +126,10 @@ export async function receivedBeforeExpiry(trx: Db, sessionId: string): Promise<
  * by the session's settlements on the chain of the latest delivery, and that delivery's transaction.
  * Undefined before any flush has been recorded.
  */
-export async function settlementReceived(trx: Db, sessionId: string): Promise<EventSettlement | undefined> {
+export async function settlementReceived(
+  trx: Db,
+  sessionId: string,
+): Promise<SettlementReceived | undefined> {
   const rows = await trx
     .selectFrom('settlements')
     .selectAll()

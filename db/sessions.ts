@@ -1,7 +1,12 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from './client';
 import type { PaymentOptionsTable, SessionsTable, SessionStatus } from './schema';
-import { eventSessionOf, receivedBeforeExpiry, settlementReceived, storeSessionEvent } from './sessionEvents';
+import {
+  receivedBeforeExpiry,
+  settlementReceived,
+  storeSessionEvent,
+  type SessionEventSerialiser,
+} from './sessionEvents';
 
 export type SessionRow = Selectable<SessionsTable>;
 export type PaymentOptionRow = Selectable<PaymentOptionsTable>;
@@ -168,7 +173,7 @@ export async function findSessionsWithoutWorkflow(
  * arrived before expiry) when a partial deposit was recorded, else `session.expired`. A no-op for a
  * session that moved on. Returns whether it changed.
  */
-export async function expireSession(db: Db, id: string): Promise<boolean> {
+export async function expireSession(db: Db, id: string, serialise: SessionEventSerialiser): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('sessions')
@@ -179,13 +184,12 @@ export async function expireSession(db: Db, id: string): Promise<boolean> {
       .executeTakeFirst();
     if (!row) return false;
     const receivedAmount = await receivedBeforeExpiry(trx, id);
-    const session = eventSessionOf(row, 'expired' as const);
     await storeSessionEvent(
       trx,
-      row,
       receivedAmount === '0'
-        ? { type: 'session.expired', data: { session } }
-        : { type: 'session.underpaid', data: { session, receivedAmount } },
+        ? { type: 'session.expired', session: row }
+        : { type: 'session.underpaid', session: row, receivedAmount },
+      serialise,
     );
     return true;
   });
@@ -195,7 +199,11 @@ export async function expireSession(db: Db, id: string): Promise<boolean> {
  * confirming or bridging → failed with the reason, and its `session.failed` event (one per failure) in
  * the same transaction. Returns whether it changed (a replay changes nothing and stores no event).
  */
-export async function failSession(db: Db, { id, reason }: { id: string; reason: string }): Promise<boolean> {
+export async function failSession(
+  db: Db,
+  { id, reason }: { id: string; reason: string },
+  serialise: SessionEventSerialiser,
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('sessions')
@@ -205,10 +213,7 @@ export async function failSession(db: Db, { id, reason }: { id: string; reason: 
       .returningAll()
       .executeTakeFirst();
     if (!row) return false;
-    await storeSessionEvent(trx, row, {
-      type: 'session.failed',
-      data: { session: eventSessionOf(row, 'failed' as const), failureReason: reason },
-    });
+    await storeSessionEvent(trx, { type: 'session.failed', session: row, failureReason: reason }, serialise);
     return true;
   });
 }
@@ -332,7 +337,11 @@ export type CompleteSessionResult = 'completed' | 'unchanged' | 'not_covered';
  * underpaid session is never completed. Its `session.completed` event, with what the merchant received,
  * is stored in the same transaction. `unchanged` when it was not in those states (a replay).
  */
-export async function completeSession(db: Db, id: string): Promise<CompleteSessionResult> {
+export async function completeSession(
+  db: Db,
+  id: string,
+  serialise: SessionEventSerialiser,
+): Promise<CompleteSessionResult> {
   const completed = await db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('sessions')
@@ -345,10 +354,7 @@ export async function completeSession(db: Db, id: string): Promise<CompleteSessi
     if (!row) return false;
     // Covered flushes exist (the WHERE above), so the settlement's on-chain result is recorded.
     const settlement = (await settlementReceived(trx, id))!;
-    await storeSessionEvent(trx, row, {
-      type: 'session.completed',
-      data: { session: eventSessionOf(row, 'completed' as const), settlement },
-    });
+    await storeSessionEvent(trx, { type: 'session.completed', session: row, settlement }, serialise);
     return true;
   });
   if (completed) return 'completed';

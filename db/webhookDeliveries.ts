@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { sql, type Selectable, type Transaction } from 'kysely';
-import { WEBHOOK_DISABLE_AFTER_FAILING_MS } from '../webhooks/deliveryPolicy';
-import { ENDPOINT_TEST_EVENT_TYPE, newEventId, serialiseEndpointDisabledEvent } from '../webhooks/events';
 import type { Db } from './client';
+import { ENDPOINT_TEST_EVENT_TYPE } from './events';
 import type {
   Database,
   WebhookAttemptOutcome,
@@ -76,6 +74,17 @@ export interface RecordAttemptParameters {
   nextAttemptAt: Date | null;
 }
 
+/**
+ * When a run of failures disables its endpoint, and the event that says so: the webhooks' policy
+ * (webhooks/endpointDisabling.ts), passed in by the delivery activity.
+ */
+export interface EndpointDisabling {
+  /** How long an endpoint's every attempt may fail before it is disabled. */
+  afterFailingMs: number;
+  /** The `endpoint.disabled` event of `endpoint`, disabled at `disabledAt`: its id and serialised body. */
+  disabledEvent(endpoint: { id: string; url: string }, disabledAt: Date): { id: string; payload: string };
+}
+
 /** What recording an attempt came to. */
 export interface RecordedAttempt {
   /** False when the delivery was deleted with its endpoint meanwhile. */
@@ -88,12 +97,13 @@ export interface RecordedAttempt {
  * Records one attempt (once: a retried call changes nothing) and moves the delivery along, in one
  * transaction with what follows from it: a success (of a `session.confirming`) marks the session `webhookDelivered` and ends the
  * endpoint's run of failures (a test event's attempts leave that run alone); a failure extends that run, and one that has lasted
- * WEBHOOK_DISABLE_AFTER_FAILING_MS (by the attempts' own clock, workflow time) disables the endpoint
- * and stores its `endpoint.disabled` event (DESIGN §8.4). A retried call answers the same.
+ * `disabling.afterFailingMs` (by the attempts' own clock, workflow time) disables the endpoint
+ * and stores its `endpoint.disabled` event (docs/operations.md "A webhook endpoint disabled for failing"). A retried call answers the same.
  */
 export async function recordWebhookAttempt(
   db: Db,
   attempt: RecordAttemptParameters,
+  disabling: EndpointDisabling,
 ): Promise<RecordedAttempt> {
   const succeeded = attempt.outcome === 'succeeded';
   try {
@@ -159,7 +169,7 @@ export async function recordWebhookAttempt(
       }
       return {
         recorded: true,
-        disabledEventId: await extendFailingRun(trx, delivery.endpoint_id, attempt.attemptedAt),
+        disabledEventId: await extendFailingRun(trx, delivery.endpoint_id, attempt.attemptedAt, disabling),
       };
     });
   } catch (error) {
@@ -170,13 +180,14 @@ export async function recordWebhookAttempt(
 
 /**
  * A failed attempt at `attemptedAt`: starts or extends the endpoint's run of failures, disables the
- * endpoint once the run is WEBHOOK_DISABLE_AFTER_FAILING_MS long, and answers the `endpoint.disabled`
+ * endpoint once the run is `disabling.afterFailingMs` long, and answers the `endpoint.disabled`
  * event of a disabling made at this attempt (also when a retried call finds it already made).
  */
 async function extendFailingRun(
   trx: Transaction<Database>,
   endpointId: string,
   attemptedAt: Date,
+  disabling: EndpointDisabling,
 ): Promise<string | null> {
   const endpoint = await trx
     .updateTable('webhook_endpoints')
@@ -198,9 +209,9 @@ async function extendFailingRun(
   if (endpoint.disabled_reason === 'failing' && madeNow(endpoint.disabled_at))
     return endpoint.disabled_event_id;
   const failingForMs = attemptedAt.getTime() - (endpoint.failing_since ?? attemptedAt).getTime();
-  if (!endpoint.enabled || failingForMs < WEBHOOK_DISABLE_AFTER_FAILING_MS) return null;
+  if (!endpoint.enabled || failingForMs < disabling.afterFailingMs) return null;
 
-  const eventId = newEventId(randomUUID());
+  const { id: eventId, payload } = disabling.disabledEvent(endpoint, attemptedAt);
   await trx
     .insertInto('events')
     .values({
@@ -208,12 +219,7 @@ async function extendFailingRun(
       type: 'endpoint.disabled',
       merchant_id: endpoint.merchant_id,
       session_id: null,
-      payload: serialiseEndpointDisabledEvent({
-        id: eventId,
-        type: 'endpoint.disabled',
-        createdAt: attemptedAt.toISOString(),
-        data: { endpoint: { id: endpoint.id, url: endpoint.url, disabledAt: attemptedAt.toISOString() } },
-      }),
+      payload,
       created_at: attemptedAt,
     })
     .execute();

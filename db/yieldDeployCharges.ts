@@ -3,7 +3,6 @@ import { sql, type Selectable } from 'kysely';
 import { ethUsdDecimalToAnswer, microUsdToFixed6 } from '../billing/gasChargeAmount';
 import { prepaidReservationCounter } from '../paymaster/limits/limitRules';
 import { feedAnswerToDecimal, usdToMicro } from '../paymaster/pricing/pricesConversion';
-import { deployChargeMicroUsd, type DeployChargeTerms } from '../yield/deployCharge';
 import type { Db } from './client';
 import { consumeSponsorshipLimits, limitCountersUsage, settleLimitHold } from './paymasterLimits';
 import { debitPrepaidBalance, prepaidBalanceUsd } from './prepaidLedger';
@@ -19,6 +18,39 @@ import type { YieldDeployChargesTable } from './schema';
  * concurrent deploys and sponsored operations never deadlock and never overshoot.
  */
 export type YieldDeployChargeRow = Selectable<YieldDeployChargesTable>;
+
+/**
+ * What a vault deploy may cost, fixed when it is queued (security review III, finding 2): its transaction
+ * is signed with at most `gasLimit` gas at at most `maxFeePerGas`, so `reservedWei` bounds what the
+ * platform's deployer pays, whatever the chain does meanwhile. That bound counts in the chain's daily deploy
+ * budget; on a mainnet its price (ETH/USD when queued, plus the paymaster's markup) is held against the
+ * merchant's prepaid balance, and the actual cost is charged at that same price, so the charge never
+ * exceeds the hold.
+ */
+export interface DeployChargeTerms {
+  gasLimit: bigint;
+  maxFeePerGas: bigint;
+  reservedWei: bigint;
+  /** Mainnets only: the maximum charge and what it is priced at. */
+  prepaid?: DeployPrepaidTerms;
+}
+
+export interface DeployPrepaidTerms {
+  /** USD per ETH with the feed's 8 decimals. */
+  ethUsdAnswer: bigint;
+  markupBps: number;
+  /** The most the deploy can be charged, in micro-dollars (markup included). */
+  maxChargeMicro: bigint;
+}
+
+/**
+ * What `costWei` of deploy gas is charged at the price it was held at, in micro-dollars: the caller's rule
+ * (yield/deployCharge.ts `deployChargeMicroUsd`), passed in.
+ */
+export type DeployCostCharge = (
+  costWei: bigint,
+  price: { ethUsdAnswer: bigint; markupBps: number },
+) => bigint;
 
 /** The hold of a deploy never ends by the clock: only its deploy's end settles or releases it. */
 const DEPLOY_HOLD_EXPIRES_AT = new Date('9999-12-31T00:00:00Z');
@@ -166,8 +198,15 @@ export async function settleYieldDeployCharge(
     deploymentId,
     costWei,
     txHash = null,
+    chargeOf,
     uncount = false,
-  }: { deploymentId: string; costWei: bigint; txHash?: string | null; uncount?: boolean },
+  }: {
+    deploymentId: string;
+    costWei: bigint;
+    txHash?: string | null;
+    chargeOf: DeployCostCharge;
+    uncount?: boolean;
+  },
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const charge = await findHeldDeployCharge(trx, deploymentId, { lock: true });
@@ -189,7 +228,7 @@ export async function settleYieldDeployCharge(
     if (charge.hold_id !== null) {
       // A reservation hold just ends (its counter's `used` is untouched); the ledger debit is the charge.
       await settleLimitHold(trx, charge.hold_id, { costMicro: 0n, chargedMicro: 0n });
-      chargedMicro = deployChargeMicroUsd(cost, {
+      chargedMicro = chargeOf(cost, {
         ethUsdAnswer: ethUsdDecimalToAnswer(charge.eth_usd_price!),
         markupBps: charge.markup_bps!,
       });
@@ -214,4 +253,15 @@ export async function settleYieldDeployCharge(
       .where('id', '=', charge.id)
       .execute();
   });
+}
+
+/**
+ * Ends the deployment's held charge with nothing mined (nothing was sent): settleYieldDeployCharge at no
+ * cost, which charges nothing whatever the price. `uncount` gives back the deploy itself (never started).
+ */
+export async function releaseYieldDeployCharge(
+  db: Db,
+  { deploymentId, uncount = false }: { deploymentId: string; uncount?: boolean },
+): Promise<void> {
+  await settleYieldDeployCharge(db, { deploymentId, costWei: 0n, chargeOf: () => 0n, uncount });
 }

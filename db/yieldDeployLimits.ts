@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
-import type { DeployChargeTerms } from '../yield/deployCharge';
 import type { Db } from './client';
 import {
+  releaseYieldDeployCharge,
   reserveYieldDeployCharge,
-  settleYieldDeployCharge,
   type ChargeRefusal,
   type DeployBudget,
+  type DeployChargeTerms,
 } from './yieldDeployCharges';
 import type { YieldDeploymentRow } from './yieldDeployments';
 
@@ -128,7 +128,7 @@ export async function returnYieldDeploy(
   db: Db,
   { merchantId, deploymentId, now }: { merchantId: string; deploymentId: string; now: Date },
 ) {
-  await settleYieldDeployCharge(db, { deploymentId, costWei: 0n, uncount: true });
+  await releaseYieldDeployCharge(db, { deploymentId, uncount: true });
   await db
     .updateTable('yield_deploy_counters')
     .set((eb) => ({ used: eb('used', '-', 1) }))

@@ -2,7 +2,7 @@ import type { Hex } from 'viem';
 import { mailDevMessageIds, waitForMailedCode } from './mailDevCodes';
 import { DevApiError, signInWithWallet } from './walletLogin';
 
-/** The dev merchant of `.dev/stack.json` (DESIGN §8.2). */
+/** The dev merchant of `.dev/stack.json` (docs/decisions.md "A newcomer's first hour II (dev merchant, production settings, quiet stack)"). */
 export interface DevMerchant {
   id: string;
   walletAddress: string;

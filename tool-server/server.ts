@@ -15,7 +15,7 @@ import { sessionKeyTools } from './tools/sessionKeys';
 import { sessionTools } from './tools/sessions';
 import { webhookTools } from './tools/webhooks';
 
-/** Every tool of DESIGN §7.3, in the order the SPEC lists the merchant account. No yield-deployment tools. */
+/** Every tool of docs/decisions.md "Tool server (MCP) and session keys", in the order the SPEC lists the merchant account. No yield-deployment tools. */
 export const TOOLS: AnyToolDefinition[] = [
   ...loginTools,
   ...accountTools,

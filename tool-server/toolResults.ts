@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { type UntrustedFields, labelUntrusted, untrustedNotice } from './untrustedData';
 
 /**
- * What a tool answers (DESIGN §7.3): the route's JSON body as text and as structured content, or a
+ * What a tool answers (docs/decisions.md "Tool server (MCP) and session keys"): the route's JSON body as text and as structured content, or a
  * result with `isError: true` whose text starts with one of SPEC's tool-server prefixes (or, for any
  * other API failure, the API's status and message).
  */

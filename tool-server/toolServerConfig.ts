@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 
-/** The tool server's environment (DESIGN §7.3): where the API is, which sk_ key, where credentials live. */
+/** The tool server's environment (docs/decisions.md "Tool server (MCP) and session keys"): where the API is, which sk_ key, where credentials live. */
 
 export interface ToolServerConfig {
   apiUrl: string;

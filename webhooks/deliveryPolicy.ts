@@ -25,14 +25,14 @@ export const WEBHOOK_RESPONSE_BODY_LIMIT_BYTES = 1024;
 /** At most this many endpoints per merchant (SPEC: Limits). */
 export const WEBHOOK_ENDPOINT_LIMIT = 5;
 
-/** Resends and recoveries per endpoint and UTC hour, across every api replica (DESIGN §8.4). */
+/** Resends and recoveries per endpoint and UTC hour, across every api replica (docs/decisions.md "Webhook delivery operations"). */
 export const WEBHOOK_ENDPOINT_OPERATIONS_PER_HOUR = 60;
 
-/** How far back a recovery may reach (DESIGN §8.4: 14 days). */
+/** How far back a recovery may reach (docs/decisions.md "Webhook delivery operations": 14 days). */
 export const WEBHOOK_RECOVERY_WINDOW_MS = 14 * 24 * HOUR_MS;
 
 /** Events one recovery queues at most; a larger backlog takes another call (the answer says how many). */
 export const WEBHOOK_RECOVERY_MAX_EVENTS = 1000;
 
-/** An endpoint whose every attempt has failed for this long is disabled (DESIGN §8.4: 5 days). */
+/** An endpoint whose every attempt has failed for this long is disabled (docs/operations.md "A webhook endpoint disabled for failing": 5 days). */
 export const WEBHOOK_DISABLE_AFTER_FAILING_MS = 5 * 24 * HOUR_MS;

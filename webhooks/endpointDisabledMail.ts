@@ -1,7 +1,7 @@
 import type { MailMessage } from '../mail/mailer';
 
 /**
- * The mail that tells a merchant one of its endpoints was disabled for failing (DESIGN §8.4): which
+ * The mail that tells a merchant one of its endpoints was disabled for failing (docs/operations.md "A webhook endpoint disabled for failing"): which
  * endpoint, since when, and the two calls that bring it back (re-enable, then recover what it missed).
  */
 export function endpointDisabledMail({

@@ -1,5 +1,5 @@
 /**
- * The event types an endpoint can subscribe to (DESIGN §8.3), each with the group it belongs to and
+ * The event types an endpoint can subscribe to (docs/service-contract.md "Events (webhooks)"), each with the group it belongs to and
  * one line on when it is sent: the server's one list. The API validates `events` against it, the
  * contract documents it, and the dashboard's endpoint form is built from it (imported into the bundle:
  * plain data, no server code). A type added here appears in all three.
@@ -16,14 +16,8 @@ export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 export const WEBHOOK_EVENT_TYPES = [...SESSION_EVENT_TYPES, 'endpoint.disabled'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
-/** What an endpoint subscribes to when its creation names no events (DESIGN §5). */
+/** What an endpoint subscribes to when its creation names no events (docs/service-contract.md "Events (webhooks)"). */
 export const DEFAULT_WEBHOOK_EVENTS: WebhookEventType[] = ['session.confirming'];
-
-/**
- * Sent on request to one endpoint (`POST …/webhooks/{id}/send-test-event`), never by subscription: an
- * endpoint does not list it, and its deliveries never count toward disabling the endpoint.
- */
-export const ENDPOINT_TEST_EVENT_TYPE = 'endpoint.test';
 
 export interface EventTypeGuide {
   /** The heading the type is listed under (Sessions, Endpoints, …). */

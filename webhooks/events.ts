@@ -1,13 +1,14 @@
 /**
- * Every event type the service emits and the exact shape of each body on the wire (DESIGN §8.3):
+ * Every event type the service emits and the exact shape of each body on the wire (docs/service-contract.md "Events (webhooks)"):
  * SPEC's `session.confirming`, the session lifecycle types, `endpoint.disabled`, and `endpoint.test`
  * (sent on request to one endpoint). An endpoint receives only the types it lists (the lists are in
  * eventTypes.ts), and the test events asked for it. This module is the one place the wire shapes are
  * written down.
  */
+import { ENDPOINT_TEST_EVENT_TYPE } from '../db/events';
+import type { SettlementReceived } from '../db/sessionEvents';
 import {
   DEFAULT_WEBHOOK_EVENTS,
-  ENDPOINT_TEST_EVENT_TYPE,
   SESSION_EVENT_TYPES,
   WEBHOOK_EVENT_TYPES,
   type SessionEventType,
@@ -16,9 +17,6 @@ import {
 
 export { DEFAULT_WEBHOOK_EVENTS, ENDPOINT_TEST_EVENT_TYPE, SESSION_EVENT_TYPES, WEBHOOK_EVENT_TYPES };
 export type { SessionEventType, WebhookEventType };
-
-/** The one type a session may emit more than once: once per failure (repairs can fail again). */
-export const REPEATABLE_SESSION_EVENT_TYPE = 'session.failed' satisfies SessionEventType;
 
 /**
  * `data.session` of every session event: SPEC's Events fields, with the session's status when the
@@ -37,18 +35,8 @@ export interface EventSession<Status extends string = string> {
   txHash: string | null;
 }
 
-/** What the merchant received (`session.completed`): read from the settlement's on-chain result. */
-export interface EventSettlement {
-  /** The chain the sUSDe was staked on for the merchant (the settlement chain). */
-  chainId: number;
-  /** The transaction that staked it: the flush, or the bridge's staking call after a layer-2 flush. */
-  txHash: string;
-  asset: 'sUSDe';
-  /** USDe staked, decimal string in whole tokens (18 decimals, exact), e.g. "2.994". */
-  assetAmount: string;
-  /** sUSDe shares minted to the merchant, decimal string in whole shares (18 decimals, exact). */
-  shares: string;
-}
+/** What the merchant received (`session.completed`): the settlement's on-chain result, as db/sessionEvents.ts reads it. */
+export type EventSettlement = SettlementReceived;
 
 interface EventEnvelope<Type extends WebhookEventType | typeof ENDPOINT_TEST_EVENT_TYPE, Data> {
   /** `evt_<uuid>` */
@@ -81,7 +69,7 @@ export type SessionFailedEvent = EventEnvelope<
   'session.failed',
   { session: EventSession<'failed'>; failureReason: string }
 >;
-/** An endpoint was disabled for failing (DESIGN §8.4): sent to the merchant's other endpoints that list it. */
+/** An endpoint was disabled for failing (docs/decisions.md "Webhook delivery operations"): sent to the merchant's other endpoints that list it. */
 export type EndpointDisabledEvent = EventEnvelope<
   'endpoint.disabled',
   { endpoint: { id: string; url: string; disabledAt: string } }

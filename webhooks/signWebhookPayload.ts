@@ -12,7 +12,7 @@ export interface SignWebhookPayloadParameters {
   secret: string;
   /**
    * The secret before a rotation, while its overlap lasts: its signature follows the new one as a
-   * second `v1=`, so a receiver holding either secret verifies the request (DESIGN §8.4).
+   * second `v1=`, so a receiver holding either secret verifies the request (docs/decisions.md "Webhook delivery operations").
    */
   previousSecret?: string | null;
   /** Unix seconds written into `t=`; the current time by default. */

@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { isIP } from 'node:net';
 
 /**
- * Which network addresses a webhook may be sent to (DESIGN §5: public unicast only). Parsed and
+ * Which network addresses a webhook may be sent to (docs/decisions.md "Webhooks": public unicast only). Parsed and
  * classified by ipaddr.js, whose special-purpose ranges follow the IANA registries: private,
  * loopback, link-local, shared (CGNAT), documentation, benchmarking, multicast, reserved, unique-local,
  * site-local, discard, NAT64 local-use (64:ff9b:1::/48), IPv4-translated (::ffff:0:0:0/96), Teredo

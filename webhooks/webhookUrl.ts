@@ -11,7 +11,7 @@ const MAX_URL_LENGTH = 2048;
  * Why a webhook URL is refused at registration, or undefined when it is acceptable. Checked here:
  * syntax (absolute https; plain http only where private targets are allowed), no credentials in
  * the URL, and literal IP addresses. DNS names are checked at delivery on the address actually
- * connected to (DESIGN §5), so a host that does not resolve yet can be registered.
+ * connected to (docs/decisions.md "Webhooks"), so a host that does not resolve yet can be registered.
  */
 export function webhookUrlProblem(
   text: string,

@@ -33,6 +33,8 @@ import {
 import type { Db } from '../db/client';
 import type { Mailer } from '../mail/mailer';
 import { chainMonitorWorkflowId } from '../workflows/workflowIds';
+import { depositSignallerFor, sessionStarterFor } from '../workflowClient/sessions';
+import { webhookDeliveryStarterFor } from '../workflowClient/webhookDeliveries';
 import { TASK_QUEUES, type TaskQueueRole } from '../workflows/taskQueues';
 import type { Tracing } from '../tracing/tracing';
 import { limitYoungGenerationOfNewThreads } from './processMemory';
@@ -116,7 +118,10 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
       chainMonitorIdOf:
         settlement && ((chainId) => chainMonitorWorkflowId(chainId, settlement.monitorIdPrefix ?? '')),
     }),
-    ...createSessionEventActivities({ db, temporal, webhookTaskQueue: taskQueues.webhooks }),
+    ...createSessionEventActivities({
+      db,
+      startWebhookDelivery: webhookDeliveryStarterFor(temporal, taskQueues.webhooks),
+    }),
     ...(settlement &&
       createSettlementActivities({
         db,
@@ -130,7 +135,7 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
     ...(settlement &&
       createChainMonitorActivities({
         db,
-        temporal,
+        signalDepositDetected: depositSignallerFor(temporal),
         networks: settlement.networks,
         addressesPerRequest: settlement.addressesPerRequest,
         lateWatchSec: settlement.lateWatchSec,
@@ -152,7 +157,10 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
   }),
   maintenance: ({ db, temporal }, taskQueues) => ({
     ...createLoginNonceActivities({ db }),
-    ...createSessionReconcilerActivities({ db, temporal, sessionsTaskQueue: taskQueues.sessions }),
+    ...createSessionReconcilerActivities({
+      db,
+      startSessionWorkflow: sessionStarterFor(temporal, taskQueues.sessions),
+    }),
   }),
 };
 

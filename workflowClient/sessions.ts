@@ -128,3 +128,19 @@ export async function retryForwarder(
   });
   return 'started';
 }
+
+/** The chain monitor's deposit signaller (activities/chainMonitor.ts), bound to `client`. */
+export function depositSignallerFor(client: Client) {
+  return (sessionId: string, deposit: DepositDetected) => signalDepositDetected(client, sessionId, deposit);
+}
+
+/**
+ * The session reconciler's starter (activities/sessionReconciler.ts), bound to `client` and the sessions
+ * queue: with a covering deposit the start carries its signal (startSessionWorkflowWithDeposit).
+ */
+export function sessionStarterFor(client: Client, taskQueue: string) {
+  return (session: Omit<StartSessionWorkflowParameters, 'taskQueue'>, coveringDeposit?: DepositDetected) =>
+    coveringDeposit
+      ? startSessionWorkflowWithDeposit(client, { ...session, taskQueue }, coveringDeposit)
+      : startSessionWorkflow(client, { ...session, taskQueue });
+}

@@ -61,7 +61,7 @@ export async function redispatchWebhookDelivery(
 }
 
 /**
- * A resend (DESIGN §8.4): a new delivery of the same event to the endpoint, with its own record
+ * A resend (docs/decisions.md "Webhook delivery operations"): a new delivery of the same event to the endpoint, with its own record
  * (`deliveryId`, chosen by the caller so it can answer with it) and the full retry schedule, in a
  * workflow of its own. A retried start of the same resend is harmless (the id is rejected).
  */
@@ -85,4 +85,10 @@ export async function startWebhookResend(
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }
+}
+
+/** The session events' delivery starter (activities/sessionEvents.ts), bound to `client` and the webhook queue. */
+export function webhookDeliveryStarterFor(client: Client, taskQueue: string) {
+  return (target: Omit<DeliveryTarget, 'taskQueue'>) =>
+    startWebhookDelivery(client, { ...target, taskQueue });
 }

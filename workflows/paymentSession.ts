@@ -71,7 +71,7 @@ const bridge = proxyActivities<SettlementActivities>({
 });
 
 /**
- * Lifecycle events (DESIGN §8.3): each status change stores its event in its own transaction; the
+ * Lifecycle events (docs/decisions.md "Session lifecycle events (issue 29)"): each status change stores its event in its own transaction; the
  * workflow then starts its deliveries. Behind a patch so histories made before it replay unchanged.
  */
 const LIFECYCLE_EVENTS_PATCH = 'session-lifecycle-events';

@@ -6,7 +6,7 @@ import {
 } from '@temporalio/common/lib/search-attributes';
 
 /**
- * The custom search attributes of our workflows (DESIGN §4.1 point 8): operators list stuck
+ * The custom search attributes of our workflows (docs/operations.md "Queries for the usual questions"): operators list stuck
  * sessions in the Temporal UI by merchant, status, chain and sandbox mode. Workflows upsert them
  * with these keys; the dev server and production namespaces register the same definitions.
  * Pure declarations, safe to import from workflow code.

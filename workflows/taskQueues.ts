@@ -1,5 +1,5 @@
 /**
- * Task queues by the kind of work they carry, so each can get its own worker replicas (DESIGN §2).
+ * Task queues by the kind of work they carry, so each can get its own worker replicas (docs/architecture.md "Processes").
  * Clients that start workflows and the workers that poll must use the same names.
  */
 export const TASK_QUEUES = {

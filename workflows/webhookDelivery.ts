@@ -22,8 +22,8 @@ import {
 import { webhookDeliveryWorkflowId } from './workflowIds';
 
 /**
- * One workflow per (event, endpoint) pair, `webhook-<eventId>-<endpointId>` (DESIGN §4.2), and one per
- * resend (DESIGN §8.4):
+ * One workflow per (event, endpoint) pair, `webhook-<eventId>-<endpointId>` (docs/decisions.md "Webhooks"), and one per
+ * resend (docs/decisions.md "Webhook delivery operations"):
  *
  *   attempt 1 ─fail─▶ 1 m ─▶ attempt 2 ─fail─▶ 5 m ─▶ 3 ─▶ 30 m ─▶ 4 ─▶ 2 h ─▶ 5 ─fail─▶ failed
  *        └──── any 2xx ─▶ succeeded (the session reads webhookDelivered: true)
@@ -58,7 +58,7 @@ export const deliverNowSignal = defineSignal('deliverNow');
 export interface WebhookDeliveryInput {
   eventId: string;
   endpointId: string;
-  /** A resend (DESIGN §8.4): the new delivery's id, chosen by the route that answers with it. */
+  /** A resend (docs/decisions.md "Webhook delivery operations"): the new delivery's id, chosen by the route that answers with it. */
   deliveryId?: string;
   /** A resend: the delivery it sends again. */
   resendOf?: string;
@@ -139,7 +139,7 @@ export async function webhookDeliveryWorkflow({
           ...report.result,
           nextAttemptAt: pauseMs === undefined ? null : new Date(Date.now() + pauseMs).toISOString(),
         });
-    // This failure ended 5 days of failures and disabled the endpoint (DESIGN §8.4): say so; the next
+    // This failure ended 5 days of failures and disabled the endpoint (docs/operations.md "A webhook endpoint disabled for failing"): say so; the next
     // attempt then finds the endpoint disabled and the delivery ends canceled.
     if (recorded.disabledEventId && patched('announce-disabled-endpoint'))
       await announceDisabledEndpoint(recorded.disabledEventId);

@@ -3,14 +3,14 @@
  * them, and the client side (workflowClient/) and the workers must agree on each. Pure declarations.
  */
 
-/** One payment-session workflow per session (DESIGN §4.1). */
+/** One payment-session workflow per session (docs/architecture.md "Processes"). */
 export const sessionWorkflowId = (sessionId: string) => `session-${sessionId}`;
 
 /** One delivery workflow per (event, endpoint) pair. */
 export const webhookDeliveryWorkflowId = (eventId: string, endpointId: string) =>
   `webhook-${eventId}-${endpointId}`;
 
-/** A resend of one delivery (DESIGN §8.4): a workflow of its own beside the pair's, keyed by the new delivery. */
+/** A resend of one delivery (docs/decisions.md "Webhook delivery operations"): a workflow of its own beside the pair's, keyed by the new delivery. */
 export const webhookResendWorkflowId = (eventId: string, endpointId: string, deliveryId: string) =>
   `webhook-${eventId}-${endpointId}-resend-${deliveryId}`;
 

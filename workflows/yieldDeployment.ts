@@ -2,7 +2,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { YieldDeploymentActivities } from '../activities/yieldDeployments';
 
 /**
- * `yield-deployment-<id>` (DESIGN §7.5), started by POST /{id}/deploy with the deployment `deploying`:
+ * `yield-deployment-<id>` (docs/yield.md "3. Deploy the vaults"), started by POST /{id}/deploy with the deployment `deploying`:
  *
  *   deploy the vault set (one factory transaction) ─mined─▶ store the contract set ─▶ active
  *                                                  └reverted─▶ failed (with the revert reason)

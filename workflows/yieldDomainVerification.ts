@@ -16,7 +16,7 @@ import { yieldDomainWatchWorkflowId } from './workflowIds';
  *   domain fails (its site stops, the hostname is free for the next owner to prove)
  */
 
-/** How long a domain may stay pending before its verification fails (DESIGN §7.5). */
+/** How long a domain may stay pending before its verification fails (docs/decisions.md "Security review II — accounts and domains"). */
 export const DOMAIN_VERIFICATION_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 /** Defaults for workflows started without them (docs/decisions.md, security review II). */
 export const DOMAIN_RECHECK_INTERVAL_MS = 6 * 60 * 60 * 1000;

@@ -1,30 +1,8 @@
 import { gasChargeMicroUsd } from '../billing/gasChargeAmount';
 import type { ChainFeeLevel } from '../chain/operationBounds';
+import type { DeployChargeTerms } from '../db/yieldDeployCharges';
 
-/**
- * What a vault deploy may cost, fixed when it is queued (security review III, finding 2): its transaction
- * is signed with at most `gasLimit` gas at at most `maxFeePerGas`, so `reservedWei` bounds what the
- * platform's deployer pays, whatever the chain does meanwhile. That bound counts in the chain's daily deploy
- * budget; on a mainnet its price (ETH/USD when queued, plus the paymaster's markup) is held against the
- * merchant's prepaid balance, and the actual cost is charged at that same price, so the charge never
- * exceeds the hold.
- */
-export interface DeployChargeTerms {
-  gasLimit: bigint;
-  maxFeePerGas: bigint;
-  reservedWei: bigint;
-  /** Mainnets only: the maximum charge and what it is priced at. */
-  prepaid?: DeployPrepaidTerms;
-}
-
-export interface DeployPrepaidTerms {
-  /** USD per ETH with the feed's 8 decimals. */
-  ethUsdAnswer: bigint;
-  markupBps: number;
-  /** The most the deploy can be charged, in micro-dollars (markup included). */
-  maxChargeMicro: bigint;
-}
-
+/** A deploy's charge terms (DeployChargeTerms: the type lives with the charges table, db/yieldDeployCharges.ts). */
 export function deployChargeTerms({
   vaults,
   gasPerVault,

@@ -4,7 +4,7 @@ import type { ConfiguredNetwork, TokenDeployment } from '../chain/networkRegistr
 /**
  * What a network offers yield deployments: the vault factory, and the tokens a vault may be made for.
  * A token is permitted where the network has a staked vault over it that the vault can earn through;
- * today that is USDe staked as sUSDe (DESIGN §7.5). Other stablecoins would need a swap leg on every
+ * today that is USDe staked as sUSDe (docs/yield.md "1. See what a network offers"). Other stablecoins would need a swap leg on every
  * deposit and withdrawal, whose slippage an ERC-4626 vault cannot promise back (docs/decisions.md).
  */
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 
 /**
- * Custom domains of yield sites (DESIGN §7.5): a merchant proves a hostname by publishing a TXT record
+ * Custom domains of yield sites (docs/yield.md "4. Put the site on your own domain, step by step"): a merchant proves a hostname by publishing a TXT record
  * `_stablepay-verification.<hostname>` whose value we issued.
  */
 

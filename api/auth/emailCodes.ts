@@ -5,7 +5,7 @@ import { attemptEmailCode, insertEmailCode, type EmailCodeAttempt } from '../../
 import type { Database, EmailCodePurpose } from '../../db/schema';
 
 /**
- * One-time e-mail codes (DESIGN §7.2): six digits, valid 10 minutes, at most 5 tries, single use. A new
+ * One-time e-mail codes (docs/decisions.md "Merchant accounts"): six digits, valid 10 minutes, at most 5 tries, single use. A new
  * login code joins the newest LIVE_LOGIN_CODES (a stranger's start cannot take back the owner's mailed
  * code; a wrong try counts against each live one); a new verification code replaces the old. Only an HMAC of the code is stored, keyed by EMAIL_CODE_HASH_KEY, so a copy of
  * the database does not reveal live codes (a plain hash of six digits would).

@@ -26,7 +26,7 @@ export const loginPayloadSchema = z
 export type LoginPayload = z.infer<typeof loginPayloadSchema>;
 
 /**
- * What verify accepts (DESIGN §7.2): the object login-payload answered, as it is — its `message`
+ * What verify accepts (docs/decisions.md "Merchant accounts"): the object login-payload answered, as it is — its `message`
  * included, which must then be exactly the text rebuilt from the fields — or the same without `message`.
  */
 const signedLoginPayloadSchema = loginPayloadSchema.extend({ message: z.string().optional() }).strict();

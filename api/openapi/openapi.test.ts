@@ -5,7 +5,7 @@ import type { AnyRoute, AuthKind } from '../routing/route';
 import { OPERATIONS } from './operations';
 
 /**
- * The two published contracts (SPEC Versioning, DESIGN §5), fetched from the running app: valid
+ * The two published contracts (SPEC Versioning, docs/service-contract.md), fetched from the running app: valid
  * OpenAPI 3.1, one operation per mounted route, the integrator document limited to the integrator
  * surface, bodies and responses carrying the zod schemas that validate requests, security per auth kind.
  */

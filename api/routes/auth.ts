@@ -17,7 +17,7 @@ import { MAX_STORED_CHAIN_ID } from '../routing/chainIdQuery';
 /**
  * | GET  | /v1/auth/login-payload | none | 200 SIWE payload + message; 400 bad address/chainId |
  * | POST | /v1/auth/verify        | none | 200 JWT; 400 payload or signature absent; 401 when verification fails |
- * | POST | /v1/auth/logout        | JWT  | 204; that token answers 401 everywhere afterwards (DESIGN §8.5)        |
+ * | POST | /v1/auth/logout        | JWT  | 204; that token answers 401 everywhere afterwards (docs/decisions.md "Security review II — accounts and domains")        |
  */
 const loginPayloadQuery = z.object({
   address: z

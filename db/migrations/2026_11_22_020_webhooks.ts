@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Webhooks (DESIGN §4.2): merchant endpoints with their encrypted signing secrets, events stored
+ * Webhooks (docs/decisions.md "Webhooks"): merchant endpoints with their encrypted signing secrets, events stored
  * once with their exact payload, and deliveries (one per delivery workflow run) with every attempt.
  * Deleting an endpoint deletes its deliveries and their attempts (SPEC: delivery history deleted too).
  */

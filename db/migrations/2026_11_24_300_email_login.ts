@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * E-mail login (DESIGN §7.2): a profile e-mail becomes a login e-mail once verified (unique across
+ * E-mail login (docs/decisions.md "Merchant accounts"): a profile e-mail becomes a login e-mail once verified (unique across
  * merchants among verified ones); one-time codes, stored as an HMAC, one live code per purpose and
  * subject (a new code replaces the old; a login code for an unknown address has no merchant and is
  * never mailed); hourly counters that cap the codes mailed per address and per IP.

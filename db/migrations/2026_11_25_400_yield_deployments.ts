@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Yield deployments (DESIGN §7.5): a merchant's branded yield product on one chain, the contract sets
+ * Yield deployments (docs/yield.md): a merchant's branded yield product on one chain, the contract sets
  * (vaults) deployment workflows made, and the custom domains its site is served on.
  *
  * The deploy transaction is recorded on the deployment (raw, hash, nonce) before it is broadcast, so a

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Logout (DESIGN §8.5, security review II finding 12f): a merchant session token (JWT) signed out before
+ * Logout (docs/decisions.md "Security review II — accounts and domains", security review II finding 12f): a merchant session token (JWT) signed out before
  * its expiry is listed here by its id (the `jti`) until it expires. An insert is announced on the
  * `session_token_revocations` channel (payload: the id and its expiry in epoch ms), so every api process adds it to the list it
  * checks beside the API-key cache (migration 610's design) within the round trip of a notification.

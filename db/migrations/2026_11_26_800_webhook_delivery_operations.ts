@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Webhook delivery operations (DESIGN §8.4):
+ * Webhook delivery operations (docs/decisions.md "Webhook delivery operations"):
  * - a rotated secret keeps signing beside the new one until `previous_secret_expires_at`, so a
  *   receiver can swap its secret without dropping a delivery;
  * - resends and recoveries per endpoint and UTC hour, capped across every api replica;

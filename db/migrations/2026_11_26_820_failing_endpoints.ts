@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Failing endpoints are disabled (DESIGN §8.4): an endpoint remembers since when every attempt to it
+ * Failing endpoints are disabled (docs/operations.md "A webhook endpoint disabled for failing"): an endpoint remembers since when every attempt to it
  * has failed, and why and when it was disabled. The `endpoint.disabled` event belongs to no session.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {

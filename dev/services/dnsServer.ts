@@ -2,7 +2,7 @@ import { createSocket, type RemoteInfo } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A small authoritative DNS server over UDP for the dev stack and the tests (DESIGN §7.1 `dns`): it
+ * A small authoritative DNS server over UDP for the dev stack and the tests (docs/yield.md "Local development" `dns`): it
  * answers TXT questions from `records` (any other type gets an empty answer) and NXDOMAIN for names it
  * has nothing for, in the RFC 1035 wire format, so custom-domain verification runs against a real
  * resolver (node:dns pointed at it through YIELD_DNS_SERVER). Nothing is cached: TTL 0.

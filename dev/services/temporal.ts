@@ -15,7 +15,7 @@ import { killOnExit } from './killOnExit';
 import { findFreePort } from './freePort';
 
 /**
- * The embedded Temporal of the dev stack and the tests (DESIGN §2): the CLI's dev server with its
+ * The embedded Temporal of the dev stack and the tests (docs/architecture.md "Processes"): the CLI's dev server with its
  * Web UI, and the time-skipping test server for workflows that wait for hours.
  */
 

@@ -5,7 +5,7 @@ export const USER_OPERATION_METHODS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * What the bundler proxy relays (DESIGN §7.6): the ERC-4337 bundler methods and the gas-price method
+ * What the bundler proxy relays (docs/paymaster.md "The bundler proxy (`POST /v1/paymaster/bundler/{chainId}`)"): the ERC-4337 bundler methods and the gas-price method
  * wallet SDKs call on the bundler URL. Anything else (debug_*, provider admin or paid methods) would
  * spend our provider credential for the caller: it is answered -32601 and never reaches the provider.
  */

@@ -18,7 +18,7 @@ import { NO_USAGE_FACTS, type UsageFacts, recordPaymasterDenial } from '../rpc/u
 /**
  * The bundler proxy (`POST /v1/paymaster/bundler/{chainId}`) after the client id and Origin were
  * accepted and the chain id was read: the client's chain and key-class checks, the batch size, the
- * method allowlist (DESIGN §7.6), then the gas mode of every user operation that uses our paymaster
+ * method allowlist (docs/paymaster.md "The bundler proxy (`POST /v1/paymaster/bundler/{chainId}`)"), then the gas mode of every user operation that uses our paymaster
  * and the prepaid balance (once per request), then the raw JSON-RPC request relayed to the chain's
  * bundler and its answer returned byte for byte.
  *

@@ -20,7 +20,7 @@ import {
 
 /**
  * Reads the `redeemDelegations` call a user operation makes to the delegation manager as a delegated
- * ERC-20 transfer (SPEC sponsorship rule 7, DESIGN §7.4), or says why it is not one we sponsor. Accepted:
+ * ERC-20 transfer (SPEC sponsorship rule 7, docs/paymaster.md "Delegated transfers (SPEC sponsorship rule 7)"), or says why it is not one we sponsor. Accepted:
  * exactly one permission context holding exactly one root delegation, one SingleDefault execution of
  * ERC-20 `transfer(payee, amount)` without native value, and the root delegation's caveats exactly the
  * recognised set, each once and without redeemer-supplied args: ERC20TransferAmountEnforcer (the token and an allowance the amount fits),

@@ -31,7 +31,7 @@ import {
 } from '../pricing/pricesConversion';
 
 /**
- * Sponsorship limits (SPEC "Sponsorship limits", DESIGN §4.3), enforced in DESIGN's order (their views,
+ * Sponsorship limits (SPEC "Sponsorship limits", docs/paymaster.md "Order of checks"), enforced in that order (their views,
  * GET and PATCH, are paymaster/limits/limitViews.ts; the rules one by one paymaster/limits/limitRules.ts) — prepaid balance reservation (mainnets) → merchant per-transaction cap
  * (priced) → platform daily budget of the network class → the merchant's share of it → the merchant's
  * daily cap → the client's daily cap → per-sender daily USD cap → per-sender hourly operation limit.

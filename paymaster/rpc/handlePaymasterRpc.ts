@@ -34,7 +34,7 @@ import {
 
 /**
  * The paymaster JSON-RPC (`POST /v1/paymaster/rpc`) after the client id and Origin were accepted:
- * every check in SPEC's order (DESIGN §4.3), then stub data or the signing service, and a usage row
+ * every check in SPEC's order (docs/paymaster.md "Order of checks"), then stub data or the signing service, and a usage row
  * for every denial and every signed operation. Never throws: an unexpected failure answers -32603.
  *
  * Order: chain (HTTP 403) → JSON-RPC shape → method → params → chain and key class → entry point →

@@ -4,7 +4,7 @@ import { SIGNER_METHOD, signerAnswerSchema, type SignPaymasterDataWireRequest } 
 import { createSignerTransport } from './signerTransport';
 
 /**
- * Client of the internal signing service (DESIGN §2 `signer`; the wire protocol is signer/protocol.ts):
+ * Client of the internal signing service (docs/architecture.md "Processes" `signer`; the wire protocol is signer/protocol.ts):
  * one JSON-RPC 2.0 method over HTTP at `<SIGNER_URL>/rpc` with `Authorization: Bearer <SIGNER_SHARED_SECRET>`.
  * The service's own denials (-32602 unsupported chain / token / params, -32000 deposit too low) come
  * back as `denied` for the RPC to return unchanged (SPEC rule 10); anything that is not a

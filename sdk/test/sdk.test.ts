@@ -13,6 +13,7 @@ import {
   type StablePayClient,
   type WebhookEvent,
 } from '../src';
+import { webhookDeliveryStarterFor } from '../../workflowClient/webhookDeliveries';
 
 /**
  * The SDK against the running app (test/harness/app.ts) and the project's workers: typed calls from the
@@ -160,8 +161,7 @@ describe('the TypeScript SDK (sdk/)', () => {
     const session = await createConfirmingSession(workers.db, merchant.merchantId);
     const events = createSessionEventActivities({
       db: workers.db,
-      temporal: workers.client,
-      webhookTaskQueue: workers.taskQueues.webhooks,
+      startWebhookDelivery: webhookDeliveryStarterFor(workers.client, workers.taskQueues.webhooks),
     });
     const event = await events.recordSessionConfirmingEvent({ sessionId: session.id });
     await events.startWebhookDeliveries({ eventId: event.id });

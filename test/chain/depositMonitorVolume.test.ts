@@ -14,6 +14,7 @@ import { writeDeploymentsFile } from '../harness/deployments';
 import { testStack } from '../harness/stack';
 import { testChainClient } from '../settlement/settlementStack';
 import { startCappedRpcProxy, type CappedRpcProxy } from './cappedRpcProxy';
+import { depositSignallerFor } from '../../workflowClient/sessions';
 
 /**
  * Deposit detection at mainnet volume (issue 21): a chain flooded with 60,000 unrelated USDC transfers (six
@@ -160,7 +161,7 @@ describe('deposit monitor at mainnet volume', () => {
     });
     return createChainMonitorActivities({
       db,
-      temporal,
+      signalDepositDetected: depositSignallerFor(temporal),
       networks: createNetworkRegistry(config),
       addressesPerRequest: 500,
       // The filtered form is this file's subject, whatever else the run's database watches on the chain.

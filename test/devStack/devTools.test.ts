@@ -13,7 +13,7 @@ import { testStack } from '../harness/stack';
 import { resultBody, startToolServer } from '../toolServer/toolServerProcess';
 
 /**
- * The dev merchant of `npm start` (DESIGN §8.2) and the dev tools `npm run token` and `npm run pay`,
+ * The dev merchant of `npm start` (docs/decisions.md "A newcomer's first hour II (dev merchant, production settings, quiet stack)") and the dev tools `npm run token` and `npm run pay`,
  * against the run's real API, MailDev and chains. The tools run as the scripts npm runs, pointed at a
  * stack file that describes this run's stack (STABLEPAY_STACK_FILE).
  */

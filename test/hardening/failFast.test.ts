@@ -23,6 +23,7 @@ import { TEST_STACK_FILE_VARIABLE, testStack } from '../harness/stack';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import type { TestApp } from '../harness/app';
 import { allowContract, createPaymasterClient, paymasterRpc } from '../paymaster/paymasterApi';
+import { sessionStarterFor } from '../../workflowClient/sessions';
 
 /**
  * Fail fast and say so (issue 22): each dependency of the api is taken away for real — the Temporal dev
@@ -220,8 +221,7 @@ describe('fail fast: bounded waits on every dependency, and /ready', () => {
         const client = new Client({ connection, namespace: temporal.namespace });
         const reconciler = createSessionReconcilerActivities({
           db: appDb,
-          temporal: client,
-          sessionsTaskQueue: taskQueueNames(prefix).sessions,
+          startSessionWorkflow: sessionStarterFor(client, taskQueueNames(prefix).sessions),
         });
         expect(await reconciler.startMissingSessionWorkflows({ olderThanSec: 0 })).toBe(created.length);
         for (const id of created) {

@@ -12,6 +12,7 @@ import { depositDetectedSignal } from '../../workflows/paymentSession';
 import type { TestResponse } from './app';
 import { until } from './projectProcess';
 import type { WebhookReceiver } from '../webhooks/receiver';
+import { sessionStarterFor } from '../../workflowClient/sessions';
 
 /**
  * The fault tests' steady load (test/hardening/faultsUnderLoad.test.ts, replicasUnderLoad.test.ts):
@@ -232,8 +233,7 @@ export async function expectLoadInvariants({
   // The reconciler schedule's run: sessions accepted while Temporal was away get their workflows.
   const reconciler = createSessionReconcilerActivities({
     db,
-    temporal: temporalClient,
-    sessionsTaskQueue: sessionsTaskQueue,
+    startSessionWorkflow: sessionStarterFor(temporalClient, sessionsTaskQueue),
   });
   await reconciler.startMissingSessionWorkflows({ olderThanSec: 0 });
   // Every stored session, including those whose 201 the SIGKILL cut off, and every accepted one among them.

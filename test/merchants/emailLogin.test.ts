@@ -3,7 +3,7 @@ import { freshEmail, mailsTo, waitForCode } from '../harness/mailbox';
 import { signInNewMerchant, verifyMerchantEmail, type SignedInMerchant } from '../harness/merchants';
 
 /**
- * Login by e-mail code (DESIGN §7.2) against the real API, Postgres and MailDev: the codes are read
+ * Login by e-mail code (docs/decisions.md "Merchant accounts") against the real API, Postgres and MailDev: the codes are read
  * from the mail MailDev received, as a merchant reads them.
  */
 

@@ -222,7 +222,7 @@ describe('wallet login (SIWE)', () => {
       expect(response.body.message).toMatch(/^Validation failed: /);
     });
 
-    it('accepts the object login-payload answered exactly as it is, message included (DESIGN §7.2)', async () => {
+    it('accepts the object login-payload answered exactly as it is, message included (docs/decisions.md "Merchant accounts")', async () => {
       const account = freshAccount();
       const issued = await app.request(`/v1/auth/login-payload?address=${account.address}`);
       const response = await app.request('/v1/auth/verify', {

@@ -378,12 +378,15 @@ describe('issue 13 finding 6: the bundler proxy relays any method with our provi
     'eth_supportedEntryPoints',
     'eth_chainId',
     'pimlico_getUserOperationGasPrice',
-  ])('%s (DESIGN §7.6) is relayed', async (method) => {
-    const client = await createPaymasterClient(app, merchant);
-    const before = upstream.requests.length;
-    expect((await bundler({ clientId: client.clientId, body: call(method) })).status).toBe(200);
-    expect(upstream.requests.length).toBe(before + 1);
-  });
+  ])(
+    '%s (docs/paymaster.md "The bundler proxy (`POST /v1/paymaster/bundler/{chainId}`)") is relayed',
+    async (method) => {
+      const client = await createPaymasterClient(app, merchant);
+      const before = upstream.requests.length;
+      expect((await bundler({ clientId: client.clientId, body: call(method) })).status).toBe(200);
+      expect(upstream.requests.length).toBe(before + 1);
+    },
+  );
 
   it('a batch holding a method outside the set is answered without reaching the provider: -32601 for it, -32600 for the rest', async () => {
     const client = await createPaymasterClient(app, merchant);

@@ -7,12 +7,13 @@ import { expireSession, transitionSession } from '../../db/sessions';
 import { creditTopupForSettlement, topupSettlementReference } from '../../db/topups';
 import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { payDeposit, startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
+import { serialiseSessionLifecycleEvent } from '../../webhooks/sessionLifecycleEvents';
 
 /**
  * Self-serve top-ups: POST creates a live payment session that settles to the platform treasury; each
  * settlement the treasury receives (real workflow, deposit monitor and settlement on a local mainnet
  * stand-in) credits the prepaid ledger with what arrived, exactly once. Live mode runs locally end to end
- * on the same stand-in (DESIGN §7.1): a merchant's live session is paid there and completes.
+ * on the same stand-in (docs/decisions.md "Foundation"): a merchant's live session is paid there and completes.
  */
 const ETHEREUM = 1;
 const CONFIRMATIONS = 12;
@@ -240,7 +241,7 @@ describe('prepaid gas top-ups', () => {
     const merchant = await signInNewMerchant(stack.app);
     const expiring = await createTopup(merchant, { amount: '1' });
     const failing = await createTopup(merchant, { amount: '2' });
-    expect(await expireSession(stack.db, expiring.body.sessionId)).toBe(true);
+    expect(await expireSession(stack.db, expiring.body.sessionId, serialiseSessionLifecycleEvent)).toBe(true);
     const failingId = failing.body.sessionId as string;
     expect(
       await transitionSession(stack.db, { id: failingId, from: ['awaiting_payment'], to: 'confirming' }),

@@ -6,6 +6,7 @@ import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { startTestWorkers, type TestWorkers } from '../harness/workers';
 import { createConfirmingSession } from '../webhooks/fixtures';
 import { startWebhookReceiver, type WebhookReceiver } from '../webhooks/receiver';
+import { webhookDeliveryStarterFor } from '../../workflowClient/webhookDeliveries';
 
 /**
  * GET /v1/merchants/me/sessions/{id}/events: a session's events with their webhook deliveries and
@@ -62,8 +63,7 @@ describe('a session’s events with their webhook deliveries', () => {
 
     const activities = createSessionEventActivities({
       db: workers.db,
-      temporal: workers.client,
-      webhookTaskQueue: workers.taskQueues.webhooks,
+      startWebhookDelivery: webhookDeliveryStarterFor(workers.client, workers.taskQueues.webhooks),
     });
     const event = await activities.recordSessionConfirmingEvent({ sessionId: session.id });
     await activities.startWebhookDeliveries({ eventId: event.id });

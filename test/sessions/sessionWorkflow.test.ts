@@ -16,6 +16,7 @@ import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant } from '../harness/merchants';
 import { testStack } from '../harness/stack';
 import { quietTemporalRuntime, startTestWorkers, type TestWorkers } from '../harness/workers';
+import { sessionStarterFor } from '../../workflowClient/sessions';
 
 async function waitForState<T>(
   read: () => Promise<T>,
@@ -171,7 +172,10 @@ describe('the payment-session workflow on the time-skipping server', () => {
       .executeTakeFirstOrThrow();
 
     const state = await runWithWorker(async (taskQueue) => {
-      await startOrphanSessionWorkflow({ db, temporal: env.client, sessionsTaskQueue: taskQueue }, session);
+      await startOrphanSessionWorkflow(
+        { db, startSessionWorkflow: sessionStarterFor(env.client, taskQueue) },
+        session,
+      );
       const handle = env.client.workflow.getHandle(sessionWorkflowId(sessionId));
       const decided = await waitForState(
         () => handle.query(sessionStateQuery),

@@ -22,6 +22,7 @@ import {
   type StackSession,
 } from './settlementStack';
 import { startWorkerProcess, waitForOutput } from './workerProcess';
+import { depositSignallerFor } from '../../workflowClient/sessions';
 
 /**
  * Never miss a deposit (issue 40, item 4): the deposit monitor at a watched set of 1,000,000 addresses,
@@ -157,7 +158,7 @@ describe('never miss a deposit: the monitor at 1,000,000 watched addresses and s
     const monitorId = `detection-${randomBytes(4).toString('hex')}`;
     const { scanDeposits } = createChainMonitorActivities({
       db: stack.db,
-      temporal: stack.temporal,
+      signalDepositDetected: depositSignallerFor(stack.temporal),
       networks: stack.networks,
       filteredMaxWatched,
       lateWatchSecByChain: { [ETHEREUM_SEPOLIA]: LATE_WINDOW_SEC },

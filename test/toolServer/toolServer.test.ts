@@ -17,7 +17,7 @@ import { deployFundedDeleGator } from '../delegation/delegatorAccounts';
 import { resultBody, resultText, startToolServer, type ToolServerUnderTest } from './toolServerProcess';
 
 /**
- * The MCP tool server (DESIGN §7.3) as an MCP client runs it: a child process over stdio, driven by the
+ * The MCP tool server (docs/decisions.md "Tool server (MCP) and session keys") as an MCP client runs it: a child process over stdio, driven by the
  * SDK's own client, against the real API, Postgres and MailDev.
  */
 
@@ -96,7 +96,7 @@ describe('the MCP tool server over stdio', () => {
     return { merchant, email };
   }
 
-  it('lists exactly the tools of DESIGN §7.3, each with a JSON Schema of its input', async () => {
+  it('lists exactly the tools of the tool server (docs/decisions.md "Tool server (MCP) and session keys"), each with a JSON Schema of its input', async () => {
     const server = await toolServer();
     const { tools } = await server.client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOL_NAMES].sort());

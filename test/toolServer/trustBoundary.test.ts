@@ -13,6 +13,7 @@ import {
 } from '../harness/merchants';
 import { createConfirmingSession } from '../webhooks/fixtures';
 import { resultBody, resultText, startToolServer, type ToolServerUnderTest } from './toolServerProcess';
+import { ENDPOINT_DISABLING } from '../../webhooks/endpointDisabling';
 
 /**
  * Security review II, finding 4, the tool server's end: what came from outside the merchant reaches the
@@ -133,17 +134,21 @@ describe('the tool server’s trust boundary', () => {
       workflowId: `webhook-${event.id}`,
       workflowRunId: randomUUID(),
     });
-    await recordWebhookAttempt(app.db, {
-      deliveryId: delivery!.id,
-      attemptNumber: 1,
-      attemptedAt: new Date(),
-      outcome: 'http_error',
-      statusCode: 500,
-      latencyMs: 5,
-      responseBody: STEERING,
-      error: 'HTTP 500',
-      nextAttemptAt: null,
-    });
+    await recordWebhookAttempt(
+      app.db,
+      {
+        deliveryId: delivery!.id,
+        attemptNumber: 1,
+        attemptedAt: new Date(),
+        outcome: 'http_error',
+        statusCode: 500,
+        latencyMs: 5,
+        responseBody: STEERING,
+        error: 'HTTP 500',
+        nextAttemptAt: null,
+      },
+      ENDPOINT_DISABLING,
+    );
     const deliveries = await server.call('list_webhook_deliveries', { webhookId: endpoint.body.id });
     expect(deliveries.isError).toBeFalsy();
     expect(resultText({ content: deliveries.content.slice(0, 1) })).toMatch(/untrusted data/i);

@@ -6,7 +6,7 @@ import { createDb, type Db } from '../../db/client';
 import { findSessionById } from '../../db/sessions';
 import { deleteWebhookEndpoint, replaceWebhookSecret, updateWebhookEndpoint } from '../../db/webhooks';
 import { startTimeSkippingTestEnvironment } from '../../dev/services/temporal';
-import { redispatchWebhookDelivery } from '../../workflowClient/webhookDeliveries';
+import { redispatchWebhookDelivery, webhookDeliveryStarterFor } from '../../workflowClient/webhookDeliveries';
 import { webhookDeliveryWorkflowId } from '../../workflows/workflowIds';
 import { verifyWebhook, WebhookVerificationError } from '../../webhooks/verifyWebhook';
 import {
@@ -83,8 +83,7 @@ describe('webhook delivery workflow (time-skipping server)', () => {
     });
     const events = createSessionEventActivities({
       db,
-      temporal: env.client,
-      webhookTaskQueue: developmentQueues.webhooks,
+      startWebhookDelivery: webhookDeliveryStarterFor(env.client, developmentQueues.webhooks),
     });
     const event = await events.recordSessionConfirmingEvent({ sessionId: session.id });
     return { merchantId, session, endpoint, secret, eventId: event.id };

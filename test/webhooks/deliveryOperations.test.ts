@@ -9,13 +9,14 @@ import { startTestWorkers, type TestWorkers } from '../harness/workers';
 import { createConfirmingSession } from './fixtures';
 import { merchantWithEndpoint as endpointAtReceiver, waitForArrivalsAt } from './apiEndpoints';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from './receiver';
+import { webhookDeliveryStarterFor } from '../../workflowClient/webhookDeliveries';
 
 /**
- * DESIGN §8.4 on the Temporal dev server with the project's workers, through the API's two route
+ * docs/decisions.md "Webhook delivery operations" on the Temporal dev server with the project's workers, through the API's two route
  * sets: secret rotation with overlap, resending one delivery, recovering failures since a time, and
  * the deliveries list on both sets.
  */
-describe('webhook delivery operations (DESIGN §8.4)', () => {
+describe('webhook delivery operations (docs/decisions.md "Webhook delivery operations")', () => {
   let app: TestApp;
   let workers: TestWorkers;
   let receiver: WebhookReceiver;
@@ -44,8 +45,7 @@ describe('webhook delivery operations (DESIGN §8.4)', () => {
     const session = await createConfirmingSession(db, merchant.merchantId);
     const events = createSessionEventActivities({
       db,
-      temporal: client,
-      webhookTaskQueue: workers.taskQueues.webhooks,
+      startWebhookDelivery: webhookDeliveryStarterFor(client, workers.taskQueues.webhooks),
     });
     const event = await events.recordSessionConfirmingEvent({ sessionId: session.id });
     await events.startWebhookDeliveries({ eventId: event.id });

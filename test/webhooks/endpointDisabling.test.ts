@@ -19,9 +19,10 @@ import { testStack } from '../harness/stack';
 import { quietTemporalRuntime } from '../harness/workers';
 import { createConfirmingSession, createEndpoint, createMerchant } from './fixtures';
 import { startWebhookReceiver, type WebhookReceiver } from './receiver';
+import { webhookDeliveryStarterFor } from '../../workflowClient/webhookDeliveries';
 
 /**
- * DESIGN §8.4 on the time-skipping server: an endpoint whose every delivery has failed for 5 days is
+ * docs/operations.md "A webhook endpoint disabled for failing" on the time-skipping server: an endpoint whose every delivery has failed for 5 days is
  * disabled, the merchant's verified e-mail is told (MailDev), and `endpoint.disabled` reaches the
  * merchant's other endpoint that lists it. Days pass in seconds; the database and HTTP are real.
  */
@@ -85,8 +86,7 @@ describe('failing endpoints are disabled after 5 days (time-skipping server)', (
       .execute();
     const events = createSessionEventActivities({
       db,
-      temporal: env.client,
-      webhookTaskQueue: taskQueues.webhooks,
+      startWebhookDelivery: webhookDeliveryStarterFor(env.client, taskQueues.webhooks),
     });
     /** New session.confirming events of the merchant, stored (not yet delivered). */
     const recordEvents = async (count: number) => {

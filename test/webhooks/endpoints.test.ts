@@ -5,6 +5,7 @@ import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webho
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { createConfirmingSession } from './fixtures';
+import { ENDPOINT_DISABLING } from '../../webhooks/endpointDisabling';
 
 /** Webhook endpoint management on both route sets (SPEC: Webhook endpoints), against the real app and database. */
 const SUMMARY_KEYS = [
@@ -328,17 +329,21 @@ describe('webhook endpoints', () => {
           workflowRunId: randomUUID(),
         });
         if (outcome !== 'none') {
-          await recordWebhookAttempt(app.db, {
-            deliveryId: delivery!.id,
-            attemptNumber: 1,
-            attemptedAt: new Date(),
-            outcome,
-            statusCode: outcome === 'succeeded' ? 200 : 500,
-            latencyMs: 12,
-            responseBody: 'ok',
-            error: outcome === 'succeeded' ? null : 'HTTP 500',
-            nextAttemptAt: null,
-          });
+          await recordWebhookAttempt(
+            app.db,
+            {
+              deliveryId: delivery!.id,
+              attemptNumber: 1,
+              attemptedAt: new Date(),
+              outcome,
+              statusCode: outcome === 'succeeded' ? 200 : 500,
+              latencyMs: 12,
+              responseBody: 'ok',
+              error: outcome === 'succeeded' ? null : 'HTTP 500',
+              nextAttemptAt: null,
+            },
+            ENDPOINT_DISABLING,
+          );
         }
         if (outcome === 'http_error')
           await app.db
@@ -427,17 +432,21 @@ describe('webhook endpoints', () => {
         workflowId: `webhook-${event.id}-${id}`,
         workflowRunId: randomUUID(),
       });
-      await recordWebhookAttempt(app.db, {
-        deliveryId: delivery!.id,
-        attemptNumber: 1,
-        attemptedAt: new Date(),
-        outcome: 'timeout',
-        statusCode: null,
-        latencyMs: 10_000,
-        responseBody: null,
-        error: 'slow',
-        nextAttemptAt: new Date(),
-      });
+      await recordWebhookAttempt(
+        app.db,
+        {
+          deliveryId: delivery!.id,
+          attemptNumber: 1,
+          attemptedAt: new Date(),
+          outcome: 'timeout',
+          statusCode: null,
+          latencyMs: 10_000,
+          responseBody: null,
+          error: 'slow',
+          nextAttemptAt: new Date(),
+        },
+        ENDPOINT_DISABLING,
+      );
       expect(
         (await app.request(`/v1/merchants/me/webhooks/${id}/deliveries`, { headers: other.auth })).body.total,
       ).toBe(1);

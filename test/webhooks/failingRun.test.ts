@@ -5,9 +5,10 @@ import { openWebhookDelivery, recordWebhookAttempt } from '../../db/webhookDeliv
 import { createWebhookSecretBox, developmentWebhookSecretKey } from '../../webhooks/webhookSecrets';
 import { testStack } from '../harness/stack';
 import { createConfirmingSession, createEndpoint, createMerchant } from './fixtures';
+import { ENDPOINT_DISABLING } from '../../webhooks/endpointDisabling';
 
 /**
- * The run of failures that disables an endpoint (DESIGN §8.4), at the database: attempts carry their
+ * The run of failures that disables an endpoint (docs/operations.md "A webhook endpoint disabled for failing"), at the database: attempts carry their
  * own times, so the 5-day edge is exact, and a retried record answers the same without a second event.
  */
 const DAY_MS = 24 * 3600_000;
@@ -33,8 +34,7 @@ describe('the failing run of an endpoint', () => {
     // The event alone: this test records attempts itself, so no Temporal client is needed.
     const events = createSessionEventActivities({
       db,
-      temporal: undefined as never,
-      webhookTaskQueue: 'unused',
+      startWebhookDelivery: undefined as never,
     });
     const event = await events.recordSessionConfirmingEvent({ sessionId: session.id });
     const delivery = (await openWebhookDelivery(db, {
@@ -45,17 +45,21 @@ describe('the failing run of an endpoint', () => {
       workflowRunId: `run-${randomBytes(8).toString('hex')}`,
     }))!;
     const attempt = (attemptNumber: number, at: Date, outcome: 'succeeded' | 'http_error' = 'http_error') =>
-      recordWebhookAttempt(db, {
-        deliveryId: delivery.id,
-        attemptNumber,
-        attemptedAt: at,
-        outcome,
-        statusCode: outcome === 'succeeded' ? 200 : 503,
-        latencyMs: 5,
-        responseBody: null,
-        error: null,
-        nextAttemptAt: null,
-      });
+      recordWebhookAttempt(
+        db,
+        {
+          deliveryId: delivery.id,
+          attemptNumber,
+          attemptedAt: at,
+          outcome,
+          statusCode: outcome === 'succeeded' ? 200 : 503,
+          latencyMs: 5,
+          responseBody: null,
+          error: null,
+          nextAttemptAt: null,
+        },
+        ENDPOINT_DISABLING,
+      );
     const row = () =>
       db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpoint.id).executeTakeFirstOrThrow();
     return { endpoint, attempt, row };

@@ -11,6 +11,7 @@ import {
   waitForArrivalsAt,
 } from './apiEndpoints';
 import { startWebhookReceiver, type WebhookReceiver } from './receiver';
+import { webhookDeliveryStarterFor } from '../../workflowClient/webhookDeliveries';
 
 /**
  * `POST …/webhooks/{id}/send-test-event` (issue 48) on both route sets, on the Temporal dev server with
@@ -267,8 +268,7 @@ describe('webhook test events', () => {
     const session = await createConfirmingSession(db, merchant.merchantId);
     const events = createSessionEventActivities({
       db,
-      temporal: workers.client,
-      webhookTaskQueue: workers.taskQueues.webhooks,
+      startWebhookDelivery: webhookDeliveryStarterFor(workers.client, workers.taskQueues.webhooks),
     });
     const event = await events.recordSessionConfirmingEvent({ sessionId: session.id });
     await events.startWebhookDeliveries({ eventId: event.id });

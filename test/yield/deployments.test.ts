@@ -4,7 +4,7 @@ import { testStack } from '../harness/stack';
 import { YIELD_CHAIN, startYieldWorld, waitFor, type YieldWorld } from './yieldWorld';
 
 /**
- * The yield-deployment routes (SPEC's table, DESIGN §7.5): every allowed transition and every refused one
+ * The yield-deployment routes (SPEC's table, docs/yield.md): every allowed transition and every refused one
  * with its status, the deploy workflow to `active` (vaults with code) and to `failed` (with the revert),
  * linking contract sets, and tenant isolation on every route.
  */

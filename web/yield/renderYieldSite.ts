@@ -7,7 +7,7 @@ import { SITE_DATA_ELEMENT_ID, type YieldSiteClientData } from './clientData';
 import type { YieldSiteVault, YieldSiteView } from '../../yield/siteView';
 
 /**
- * A yield deployment's branded site (DESIGN §7.5): the brand, each vault with its asset, total assets
+ * A yield deployment's branded site (docs/yield.md): the brand, each vault with its asset, total assets
  * and the sUSDe rate it earns, and deposit and withdraw forms that act through the visitor's EIP-1193
  * wallet (`window.ethereum`) through its script (client/, bundled into web/dist/yieldSite.js). While a vault redeems asynchronously (ERC-7540, sUSDe's cooldown on) the
  * script swaps the withdraw form for a withdrawal request and lists the visitor's requests with the time

@@ -16,7 +16,7 @@ import { type AnyRoute, defineRoute } from '../../routing/route';
  * | 400    | { statusCode, message, error }         | `Validation failed (numeric string is expected)`: chainId not an integer |
  * | 403    | { error: { message, type: 'error' } }  | paymaster_chain_not_allowed / paymaster_key_network_class_mismatch |
  * | 400    | { error: { message, type: 'error' } }  | the body is not JSON; an empty batch or one above 20 requests |
- * | 200    | JSON-RPC error -32601 (-32600 for the rest of a batch) | a method outside DESIGN §7.6's set: never relayed |
+ * | 200    | JSON-RPC error -32601 (-32600 for the rest of a batch) | a method outside the relayed set (docs/paymaster.md "The bundler proxy (`POST /v1/paymaster/bundler/{chainId}`)"): never relayed |
  * | 403    | { error: { message, type: 'error' } }  | paymaster_gas_mode_not_allowed (an operation's mode on our paymaster) |
  * | 402    | { error: { message, type: 'error' } }  | paymaster_billing_balance_exhausted (sponsored, mainnet) |
  * | 502    | { error: { message, type: 'error' } }  | bundler upstream: non-2xx, non-JSON, or transport failure (its text) |

@@ -28,7 +28,7 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
 
 const MAX_USD_MICRO = 1_000_000_000n * 1_000_000n;
 
-/** Positive decimal USD, at most 6 fractional digits, at most 1,000,000,000 (DESIGN §5 amounts). */
+/** Positive decimal USD, at most 6 fractional digits, at most 1,000,000,000 (docs/service-contract.md "Conventions" amounts). */
 const USD_PATTERN = /^(?:0|[1-9]\d{0,9})(?:\.\d{1,6})?$/;
 export const usdLimit = z
   .string()

@@ -25,7 +25,7 @@ import { deliverySchema, endpointIdParams, toDelivery } from './webhookModels';
  * | POST | /{id}/recover `{ since }`              | 202 `{ queued }`: a new delivery of each event that failed since then |
  *
  * One item per delivery (an event sent to this endpoint by one workflow run) with its attempts.
- * Resends, recoveries and test events share a budget per endpoint and UTC hour (DESIGN §8.4).
+ * Resends, recoveries and test events share a budget per endpoint and UTC hour (docs/decisions.md "Webhook delivery operations").
  */
 const listQuery = z.object({
   ...pageQuery,

@@ -12,7 +12,7 @@ import { webhookEndpointNotFound } from './endpoints';
 /**
  * What every operation that sends to one endpoint on request (resend, recover, test event) checks
  * first: the endpoint is the merchant's (404 otherwise), it is enabled (409), and one of this UTC
- * hour's operations is left for it across every api replica (429 with Retry-After; DESIGN §8.4).
+ * hour's operations is left for it across every api replica (429 with Retry-After; docs/decisions.md "Webhook delivery operations").
  */
 const HOUR_MS = 3600_000;
 

@@ -11,7 +11,7 @@ import { endpointIdParams, rotatedSecretSchema } from './webhookModels';
  * Under `/v1/merchants/me/webhooks` (JWT) and `/v1/webhooks` (SK):
  * | POST | /{id}/rotate-secret | 200 new signing secret |
  *
- * With overlap (DESIGN §8.4): until `previousSecretExpiresAt` every attempt carries two `v1=`
+ * With overlap (docs/decisions.md "Webhook delivery operations"): until `previousSecretExpiresAt` every attempt carries two `v1=`
  * signatures, the new secret's and the old one's, so a receiver that still holds the old secret and
  * one that already holds the new one both verify. `overlapSeconds: 0` stops the old secret at once.
  */

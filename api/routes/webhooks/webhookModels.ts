@@ -7,7 +7,7 @@ import { invalidField } from '../../httpErrors';
 import { webhookUrlProblem, type WebhookUrlPolicy } from '../../../webhooks/webhookUrl';
 
 /**
- * Request and response shapes of webhook endpoints and deliveries (SPEC: Webhook endpoint; DESIGN §5).
+ * Request and response shapes of webhook endpoints and deliveries (SPEC: Webhook endpoint; docs/decisions.md "Webhooks").
  * Response models are their own types: the endpoint summary has no secret field, so a secret cannot
  * reach a listing by accident; only creation and rotation answer with one.
  */

@@ -1,5 +1,6 @@
 import type { YieldDeploymentRow } from '../../../db/yieldDeployments';
-import { deployChargeTerms, type DeployChargeTerms } from '../../../yield/deployCharge';
+import type { DeployChargeTerms } from '../../../db/yieldDeployCharges';
+import { deployChargeTerms } from '../../../yield/deployCharge';
 import type { YieldNetwork } from '../../../yield/deployOptions';
 import type { AppContext } from '../../appContext';
 import { serviceUnavailable } from '../../httpErrors';

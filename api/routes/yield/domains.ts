@@ -11,7 +11,7 @@ import { withTemporalDeadline } from '../../../workflowClient/connection';
 import type { AppContext } from '../../appContext';
 import { conflict, notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
-import { YIELD_BASE, requireDeployment } from './deployments';
+import { YIELD_BASE, requireDeployment } from './deployments/deploymentAccess';
 import { domain, toDomain } from './yieldModels';
 
 /**

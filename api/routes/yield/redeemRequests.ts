@@ -6,7 +6,7 @@ import type { AppContext } from '../../appContext';
 import { serviceUnavailable } from '../../httpErrors';
 import { tooManyRequests } from '../../rateLimits';
 import { defineRoute, type AnyRoute } from '../../routing/route';
-import { YIELD_BASE, requireDeployment } from './deployments';
+import { YIELD_BASE, requireDeployment } from './deployments/deploymentAccess';
 
 /**
  * | GET | /v1/merchants/me/yield-deployments/{id}/redeem-requests | `limit` 1 to 50 default 20; `cursor` (the previous page's `nextCursor`); `controller` | 200 cursor-paged, newest first |

@@ -4,7 +4,7 @@ import type { YieldContractSetRow, YieldDeploymentRow } from '../../../db/yieldD
 import type { YieldDomainRow } from '../../../db/yieldDomains';
 import { verificationRecordName } from '../../../yield/domainVerification';
 
-/** Response models of the yield-deployment routes (DESIGN §7.5); rows never reach a response as they are. */
+/** Response models of the yield-deployment routes (docs/yield.md); rows never reach a response as they are. */
 
 export const branding = z
   .object({
