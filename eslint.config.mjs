@@ -44,19 +44,6 @@ const TOP_LAYER = Math.max(...LAYERS.values());
  * (test/structure/layerOrder.test.ts fails on an entry whose file no longer imports that folder).
  */
 export const KNOWN_UPWARD_IMPORTS = new Map([
-  ['db/gasCharges.ts → billing', 'micro-USD conversion: goes with the money module (issue 45, item 3)'],
-  ['db/gasCharges.ts → paymaster', 'micro-USD conversion: goes with the money module (issue 45, item 3)'],
-  ['db/settlements.ts → billing', 'micro-USD conversion: goes with the money module (issue 45, item 3)'],
-  ['db/topups.ts → billing', 'micro-USD conversion: goes with the money module (issue 45, item 3)'],
-  ['db/sessionEvents.ts → billing', 'micro-USD conversion: goes with the money module (issue 45, item 3)'],
-  [
-    'db/yieldDeployCharges.ts → billing',
-    'micro-USD conversion: goes with the money module (issue 45, item 3)',
-  ],
-  [
-    'db/yieldDeployCharges.ts → paymaster',
-    'micro-USD conversion and the prepaid counter name: money module, limit keys (item 3)',
-  ],
   [
     'db/yieldDeployCharges.ts → yield',
     'the deploy charge terms: to be passed in by activities/yieldDeployments.ts',

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
-import { ETH_USD_FEED_DECIMALS } from '../chain/priceFeeds';
+import { ETH_USD_FEED_DECIMALS } from '../money/usdPriceAnswers';
 import { createDb, type Db } from '../db/client';
-import { usdToMicro, weiToMicroUsd } from '../paymaster/pricing/pricesConversion';
+import { weiToMicroUsd } from '../money/gasPricing';
+import { usdToMicro } from '../money/microUsd';
 import {
   MERCHANT_PER_TX_CAP_USD,
   SENDER,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { fromBaseUnits, normaliseDecimal, toMicroUsdRoundingDown } from '../chain/tokenAmount';
-import { microUsdToFixed6 } from '../billing/gasChargeAmount';
+import { fromBaseUnits, normaliseDecimal } from '../money/baseUnits';
+import { toMicroUsdRoundingDown } from '../money/microUsd';
+import { microUsdToFixed6 } from '../money/microUsd';
 import {
   newEventId,
   REPEATABLE_SESSION_EVENT_TYPE,

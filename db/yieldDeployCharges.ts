@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
-import { ethUsdDecimalToAnswer, microUsdToFixed6 } from '../billing/gasChargeAmount';
-import { prepaidReservationCounter } from '../paymaster/limits/limitRules';
-import { feedAnswerToDecimal, usdToMicro } from '../paymaster/pricing/pricesConversion';
+import { microUsdToFixed6 } from '../money/microUsd';
+import { ethUsdDecimalToAnswer } from '../money/usdPriceAnswers';
+import { usdToMicro } from '../money/microUsd';
+import { feedAnswerToDecimal } from '../money/usdPriceAnswers';
 import { deployChargeMicroUsd, type DeployChargeTerms } from '../yield/deployCharge';
 import type { Db } from './client';
-import { consumeSponsorshipLimits, limitCountersUsage, settleLimitHold } from './paymasterLimits';
+import {
+  consumeSponsorshipLimits,
+  limitCountersUsage,
+  prepaidReservationCounter,
+  settleLimitHold,
+} from './paymasterLimits';
 import { debitPrepaidBalance, prepaidBalanceUsd } from './prepaidLedger';
 import type { YieldDeployChargesTable } from './schema';
 

@@ -67,7 +67,7 @@ describe('the layers/import-order rule', () => {
     expect(
       await layerMessages(
         'yield/layerCheck.ts',
-        "export { gasChargeMicroUsd } from '../billing/gasChargeAmount';\n",
+        "export { parseStatementMonth } from '../billing/statementMonth';\n",
       ),
     ).toEqual([]);
   });

@@ -9,7 +9,7 @@ import {
   type LimitsView,
   type LimitsViews,
 } from '../../../paymaster/limits/limitViews';
-import { usdToMicro } from '../../../paymaster/pricing/pricesConversion';
+import { usdToMicro } from '../../../money/microUsd';
 import type { AppContext } from '../../appContext';
 import { validationFailed } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';

@@ -15,7 +15,7 @@ import {
 import { queueYieldDeploy, returnYieldDeploy } from '../../../db/yieldDeployLimits';
 import { listYieldDomains } from '../../../db/yieldDomains';
 import { yieldNetworkOf, type YieldNetwork } from '../../../yield/deployOptions';
-import { microUsdToFixed6 } from '../../../billing/gasChargeAmount';
+import { microUsdToFixed6 } from '../../../money/microUsd';
 import { deployChargeTermsNow } from './deployChargeTerms';
 import { startYieldDeploymentWorkflow } from '../../../workflowClient/yieldWorkflows';
 import { withTemporalDeadline } from '../../../workflowClient/connection';

@@ -28,14 +28,6 @@ export function fromBaseUnits(units: bigint, decimals: number): string {
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
 }
 
-/**
- * A dollar stablecoin's `units` as micro-dollars (USD × 10^6), rounded down: what a settlement is worth
- * in the 6-decimal USD columns, never more than was received.
- */
-export function toMicroUsdRoundingDown(units: bigint, decimals: number): bigint {
-  return decimals >= 6 ? units / 10n ** BigInt(decimals - 6) : units * 10n ** BigInt(6 - decimals);
-}
-
 /** numeric(16,6) reads back as "19.990000"; the API shows "19.99". */
 export function normaliseDecimal(value: string): string {
   return value.includes('.') ? value.replace(/0+$/, '').replace(/\.$/, '') : value;

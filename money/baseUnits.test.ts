@@ -1,4 +1,4 @@
-import { AmountPrecisionError, fromBaseUnits, toBaseUnits } from './tokenAmount';
+import { AmountPrecisionError, fromBaseUnits, toBaseUnits } from './baseUnits';
 
 describe('token amounts', () => {
   it.each([
