@@ -28,6 +28,13 @@ export function fromBaseUnits(units: bigint, decimals: number): string {
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
 }
 
+/** `units` of a `fromDecimals` token in base units of `toDecimals`, at parity, rounded down (never more than held). */
+export function rescaleUnitsRoundingDown(units: bigint, fromDecimals: number, toDecimals: number): bigint {
+  return fromDecimals <= toDecimals
+    ? units * 10n ** BigInt(toDecimals - fromDecimals)
+    : units / 10n ** BigInt(fromDecimals - toDecimals);
+}
+
 /** numeric(16,6) reads back as "19.990000"; the API shows "19.99". */
 export function normaliseDecimal(value: string): string {
   return value.includes('.') ? value.replace(/0+$/, '').replace(/\.$/, '') : value;

@@ -1,4 +1,4 @@
-import { fromBaseUnits } from './baseUnits';
+import { fromBaseUnits, rescaleUnitsRoundingDown } from './baseUnits';
 import { ceilDiv } from './ceilDiv';
 
 /**
@@ -33,9 +33,7 @@ export function microUsdToFixed6(micro: bigint): string {
  * in the 6-decimal USD columns, never more than was received.
  */
 export function toMicroUsdRoundingDown(units: bigint, decimals: number): bigint {
-  return decimals >= USD_DECIMALS
-    ? units / 10n ** BigInt(decimals - USD_DECIMALS)
-    : units * 10n ** BigInt(USD_DECIMALS - decimals);
+  return rescaleUnitsRoundingDown(units, decimals, USD_DECIMALS);
 }
 
 /** `microUsd` plus `markupBps` basis points, rounded up. */
