@@ -39,26 +39,6 @@ function layerTable() {
 const LAYERS = layerTable();
 const TOP_LAYER = Math.max(...LAYERS.values());
 
-/**
- * Upward imports not yet removed, `file → folder`, each with what removes it. The list may only shrink
- * (test/structure/layerOrder.test.ts fails on an entry whose file no longer imports that folder).
- */
-export const KNOWN_UPWARD_IMPORTS = new Map([
-  ['db/gasCharges.ts → billing', 'micro-USD conversion: goes with the money module (issue 45, item 3)'],
-  ['db/gasCharges.ts → paymaster', 'micro-USD conversion: goes with the money module (issue 45, item 3)'],
-  ['db/settlements.ts → billing', 'micro-USD conversion: goes with the money module (issue 45, item 3)'],
-  ['db/topups.ts → billing', 'micro-USD conversion: goes with the money module (issue 45, item 3)'],
-  ['db/sessionEvents.ts → billing', 'micro-USD conversion: goes with the money module (issue 45, item 3)'],
-  [
-    'db/yieldDeployCharges.ts → billing',
-    'micro-USD conversion: goes with the money module (issue 45, item 3)',
-  ],
-  [
-    'db/yieldDeployCharges.ts → paymaster',
-    'micro-USD conversion and the prepaid counter name: money module, limit keys (item 3)',
-  ],
-]);
-
 /** `layers/import-order`: a module imports from its own layer or below; the top layer's programs never import one another. */
 const importOrder = {
   meta: {
@@ -78,7 +58,6 @@ const importOrder = {
       const toFolder = relative(ROOT, resolve(dirname(context.filename), source.value)).split(/[\\/]/)[0];
       const toLayer = LAYERS.get(toFolder);
       if (toLayer === undefined || toFolder === fromFolder) return;
-      if (KNOWN_UPWARD_IMPORTS.has(`${relative(ROOT, context.filename)} → ${toFolder}`)) return;
       const why =
         toLayer > fromLayer
           ? 'pass the policy in, or move the shared piece down'

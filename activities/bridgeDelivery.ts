@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { toMicroUsdRoundingDown } from '../chain/tokenAmount';
+import { toMicroUsdRoundingDown } from '../money/microUsd';
 import { listSettlements, recordBridgeDelivered } from '../db/settlements';
 import { USDE_DECIMALS, type SettlementStepContext } from './settlementSteps';
 

@@ -8,7 +8,7 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import type { OperatorClient } from '../chain/operatorChains';
-import { toMicroUsdRoundingDown } from '../chain/tokenAmount';
+import { toMicroUsdRoundingDown } from '../money/microUsd';
 import { Forwarder } from '../contracts/artifacts';
 import {
   discardFlush,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import { normaliseDecimal } from '../chain/tokenAmount';
+import { normaliseDecimal } from '../money/baseUnits';
 import type { Db } from '../db/client';
 import { findEventById, insertSessionEventOnce } from '../db/events';
 import { findSessionById } from '../db/sessions';

@@ -1,3 +1,4 @@
+import { rescaleUnitsRoundingDown } from '../money/baseUnits';
 import { USDE_DECIMALS } from './settlementSteps';
 
 /** Headroom on the quoted bridge fee, in basis points: the quote can rise before the flush is mined; the endpoint refunds the surplus to the operator. */
@@ -5,10 +6,7 @@ export const BRIDGE_FEE_MARGIN_BPS = 2_000n;
 
 /** USDe base units the stablecoin amount is worth at parity, less the allowed slippage (rounded down). */
 export function quoteMinUsdeOut(amountIn: bigint, tokenDecimals: number, slippageBps: number): bigint {
-  const atParity =
-    tokenDecimals <= USDE_DECIMALS
-      ? amountIn * 10n ** BigInt(USDE_DECIMALS - tokenDecimals)
-      : amountIn / 10n ** BigInt(tokenDecimals - USDE_DECIMALS);
+  const atParity = rescaleUnitsRoundingDown(amountIn, tokenDecimals, USDE_DECIMALS);
   return (atParity * BigInt(10_000 - slippageBps)) / 10_000n;
 }
 

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
-import { ETH_USD_FEED_DECIMALS } from '../chain/priceFeeds';
+import { ethUsdDecimalToAnswer } from '../money/usdPriceAnswers';
 import { createDb, type Db } from '../db/client';
-import { usdToMicro, weiToMicroUsd } from '../paymaster/pricing/pricesConversion';
+import { weiToMicroUsd } from '../money/gasPricing';
+import { usdToMicro } from '../money/microUsd';
 import {
   MERCHANT_PER_TX_CAP_USD,
   SENDER,
@@ -93,12 +94,6 @@ async function counterTotal(db: Db, key: string): Promise<bigint> {
   return BigInt(used ?? 0) + BigInt(held ?? 0);
 }
 
-/** "3000.00000000" (the usage row's price) → the feed answer it was written from. */
-function feedAnswerOf(price: string): bigint {
-  const [whole, fraction = ''] = price.split('.');
-  return BigInt(`${whole}${fraction.padEnd(ETH_USD_FEED_DECIMALS, '0').slice(0, ETH_USD_FEED_DECIMALS)}`);
-}
-
 interface AccountingCheck {
   /** Expected from the with-limits usage rows vs what the counters hold. */
   senderOps: { expected: string; counted: string };
@@ -148,7 +143,8 @@ async function checkAccounting(
       continue;
     }
     senderUsd += count * usdToMicro(group.estimated_cost_usd);
-    budget += count * weiToMicroUsd(BigInt(group.estimated_gas_cost_wei), feedAnswerOf(group.eth_usd_price));
+    budget +=
+      count * weiToMicroUsd(BigInt(group.estimated_gas_cost_wei), ethUsdDecimalToAnswer(group.eth_usd_price));
   }
   const sender = SENDER.toLowerCase();
   const counted = {

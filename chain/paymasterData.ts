@@ -14,6 +14,7 @@ import {
   zeroAddress,
 } from 'viem';
 import { type UserOperation, toPackedUserOperation } from 'viem/account-abstraction';
+import { ceilDiv } from '../money/ceilDiv';
 
 /**
  * The managed paymaster's `paymasterData` (contracts/paymaster/ManagedPaymasterCore.sol, docs/paymaster.md):
@@ -221,8 +222,7 @@ export function sponsorshipHash({
 
 /** Token base units the contract charges for `gasCostWei` at `exchangeRate` (rounded up). */
 export function tokenAmountForGasCost(gasCostWei: bigint, exchangeRate: bigint): bigint {
-  const product = gasCostWei * exchangeRate;
-  return product / EXCHANGE_RATE_SCALE + (product % EXCHANGE_RATE_SCALE === 0n ? 0n : 1n);
+  return ceilDiv(gasCostWei * exchangeRate, EXCHANGE_RATE_SCALE);
 }
 
 /** Floors for the paymaster gas limits the signer signs; an operation may ask for more, never less. */

@@ -2,7 +2,7 @@ import type { Address } from 'viem';
 import { predictDepositAddress } from './depositAddress';
 import type { StablecoinSymbol } from './stablecoins';
 import type { ConfiguredNetwork } from './networkRegistry';
-import { toBaseUnits } from './tokenAmount';
+import { toBaseUnits } from '../money/baseUnits';
 
 /** One way to pay a session: a token on a chain, the exact base-unit amount, the deposit address. */
 export interface PaymentOption {

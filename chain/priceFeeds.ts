@@ -11,9 +11,6 @@ export const CHAINLINK_AGGREGATOR_ABI = parseAbi([
   'function latestRoundData() view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
 ]);
 
-/** ETH/USD answers carry 8 decimals on Chainlink; the local feed uses the same. */
-export const ETH_USD_FEED_DECIMALS = 8;
-
 export interface EthUsdRound {
   /** USD per ETH with ETH_USD_FEED_DECIMALS decimals. */
   answer: bigint;

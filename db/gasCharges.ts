@@ -1,6 +1,8 @@
 import { sql, type Selectable } from 'kysely';
-import { ethUsdDecimalToAnswer, gasChargeMicroUsd, microUsdToFixed6 } from '../billing/gasChargeAmount';
-import { weiToMicroUsd } from '../paymaster/pricing/pricesConversion';
+import { gasChargeMicroUsd } from '../money/gasPricing';
+import { microUsdToFixed6 } from '../money/microUsd';
+import { ethUsdDecimalToAnswer } from '../money/usdPriceAnswers';
+import { weiToMicroUsd } from '../money/gasPricing';
 import { networkByChainId } from '../config/networks';
 import type { Db } from './client';
 import { releaseLimitHolds, settleLimitHold } from './paymasterLimits';

@@ -74,6 +74,18 @@ export interface LimitCounter {
   windowStart: Date;
 }
 
+/** The window of counters that never reset (the prepaid balance reservation). */
+const NO_WINDOW = new Date(0);
+
+/**
+ * The merchant's prepaid balance reservation: what signed operations (and queued vault deploys) hold
+ * against the running balance until they are charged or released.
+ */
+export const prepaidReservationCounter = (merchantId: string): LimitCounter => ({
+  key: `prepaid_reserved:${merchantId}`,
+  windowStart: NO_WINDOW,
+});
+
 /**
  * How a consumption counts: `ops` is consumed at once; `cost` and `charged` (micro-dollars without and
  * with markup) are held until the hold expires and settled at the actual value on receipt;

@@ -1,5 +1,5 @@
-import { fromBaseUnits, normaliseDecimal, toMicroUsdRoundingDown } from '../chain/tokenAmount';
-import { microUsdToFixed6 } from '../billing/gasChargeAmount';
+import { fromBaseUnits, normaliseDecimal } from '../money/baseUnits';
+import { microUsdToFixed6, toMicroUsdRoundingDown } from '../money/microUsd';
 import type { Db } from './client';
 import { insertSessionEventOnce, REPEATABLE_SESSION_EVENT_TYPE, type EventRow } from './events';
 import type { SessionsTable } from './schema';

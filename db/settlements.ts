@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import { microUsdToFixed6 } from '../billing/gasChargeAmount';
+import { microUsdToFixed6 } from '../money/microUsd';
 import type { Db } from './client';
 import { markDepositsSettled } from './deposits';
 import type { SettlementsTable } from './schema';

@@ -1,4 +1,4 @@
-import { microUsdToFixed6 } from '../billing/gasChargeAmount';
+import { microUsdToFixed6 } from '../money/microUsd';
 import type { Db } from './client';
 import { creditPrepaidBalance } from './prepaidLedger';
 import type { SessionStatus } from './schema';

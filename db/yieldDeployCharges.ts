@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
-import { ethUsdDecimalToAnswer, microUsdToFixed6 } from '../billing/gasChargeAmount';
-import { prepaidReservationCounter } from '../paymaster/limits/limitRules';
-import { feedAnswerToDecimal, usdToMicro } from '../paymaster/pricing/pricesConversion';
+import { microUsdToFixed6, usdToMicro } from '../money/microUsd';
+import { ethUsdDecimalToAnswer, feedAnswerToDecimal } from '../money/usdPriceAnswers';
 import type { Db } from './client';
-import { consumeSponsorshipLimits, limitCountersUsage, settleLimitHold } from './paymasterLimits';
+import {
+  consumeSponsorshipLimits,
+  limitCountersUsage,
+  prepaidReservationCounter,
+  settleLimitHold,
+} from './paymasterLimits';
 import { debitPrepaidBalance, prepaidBalanceUsd } from './prepaidLedger';
 import type { YieldDeployChargesTable } from './schema';
 

@@ -1,4 +1,4 @@
-import { normaliseDecimal } from '../chain/tokenAmount';
+import { normaliseDecimal } from '../money/baseUnits';
 import type { Db } from '../db/client';
 
 /**

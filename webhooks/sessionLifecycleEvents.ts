@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { normaliseDecimal } from '../chain/tokenAmount';
+import { normaliseDecimal } from '../money/baseUnits';
 import type { SerialisedEvent, SessionLifecycleFacts, SessionRow } from '../db/sessionEvents';
 import { newEventId, serialiseSessionEvent, type EventSession, type SessionEvent } from './events';
 

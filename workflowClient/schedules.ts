@@ -17,6 +17,7 @@ import {
   MONTHLY_STATEMENTS_SCHEDULE_ID,
   PREPAID_BALANCE_CHECK_SCHEDULE_ID,
   SESSION_RECONCILER_SCHEDULE_ID,
+  scheduleWorkflowId,
 } from '../workflows/workflowIds';
 
 /**
@@ -117,7 +118,7 @@ export async function ensureMaintenanceSchedules(
       workflowType: schedule.workflowType,
       args: schedule.args,
       taskQueue: names[schedule.taskQueueRole],
-      workflowId: `${idPrefix}${schedule.scheduleId}`,
+      workflowId: scheduleWorkflowId(schedule.scheduleId, idPrefix),
       workflowExecutionTimeout: schedule.timeout,
     };
     const definition = {
@@ -127,13 +128,16 @@ export async function ensureMaintenanceSchedules(
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: schedule.catchupWindow },
     };
     try {
-      await client.schedule.create({ scheduleId: `${idPrefix}${schedule.scheduleId}`, ...definition });
+      await client.schedule.create({
+        scheduleId: scheduleWorkflowId(schedule.scheduleId, idPrefix),
+        ...definition,
+      });
     } catch (error) {
       if (!(error instanceof ScheduleAlreadyRunning)) throw error;
       await client.schedule
-        .getHandle(`${idPrefix}${schedule.scheduleId}`)
+        .getHandle(scheduleWorkflowId(schedule.scheduleId, idPrefix))
         .update((previous) => ({ ...definition, state: previous.state }));
     }
   }
-  return schedules.map((schedule) => `${idPrefix}${schedule.scheduleId}`);
+  return schedules.map((schedule) => scheduleWorkflowId(schedule.scheduleId, idPrefix));
 }

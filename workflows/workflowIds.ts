@@ -34,3 +34,9 @@ export const LOGIN_NONCE_CLEANUP_SCHEDULE_ID = 'login-nonce-cleanup';
 export const SESSION_RECONCILER_SCHEDULE_ID = 'session-reconciler';
 export const MONTHLY_STATEMENTS_SCHEDULE_ID = 'monthly-statements';
 export const PREPAID_BALANCE_CHECK_SCHEDULE_ID = 'prepaid-balance-check';
+
+/**
+ * A schedule's id as created, and the id of the workflow each of its runs starts: the schedule's name,
+ * prefixed like the chain monitor so test runs do not share one.
+ */
+export const scheduleWorkflowId = (scheduleId: string, prefix = '') => `${prefix}${scheduleId}`;

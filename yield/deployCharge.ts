@@ -1,4 +1,4 @@
-import { gasChargeMicroUsd } from '../billing/gasChargeAmount';
+import { gasChargeMicroUsd } from '../money/gasPricing';
 import type { ChainFeeLevel } from '../chain/operationBounds';
 import type { DeployChargeTerms } from '../db/yieldDeployCharges';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DECIMAL_AMOUNT_PATTERN, toBaseUnits } from '../../chain/tokenAmount';
+import { DECIMAL_AMOUNT_PATTERN, toBaseUnits } from '../../money/baseUnits';
 
 /** Request fields that carry money: decimal strings, judged exactly in base units (never floats). */
 

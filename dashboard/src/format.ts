@@ -1,6 +1,7 @@
 /** Numbers for people: exact amounts (strings and bigints, never floats), relative times, chain names. */
 
 import { NETWORKS } from '../../config/networks';
+import { fromBaseUnits } from '../../money/baseUnits';
 
 /**
  * Chain names from the service's one list of networks (config/networks.ts), the one the checkout page and
@@ -14,13 +15,10 @@ export const KNOWN_CHAINS = NETWORKS.map((network) => ({ id: network.chainId, na
 
 /** Token base units as a decimal string, trailing zeros trimmed to at least two decimals. */
 export function formatUnits(baseUnits: string | bigint, decimals: number): string {
-  const value = BigInt(baseUnits);
-  const negative = value < 0n;
-  const digits = (negative ? -value : value).toString().padStart(decimals + 1, '0');
-  const whole = digits.slice(0, digits.length - decimals);
-  let fraction = digits.slice(digits.length - decimals).replace(/0+$/, '');
-  if (fraction.length < 2) fraction = fraction.padEnd(2, '0');
-  return `${negative ? '-' : ''}${groupThousands(whole)}${decimals > 0 ? `.${fraction}` : ''}`;
+  const [signedWhole = '0', fraction = ''] = fromBaseUnits(BigInt(baseUnits), decimals).split('.');
+  const negative = signedWhole.startsWith('-');
+  const whole = groupThousands(negative ? signedWhole.slice(1) : signedWhole);
+  return `${negative ? '-' : ''}${whole}${decimals > 0 ? `.${fraction.padEnd(2, '0')}` : ''}`;
 }
 
 /** A decimal string (e.g. "1234.5") grouped for reading, its digits untouched: "1,234.5". */

@@ -11,7 +11,7 @@ import {
 } from 'viem';
 import { LocalPriceFeed } from '../../contracts/artifacts';
 import { deployDeterministic } from '../../chain/deterministicDeployer';
-import { ETH_USD_FEED_DECIMALS } from '../../chain/priceFeeds';
+import { ETH_USD_FEED_DECIMALS } from '../../money/usdPriceAnswers';
 
 /** Local chains' settable ETH/USD stand-in (contracts/local/LocalPriceFeed.sol), deployment key `priceFeed`. */
 

@@ -1,7 +1,11 @@
-import type { ConsumptionBasis, LimitCounter } from '../../db/paymasterLimits';
+import {
+  prepaidReservationCounter,
+  type ConsumptionBasis,
+  type LimitCounter,
+} from '../../db/paymasterLimits';
 import type { LimitKey, LimitsView } from './limitViews';
 import { denial, type PaymasterDenial } from '../rpc/denials';
-import { usdToMicro } from '../pricing/pricesConversion';
+import { usdToMicro } from '../../money/microUsd';
 
 /**
  * The sponsorship limits one by one, in docs/paymaster.md's check order (step 15): prepaid balance
@@ -13,9 +17,6 @@ import { usdToMicro } from '../pricing/pricesConversion';
 
 /** The merchant's value binds when it is set and stricter than the platform's (SPEC's message suffix). */
 export const MERCHANT_CAP_SUFFIX = ' (merchant-configured cap)';
-
-/** The window of counters that never reset (the prepaid balance reservation). */
-const NO_WINDOW = new Date(0);
 
 /** One counted limit as it applies to a request. */
 export interface CountedRule {
@@ -68,15 +69,6 @@ const budgetDenial = (detail: string) => () =>
     'paymaster_global_cap_exceeded',
     `${detail}; it resets at 00:00 UTC, and what unsent operations hold frees up at their validUntil`,
   );
-
-/**
- * The merchant's prepaid balance reservation: what signed operations (and queued vault deploys) hold
- * against the running balance until they are charged or released.
- */
-export const prepaidReservationCounter = (merchantId: string): LimitCounter => ({
-  key: `prepaid_reserved:${merchantId}`,
-  windowStart: NO_WINDOW,
-});
 
 /** Sponsored operations on mainnets reserve their maximum charge against the prepaid balance. */
 export function prepaidReservationRule(terms: LimitTerms, price: OperationPrice): CountedRule[] {

@@ -1,7 +1,7 @@
 import type { Config } from '../../config';
 import type { Db } from '../../db/client';
 import { findMerchantLimits, type MerchantLimitColumns } from '../../db/paymasterLimits';
-import { microToUsd, usdToMicro } from '../pricing/pricesConversion';
+import { microToUsd, usdToMicro } from '../../money/microUsd';
 
 /*
  * The views of the sponsorship limits (SPEC "Sponsorship limits"): the platform's, the merchant's own

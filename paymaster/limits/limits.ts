@@ -21,14 +21,9 @@ import {
 import type { SponsorshipMode } from '../../db/schema';
 import { denial, type PaymasterDenial } from '../rpc/denials';
 import type { EthUsdPrices } from '../pricing/prices';
-import {
-  feedAnswerToDecimal,
-  maxGasCostWei,
-  microToUsd,
-  usdToMicro,
-  weiToMicroUsd,
-  withMarkup,
-} from '../pricing/pricesConversion';
+import { maxGasCostWei, weiToMicroUsd } from '../../money/gasPricing';
+import { microToUsd, usdToMicro, withMarkup } from '../../money/microUsd';
+import { feedAnswerToDecimal } from '../../money/usdPriceAnswers';
 
 /**
  * Sponsorship limits (SPEC "Sponsorship limits", docs/paymaster.md "Order of checks"), enforced in that order (their views,

@@ -1,6 +1,7 @@
 import { type Address, erc20Abi } from 'viem';
 import { readContract } from 'viem/actions';
-import { ETH_USD_FEED_DECIMALS, readEthUsdRound } from '../../chain/priceFeeds';
+import { readEthUsdRound } from '../../chain/priceFeeds';
+import { PRICE_ANSWER_SCALE } from '../../money/usdPriceAnswers';
 import type { NetworkRegistry } from '../../chain/networkRegistry';
 import type { PublicClients } from '../../chain/publicClients';
 import type { Config } from '../../config';
@@ -9,15 +10,9 @@ import type { PaymasterClient } from '../policy/clientChecks';
 import { denial, type PaymasterDenial } from '../rpc/denials';
 import type { UsdSnapshot } from '../limits/limits';
 import { type EthUsdPrices, recentReadings } from './prices';
-import {
-  feedAnswerToDecimal,
-  maxGasCostWei,
-  maxTokenCharge,
-  microToUsd,
-  tokenGasRate,
-  tokenToMicroUsd,
-  usdToMicro,
-} from './pricesConversion';
+import { maxGasCostWei, maxTokenCharge, tokenGasRate, tokenToMicroUsd } from '../../money/gasPricing';
+import { microToUsd, usdToMicro } from '../../money/microUsd';
+import { feedAnswerToDecimal } from '../../money/usdPriceAnswers';
 
 /**
  * The exchange rate of a user-paid (ERC-20) operation, priced when it is signed (issue 26, finding 8):
@@ -33,7 +28,7 @@ import {
  */
 
 /** The token's USD price with ETH_USD_FEED_DECIMALS decimals: a stablecoin without a feed is at its peg. */
-const PEG_ANSWER = 10n ** BigInt(ETH_USD_FEED_DECIMALS);
+const PEG_ANSWER = PRICE_ANSWER_SCALE;
 
 export type UserPaidPricing =
   /** `exchangeRate` undefined: not a token the API prices; the signer's whitelist decides. */

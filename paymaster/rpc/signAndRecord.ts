@@ -15,7 +15,7 @@ import type { PaymasterMethod, SponsorshipUserOperation } from './sponsorshipPar
 import type { UsageFacts } from './usageRecords';
 import { sponsoredUserOpHash } from './userOpHash';
 import type { UserPaidPricer } from '../pricing/userPaidPricing';
-import type { maxGasCostWei } from '../pricing/pricesConversion';
+import type { maxGasCostWei } from '../../money/gasPricing';
 
 /** What signing and recording needs of the paymaster RPC's dependencies. */
 export interface SigningDependencies {

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { toBaseUnits } from '../../chain/tokenAmount';
+import { toBaseUnits } from '../../money/baseUnits';
 import type { SessionStatus } from '../../db/schema';
 import { PAYMENT_QR_OPTIONS } from '../../web/checkout/paymentQrCode';
 import { startTestApp, type TestApp } from '../harness/app';

@@ -80,13 +80,142 @@ function repeatedLists(files: { path: string; text: string }[]): string[] {
   return found;
 }
 
+/**
+ * Spellings with one home too: a micro-dollar scale (10^6 as a bigint, however written: `1_000_000n`,
+ * `10n ** 6n`, `BigInt(1e6)`) belongs to money/ (the conversions live there: usdToMicro, microToUsd,
+ * MICRO_USD_PER_USD), and a workflow or schedule id is spelled in workflows/workflowIds.ts only (a
+ * `workflowId`/`scheduleId` written as a string or template, a `getHandle` of one, or a `…WorkflowId` /
+ * `…_SCHEDULE_ID` declared elsewhere).
+ */
+interface Spelling {
+  name: string;
+  isHome: (path: string) => boolean;
+  matches: (node: ts.Node) => boolean;
+}
+
+/** The value of a constant bigint expression (literals, `BigInt(n)`, `*` and `**`), or undefined. */
+function constantBigint(node: ts.Node): bigint | undefined {
+  if (ts.isParenthesizedExpression(node)) return constantBigint(node.expression);
+  if (ts.isBigIntLiteral(node)) return BigInt(node.text.replace(/_/g, '').slice(0, -1));
+  if (
+    ts.isCallExpression(node) &&
+    ts.isIdentifier(node.expression) &&
+    node.expression.text === 'BigInt' &&
+    node.arguments.length === 1 &&
+    ts.isNumericLiteral(node.arguments[0]!)
+  ) {
+    const value = Number(node.arguments[0].text);
+    return Number.isSafeInteger(value) ? BigInt(value) : undefined;
+  }
+  if (ts.isBinaryExpression(node)) {
+    const [left, right] = [constantBigint(node.left), constantBigint(node.right)];
+    if (left === undefined || right === undefined) return undefined;
+    if (node.operatorToken.kind === ts.SyntaxKind.AsteriskAsteriskToken) return left ** right;
+    if (node.operatorToken.kind === ts.SyntaxKind.AsteriskToken) return left * right;
+  }
+  return undefined;
+}
+
+const MICRO_USD_SCALE = 10n ** 6n;
+const isSpelledString = (node: ts.Node | undefined): boolean =>
+  node !== undefined &&
+  (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateExpression(node));
+
+const SPELLINGS: Spelling[] = [
+  {
+    name: 'micro-dollar scale',
+    isHome: (path) => path.startsWith('money/'),
+    matches: (node) =>
+      constantBigint(node) === MICRO_USD_SCALE &&
+      !ts.isParenthesizedExpression(node.parent) &&
+      !(ts.isBinaryExpression(node.parent) && constantBigint(node.parent) === MICRO_USD_SCALE),
+  },
+  {
+    name: 'workflow id',
+    isHome: (path) => path === 'workflows/workflowIds.ts',
+    matches: (node) =>
+      (ts.isPropertyAssignment(node) &&
+        ts.isIdentifier(node.name) &&
+        ['workflowId', 'scheduleId'].includes(node.name.text) &&
+        isSpelledString(node.initializer)) ||
+      (ts.isCallExpression(node) &&
+        ts.isPropertyAccessExpression(node.expression) &&
+        node.expression.name.text === 'getHandle' &&
+        isSpelledString(node.arguments[0])) ||
+      (ts.isVariableDeclaration(node) &&
+        ts.isIdentifier(node.name) &&
+        /(?:WorkflowId|_SCHEDULE_ID)$/.test(node.name.text) &&
+        node.initializer !== undefined),
+  },
+];
+
+/** `file:line spelling` for every spelling outside its home. */
+function strayedSpellings(files: { path: string; text: string }[]): string[] {
+  const found: string[] = [];
+  for (const { path, text } of files) {
+    const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node) => {
+      for (const spelling of SPELLINGS) {
+        if (!spelling.isHome(path) && spelling.matches(node)) {
+          const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+          found.push(`${path}:${line} ${spelling.name}`);
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found;
+}
+
+function productionFiles(): { path: string; text: string }[] {
+  return productionFolders.folders
+    .flatMap((folder) => sourceFiles(join(root, folder)))
+    .concat(sourceFiles(join(root, 'sdk/src')))
+    .map((path) => ({ path: relative(root, path), text: readFileSync(path, 'utf8') }));
+}
+
 describe('one home per concept', () => {
   it('no production module (server or browser) declares a concept’s list again outside its home', () => {
-    const files = productionFolders.folders
-      .flatMap((folder) => sourceFiles(join(root, folder)))
-      .concat(sourceFiles(join(root, 'sdk/src')))
-      .map((path) => ({ path: relative(root, path), text: readFileSync(path, 'utf8') }));
-    expect(repeatedLists(files)).toEqual([]);
+    expect(repeatedLists(productionFiles())).toEqual([]);
+  });
+
+  it('no production module scales micro-dollars or spells a workflow id outside its home', () => {
+    expect(strayedSpellings(productionFiles())).toEqual([]);
+  });
+
+  it('finds a micro-dollar scale outside money/ and a workflow id outside workflowIds.ts', () => {
+    const found = strayedSpellings([
+      { path: 'db/copy.ts', text: 'const micro = (usd: bigint) => usd * 1_000_000n;' },
+      { path: 'billing/copy.ts', text: 'const scale = 10n ** 6n;' },
+      { path: 'dashboard/src/copy.ts', text: 'const scale = BigInt(1e6);' },
+      { path: 'api/copy.ts', text: 'const max = 1_000_000_000n * 1_000_000n;' },
+      { path: 'money/microUsd.ts', text: 'export const MICRO_USD_PER_USD = 10n ** 6n;' },
+      { path: 'db/notMicro.ts', text: 'const weiPerEth = 10n ** 18n; const ops = 1_000_000;' },
+      {
+        path: 'workflowClient/copy.ts',
+        text: 'await client.workflow.start(flow, { workflowId: `session-${id}`, taskQueue });',
+      },
+      { path: 'api/handle.ts', text: 'client.workflow.getHandle(`yield-domain-${id}`);' },
+      {
+        path: 'workflows/yieldDomainVerification.ts',
+        text: 'export const yieldDomainWatchWorkflowId = (id: string) => `yield-domain-watch-${id}`;',
+      },
+      { path: 'workflowClient/ok.ts', text: 'start(flow, { workflowId: sessionWorkflowId(id) });' },
+      {
+        path: 'workflows/workflowIds.ts',
+        text: 'export const sessionWorkflowId = (id: string) => `session-${id}`;',
+      },
+    ]);
+    expect(found).toEqual([
+      'db/copy.ts:1 micro-dollar scale',
+      'billing/copy.ts:1 micro-dollar scale',
+      'dashboard/src/copy.ts:1 micro-dollar scale',
+      'api/copy.ts:1 micro-dollar scale',
+      'workflowClient/copy.ts:1 workflow id',
+      'api/handle.ts:1 workflow id',
+      'workflows/yieldDomainVerification.ts:1 workflow id',
+    ]);
   });
 
   it('finds a list declared twice, as an array or as a union type', () => {

@@ -12,7 +12,7 @@ import {
   erc20TransferPermissionCaveats,
   nonceEnforcerAbi,
 } from '../../chain/delegations';
-import { AmountPrecisionError, fromBaseUnits, toBaseUnits } from '../../chain/tokenAmount';
+import { AmountPrecisionError, fromBaseUnits, toBaseUnits } from '../../money/baseUnits';
 import type { StoredSessionKey } from '../credentials';
 import { ToolFailure } from '../toolResults';
 import type { SessionKeyChain } from './sessionKeyChains';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { PAYMASTER_USAGE_STATUSES } from '../../db/paymasterUsageStatus';
 import { accountName, describeChanges } from '../personConfirmation';
 import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefinition';
+import { PAGE_SIZES, pageSizeText } from '../../config/pageSizes';
 
 /**
  * | list_paymaster_clients  | GET    /v1/paymaster/clients        |
@@ -124,7 +125,7 @@ export const paymasterTools: AnyToolDefinition[] = [
     description:
       'Sponsorship usage records (signed operations and denials), newest first; pass nextCursor for more.',
     inputSchema: {
-      limit: z.number().int().optional().describe('1 to 100, default 20'),
+      limit: z.number().int().optional().describe(pageSizeText(PAGE_SIZES.standard)),
       cursor: z.string().optional(),
       clientId: z.string().optional(),
       chainId: z.number().int().optional(),

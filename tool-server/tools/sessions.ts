@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { STABLECOIN_SYMBOLS } from '../../chain/stablecoins';
 import { SESSION_STATUSES } from '../../db/sessionStatus';
 import { type AnyToolDefinition, routeTool, segment } from '../toolDefinition';
+import { PAGE_SIZES, pageSizeText } from '../../config/pageSizes';
 
 /**
  * | create_session | POST /v1/merchants/me/sessions      |
@@ -48,7 +49,7 @@ export const sessionTools: AnyToolDefinition[] = [
     name: 'list_sessions',
     description: 'List the merchant’s payment sessions, newest first, a page at a time.',
     inputSchema: {
-      limit: z.number().int().optional().describe('1 to 100, default 20'),
+      limit: z.number().int().optional().describe(pageSizeText(PAGE_SIZES.standard)),
       page: z.number().int().optional().describe('from 1'),
       status: z.enum(SESSION_STATUSES).optional(),
     },

@@ -3,6 +3,7 @@ import { DELIVERY_STATUSES } from '../../db/webhookDeliveryStatus';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/events';
 import { accountName, describeChanges } from '../personConfirmation';
 import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefinition';
+import { PAGE_SIZES, pageSizeText } from '../../config/pageSizes';
 
 /**
  * Endpoints are managed with the sk_ key (SPEC: webhooks with the API key), deliveries read with the
@@ -121,7 +122,7 @@ export const webhookTools: AnyToolDefinition[] = [
     description: 'List an endpoint’s deliveries, newest first, each with its attempts.',
     inputSchema: {
       webhookId: z.string(),
-      limit: z.number().int().optional().describe('1 to 100, default 20'),
+      limit: z.number().int().optional().describe(pageSizeText(PAGE_SIZES.standard)),
       page: z.number().int().optional(),
       status: z.enum(DELIVERY_STATUSES).optional(),
     },

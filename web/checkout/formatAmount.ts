@@ -1,4 +1,4 @@
-import { DECIMAL_AMOUNT_PATTERN, fromBaseUnits } from '../../chain/tokenAmount';
+import { DECIMAL_AMOUNT_PATTERN, fromBaseUnits } from '../../money/baseUnits';
 
 /**
  * Amounts as the customer reads them, exactly: string and bigint arithmetic only, never floats.

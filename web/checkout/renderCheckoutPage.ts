@@ -6,7 +6,7 @@ import { html, jsonForScriptElement, trustedHtml, type SafeHtml } from '../html'
 import { readPageScript } from '../pageScript';
 import { CHECKOUT_DATA_ELEMENT_ID, type CheckoutClientData } from './clientData';
 import { formatTokenAmount, formatUsd } from './formatAmount';
-import { formatTimeRemaining } from './formatTimeRemaining';
+import { formatTimeRemaining } from '../timeLeft';
 import { paymentQrSvg } from './paymentQrCode';
 
 /**

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatTokenAmount } from '../checkout/formatAmount';
 import { html, jsonForScriptElement, trustedHtml, type SafeHtml } from '../html';
 import { readPageScript } from '../pageScript';
 import { SITE_DATA_ELEMENT_ID, type YieldSiteClientData } from './clientData';
 import type { YieldSiteVault, YieldSiteView } from '../../yield/siteView';
+import { formatAmount } from './client/amounts';
 
 /**
  * A yield deployment's branded site (docs/yield.md): the brand, each vault with its asset, total assets
@@ -24,13 +24,9 @@ const readAsset = (name: string, closingTag: RegExp): string => {
 const siteCss = readAsset('yieldSite.css', /<\/style/i);
 const siteScript = readPageScript('yieldSite.js');
 
-/** Rounds a base-unit amount down to `places` decimals for display ("1,234.56"). */
-function displayAmount(baseUnits: string, decimals: number, places = 2): string {
-  const exact = formatTokenAmount(baseUnits, decimals);
-  const [whole, fraction = ''] = exact.split('.') as [string, string?];
-  const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ',');
-  return `${grouped}.${fraction.padEnd(places, '0').slice(0, places)}`;
-}
+/** Rounds a base-unit amount down to `places` decimals for display ("1,234.56"), as the site's script does. */
+const displayAmount = (baseUnits: string, decimals: number, places = 2): string =>
+  formatAmount(BigInt(baseUnits), decimals, places);
 
 /** One vault's card: its figures, the deposit form (not once sunset), the withdraw form, and the withdrawal
  *  request form and request list the script shows instead while the vault redeems asynchronously. */

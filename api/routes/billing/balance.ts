@@ -15,6 +15,8 @@ import type { AppContext } from '../../appContext';
 import { invalidField, notFound } from '../../httpErrors';
 import { sequenceCursor } from '../../routing/sequenceCursor';
 import { defineRoute, type AnyRoute } from '../../routing/route';
+import { PAGE_SIZES } from '../../../config/pageSizes';
+import { pageLimit } from '../../routing/pageQuery';
 
 /**
  * | GET | /v1/merchants/me/balance | | 200 billing summary: prepaid balance, markup, current period |
@@ -31,7 +33,7 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
 const chargesCursor = sequenceCursor('charges', { listName: 'list' });
 
 const chargesQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: pageLimit(PAGE_SIZES.standard),
   cursor: chargesCursor.query,
   chainId: chainIdQuery,
 });

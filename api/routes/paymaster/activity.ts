@@ -12,6 +12,8 @@ import type { AppContext } from '../../appContext';
 import { toUsageRecord, usageRecordSchema } from './usageRecordModel';
 import { sequenceCursor } from '../../routing/sequenceCursor';
 import { defineRoute, type AnyRoute } from '../../routing/route';
+import { PAGE_SIZES } from '../../../config/pageSizes';
+import { pageLimit } from '../../routing/pageQuery';
 
 /**
  * | GET | /v1/merchants/me/paymaster/overview | `window`: 24h, 7d, 30d, all; default 24h; unknown value falls back to 24h | 200 overview |
@@ -37,11 +39,11 @@ const overviewQuery = z.object({
 });
 
 const recentOpsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: pageLimit(PAGE_SIZES.standard),
 });
 
 const activityQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: pageLimit(PAGE_SIZES.activity),
   cursor: activityCursor.query,
   mode: z.enum(['sponsored', 'user_paid']).optional(),
   chainId: chainIdQuery,

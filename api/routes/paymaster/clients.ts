@@ -13,7 +13,7 @@ import { notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { idParams, supportedChainId } from './fields';
 import { usdLimit } from './limits';
-import { microToUsd, usdToMicro } from '../../../paymaster/pricing/pricesConversion';
+import { microToUsd, usdToMicro } from '../../../money/microUsd';
 
 /**
  * | GET    | /v1/paymaster/clients      | 200 list |

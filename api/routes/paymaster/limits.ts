@@ -9,7 +9,7 @@ import {
   type LimitsView,
   type LimitsViews,
 } from '../../../paymaster/limits/limitViews';
-import { usdToMicro } from '../../../paymaster/pricing/pricesConversion';
+import { usdToMicro } from '../../../money/microUsd';
 import type { AppContext } from '../../appContext';
 import { validationFailed } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
@@ -26,7 +26,7 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
  * platform's answers 400; null clears the merchant value back to the platform default.
  */
 
-const MAX_USD_MICRO = 1_000_000_000n * 1_000_000n;
+const MAX_USD_MICRO = usdToMicro('1000000000');
 
 /** Positive decimal USD, at most 6 fractional digits, at most 1,000,000,000 (docs/service-contract.md "Conventions" amounts). */
 const USD_PATTERN = /^(?:0|[1-9]\d{0,9})(?:\.\d{1,6})?$/;

@@ -6,6 +6,8 @@ import type { AppContext } from '../../appContext';
 import { toUsageRecord, usageRecordSchema } from './usageRecordModel';
 import { sequenceCursor } from '../../routing/sequenceCursor';
 import { defineRoute, type AnyRoute } from '../../routing/route';
+import { PAGE_SIZES } from '../../../config/pageSizes';
+import { pageLimit } from '../../routing/pageQuery';
 
 /**
  * | GET | /v1/paymaster/usage | query `limit`, `cursor`, `clientId`, `chainId`, `mode` (sponsored/user_paid),
@@ -17,7 +19,7 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
 const usageCursor = sequenceCursor('seq', { listName: 'list' });
 
 const usageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: pageLimit(PAGE_SIZES.standard),
   cursor: usageCursor.query,
   clientId: z.string().min(1).max(100).optional(),
   chainId: chainIdQuery,

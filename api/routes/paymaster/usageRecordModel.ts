@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { storedAddressForDisplay } from '../../../chain/storedAddress';
-import { normaliseDecimal } from '../../../chain/tokenAmount';
+import { normaliseDecimal } from '../../../money/baseUnits';
 import type { UsageRecordRow } from '../../../db/paymasterUsage';
 import { PAYMASTER_USAGE_STATUSES } from '../../../db/paymasterUsageStatus';
 

@@ -8,6 +8,7 @@ import { SESSION_STATUSES } from '../../../db/sessionStatus';
 import { sessionSummarySchema, toSessionSummary } from './sessionModels';
 import { sessionEventsRoute } from './sessionEvents';
 import { sessionIdParams, sessionNotFound } from './sessions';
+import { offsetPageQuery } from '../../routing/pageQuery';
 
 /**
  * | GET  | /v1/merchants/me/sessions      | query limit, page, status | 200 paged list of session summaries |
@@ -16,23 +17,7 @@ import { sessionIdParams, sessionNotFound } from './sessions';
  * | GET  | /v1/merchants/me/sessions/{id}/events |                    | 200 its events with their webhook deliveries (sessionEvents.ts) |
  * | POST | /v1/merchants/me/sessions/{id}/retry-forwarder |          | 202 acceptance; 404 foreign; 409 not retryable |
  */
-export const pageQuery = {
-  limit: z.coerce
-    .number({ error: 'must be an integer from 1 to 100' })
-    .int('must be an integer from 1 to 100')
-    .min(1)
-    .max(100)
-    .default(20),
-  // Bounded so the row offset stays a sane query (a page past the end is simply empty).
-  page: z.coerce
-    .number({ error: 'must be an integer from 1 to 1000000' })
-    .int('must be an integer from 1 to 1000000')
-    .min(1)
-    .max(1_000_000)
-    .default(1),
-};
-
-const listQuery = z.object({ ...pageQuery, status: z.enum(SESSION_STATUSES).optional() });
+const listQuery = z.object({ ...offsetPageQuery, status: z.enum(SESSION_STATUSES).optional() });
 
 export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
   return [

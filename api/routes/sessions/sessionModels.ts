@@ -4,7 +4,7 @@ import { STABLECOIN_SYMBOLS } from '../../../chain/stablecoins';
 import { decimalString, unitsOf, usdAmount } from '../../routing/decimalAmounts';
 import { paymentUrlOf } from '../../sessions/createPaymentSession';
 import { erc20PaymentUri } from '../../../chain/paymentOptions';
-import { normaliseDecimal } from '../../../chain/tokenAmount';
+import { normaliseDecimal } from '../../../money/baseUnits';
 import type { PaymentOptionRow, SessionRow } from '../../../db/sessions';
 import { effectiveStatus } from '../../../db/sessions';
 import { SESSION_STATUSES, type SessionStatus } from '../../../db/sessionStatus';

@@ -12,7 +12,7 @@ import { startWebhookResend } from '../../../workflowClient/webhookDeliveries';
 import type { AppContext } from '../../appContext';
 import { invalidField, notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
-import { pageQuery } from '../sessions/dashboardSessions';
+import { offsetPageQuery } from '../../routing/pageQuery';
 import { deliveryUnavailable, ENDPOINT_OPERATION_RESPONSES, endpointOperations } from './endpointOperations';
 import { WEBHOOK_ROUTE_SETS, WEBHOOKS_TAG, type WebhookRouteSet } from './routeSets';
 import { DELIVERY_STATUSES } from '../../../db/webhookDeliveryStatus';
@@ -28,7 +28,7 @@ import { deliverySchema, endpointIdParams, toDelivery } from './webhookModels';
  * Resends, recoveries and test events share a budget per endpoint and UTC hour (docs/decisions.md "Webhook delivery operations").
  */
 const listQuery = z.object({
-  ...pageQuery,
+  ...offsetPageQuery,
   status: z.enum(DELIVERY_STATUSES, { error: `must be one of: ${DELIVERY_STATUSES.join(', ')}` }).optional(),
 });
 

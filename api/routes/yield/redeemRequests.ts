@@ -7,6 +7,8 @@ import { serviceUnavailable } from '../../httpErrors';
 import { tooManyRequests } from '../../rateLimits';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { YIELD_BASE, requireDeployment } from './deployments/deploymentAccess';
+import { PAGE_SIZES } from '../../../config/pageSizes';
+import { pageLimit } from '../../routing/pageQuery';
 
 /**
  * | GET | /v1/merchants/me/yield-deployments/{id}/redeem-requests | `limit` 1 to 50 default 20; `cursor` (the previous page's `nextCursor`); `controller` | 200 cursor-paged, newest first |
@@ -22,12 +24,7 @@ import { YIELD_BASE, requireDeployment } from './deployments/deploymentAccess';
 const CURSOR = /^(\d{1,20})-(\d{1,9})$/;
 
 const query = z.object({
-  limit: z.coerce
-    .number({ error: 'must be an integer from 1 to 50' })
-    .int('must be an integer from 1 to 50')
-    .min(1, 'must be an integer from 1 to 50')
-    .max(50, 'must be an integer from 1 to 50')
-    .default(20),
+  limit: pageLimit(PAGE_SIZES.redeemRequests),
   cursor: z.string().regex(CURSOR, "must be a previous page's nextCursor").optional(),
   controller: z
     .string()

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { get } from '../api';
+import { formatTimeLeft } from '../../../web/timeLeft';
 import { absoluteTime, formatUnits } from '../format';
 import { Async, useLoad } from './async';
 import { Address, StatusBadge } from './bits';
@@ -23,16 +24,6 @@ interface RedeemRequestPage {
   data: RedeemRequest[];
   chainTime: string;
   nextCursor: string | null;
-}
-
-/** The time left on the chain's clock, as the branded site words it: "6 d 23 h", "4 h 10 min". */
-export function timeLeft(seconds: number): string {
-  const days = Math.floor(seconds / 86_400);
-  const hours = Math.floor((seconds % 86_400) / 3600);
-  const minutes = Math.max(1, Math.ceil((seconds % 3600) / 60));
-  if (days > 0) return `${days} d ${hours} h`;
-  if (hours > 0) return `${hours} h ${Math.floor((seconds % 3600) / 60)} min`;
-  return `${minutes} min`;
 }
 
 /** What a request pays: its open assets, or for a claimed one what it was fixed at (when the node still knows). */
@@ -105,7 +96,7 @@ export function YieldRedeemRequests({ deploymentId }: { deploymentId: string }) 
                         {request.secondsLeft !== null && (
                           <span class="muted" data-testid="time-left">
                             {' '}
-                            {timeLeft(request.secondsLeft)} left
+                            {formatTimeLeft(request.secondsLeft, 'minute')} left
                           </span>
                         )}
                       </td>

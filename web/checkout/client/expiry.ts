@@ -1,4 +1,4 @@
-import { formatTimeRemaining } from '../formatTimeRemaining';
+import { formatTimeRemaining } from '../../timeLeft';
 import type { CheckoutClientData } from '../clientData';
 import type { SessionStatus } from './sessionStatus';
 

@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import type { YieldSiteClientVault } from '../clientData';
 import { formatAmount } from './amounts';
-import { formatDuration } from './duration';
+import { formatTimeLeft } from '../../timeLeft';
 import { vaultCalls } from './vaultCalls';
 import { vaultElements } from './vaultCard';
 
@@ -51,7 +51,7 @@ function requestItem(vault: YieldSiteClientVault, pending: RedeemRequest, left: 
   const status = document.createElement('span');
   status.className = left > 0 ? 'pending' : 'claimable';
   status.setAttribute('data-status', left > 0 ? 'pending' : 'claimable');
-  status.textContent = left > 0 ? `Claimable in ${formatDuration(left)}` : 'Ready to claim';
+  status.textContent = left > 0 ? `Claimable in ${formatTimeLeft(left, 'second')}` : 'Ready to claim';
   item.append(amount, status);
   return item;
 }

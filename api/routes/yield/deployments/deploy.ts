@@ -1,7 +1,7 @@
 import type { YieldDeploymentStatus } from '../../../../db/schema';
 import { transitionYieldDeployment } from '../../../../db/yieldDeployments';
 import { queueYieldDeploy, returnYieldDeploy } from '../../../../db/yieldDeployLimits';
-import { microUsdToFixed6 } from '../../../../billing/gasChargeAmount';
+import { microUsdToFixed6 } from '../../../../money/microUsd';
 import { startYieldDeploymentWorkflow } from '../../../../workflowClient/yieldWorkflows';
 import { withTemporalDeadline } from '../../../../workflowClient/connection';
 import type { AppContext } from '../../../appContext';

@@ -1,11 +1,6 @@
-import {
-  feedAnswerToDecimal,
-  maxGasCostWei,
-  microToUsd,
-  usdToMicro,
-  weiToMicroUsd,
-  withMarkup,
-} from './pricesConversion';
+import { maxGasCostWei, weiToMicroUsd } from './gasPricing';
+import { microToUsd, usdToMicro, withMarkup } from './microUsd';
+import { feedAnswerToDecimal } from './usdPriceAnswers';
 
 describe('exact USD arithmetic for sponsorship limits', () => {
   it('sums every gas limit, paymaster ones included, at maxFeePerGas', () => {

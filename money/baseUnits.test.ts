@@ -1,4 +1,4 @@
-import { AmountPrecisionError, fromBaseUnits, toBaseUnits } from './tokenAmount';
+import { AmountPrecisionError, fromBaseUnits, rescaleUnitsRoundingDown, toBaseUnits } from './baseUnits';
 
 describe('token amounts', () => {
   it.each([
@@ -19,5 +19,16 @@ describe('token amounts', () => {
 
   it.each(['1.0000001', '1e3', '-1', '01', '.5', '1.', ' 1', '0x10'])('refuses %p', (amount) => {
     expect(() => toBaseUnits(amount, 6)).toThrow(AmountPrecisionError);
+  });
+});
+
+describe('rescaling between tokens at parity', () => {
+  it.each([
+    [12_500_000n, 6, 18, 12_500_000_000_000_000_000n],
+    [12_500_000_999_999_999_999n, 18, 6, 12_500_000n],
+    [7n, 6, 6, 7n],
+    [999_999_999_999n, 18, 6, 0n],
+  ])('%s base units at %i decimals are, at %i decimals, %s (rounded down)', (units, from, to, rescaled) => {
+    expect(rescaleUnitsRoundingDown(units, from, to)).toBe(rescaled);
   });
 });

@@ -1,4 +1,6 @@
-import { ethUsdDecimalToAnswer, gasChargeMicroUsd, microUsdToFixed6 } from './gasChargeAmount';
+import { gasChargeMicroUsd } from './gasPricing';
+import { microUsdToFixed6 } from './microUsd';
+import { ethUsdDecimalToAnswer } from './usdPriceAnswers';
 
 describe('gas charge amount', () => {
   it('reads the stored ETH/USD snapshot exactly', () => {

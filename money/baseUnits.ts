@@ -28,12 +28,11 @@ export function fromBaseUnits(units: bigint, decimals: number): string {
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
 }
 
-/**
- * A dollar stablecoin's `units` as micro-dollars (USD × 10^6), rounded down: what a settlement is worth
- * in the 6-decimal USD columns, never more than was received.
- */
-export function toMicroUsdRoundingDown(units: bigint, decimals: number): bigint {
-  return decimals >= 6 ? units / 10n ** BigInt(decimals - 6) : units * 10n ** BigInt(6 - decimals);
+/** `units` of a `fromDecimals` token in base units of `toDecimals`, at parity, rounded down (never more than held). */
+export function rescaleUnitsRoundingDown(units: bigint, fromDecimals: number, toDecimals: number): bigint {
+  return fromDecimals <= toDecimals
+    ? units * 10n ** BigInt(toDecimals - fromDecimals)
+    : units / 10n ** BigInt(fromDecimals - toDecimals);
 }
 
 /** numeric(16,6) reads back as "19.990000"; the API shows "19.99". */

@@ -1,17 +1,15 @@
-import { ETH_USD_FEED_DECIMALS } from '../../chain/priceFeeds';
+import { ceilDiv } from './ceilDiv';
+import { MICRO_USD_PER_USD } from './microUsd';
+import { PRICE_ANSWER_SCALE } from './usdPriceAnswers';
 
 /**
- * Exact money arithmetic for sponsorship limits: amounts are bigint micro-dollars (USD × 10^6, the
- * 6 fractional digits of our USD strings), never floats. Conversions round up, so a limit is never
- * under-charged by rounding.
+ * Gas in money, exact: wei and token base units to bigint micro-dollars at a feed answer (USD with
+ * ETH_USD_FEED_DECIMALS decimals), never floats. Conversions round up, so a limit or a charge is never
+ * short by rounding.
  */
 
-export const MICRO_USD_PER_USD = 1_000_000n;
 const WEI_PER_ETH = 10n ** 18n;
 const BPS = 10_000n;
-
-const ceilDiv = (numerator: bigint, denominator: bigint): bigint =>
-  (numerator + denominator - 1n) / denominator;
 
 /** The most the operation can cost in wei: every gas limit (paymaster ones included) plus preVerificationGas, at maxFeePerGas. */
 export function maxGasCostWei(gas: {
@@ -34,31 +32,30 @@ export function maxGasCostWei(gas: {
 
 /** wei → micro-dollars at `ethUsdAnswer` (USD per ETH with ETH_USD_FEED_DECIMALS decimals), rounded up. */
 export function weiToMicroUsd(wei: bigint, ethUsdAnswer: bigint): bigint {
-  return ceilDiv(wei * ethUsdAnswer * MICRO_USD_PER_USD, WEI_PER_ETH * 10n ** BigInt(ETH_USD_FEED_DECIMALS));
+  return ceilDiv(wei * ethUsdAnswer * MICRO_USD_PER_USD, WEI_PER_ETH * PRICE_ANSWER_SCALE);
 }
 
-/** `microUsd` plus `markupBps` basis points, rounded up. */
-export function withMarkup(microUsd: bigint, markupBps: number): bigint {
-  return ceilDiv(microUsd * (BPS + BigInt(markupBps)), BPS);
-}
-
-/** "12.5" / "0.000001" → micro-dollars. The input is a validated decimal USD string (≤ 6 decimals). */
-export function usdToMicro(usd: string): bigint {
-  const [whole, fraction = ''] = usd.split('.');
-  return BigInt(whole!) * MICRO_USD_PER_USD + BigInt(fraction.padEnd(6, '0').slice(0, 6));
-}
-
-/** Micro-dollars → the shortest decimal USD string ("12.5", "3", "0.000001"). */
-export function microToUsd(micro: bigint): string {
-  const whole = micro / MICRO_USD_PER_USD;
-  const fraction = (micro % MICRO_USD_PER_USD).toString().padStart(6, '0').replace(/0+$/, '');
-  return fraction ? `${whole}.${fraction}` : whole.toString();
-}
-
-/** An 8-decimal feed answer as a decimal string ("3000.00000000" style, exact). */
-export function feedAnswerToDecimal(answer: bigint): string {
-  const scale = 10n ** BigInt(ETH_USD_FEED_DECIMALS);
-  return `${answer / scale}.${(answer % scale).toString().padStart(ETH_USD_FEED_DECIMALS, '0')}`;
+/**
+ * What an included sponsored operation costs the merchant, exact: actualGasCost (wei) × ETH/USD × (1 +
+ * markup bps / 10000), in micro-dollars, rounded up ONCE at the end (a sub-micro-dollar remainder is
+ * charged as one micro-dollar; no intermediate rounding, so the figure is the exact product's ceiling):
+ * ceil(wei × price × (10000 + markupBps) × 10^6 / (10^18 × 10^8 × 10000)).
+ */
+export function gasChargeMicroUsd({
+  actualGasCostWei,
+  ethUsdAnswer,
+  markupBps,
+}: {
+  actualGasCostWei: bigint;
+  ethUsdAnswer: bigint;
+  markupBps: number;
+}): bigint {
+  if (actualGasCostWei < 0n || ethUsdAnswer <= 0n || !Number.isInteger(markupBps) || markupBps < 0)
+    throw new Error('gas charge inputs must be non-negative (price positive, markup an integer)');
+  return ceilDiv(
+    actualGasCostWei * ethUsdAnswer * (BPS + BigInt(markupBps)) * MICRO_USD_PER_USD,
+    WEI_PER_ETH * PRICE_ANSWER_SCALE * BPS,
+  );
 }
 
 /**
@@ -92,6 +89,6 @@ export function maxTokenCharge(maxCostWei: bigint, exchangeRate: bigint): bigint
 export function tokenToMicroUsd(amount: bigint, tokenUsdAnswer: bigint, tokenDecimals: number): bigint {
   return ceilDiv(
     amount * tokenUsdAnswer * MICRO_USD_PER_USD,
-    10n ** BigInt(tokenDecimals) * 10n ** BigInt(ETH_USD_FEED_DECIMALS),
+    10n ** BigInt(tokenDecimals) * PRICE_ANSWER_SCALE,
   );
 }
