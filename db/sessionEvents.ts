@@ -11,8 +11,10 @@ import {
   type SessionEventType,
 } from '../webhooks/events';
 import type { Db } from './client';
-import { insertSessionEventOnce, type EventRow } from './events';
+import { findEventById, insertLateDepositEventOnce, insertSessionEventOnce, type EventRow } from './events';
+import { receivedAmountOf } from './receivedAmounts';
 import type { SessionsTable } from './schema';
+import type { SessionStatus } from './sessionStatus';
 import type { Selectable } from 'kysely';
 
 /**
@@ -152,4 +154,62 @@ export async function settlementReceived(trx: Db, sessionId: string): Promise<Ev
       SUSDE_DECIMALS,
     ),
   };
+}
+
+/** One transfer the deposit monitor recorded, by its place on the chain. */
+export interface RecordedTransfer {
+  chainId: number;
+  txHash: string;
+  logIndex: number;
+}
+
+/**
+ * Stores the `session.paid_late` event of a transfer the monitor recorded that was mined after its
+ * session's expiry (issue 41), once per transfer: a second call returns the first event, id and bytes
+ * unchanged. `receivedAmount` is what the session has received by then, this transfer included.
+ * Undefined when no such transfer was recorded.
+ */
+export async function storeLateDepositEvent(
+  db: Db,
+  { chainId, txHash, logIndex }: RecordedTransfer,
+): Promise<EventRow | undefined> {
+  const found = await db
+    .selectFrom('deposits as d')
+    .innerJoin('sessions as s', 's.id', 'd.session_id')
+    .leftJoin('events as e', 'e.deposit_id', 'd.id')
+    .selectAll('s')
+    .select(['d.id as deposit_id', 'e.id as event_id'])
+    .where('d.chain_id', '=', chainId)
+    .where('d.tx_hash', '=', txHash)
+    .where('d.log_index', '=', logIndex)
+    .executeTakeFirst();
+  if (!found) return undefined;
+  if (found.event_id) return findEventById(db, found.event_id);
+  const id = newEventId(randomUUID());
+  const createdAt = new Date();
+  const payload = serialiseSessionEvent({
+    id,
+    type: 'session.paid_late',
+    createdAt: createdAt.toISOString(),
+    data: {
+      session: eventSessionOf(found, reportedStatusOf(found, createdAt)),
+      receivedAmount: await receivedAmountOf(db, found.id),
+      txHash,
+    },
+  });
+  return insertLateDepositEventOnce(db, {
+    id,
+    type: 'session.paid_late',
+    merchantId: found.merchant_id,
+    sessionId: found.id,
+    depositId: found.deposit_id,
+    payload,
+    createdAt,
+  });
+}
+
+/** The status a read shows (SPEC rule 1: unpaid past expiry reads `expired`; `pending` is never shown then). */
+function reportedStatusOf(row: SessionRow, now: Date): Exclude<SessionStatus, 'pending'> {
+  if (row.status !== 'pending' && row.status !== 'awaiting_payment') return row.status;
+  return row.expires_at.getTime() <= now.getTime() ? 'expired' : 'awaiting_payment';
 }

@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from './client';
 import type { PaymentOptionsTable, SessionsTable, SessionStatus } from './schema';
+import { receivedAmountOf, usdDifference, usdExceeds } from './receivedAmounts';
 import { eventSessionOf, receivedBeforeExpiry, settlementReceived, storeSessionEvent } from './sessionEvents';
 
 export type SessionRow = Selectable<SessionsTable>;
@@ -330,7 +331,8 @@ export type CompleteSessionResult = 'completed' | 'unchanged' | 'not_covered';
 /**
  * confirming or bridging → completed, only when the settled flushes of one option cover its amount: an
  * underpaid session is never completed. Its `session.completed` event, with what the merchant received,
- * is stored in the same transaction. `unchanged` when it was not in those states (a replay).
+ * and, when the session received more than its amount, its `session.overpaid`, are stored in the same
+ * transaction. `unchanged` when it was not in those states (a replay).
  */
 export async function completeSession(db: Db, id: string): Promise<CompleteSessionResult> {
   const completed = await db.transaction().execute(async (trx) => {
@@ -345,10 +347,17 @@ export async function completeSession(db: Db, id: string): Promise<CompleteSessi
     if (!row) return false;
     // Covered flushes exist (the WHERE above), so the settlement's on-chain result is recorded.
     const settlement = (await settlementReceived(trx, id))!;
-    await storeSessionEvent(trx, row, {
-      type: 'session.completed',
-      data: { session: eventSessionOf(row, 'completed' as const), settlement },
-    });
+    const session = eventSessionOf(row, 'completed' as const);
+    await storeSessionEvent(trx, row, { type: 'session.completed', data: { session, settlement } });
+    // More arrived than was asked (issue 41): said once, beside the completion, with the exact amounts.
+    const receivedAmount = await receivedAmountOf(trx, id);
+    if (usdExceeds(receivedAmount, session.amount)) {
+      const overpaidAmount = usdDifference(receivedAmount, session.amount);
+      await storeSessionEvent(trx, row, {
+        type: 'session.overpaid',
+        data: { session, receivedAmount, overpaidAmount },
+      });
+    }
     return true;
   });
   if (completed) return 'completed';

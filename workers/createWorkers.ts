@@ -126,11 +126,12 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
         bridgeDeliveries: settlement.bridgeDeliveries,
       })),
   }),
-  chains: ({ db, temporal, settlement, paymasterReceipts }) => ({
+  chains: ({ db, temporal, settlement, paymasterReceipts }, taskQueues) => ({
     ...(settlement &&
       createChainMonitorActivities({
         db,
         temporal,
+        webhookTaskQueue: taskQueues.webhooks,
         networks: settlement.networks,
         addressesPerRequest: settlement.addressesPerRequest,
         lateWatchSec: settlement.lateWatchSec,

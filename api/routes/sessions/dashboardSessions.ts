@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { findMerchantSession, listMerchantSessions } from '../../../db/sessions';
+import { receivedAmountOf, receivedAmountsOf } from '../../../db/receivedAmounts';
 import type { AppContext } from '../../appContext';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { createSessionRoute } from './createSession';
@@ -59,10 +60,17 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, query }) {
         const now = app.now();
         const { rows, total } = await listMerchantSessions(app.db, { merchantId, ...query, now });
+        const received = await receivedAmountsOf(
+          app.db,
+          rows.map((row) => row.id),
+        );
+        const publicBaseUrl = app.config.PUBLIC_BASE_URL;
         return {
           status: 200,
           body: {
-            data: rows.map((row) => toSessionSummary(row, app.config.PUBLIC_BASE_URL, now)),
+            data: rows.map((row) =>
+              toSessionSummary(row, { publicBaseUrl, now, receivedAmount: received.get(row.id)! }),
+            ),
             page: query.page,
             limit: query.limit,
             total,
@@ -93,7 +101,15 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, params }) {
         const session = await findMerchantSession(app.db, merchantId, params.id);
         if (!session) throw sessionNotFound();
-        return { status: 200, body: toSessionSummary(session, app.config.PUBLIC_BASE_URL, app.now()) };
+        const receivedAmount = await receivedAmountOf(app.db, session.id);
+        return {
+          status: 200,
+          body: toSessionSummary(session, {
+            publicBaseUrl: app.config.PUBLIC_BASE_URL,
+            now: app.now(),
+            receivedAmount,
+          }),
+        };
       },
     }),
 

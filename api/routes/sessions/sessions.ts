@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { effectiveStatus, findSessionById, listPaymentOptions } from '../../../db/sessions';
+import { receivedAmountOf } from '../../../db/receivedAmounts';
 import type { AppContext } from '../../appContext';
 import { notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
@@ -40,10 +41,17 @@ export function sessionRoutes(app: AppContext): AnyRoute[] {
       async handler({ params }) {
         const session = await findSessionById(app.db, params.id);
         if (!session) throw sessionNotFound();
-        const options = await listPaymentOptions(app.db, session.id);
+        const [options, receivedAmount] = await Promise.all([
+          listPaymentOptions(app.db, session.id),
+          receivedAmountOf(app.db, session.id),
+        ]);
         return {
           status: 200,
-          body: toPublicSession(session, options, app.config.PUBLIC_BASE_URL, app.now()),
+          body: toPublicSession(session, options, {
+            publicBaseUrl: app.config.PUBLIC_BASE_URL,
+            now: app.now(),
+            receivedAmount,
+          }),
         };
       },
     }),
