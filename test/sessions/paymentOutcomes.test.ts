@@ -1,4 +1,4 @@
-import type { Address } from 'viem';
+import { formatUnits, type Address } from 'viem';
 import { createChainMonitorActivities } from '../../activities/chainMonitor';
 import { writeCheckpoint } from '../../db/deposits';
 import { SESSION_EVENT_TYPES } from '../../webhooks/events';
@@ -133,6 +133,29 @@ describe('payment outcomes: overpaid and late payments', () => {
     expect(list.body.data.find((row: { id: string }) => row.id === session.id).receivedAmount).toBe(
       '30.000001',
     );
+
+    // The payments export's row: what arrived, what was swept, where, and the sUSDe the merchant got.
+    const settlement = await stack.db
+      .selectFrom('settlements')
+      .selectAll()
+      .where('session_id', '=', session.id)
+      .executeTakeFirstOrThrow();
+    const today = new Date().toISOString().slice(0, 10);
+    const csv = await stack.app.request(`/v1/sessions/export?from=${today}&to=${today}`, {
+      headers: stack.sk,
+    });
+    const row = csv.text.split('\r\n').find((line) => line.startsWith(session.id))!;
+    expect(row.split(',').slice(2)).toEqual([
+      'completed',
+      '25',
+      '30.000001',
+      '30.000001',
+      String(ETHEREUM_SEPOLIA),
+      'USDC',
+      summary.body.txHash,
+      settlement.delivery_tx_hash,
+      formatUnits(BigInt(settlement.shares!), 18),
+    ]);
 
     const page = await stack.app.request(`/pay/${session.id}`);
     expect(page.text).toContain('data-testid="state-overpaid"');

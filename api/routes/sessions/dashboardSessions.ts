@@ -4,6 +4,7 @@ import { receivedAmountOf, receivedAmountsOf } from '../../../db/receivedAmounts
 import type { AppContext } from '../../appContext';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { createSessionRoute } from './createSession';
+import { sessionExportRoutes } from './sessionExport';
 import { retrySessionForwarder } from './retryForwarder';
 import { SESSION_STATUSES } from '../../../db/sessionStatus';
 import { sessionSummarySchema, toSessionSummary } from './sessionModels';
@@ -13,6 +14,7 @@ import { sessionIdParams, sessionNotFound } from './sessions';
 /**
  * | GET  | /v1/merchants/me/sessions      | query limit, page, status | 200 paged list of session summaries |
  * | POST | /v1/merchants/me/sessions      | session create body       | 201 session create response |
+ * | GET  | /v1/merchants/me/sessions/export | query from, to, format      | 200 CSV of the merchant's sessions (sessionExport.ts) |
  * | GET  | /v1/merchants/me/sessions/{id} |                           | 200 session summary |
  * | GET  | /v1/merchants/me/sessions/{id}/events |                    | 200 its events with their webhook deliveries (sessionEvents.ts) |
  * | POST | /v1/merchants/me/sessions/{id}/retry-forwarder |          | 202 acceptance; 404 foreign; 409 not retryable |
@@ -85,6 +87,9 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
       audience: 'dashboard',
       summary: 'Create a payment session from the dashboard (same body as POST /v1/sessions)',
     }),
+
+    // Before `/v1/merchants/me/sessions/:id`: `export` is not a session id.
+    sessionExportRoutes(app).jwt,
 
     defineRoute({
       method: 'get',

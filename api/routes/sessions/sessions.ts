@@ -5,10 +5,12 @@ import type { AppContext } from '../../appContext';
 import { notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { createSessionRoute } from './createSession';
+import { sessionExportRoutes } from './sessionExport';
 import { publicSessionSchema, sessionStatusViewSchema, toPublicSession } from './sessionModels';
 
 /**
  * | POST | /v1/sessions             | SK   | 201 {id, paymentUrl, status, expiresAt, createdAt}; 401 missing or unknown key |
+ * | GET  | /v1/sessions/export      | SK   | 200 CSV of the merchant's sessions (sessionExport.ts) |
  * | GET  | /v1/sessions/{id}        | none | 200 session with payment options and line items; 404 when unknown |
  * | GET  | /v1/sessions/{id}/status | none | 200 {status, webhookDelivered}; 404 when unknown |
  */
@@ -24,6 +26,9 @@ export function sessionRoutes(app: AppContext): AnyRoute[] {
       audience: 'integrator',
       summary: 'Create a payment session (invoice)',
     }),
+
+    // Before `/v1/sessions/:id`: `export` is not a session id.
+    sessionExportRoutes(app).sk,
 
     defineRoute({
       method: 'get',
