@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { sessionExportPages } from '../../db/sessionExport';
 import { startTestApp, type TestApp } from '../harness/app';
