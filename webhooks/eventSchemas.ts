@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SESSION_STATUSES, type SessionStatus } from '../db/sessionStatus';
 import { WEBHOOK_EVENT_GUIDE } from './eventTypes';
 import { ENDPOINT_TEST_MESSAGE } from './events';
 import type {
@@ -115,13 +116,17 @@ export const sessionOverpaidEventSchema = envelope(
   }),
 ).describe(WEBHOOK_EVENT_GUIDE['session.overpaid'].sentWhen);
 
+/** The statuses a read reports (`pending` is before the session's workflow exists, never shown then). */
+const REPORTED_STATUSES = SESSION_STATUSES.filter(
+  (status): status is Exclude<SessionStatus, 'pending'> => status !== 'pending',
+);
+
 export const sessionPaidLateEventSchema = envelope(
   'session.paid_late',
   z.object({
-    session: eventSession(
-      ['awaiting_payment', 'confirming', 'bridging', 'completed', 'failed', 'expired'],
-      depositIfAny,
-    ).describe('The session as it was when the late deposit was seen'),
+    session: eventSession(REPORTED_STATUSES, depositIfAny).describe(
+      'The session as it was when the late deposit was seen',
+    ),
     receivedAmount: exactUsd.describe(
       'Everything the session has received, this deposit included, decimal USD, exact',
     ),

@@ -134,31 +134,6 @@ describe('dashboard main flows in chromium', () => {
     followedSessionId = sessionId;
   }, 240_000);
 
-  it('downloads the sessions CSV from the sessions page, with the paid session and what it received', async () => {
-    const { page } = dashboard;
-    await page.getByRole('link', { name: 'Sessions', exact: true }).click();
-    await page.getByTestId('sessions-export').waitFor();
-    const [download] = await Promise.all([
-      page.waitForEvent('download'),
-      page.getByRole('button', { name: 'Download sessions CSV' }).click(),
-    ]);
-    const today = new Date().toISOString().slice(0, 10);
-    const monthStart = `${today.slice(0, 8)}01`;
-    expect(download.suggestedFilename()).toBe(`sessions-${monthStart}-${today}.csv`);
-    const text = await readFile((await download.path())!, 'utf8');
-    const [header, ...rows] = text.split('\r\n').filter((line) => line !== '');
-    expect(header!.split(',').slice(0, 6)).toEqual([
-      'id',
-      'createdAt',
-      'status',
-      'amount',
-      'receivedAmount',
-      'settledAmount',
-    ]);
-    const row = rows.find((line) => line.startsWith(followedSessionId))!.split(',');
-    expect(row.slice(2, 5)).toEqual(['completed', '12.5', '12.5']);
-  }, 60_000);
-
   it('sends the session webhook again from its page; no settlement retry on a completed session', async () => {
     const { page } = dashboard;
     const eventsOf = (webhooks: typeof receiver.received) =>
@@ -246,4 +221,29 @@ describe('dashboard main flows in chromium', () => {
     expect((await stack.app.request('/v1/webhooks', { headers: withKey })).status).toBe(401);
     await page.setViewportSize(DESKTOP);
   });
+
+  it('downloads the sessions CSV from the sessions page, with the paid session and what it received', async () => {
+    const { page } = dashboard;
+    await page.getByRole('link', { name: 'Sessions', exact: true }).click();
+    await page.getByTestId('sessions-export').waitFor();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download sessions CSV' }).click(),
+    ]);
+    const today = new Date().toISOString().slice(0, 10);
+    const monthStart = `${today.slice(0, 8)}01`;
+    expect(download.suggestedFilename()).toBe(`sessions-${monthStart}-${today}.csv`);
+    const text = await readFile((await download.path())!, 'utf8');
+    const [header, ...rows] = text.split('\r\n').filter((line) => line !== '');
+    expect(header!.split(',').slice(0, 6)).toEqual([
+      'id',
+      'createdAt',
+      'status',
+      'amount',
+      'receivedAmount',
+      'settledAmount',
+    ]);
+    const row = rows.find((line) => line.startsWith(followedSessionId))!.split(',');
+    expect(row.slice(2, 5)).toEqual(['completed', '12.5', '12.5']);
+  }, 60_000);
 });
