@@ -324,9 +324,9 @@ export interface paths {
     };
     /**
      * The merchant’s sessions created in a UTC date range (inclusive) as CSV, oldest first
-     * @description The merchant’s sessions created in a UTC date range (inclusive) as CSV, oldest first
+     * @description The payments export: the merchant’s sessions created in a UTC date range (both ends included, at most 366 days) as CSV, one row per session with its received, settled and staked amounts and its transactions, oldest first, streamed. `format` is `csv` (the default).
      */
-    get: operations['getV1SessionsExport'];
+    get: operations['exportSessions'];
     put?: never;
     post?: never;
     delete?: never;
@@ -408,9 +408,9 @@ export interface paths {
     };
     /**
      * The merchant’s sessions created in a UTC date range (inclusive) as CSV, oldest first
-     * @description The merchant’s sessions created in a UTC date range (inclusive) as CSV, oldest first
+     * @description The payments export for the dashboard: the same CSV as GET /v1/sessions/export, with the merchant token.
      */
-    get: operations['getV1MerchantsMeSessionsExport'];
+    get: operations['exportMerchantSessions'];
     put?: never;
     post?: never;
     delete?: never;
@@ -3864,7 +3864,7 @@ export interface operations {
       };
     };
   };
-  getV1SessionsExport: {
+  exportSessions: {
     parameters: {
       query: {
         from: string;
@@ -4156,7 +4156,7 @@ export interface operations {
       };
     };
   };
-  getV1MerchantsMeSessionsExport: {
+  exportMerchantSessions: {
     parameters: {
       query: {
         from: string;
