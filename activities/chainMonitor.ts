@@ -14,8 +14,15 @@ import {
   recordDepositsWithTotals,
   writeCheckpoint,
 } from '../db/deposits';
+import { storeLateDepositEvent } from '../db/sessionEvents';
 import { findFlushTransactions } from '../db/settlements';
 import type { DepositDetected } from './sessions';
+import {
+  createSessionEventActivities,
+  type SessionEventActivities,
+  type WebhookDeliveryStarter,
+} from './sessionEvents';
+import { serialiseSessionLifecycleEvent } from '../webhooks/sessionLifecycleEvents';
 import { heartbeating } from './settlementSteps';
 
 /** Signals a deposit to its session's workflow; rejects with WorkflowNotFoundError when none runs. */
@@ -42,6 +49,11 @@ export interface ChainMonitorDependencies {
   onScanned?: (scan: { chainId: number; blocksBehindSafeHead: bigint }) => void;
   /** How often a scan waiting for the next block asks for the head (default 250 ms). */
   headPollMs?: number;
+  /**
+   * Starts an event's webhook delivery: a transfer mined after its session's expiry gets its
+   * `session.paid_late` event and deliveries. A monitor run without it (benchmarks) records transfers only.
+   */
+  startWebhookDelivery?: WebhookDeliveryStarter;
 }
 
 export interface ScanInput {
@@ -138,7 +150,9 @@ export function createChainMonitorActivities({
   filteredMaxWatched = DEFAULT_FILTERED_MAX_WATCHED,
   headPollMs = DEFAULT_HEAD_POLL_MS,
   onScanned,
+  startWebhookDelivery,
 }: ChainMonitorDependencies) {
+  const events = startWebhookDelivery && createSessionEventActivities({ db, startWebhookDelivery });
   const publicClients = createPublicClients(networks);
   const clientFor = (chainId: number): PublicClient => {
     const client = publicClients.forChain(chainId);
@@ -210,6 +224,7 @@ export function createChainMonitorActivities({
     const totals = await recordPayments(db, chainId, payments, acceptedLogs);
     const signals = depositSignals(chainId, acceptedLogs, tokens, totals);
     await sendDepositSignals(signalDepositDetected, logger, signals);
+    if (events) await announceLatePayments(db, events, chainId, payments);
 
     await writeCheckpoint(db, { monitorId, chainId, block: toBlock, blockTime: toBlockTime });
     onScanned?.({ chainId, blocksBehindSafeHead: window.safeHead - toBlock });
@@ -320,8 +335,11 @@ async function nextScanWindow(
 
 type TransferLog = Awaited<ReturnType<typeof fetchDepositTransfers>>['logs'][number];
 type DepositTarget = Awaited<ReturnType<typeof findDepositTargets>>[number];
-/** A transfer into a session's deposit address; `open` when it pays the session (on time, session open). */
-type Payment = { log: TransferLog; target: DepositTarget; open: boolean };
+/**
+ * A transfer into a session's deposit address; `open` when it pays the session (on time, session open),
+ * `afterExpiry` when its block is stamped at or after the session's expiry.
+ */
+type Payment = { log: TransferLog; target: DepositTarget; open: boolean; afterExpiry: boolean };
 
 /**
  * The transfers that pay a session's deposit address in its token (not a flush's own swap), each judged
@@ -373,8 +391,9 @@ async function matchPayments(
   // not forever): such a transfer counts as paying it; retry-forwarder settles it.
   return payments.map((payment) => {
     const { target } = payment;
-    const open = onTimeOf(payment) && (target.status === 'awaiting_payment' || target.status === 'expired');
-    return { ...payment, open };
+    const onTime = onTimeOf(payment);
+    const open = onTime && (target.status === 'awaiting_payment' || target.status === 'expired');
+    return { ...payment, open, afterExpiry: !onTime };
   });
 }
 
@@ -444,6 +463,27 @@ function depositSignals(
     });
   }
   return signals;
+}
+
+/**
+ * Each transfer mined after its session's expiry gets its `session.paid_late` event, stored once per
+ * transfer, and its deliveries started (idempotent both: a rescan or a retried scan, after a crash between
+ * recording and announcing, finds the stored event and starts what is not started yet).
+ */
+async function announceLatePayments(
+  db: Db,
+  events: SessionEventActivities,
+  chainId: number,
+  payments: Payment[],
+): Promise<void> {
+  for (const { log } of payments.filter(({ afterExpiry }) => afterExpiry)) {
+    const event = await storeLateDepositEvent(
+      db,
+      { chainId, txHash: log.transactionHash!, logIndex: log.logIndex! },
+      serialiseSessionLifecycleEvent,
+    );
+    if (event) await events.startWebhookDeliveries({ eventId: event.id });
+  }
 }
 
 /** One signal per session paid, concurrently; the workflow takes the first covering deposit it gets. */

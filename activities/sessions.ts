@@ -68,6 +68,8 @@ const reopenedPayment = ({ sessionId, deposit, paidAt }: SettlingAgain) => ({
 export interface SessionChange {
   changed: boolean;
   eventId: string | null;
+  /** Events the same change stored after its own (a completion's `session.overpaid`), delivered after it. */
+  followingEventIds?: string[];
 }
 
 /** Polls the monitors' checkpoints (heartbeating) until each has scanned past `expiresAt`; false at the deadline. */
@@ -162,7 +164,8 @@ export function createSessionActivities({
     },
 
     /**
-     * confirming or bridging → completed: sUSDe delivered. Refused (non-retryable SessionUnderpaid) when
+     * confirming or bridging → completed: sUSDe delivered, with `session.overpaid` following
+     * `session.completed` when more than the amount arrived. Refused (non-retryable SessionUnderpaid) when
      * the settled funds of no option cover its amount, so an underpaid session is never completed.
      */
     async markSessionCompleted(sessionId: string): Promise<SessionChange> {
@@ -172,7 +175,9 @@ export function createSessionActivities({
           'the settled funds do not cover the session amount',
           SESSION_UNDERPAID,
         );
-      return changeWithEvent(db, sessionId, result === 'completed', ['session.completed']);
+      const change = await changeWithEvent(db, sessionId, result === 'completed', ['session.completed']);
+      const overpaid = await findLatestSessionEventOfType(db, sessionId, ['session.overpaid']);
+      return { ...change, followingEventIds: overpaid ? [overpaid.id] : [] };
     },
 
     /**

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from './client';
 import type { EventsTable } from './schema';
 
@@ -16,6 +16,37 @@ export const ENDPOINT_TEST_EVENT_TYPE = 'endpoint.test';
  * unique index `events_session_type_once` holds every other type to one per session.
  */
 export const REPEATABLE_SESSION_EVENT_TYPE = 'session.failed';
+
+/**
+ * Stores the `session.paid_late` event of one late deposit unless that deposit has one (the unique index
+ * `events_deposit_once`), and returns the stored one either way: a rescan of the range, or a retried
+ * scan, gets the first event back, id and payload unchanged.
+ */
+export async function insertLateDepositEventOnce(
+  db: Db,
+  event: NewEvent & { depositId: string },
+): Promise<EventRow> {
+  const inserted = await db
+    .insertInto('events')
+    .values({
+      id: event.id,
+      type: event.type,
+      merchant_id: event.merchantId,
+      session_id: event.sessionId,
+      deposit_id: event.depositId,
+      payload: event.payload,
+      created_at: event.createdAt,
+    })
+    .onConflict((conflict) => conflict.column('deposit_id').where('deposit_id', 'is not', null).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (inserted) return inserted;
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('deposit_id', '=', event.depositId)
+    .executeTakeFirstOrThrow();
+}
 
 export interface NewEvent {
   id: string;
@@ -41,9 +72,13 @@ export async function insertSessionEventOnce(db: Db, event: NewEvent): Promise<E
       payload: event.payload,
       created_at: event.createdAt,
     })
-    // The partial unique index `events_session_type_once` (every type but session.failed).
+    // The partial unique index `events_session_type_once` (every type but the repeatable ones), its
+    // predicate spelled as the index spells it (migration 2026_11_28_1100) so Postgres infers the index.
     .onConflict((conflict) =>
-      conflict.columns(['session_id', 'type']).where('type', '<>', REPEATABLE_SESSION_EVENT_TYPE).doNothing(),
+      conflict
+        .columns(['session_id', 'type'])
+        .where(sql<boolean>`type NOT IN ('session.failed', 'session.paid_late')`)
+        .doNothing(),
     )
     .returningAll()
     .executeTakeFirst();

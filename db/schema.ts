@@ -448,6 +448,8 @@ export interface EventsTable {
   session_id: string | null;
   /** The one endpoint an `endpoint.test` event is for; null for every other type. */
   endpoint_id: string | null;
+  /** The late deposit a `session.paid_late` event is about (one event per deposit); null for every other type. */
+  deposit_id: string | null;
   /** The serialised body, exactly the bytes every delivery sends and signs. */
   payload: string;
   created_at: Timestamp;

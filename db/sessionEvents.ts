@@ -1,8 +1,16 @@
 import { fromBaseUnits, normaliseDecimal } from '../money/baseUnits';
 import { microUsdToFixed6, toMicroUsdRoundingDown } from '../money/microUsd';
 import type { Db } from './client';
-import { insertSessionEventOnce, REPEATABLE_SESSION_EVENT_TYPE, type EventRow } from './events';
+import {
+  findEventById,
+  insertLateDepositEventOnce,
+  insertSessionEventOnce,
+  REPEATABLE_SESSION_EVENT_TYPE,
+  type EventRow,
+} from './events';
+import { receivedAmountOf } from './receivedAmounts';
 import type { SessionsTable } from './schema';
+import type { SessionStatus } from './sessionStatus';
 import type { Selectable } from 'kysely';
 
 /**
@@ -32,7 +40,16 @@ export type SessionLifecycleFacts =
   | { type: 'session.expired'; session: SessionRow }
   | { type: 'session.underpaid'; session: SessionRow; receivedAmount: string }
   | { type: 'session.failed'; session: SessionRow; failureReason: string }
-  | { type: 'session.completed'; session: SessionRow; settlement: SettlementReceived };
+  | { type: 'session.completed'; session: SessionRow; settlement: SettlementReceived }
+  | { type: 'session.overpaid'; session: SessionRow; receivedAmount: string; overpaidAmount: string }
+  | {
+      type: 'session.paid_late';
+      session: SessionRow;
+      /** The status a read shows now (never `pending`). */
+      reportedStatus: Exclude<SessionStatus, 'pending'>;
+      receivedAmount: string;
+      txHash: string;
+    };
 
 /** An event as stored: its id, when it was made, and its body serialised once. */
 export interface SerialisedEvent {
@@ -161,4 +178,58 @@ export async function settlementReceived(
       SUSDE_DECIMALS,
     ),
   };
+}
+
+/** One transfer the deposit monitor recorded, by its place on the chain. */
+export interface RecordedTransfer {
+  chainId: number;
+  txHash: string;
+  logIndex: number;
+}
+
+/**
+ * Stores the `session.paid_late` event of a transfer the monitor recorded that was mined after its
+ * session's expiry (issue 41), once per transfer: a second call returns the first event, id and bytes
+ * unchanged. `receivedAmount` is what the session has received by then, this transfer included.
+ * Undefined when no such transfer was recorded.
+ */
+export async function storeLateDepositEvent(
+  db: Db,
+  { chainId, txHash, logIndex }: RecordedTransfer,
+  serialise: SessionEventSerialiser,
+): Promise<EventRow | undefined> {
+  const found = await db
+    .selectFrom('deposits as d')
+    .innerJoin('sessions as s', 's.id', 'd.session_id')
+    .leftJoin('events as e', 'e.deposit_id', 'd.id')
+    .selectAll('s')
+    .select(['d.id as deposit_id', 'e.id as event_id'])
+    .where('d.chain_id', '=', chainId)
+    .where('d.tx_hash', '=', txHash)
+    .where('d.log_index', '=', logIndex)
+    .executeTakeFirst();
+  if (!found) return undefined;
+  if (found.event_id) return findEventById(db, found.event_id);
+  const { id, createdAt, payload } = serialise({
+    type: 'session.paid_late',
+    session: found,
+    reportedStatus: reportedStatusOf(found, new Date()),
+    receivedAmount: await receivedAmountOf(db, found.id),
+    txHash,
+  });
+  return insertLateDepositEventOnce(db, {
+    id,
+    type: 'session.paid_late',
+    merchantId: found.merchant_id,
+    sessionId: found.id,
+    depositId: found.deposit_id,
+    payload,
+    createdAt,
+  });
+}
+
+/** The status a read shows (SPEC rule 1: unpaid past expiry reads `expired`; `pending` is never shown then). */
+function reportedStatusOf(row: SessionRow, now: Date): Exclude<SessionStatus, 'pending'> {
+  if (row.status !== 'pending' && row.status !== 'awaiting_payment') return row.status;
+  return row.expires_at.getTime() <= now.getTime() ? 'expired' : 'awaiting_payment';
 }

@@ -7,6 +7,8 @@ import {
   storeSessionEvent,
   type SessionEventSerialiser,
 } from './sessionEvents';
+import { receivedAmountOf, usdDifference, usdExceeds } from './receivedAmounts';
+import { normaliseDecimal } from '../money/baseUnits';
 
 export type SessionRow = Selectable<SessionsTable>;
 export type PaymentOptionRow = Selectable<PaymentOptionsTable>;
@@ -335,7 +337,8 @@ export type CompleteSessionResult = 'completed' | 'unchanged' | 'not_covered';
 /**
  * confirming or bridging → completed, only when the settled flushes of one option cover its amount: an
  * underpaid session is never completed. Its `session.completed` event, with what the merchant received,
- * is stored in the same transaction. `unchanged` when it was not in those states (a replay).
+ * and, when the session received more than its amount, its `session.overpaid`, are stored in the same
+ * transaction. `unchanged` when it was not in those states (a replay).
  */
 export async function completeSession(
   db: Db,
@@ -355,6 +358,17 @@ export async function completeSession(
     // Covered flushes exist (the WHERE above), so the settlement's on-chain result is recorded.
     const settlement = (await settlementReceived(trx, id))!;
     await storeSessionEvent(trx, { type: 'session.completed', session: row, settlement }, serialise);
+    // More arrived than was asked (issue 41): said once, beside the completion, with the exact amounts.
+    const receivedAmount = await receivedAmountOf(trx, id);
+    const amount = normaliseDecimal(row.amount);
+    if (usdExceeds(receivedAmount, amount)) {
+      const overpaidAmount = usdDifference(receivedAmount, amount);
+      await storeSessionEvent(
+        trx,
+        { type: 'session.overpaid', session: row, receivedAmount, overpaidAmount },
+        serialise,
+      );
+    }
     return true;
   });
   if (completed) return 'completed';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SESSION_STATUSES, type SessionStatus } from '../db/sessionStatus';
 import { WEBHOOK_EVENT_GUIDE } from './eventTypes';
 import { ENDPOINT_TEST_MESSAGE } from './events';
 import type {
@@ -8,6 +9,8 @@ import type {
   SessionConfirmingEvent,
   SessionExpiredEvent,
   SessionFailedEvent,
+  SessionOverpaidEvent,
+  SessionPaidLateEvent,
   SessionUnderpaidEvent,
 } from './events';
 
@@ -34,6 +37,10 @@ const wholeTokens = z
   .string()
   .regex(/^\d+(\.\d{1,18})?$/)
   .describe('Decimal string in whole tokens (18 decimals, exact)');
+const exactUsd = z
+  .string()
+  .regex(/^\d+(\.\d{1,18})?$/)
+  .describe('Decimal USD, exact: stablecoins at par, as many fractional digits as the tokens have');
 const txHash = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
 
 /** `paidAt` and `txHash`: set once a deposit was seen (`session.confirming`), else possibly null. */
@@ -41,14 +48,14 @@ const deposited = { paidAt: timestamp, txHash };
 const depositIfAny = { paidAt: timestamp.nullable(), txHash: txHash.nullable() };
 
 function eventSession<const Status extends string, Deposit extends z.ZodRawShape>(
-  status: Status,
+  status: Status | readonly Status[],
   deposit: Deposit,
 ) {
   return z.object({
     id: z.uuid(),
     merchantName: z.string().nullable(),
     amount: usd,
-    status: z.literal(status),
+    status: typeof status === 'string' ? z.literal(status) : z.enum(status as readonly [Status, ...Status[]]),
     expiresAt: timestamp,
     createdAt: timestamp,
     ...deposit,
@@ -100,6 +107,33 @@ export const sessionFailedEventSchema = envelope(
   z.object({ session: eventSession('failed', depositIfAny), failureReason: z.string() }),
 ).describe(WEBHOOK_EVENT_GUIDE['session.failed'].sentWhen);
 
+export const sessionOverpaidEventSchema = envelope(
+  'session.overpaid',
+  z.object({
+    session: eventSession('completed', depositIfAny),
+    receivedAmount: exactUsd.describe('Every transfer into the session at completion, decimal USD, exact'),
+    overpaidAmount: exactUsd.describe('What exceeds the amount: receivedAmount − amount, exact'),
+  }),
+).describe(WEBHOOK_EVENT_GUIDE['session.overpaid'].sentWhen);
+
+/** The statuses a read reports (`pending` is before the session's workflow exists, never shown then). */
+const REPORTED_STATUSES = SESSION_STATUSES.filter(
+  (status): status is Exclude<SessionStatus, 'pending'> => status !== 'pending',
+);
+
+export const sessionPaidLateEventSchema = envelope(
+  'session.paid_late',
+  z.object({
+    session: eventSession(REPORTED_STATUSES, depositIfAny).describe(
+      'The session as it was when the late deposit was seen',
+    ),
+    receivedAmount: exactUsd.describe(
+      'Everything the session has received, this deposit included, decimal USD, exact',
+    ),
+    txHash: txHash.describe('The late deposit’s transaction'),
+  }),
+).describe(WEBHOOK_EVENT_GUIDE['session.paid_late'].sentWhen);
+
 export const endpointDisabledEventSchema = envelope(
   'endpoint.disabled',
   z.object({ endpoint: z.object({ id: z.uuid(), url: z.string(), disabledAt: timestamp }) }),
@@ -122,6 +156,8 @@ export const WEBHOOK_EVENT_SCHEMAS = [
   { type: 'session.expired', name: 'SessionExpiredEvent', schema: sessionExpiredEventSchema },
   { type: 'session.underpaid', name: 'SessionUnderpaidEvent', schema: sessionUnderpaidEventSchema },
   { type: 'session.failed', name: 'SessionFailedEvent', schema: sessionFailedEventSchema },
+  { type: 'session.overpaid', name: 'SessionOverpaidEvent', schema: sessionOverpaidEventSchema },
+  { type: 'session.paid_late', name: 'SessionPaidLateEvent', schema: sessionPaidLateEventSchema },
   { type: 'endpoint.disabled', name: 'EndpointDisabledEvent', schema: endpointDisabledEventSchema },
   { type: 'endpoint.test', name: 'EndpointTestEvent', schema: endpointTestEventSchema },
 ] as const;
@@ -134,7 +170,9 @@ const senderTypesAgree: [
   Same<z.infer<typeof sessionExpiredEventSchema>, SessionExpiredEvent>,
   Same<z.infer<typeof sessionUnderpaidEventSchema>, SessionUnderpaidEvent>,
   Same<z.infer<typeof sessionFailedEventSchema>, SessionFailedEvent>,
+  Same<z.infer<typeof sessionOverpaidEventSchema>, SessionOverpaidEvent>,
+  Same<z.infer<typeof sessionPaidLateEventSchema>, SessionPaidLateEvent>,
   Same<z.infer<typeof endpointDisabledEventSchema>, EndpointDisabledEvent>,
   Same<z.infer<typeof endpointTestEventSchema>, EndpointTestEvent>,
-] = [true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true];
 void senderTypesAgree;

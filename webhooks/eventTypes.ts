@@ -10,6 +10,8 @@ export const SESSION_EVENT_TYPES = [
   'session.expired',
   'session.underpaid',
   'session.failed',
+  'session.overpaid',
+  'session.paid_late',
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 
@@ -47,6 +49,14 @@ export const WEBHOOK_EVENT_GUIDE: { readonly [Type in WebhookEventType]: EventTy
   'session.failed': {
     group: 'Sessions',
     sentWhen: 'The settlement failed; retry-forwarder can repair it. Once per failure.',
+  },
+  'session.overpaid': {
+    group: 'Sessions',
+    sentWhen: 'The session completed having received more than its amount. Once per session.',
+  },
+  'session.paid_late': {
+    group: 'Sessions',
+    sentWhen: 'A deposit reached the session after it expired. Once per such deposit.',
   },
   'endpoint.disabled': {
     group: 'Endpoints',

@@ -14,6 +14,7 @@ import {
   type SessionEventType,
   type WebhookEventType,
 } from './eventTypes';
+import type { SessionStatus } from '../db/sessionStatus';
 
 export { DEFAULT_WEBHOOK_EVENTS, ENDPOINT_TEST_EVENT_TYPE, SESSION_EVENT_TYPES, WEBHOOK_EVENT_TYPES };
 export type { SessionEventType, WebhookEventType };
@@ -69,6 +70,22 @@ export type SessionFailedEvent = EventEnvelope<
   'session.failed',
   { session: EventSession<'failed'>; failureReason: string }
 >;
+/**
+ * Completed with more than the amount (issue 41): `receivedAmount` is every transfer into the session at
+ * completion and `overpaidAmount` what exceeds `amount` (decimal USD, stablecoins at par, exact).
+ */
+export type SessionOverpaidEvent = EventEnvelope<
+  'session.overpaid',
+  { session: EventSession<'completed'>; receivedAmount: string; overpaidAmount: string }
+>;
+/**
+ * A deposit mined after the session expired (issue 41), one event per such deposit: `txHash` is that
+ * deposit's transaction, `receivedAmount` everything the session has received with it (decimal USD, exact).
+ */
+export type SessionPaidLateEvent = EventEnvelope<
+  'session.paid_late',
+  { session: EventSession<Exclude<SessionStatus, 'pending'>>; receivedAmount: string; txHash: string }
+>;
 /** An endpoint was disabled for failing (docs/decisions.md "Webhook delivery operations"): sent to the merchant's other endpoints that list it. */
 export type EndpointDisabledEvent = EventEnvelope<
   'endpoint.disabled',
@@ -93,7 +110,9 @@ export type SessionEvent =
   | SessionCompletedEvent
   | SessionExpiredEvent
   | SessionUnderpaidEvent
-  | SessionFailedEvent;
+  | SessionFailedEvent
+  | SessionOverpaidEvent
+  | SessionPaidLateEvent;
 export type WebhookEvent = SessionEvent | EndpointDisabledEvent | EndpointTestEvent;
 
 export const newEventId = (uuid: string) => `evt_${uuid}`;
@@ -131,6 +150,10 @@ function sessionEventExtras(event: SessionEvent): Record<string, unknown> {
       return { receivedAmount: event.data.receivedAmount };
     case 'session.failed':
       return { failureReason: event.data.failureReason };
+    case 'session.overpaid':
+      return { receivedAmount: event.data.receivedAmount, overpaidAmount: event.data.overpaidAmount };
+    case 'session.paid_late':
+      return { receivedAmount: event.data.receivedAmount, txHash: event.data.txHash };
     default:
       return {};
   }

@@ -50,6 +50,24 @@ function lifecycleEventBody(facts: SessionLifecycleFacts): EventBody {
         type: facts.type,
         data: { session: eventSessionOf(facts.session, 'completed' as const), settlement: facts.settlement },
       };
+    case 'session.overpaid':
+      return {
+        type: facts.type,
+        data: {
+          session: eventSessionOf(facts.session, 'completed' as const),
+          receivedAmount: facts.receivedAmount,
+          overpaidAmount: facts.overpaidAmount,
+        },
+      };
+    case 'session.paid_late':
+      return {
+        type: facts.type,
+        data: {
+          session: eventSessionOf(facts.session, facts.reportedStatus),
+          receivedAmount: facts.receivedAmount,
+          txHash: facts.txHash,
+        },
+      };
   }
 }
 

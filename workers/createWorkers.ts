@@ -131,11 +131,13 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
         bridgeDeliveries: settlement.bridgeDeliveries,
       })),
   }),
-  chains: ({ db, temporal, settlement, paymasterReceipts }) => ({
+  chains: ({ db, temporal, settlement, paymasterReceipts }, taskQueues) => ({
     ...(settlement &&
       createChainMonitorActivities({
         db,
         signalDepositDetected: depositSignallerFor(temporal),
+        // A transfer mined after its session's expiry gets its session.paid_late event and deliveries.
+        startWebhookDelivery: webhookDeliveryStarterFor(temporal, taskQueues.webhooks),
         networks: settlement.networks,
         addressesPerRequest: settlement.addressesPerRequest,
         lateWatchSec: settlement.lateWatchSec,

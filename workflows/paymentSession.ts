@@ -76,10 +76,18 @@ const bridge = proxyActivities<SettlementActivities>({
  */
 const LIFECYCLE_EVENTS_PATCH = 'session-lifecycle-events';
 
-/** Starts the deliveries of the event a status change stored (idempotent: started ones count as started). */
+/**
+ * Payment outcomes (issue 41): a completion may store `session.overpaid` after `session.completed`; its
+ * deliveries start after the completion's. Behind a patch so histories made before it replay unchanged.
+ */
+const PAYMENT_OUTCOME_EVENTS_PATCH = 'session-payment-outcome-events';
+
+/** Starts the deliveries of the events a status change stored (idempotent: started ones count as started). */
 async function deliverEventOf(change: SessionChange): Promise<void> {
   if (!patched(LIFECYCLE_EVENTS_PATCH) || !change.eventId) return;
   await startWebhookDeliveries({ eventId: change.eventId });
+  if (!change.followingEventIds?.length || !patched(PAYMENT_OUTCOME_EVENTS_PATCH)) return;
+  for (const eventId of change.followingEventIds) await startWebhookDeliveries({ eventId });
 }
 
 export const depositDetectedSignal = defineSignal<[DepositDetected]>('depositDetected');

@@ -78,6 +78,7 @@ const expectedScheme: Record<Exclude<AuthKind, 'none'>, Json> = {
 const INTEGRATOR_OPERATIONS = [
   'GET /health',
   'POST /v1/sessions',
+  'GET /v1/sessions/export',
   'GET /v1/sessions/{id}',
   'GET /v1/sessions/{id}/status',
   'POST /v1/paymaster/rpc',
@@ -251,6 +252,8 @@ describe('OpenAPI documents', () => {
         'session.confirming',
         'session.expired',
         'session.failed',
+        'session.overpaid',
+        'session.paid_late',
         'session.underpaid',
       ].sort(),
     );

@@ -118,6 +118,11 @@ export const OPERATIONS: Record<string, OperationNaming> = {
     description:
       'Creates a payment session (an invoice): send the customer to its `paymentUrl`. Send an `Idempotency-Key` to make a retry safe: a repeat with the same key and body answers the first answer again, with another body 409.',
   },
+  'GET /v1/sessions/export': {
+    operationId: 'exportSessions',
+    description:
+      'The payments export: the merchant’s sessions created in a UTC date range (both ends included, at most 366 days) as CSV, one row per session with its received, settled and staked amounts and its transactions, oldest first, streamed. `format` is `csv` (the default).',
+  },
   'GET /v1/sessions/{id}': {
     operationId: 'getSession',
     description:
@@ -136,6 +141,11 @@ export const OPERATIONS: Record<string, OperationNaming> = {
   'POST /v1/merchants/me/sessions': {
     operationId: 'createDashboardSession',
     description: `${DASHBOARD_TWIN} Honours \`Idempotency-Key\` like createSession.`,
+  },
+  'GET /v1/merchants/me/sessions/export': {
+    operationId: 'exportMerchantSessions',
+    description:
+      'The payments export for the dashboard: the same CSV as GET /v1/sessions/export, with the merchant token.',
   },
   'GET /v1/merchants/me/sessions/{id}': {
     operationId: 'getMerchantSession',

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { receivedBeforeExpiry } from '../../db/sessionEvents';
 import { findSessionById, listPaymentOptions } from '../../db/sessions';
+import { receivedAmountOf, usdDifference, usdExceeds } from '../../db/receivedAmounts';
 import { setStrictPageHeaders } from '../../web/strictPageHeaders';
 import { renderCheckoutNotFoundPage, renderCheckoutPage } from '../../web/checkout/renderCheckoutPage';
 import type { AppContext } from '../appContext';
@@ -15,6 +16,24 @@ import { toPublicSession } from './sessions/sessionModels';
  * function) and polls `GET /v1/sessions/{id}/status`.
  */
 const sessionId = z.string().uuid();
+
+/**
+ * What the page tells a payer whose money went beyond the order: an overpayment once the session is paid,
+ * a transfer that reached an expired session late (on an expired session every `late` row came after expiry:
+ * an on-time one is `accepted`).
+ */
+async function paymentOutcomeOf(
+  app: AppContext,
+  view: { id: string; status: string; amount: string; receivedAmount: string },
+): Promise<{ overpaidAmount?: string; lateAmount?: string }> {
+  if (['confirming', 'bridging', 'completed'].includes(view.status))
+    return usdExceeds(view.receivedAmount, view.amount)
+      ? { overpaidAmount: usdDifference(view.receivedAmount, view.amount) }
+      : {};
+  if (view.status !== 'expired') return {};
+  const lateAmount = await receivedAmountOf(app.db, view.id, { kind: 'late' });
+  return lateAmount === '0' ? {} : { lateAmount };
+}
 
 export function checkoutRoutes(app: AppContext): AnyRoute[] {
   return [
@@ -47,8 +66,15 @@ export function checkoutRoutes(app: AppContext): AnyRoute[] {
           return;
         }
         const now = app.now();
-        const options = await listPaymentOptions(app.db, session.id);
-        const view = toPublicSession(session, options, app.config.PUBLIC_BASE_URL, now);
+        const [options, totalReceived] = await Promise.all([
+          listPaymentOptions(app.db, session.id),
+          receivedAmountOf(app.db, session.id),
+        ]);
+        const view = toPublicSession(session, options, {
+          publicBaseUrl: app.config.PUBLIC_BASE_URL,
+          now,
+          receivedAmount: totalReceived,
+        });
         // An expired session that was partly paid shows what arrived (the underpaid state).
         const receivedAmount =
           view.status === 'expired' ? await receivedBeforeExpiry(app.db, session.id) : undefined;
@@ -57,6 +83,7 @@ export function checkoutRoutes(app: AppContext): AnyRoute[] {
           session: view,
           webhookDelivered: session.webhook_delivered,
           receivedAmount,
+          outcome: await paymentOutcomeOf(app, view),
           now,
           nonce,
         });

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { Address } from 'viem';
 import { payDeposit, type SettlementStack } from '../settlement/settlementStack';
 import type { WebhookReceiver } from '../webhooks/receiver';
@@ -8,7 +9,7 @@ import { useSettlementDashboard } from './settlementDashboard';
  * The dashboard's main flows in chromium on a settlement world of its own (local chains, the worker,
  * Temporal, Postgres): add a webhook endpoint and rotate its secret on its page; create a payment link, pay it on
  * the local chain from the test and watch the session page reach completed with its webhook delivery
- * (event, endpoint, attempt) on the timeline without a reload; resend that delivery; create an API key (shown once) and revoke it.
+ * (event, endpoint, attempt) on the timeline without a reload; resend that delivery; download the sessions CSV; create an API key (shown once) and revoke it.
  */
 const ETHEREUM_SEPOLIA = 11155111;
 const CONFIRMATIONS = 3;
@@ -209,4 +210,29 @@ describe('dashboard main flows in chromium', () => {
     expect((await stack.app.request('/v1/webhooks', { headers: withKey })).status).toBe(401);
     await page.setViewportSize(DESKTOP);
   });
+
+  it('downloads the sessions CSV from the sessions page, with the paid session and what it received', async () => {
+    const { page } = dashboard;
+    await page.getByRole('link', { name: 'Sessions', exact: true }).click();
+    await page.getByTestId('sessions-export').waitFor();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download sessions CSV' }).click(),
+    ]);
+    const today = new Date().toISOString().slice(0, 10);
+    const monthStart = `${today.slice(0, 8)}01`;
+    expect(download.suggestedFilename()).toBe(`sessions-${monthStart}-${today}.csv`);
+    const text = await readFile((await download.path())!, 'utf8');
+    const [header, ...rows] = text.split('\r\n').filter((line) => line !== '');
+    expect(header!.split(',').slice(0, 6)).toEqual([
+      'id',
+      'createdAt',
+      'status',
+      'amount',
+      'receivedAmount',
+      'settledAmount',
+    ]);
+    const row = rows.find((line) => line.startsWith(followedSessionId))!.split(',');
+    expect(row.slice(2, 5)).toEqual(['completed', '12.5', '12.5']);
+  }, 60_000);
 });

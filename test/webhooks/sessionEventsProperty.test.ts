@@ -49,8 +49,26 @@ const steps: fc.Arbitrary<Step[]> = fc.array(
   { minLength: 1, maxLength: 4 },
 );
 
+/** Payment outcomes (issue 41): told beside the lifecycle, not status changes of their own. */
+const OUTCOME_TYPES = ['session.overpaid', 'session.paid_late'];
+
+/**
+ * The outcomes' rule: session.overpaid at most once, and only with session.completed (stored in its
+ * transaction); session.paid_late once per late deposit, at any point. Returns what breaks it, or null.
+ */
+function outcomeViolation(types: string[]): string | null {
+  const overpaid = types.filter((type) => type === 'session.overpaid').length;
+  if (overpaid > 1) return 'a second session.overpaid';
+  if (overpaid === 1 && !types.includes('session.completed'))
+    return 'session.overpaid without session.completed';
+  return null;
+}
+
 /** The lifecycle's rule for one session's events, in order; returns what breaks it, or null. */
-function lifecycleViolation(types: string[]): string | null {
+function lifecycleViolation(all: string[]): string | null {
+  const outcome = outcomeViolation(all);
+  if (outcome) return outcome;
+  const types = all.filter((type) => !OUTCOME_TYPES.includes(type));
   const seen = new Set<string>();
   for (const [index, type] of types.entries()) {
     if (seen.has('session.completed')) return `${type} after session.completed`;
@@ -93,6 +111,8 @@ describe('session events property: prefix-consistent, at most once, never a seco
       ['session.underpaid', 'session.confirming', 'session.completed'],
       ['session.confirming', 'session.failed', 'session.failed', 'session.completed'],
       ['session.expired', 'session.confirming', 'session.failed'],
+      ['session.confirming', 'session.completed', 'session.overpaid'],
+      ['session.expired', 'session.paid_late', 'session.paid_late'],
     ])
       expect(lifecycleViolation(allowed)).toBeNull();
     for (const refused of [
@@ -102,6 +122,8 @@ describe('session events property: prefix-consistent, at most once, never a seco
       ['session.completed'],
       ['session.expired', 'session.underpaid'],
       ['session.confirming', 'session.failed', 'session.confirming'],
+      ['session.confirming', 'session.overpaid'],
+      ['session.confirming', 'session.completed', 'session.overpaid', 'session.overpaid'],
     ])
       expect(lifecycleViolation(refused)).not.toBeNull();
   });
@@ -227,8 +249,9 @@ describe('session events property: prefix-consistent, at most once, never a seco
           .where('session_id', '=', id)
           .orderBy('created_at')
           .execute();
-        const types = events.map((event) => event.type);
-        expect({ types, violation: lifecycleViolation(types) }).toEqual({ types, violation: null });
+        const allTypes = events.map((event) => event.type);
+        expect({ allTypes, violation: lifecycleViolation(allTypes) }).toEqual({ allTypes, violation: null });
+        const types = allTypes.filter((type) => !OUTCOME_TYPES.includes(type));
 
         // The events agree with where the session ended.
         const { status } = await sessionRow(id);

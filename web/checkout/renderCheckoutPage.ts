@@ -49,6 +49,11 @@ export interface RenderCheckoutPageParameters {
    * non-zero amount shows the underpaid state (the merchant's `session.underpaid`) instead of expired.
    */
   receivedAmount?: string;
+  /**
+   * What happens to money beyond the order (issue 41): `overpaidAmount` (decimal USD) when a paid session
+   * received more than its amount; `lateAmount` when transfers reached an expired session after expiry.
+   */
+  outcome?: { overpaidAmount?: string; lateAmount?: string };
   now: Date;
   /** Per-response CSP nonce for the inline style and script. */
   nonce: string;
@@ -65,6 +70,9 @@ const checkoutScript = readPageScript('checkout.js');
 
 /** Which status blocks show in which session status; the client script applies the same rule. */
 const PAY_STATES = 'pending awaiting_payment';
+/** A paid session's states (where an overpayment is told), and an unpaid one's ends (where a late payment is). */
+const PAID_STATES = 'confirming bridging completed';
+const ENDED_UNPAID_STATES = 'expired underpaid';
 
 const STATUS_LABELS: Record<string, string> = {
   pending: 'Awaiting payment',
@@ -98,6 +106,7 @@ export async function renderCheckoutPage({
   session,
   webhookDelivered,
   receivedAmount,
+  outcome = {},
   now,
   nonce,
 }: RenderCheckoutPageParameters): Promise<string> {
@@ -112,16 +121,7 @@ export async function renderCheckoutPage({
   const selected = session.paymentOptions.find((option) => option.symbol === tokens[0]);
   const shows = (states: string) => states.split(' ').includes(status);
 
-  const clientData: CheckoutClientData = {
-    sessionId: session.id,
-    statusUrl: `/v1/sessions/${encodeURIComponent(session.id)}/status`,
-    status,
-    webhookDelivered,
-    expiresAt: session.expiresAt,
-    serverNow: now.toISOString(),
-    successUrl: session.successUrl,
-    statusLabels: STATUS_LABELS,
-  };
+  const clientData = clientDataOf(session, { status, webhookDelivered, now });
 
   const page = html`<!doctype html>
 <html lang="en">
@@ -182,6 +182,7 @@ ${session.sandboxMode && html`<div class="sandbox-banner" role="note" data-testi
     <p>We received <strong data-testid="received-amount">${formatUsd(receivedAmount ?? '0')}</strong> of <strong>${formatUsd(session.amount)}</strong> before it expired. Your funds are not lost: they are held for ${merchant}, who can complete the order or refund you.</p>
     <p>Do not send more to this address. Contact ${merchant} and quote reference <span class="reference">${session.id}</span>.</p>
   </section>
+  ${outcomeNotices(session, outcome, merchant, shows)}
   <p class="redirect-notice" data-redirect-notice hidden>Returning you to ${merchant}…</p>
 
   <section class="card pay" data-show-when="${PAY_STATES}" ${!shows(PAY_STATES) && trustedHtml('hidden')} aria-label="How to pay">
@@ -213,6 +214,49 @@ ${session.sandboxMode && html`<div class="sandbox-banner" role="note" data-testi
 </html>
 `;
   return page.markup;
+}
+
+/**
+ * What happens to money beyond the order (issue 41): the surplus of an overpaid session, shown while it is
+ * paid; a payment that reached an expired session late, shown while it reads expired or underpaid.
+ */
+function outcomeNotices(
+  session: CheckoutSession,
+  outcome: NonNullable<RenderCheckoutPageParameters['outcome']>,
+  merchant: string,
+  shows: (states: string) => boolean,
+): SafeHtml {
+  return html`${
+    outcome.overpaidAmount !== undefined &&
+    html`<section class="card state state-muted" data-show-when="${PAID_STATES}" ${!shows(PAID_STATES) && trustedHtml('hidden')} data-testid="state-overpaid">
+    <h2>You sent more than the amount due</h2>
+    <p>We received <strong data-testid="overpaid-amount">${formatUsd(outcome.overpaidAmount)}</strong> more than the <strong>${formatUsd(session.amount)}</strong> due. The difference goes to ${merchant} with your payment; ${merchant} may refund it to you. Contact them and quote reference <span class="reference">${session.id}</span>.</p>
+  </section>`
+  }
+  ${
+    outcome.lateAmount !== undefined &&
+    html`<section class="card state state-muted" data-show-when="${ENDED_UNPAID_STATES}" ${!shows(ENDED_UNPAID_STATES) && trustedHtml('hidden')} data-testid="state-paid-late">
+    <h2>A payment arrived after this request expired</h2>
+    <p>We received <strong data-testid="late-amount">${formatUsd(outcome.lateAmount)}</strong> after the request expired. It is held for ${merchant}, who can still complete your order or refund you. Do not send more; contact ${merchant} and quote reference <span class="reference">${session.id}</span>.</p>
+  </section>`
+  }`;
+}
+
+/** What the page's script starts from: the status as shown, where to poll, the server's clock. */
+function clientDataOf(
+  session: CheckoutSession,
+  { status, webhookDelivered, now }: { status: string; webhookDelivered: boolean; now: Date },
+): CheckoutClientData {
+  return {
+    sessionId: session.id,
+    statusUrl: `/v1/sessions/${encodeURIComponent(session.id)}/status`,
+    status,
+    webhookDelivered,
+    expiresAt: session.expiresAt,
+    serverNow: now.toISOString(),
+    successUrl: session.successUrl,
+    statusLabels: STATUS_LABELS,
+  };
 }
 
 function lineItem(item: CheckoutSession['lineItems'][number]): SafeHtml {

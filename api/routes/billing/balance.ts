@@ -17,6 +17,7 @@ import { sequenceCursor } from '../../routing/sequenceCursor';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { PAGE_SIZES } from '../../../config/pageSizes';
 import { pageLimit } from '../../routing/pageQuery';
+import { DAY_MS, utcDateQuery } from '../../routing/utcDateQuery';
 
 /**
  * | GET | /v1/merchants/me/balance | | 200 billing summary: prepaid balance, markup, current period |
@@ -38,23 +39,9 @@ const chargesQuery = z.object({
   chainId: chainIdQuery,
 });
 
-/** A real calendar date "YYYY-MM-DD" → its 00:00 UTC; undefined for anything else (2026-02-30 too). */
-function utcDate(text: string): Date | undefined {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return undefined;
-  const date = new Date(`${text}T00:00:00.000Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text ? date : undefined;
-}
-
-const dateQuery = z
-  .string()
-  .refine((text) => utcDate(text) !== undefined, 'must be a UTC date YYYY-MM-DD')
-  .transform((text) => utcDate(text)!);
-
-const csvQuery = z.object({ from: dateQuery, to: dateQuery, chainId: chainIdQuery });
+const csvQuery = z.object({ from: utcDateQuery, to: utcDateQuery, chainId: chainIdQuery });
 /** Most days one charges CSV covers, both ends included: a year, leap day and all. */
 export const CHARGES_CSV_MAX_DAYS = 366;
-
-const DAY_MS = 24 * 3600 * 1000;
 
 const statementQuery = z.object({
   month: z

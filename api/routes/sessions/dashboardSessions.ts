@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { findMerchantSession, listMerchantSessions } from '../../../db/sessions';
+import { receivedAmountOf, receivedAmountsOf } from '../../../db/receivedAmounts';
 import type { AppContext } from '../../appContext';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { createSessionRoute } from './createSession';
+import { sessionExportRoutes } from './sessionExport';
 import { retrySessionForwarder } from './retryForwarder';
 import { SESSION_STATUSES } from '../../../db/sessionStatus';
 import { sessionSummarySchema, toSessionSummary } from './sessionModels';
@@ -13,6 +15,7 @@ import { offsetPageQuery } from '../../routing/pageQuery';
 /**
  * | GET  | /v1/merchants/me/sessions      | query limit, page, status | 200 paged list of session summaries |
  * | POST | /v1/merchants/me/sessions      | session create body       | 201 session create response |
+ * | GET  | /v1/merchants/me/sessions/export | query from, to, format      | 200 CSV of the merchant's sessions (sessionExport.ts) |
  * | GET  | /v1/merchants/me/sessions/{id} |                           | 200 session summary |
  * | GET  | /v1/merchants/me/sessions/{id}/events |                    | 200 its events with their webhook deliveries (sessionEvents.ts) |
  * | POST | /v1/merchants/me/sessions/{id}/retry-forwarder |          | 202 acceptance; 404 foreign; 409 not retryable |
@@ -44,10 +47,17 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, query }) {
         const now = app.now();
         const { rows, total } = await listMerchantSessions(app.db, { merchantId, ...query, now });
+        const received = await receivedAmountsOf(
+          app.db,
+          rows.map((row) => row.id),
+        );
+        const publicBaseUrl = app.config.PUBLIC_BASE_URL;
         return {
           status: 200,
           body: {
-            data: rows.map((row) => toSessionSummary(row, app.config.PUBLIC_BASE_URL, now)),
+            data: rows.map((row) =>
+              toSessionSummary(row, { publicBaseUrl, now, receivedAmount: received.get(row.id)! }),
+            ),
             page: query.page,
             limit: query.limit,
             total,
@@ -62,6 +72,9 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
       audience: 'dashboard',
       summary: 'Create a payment session from the dashboard (same body as POST /v1/sessions)',
     }),
+
+    // Before `/v1/merchants/me/sessions/:id`: `export` is not a session id.
+    sessionExportRoutes(app).jwt,
 
     defineRoute({
       method: 'get',
@@ -78,7 +91,15 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, params }) {
         const session = await findMerchantSession(app.db, merchantId, params.id);
         if (!session) throw sessionNotFound();
-        return { status: 200, body: toSessionSummary(session, app.config.PUBLIC_BASE_URL, app.now()) };
+        const receivedAmount = await receivedAmountOf(app.db, session.id);
+        return {
+          status: 200,
+          body: toSessionSummary(session, {
+            publicBaseUrl: app.config.PUBLIC_BASE_URL,
+            now: app.now(),
+            receivedAmount,
+          }),
+        };
       },
     }),
 

@@ -97,6 +97,11 @@ const sessionFields = {
     .describe(
       'USD swept to the payout address so far (decimal string; "0" before settlement). Below `amount` on an underpaid session, which is never completed',
     ),
+  receivedAmount: z
+    .string()
+    .describe(
+      'USD that arrived at the session’s deposit addresses so far, on time or late (decimal string, stablecoins at par, exact; "0" before any deposit). Above `amount` on an overpaid session',
+    ),
   merchantName: z.string().nullable(),
   sandboxMode: z.boolean(),
   expiresAt: z.string(),
@@ -122,13 +127,22 @@ export const sessionStatusViewSchema = z
   .object({ status: z.enum(SESSION_STATUSES), webhookDelivered: z.boolean() })
   .meta({ id: 'SessionStatusView' });
 
-function commonFields(row: SessionRow, publicBaseUrl: string, now: Date) {
+/** How a session read is made: the base URL of its payment page, the clock, what the session received. */
+export interface SessionView {
+  publicBaseUrl: string;
+  now: Date;
+  /** receivedAmountOf / receivedAmountsOf (db/receivedAmounts.ts). */
+  receivedAmount: string;
+}
+
+function commonFields(row: SessionRow, { publicBaseUrl, now, receivedAmount }: SessionView) {
   return {
     id: row.id,
     paymentUrl: paymentUrlOf(publicBaseUrl, row.id),
     status: effectiveStatus(row, now) as SessionStatus,
     amount: normaliseDecimal(row.amount),
     settledAmount: normaliseDecimal(row.settled_amount),
+    receivedAmount,
     merchantName: row.merchant_name,
     sandboxMode: row.sandbox_mode,
     expiresAt: row.expires_at.toISOString(),
@@ -138,14 +152,9 @@ function commonFields(row: SessionRow, publicBaseUrl: string, now: Date) {
   };
 }
 
-export function toPublicSession(
-  row: SessionRow,
-  options: PaymentOptionRow[],
-  publicBaseUrl: string,
-  now: Date,
-) {
+export function toPublicSession(row: SessionRow, options: PaymentOptionRow[], view: SessionView) {
   return {
-    ...commonFields(row, publicBaseUrl, now),
+    ...commonFields(row, view),
     lineItems: row.line_items,
     paymentOptions: options.map((option) => ({
       chainId: option.chain_id,
@@ -166,9 +175,9 @@ export function toPublicSession(
   };
 }
 
-export function toSessionSummary(row: SessionRow, publicBaseUrl: string, now: Date) {
+export function toSessionSummary(row: SessionRow, view: SessionView) {
   return {
-    ...commonFields(row, publicBaseUrl, now),
+    ...commonFields(row, view),
     webhookDelivered: row.webhook_delivered,
     failureReason: row.failure_reason,
   };

@@ -1,13 +1,16 @@
 import { z } from 'zod';
 import { effectiveStatus, findSessionById, listPaymentOptions } from '../../../db/sessions';
+import { receivedAmountOf } from '../../../db/receivedAmounts';
 import type { AppContext } from '../../appContext';
 import { notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { createSessionRoute } from './createSession';
+import { sessionExportRoutes } from './sessionExport';
 import { publicSessionSchema, sessionStatusViewSchema, toPublicSession } from './sessionModels';
 
 /**
  * | POST | /v1/sessions             | SK   | 201 {id, paymentUrl, status, expiresAt, createdAt}; 401 missing or unknown key |
+ * | GET  | /v1/sessions/export      | SK   | 200 CSV of the merchant's sessions (sessionExport.ts) |
  * | GET  | /v1/sessions/{id}        | none | 200 session with payment options and line items; 404 when unknown |
  * | GET  | /v1/sessions/{id}/status | none | 200 {status, webhookDelivered}; 404 when unknown |
  */
@@ -23,6 +26,9 @@ export function sessionRoutes(app: AppContext): AnyRoute[] {
       audience: 'integrator',
       summary: 'Create a payment session (invoice)',
     }),
+
+    // Before `/v1/sessions/:id`: `export` is not a session id.
+    sessionExportRoutes(app).sk,
 
     defineRoute({
       method: 'get',
@@ -40,10 +46,17 @@ export function sessionRoutes(app: AppContext): AnyRoute[] {
       async handler({ params }) {
         const session = await findSessionById(app.db, params.id);
         if (!session) throw sessionNotFound();
-        const options = await listPaymentOptions(app.db, session.id);
+        const [options, receivedAmount] = await Promise.all([
+          listPaymentOptions(app.db, session.id),
+          receivedAmountOf(app.db, session.id),
+        ]);
         return {
           status: 200,
-          body: toPublicSession(session, options, app.config.PUBLIC_BASE_URL, app.now()),
+          body: toPublicSession(session, options, {
+            publicBaseUrl: app.config.PUBLIC_BASE_URL,
+            now: app.now(),
+            receivedAmount,
+          }),
         };
       },
     }),

@@ -115,6 +115,8 @@ export function SessionDetail({ id }: { id: string }) {
             </dd>
             <dt>Amount</dt>
             <dd>{formatUsd(session.amount)}</dd>
+            <dt>Received</dt>
+            <dd data-testid="session-received">{formatUsd(session.receivedAmount)}</dd>
             <dt>Settled</dt>
             <dd>{formatUsd(session.settledAmount)}</dd>
             <dt>Mode</dt>

@@ -315,6 +315,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/sessions/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The merchant’s sessions created in a UTC date range (inclusive) as CSV, oldest first
+     * @description The payments export: the merchant’s sessions created in a UTC date range (both ends included, at most 366 days) as CSV, one row per session with its received, settled and staked amounts and its transactions, oldest first, streamed. `format` is `csv` (the default).
+     */
+    get: operations['exportSessions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/sessions/{id}': {
     parameters: {
       query?: never;
@@ -373,6 +393,26 @@ export interface paths {
      * @description The dashboard twin of the API-key route of the same name: same body and answers, merchant token instead of the `sk_` key. Honours `Idempotency-Key` like createSession.
      */
     post: operations['createDashboardSession'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/merchants/me/sessions/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The merchant’s sessions created in a UTC date range (inclusive) as CSV, oldest first
+     * @description The payments export for the dashboard: the same CSV as GET /v1/sessions/export, with the merchant token.
+     */
+    get: operations['exportMerchantSessions'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -1585,6 +1625,46 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'session.overpaid': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `session.overpaid` event
+     * @description The session completed having received more than its amount. Once per session. Delivered only to endpoints whose `events` list `session.overpaid`; at least once, so drop repeats by `id`.
+     */
+    post: operations['onSessionOverpaid'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'session.paid_late': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `session.paid_late` event
+     * @description A deposit reached the session after it expired. Once per such deposit. Delivered only to endpoints whose `events` list `session.paid_late`; at least once, so drop repeats by `id`.
+     */
+    post: operations['onSessionPaidLate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'endpoint.disabled': {
     parameters: {
       query?: never;
@@ -1779,6 +1859,8 @@ export interface components {
       amount: string;
       /** @description USD swept to the payout address so far (decimal string; "0" before settlement). Below `amount` on an underpaid session, which is never completed */
       settledAmount: string;
+      /** @description USD that arrived at the session’s deposit addresses so far, on time or late (decimal string, stablecoins at par, exact; "0" before any deposit). Above `amount` on an overpaid session */
+      receivedAmount: string;
       merchantName: string | null;
       sandboxMode: boolean;
       expiresAt: string;
@@ -1817,6 +1899,8 @@ export interface components {
       amount: string;
       /** @description USD swept to the payout address so far (decimal string; "0" before settlement). Below `amount` on an underpaid session, which is never completed */
       settledAmount: string;
+      /** @description USD that arrived at the session’s deposit addresses so far, on time or late (decimal string, stablecoins at par, exact; "0" before any deposit). Above `amount` on an overpaid session */
+      receivedAmount: string;
       merchantName: string | null;
       sandboxMode: boolean;
       expiresAt: string;
@@ -1878,6 +1962,8 @@ export interface components {
         | 'session.expired'
         | 'session.underpaid'
         | 'session.failed'
+        | 'session.overpaid'
+        | 'session.paid_late'
         | 'endpoint.disabled'
       )[];
       enabled: boolean;
@@ -1898,6 +1984,8 @@ export interface components {
         | 'session.expired'
         | 'session.underpaid'
         | 'session.failed'
+        | 'session.overpaid'
+        | 'session.paid_late'
         | 'endpoint.disabled'
       )[];
       enabled?: boolean;
@@ -1914,6 +2002,8 @@ export interface components {
         | 'session.expired'
         | 'session.underpaid'
         | 'session.failed'
+        | 'session.overpaid'
+        | 'session.paid_late'
         | 'endpoint.disabled'
       )[];
       enabled: boolean;
@@ -1931,6 +2021,8 @@ export interface components {
         | 'session.expired'
         | 'session.underpaid'
         | 'session.failed'
+        | 'session.overpaid'
+        | 'session.paid_late'
         | 'endpoint.disabled'
       )[];
       enabled?: boolean;
@@ -2622,6 +2714,67 @@ export interface components {
           txHash: string | null;
         };
         failureReason: string;
+      };
+    };
+    /** @description The session completed having received more than its amount. Once per session. */
+    SessionOverpaidEvent: {
+      /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
+      id: string;
+      /** @constant */
+      type: 'session.overpaid';
+      /** @description ISO 8601 UTC with milliseconds */
+      createdAt: string;
+      data: {
+        session: {
+          /** Format: uuid */
+          id: string;
+          merchantName: string | null;
+          /** @description Decimal USD, at most 6 fractional digits */
+          amount: string;
+          /** @constant */
+          status: 'completed';
+          /** @description ISO 8601 UTC with milliseconds */
+          expiresAt: string;
+          /** @description ISO 8601 UTC with milliseconds */
+          createdAt: string;
+          paidAt: string | null;
+          txHash: string | null;
+        };
+        /** @description Every transfer into the session at completion, decimal USD, exact */
+        receivedAmount: string;
+        /** @description What exceeds the amount: receivedAmount − amount, exact */
+        overpaidAmount: string;
+      };
+    };
+    /** @description A deposit reached the session after it expired. Once per such deposit. */
+    SessionPaidLateEvent: {
+      /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
+      id: string;
+      /** @constant */
+      type: 'session.paid_late';
+      /** @description ISO 8601 UTC with milliseconds */
+      createdAt: string;
+      data: {
+        /** @description The session as it was when the late deposit was seen */
+        session: {
+          /** Format: uuid */
+          id: string;
+          merchantName: string | null;
+          /** @description Decimal USD, at most 6 fractional digits */
+          amount: string;
+          /** @enum {string} */
+          status: 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
+          /** @description ISO 8601 UTC with milliseconds */
+          expiresAt: string;
+          /** @description ISO 8601 UTC with milliseconds */
+          createdAt: string;
+          paidAt: string | null;
+          txHash: string | null;
+        };
+        /** @description Everything the session has received, this deposit included, decimal USD, exact */
+        receivedAmount: string;
+        /** @description The late deposit’s transaction */
+        txHash: string;
       };
     };
     /** @description Another of your endpoints was disabled after 5 days of failed deliveries. */
@@ -3711,6 +3864,59 @@ export interface operations {
       };
     };
   };
+  exportSessions: {
+    parameters: {
+      query: {
+        from: string;
+        to: string;
+        format?: 'csv';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description CSV with a header row, one row per session */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': string;
+        };
+      };
+      /** @description Missing or invalid dates, from after to, a range of more than 366 days, or a format other than csv */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   getSession: {
     parameters: {
       query?: never;
@@ -3930,6 +4136,59 @@ export interface operations {
       };
       /** @description Request body larger than the limit (1 MiB) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  exportMerchantSessions: {
+    parameters: {
+      query: {
+        from: string;
+        to: string;
+        format?: 'csv';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description CSV with a header row, one row per session */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': string;
+        };
+      };
+      /** @description Missing or invalid dates, from after to, a range of more than 366 days, or a format other than csv */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -8471,6 +8730,60 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['SessionFailedEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Anything else (or no answer within the timeout) is retried after 1 minute, 5 minutes, 30 minutes and 2 hours. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSessionOverpaid: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC is over `<t>.<raw body>` keyed by the endpoint’s `whsec_` secret. During a secret rotation’s overlap a second `v1=` follows, signed with the previous secret: accept the request when any `v1` matches. Compare in constant time over the raw bytes and reject a `t` more than about 300 seconds from your clock. */
+        'X-Service-Signature': string;
+        /** @description The event’s `evt_` id, the same on every delivery of it */
+        'X-Service-Event-Id': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SessionOverpaidEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Anything else (or no answer within the timeout) is retried after 1 minute, 5 minutes, 30 minutes and 2 hours. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSessionPaidLate: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC is over `<t>.<raw body>` keyed by the endpoint’s `whsec_` secret. During a secret rotation’s overlap a second `v1=` follows, signed with the previous secret: accept the request when any `v1` matches. Compare in constant time over the raw bytes and reject a `t` more than about 300 seconds from your clock. */
+        'X-Service-Signature': string;
+        /** @description The event’s `evt_` id, the same on every delivery of it */
+        'X-Service-Event-Id': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SessionPaidLateEvent'];
       };
     };
     responses: {
