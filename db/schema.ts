@@ -339,7 +339,7 @@ export interface PaymasterUsageTable {
   hold_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Signed rows: the paymaster fields answered (jsonb), answered again to a repeat. */
   signed_result: ColumnType<StoredPaymasterResult | null, string | null | undefined, string | null>;
-  /** The policy that sponsored a signed or stub-answered operation (paymaster_policies.id); null for denials and older rows. */
+  /** The policy chosen to sponsor the operation (paymaster_policies.id): set on signed rows and on denials after a policy was chosen; null before, and on older rows. */
   policy_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
