@@ -62,6 +62,7 @@ import { billingTopupRoutes } from './routes/billing/topups';
 import { paymasterAllowlistRoutes } from './routes/paymaster/allowlist';
 import { paymasterBundlerRoutes } from './routes/paymaster/bundler';
 import { paymasterClientRoutes } from './routes/paymaster/clients';
+import { paymasterPolicyRoutes } from './routes/paymaster/policies';
 import { paymasterDenyRuleRoutes } from './routes/paymaster/denyRules';
 import { paymasterLimitRoutes } from './routes/paymaster/limits';
 import { paymasterRpcRoutes } from './routes/paymaster/rpc';
@@ -338,6 +339,7 @@ function routeTable(
     ...webhookRoutes(context),
     ...checkoutRoutes(context),
     ...paymasterClientRoutes(context),
+    ...paymasterPolicyRoutes(context),
     ...paymasterAllowlistRoutes(context),
     ...paymasterDenyRuleRoutes(context),
     ...paymasterLimitRoutes(context),

@@ -3,7 +3,12 @@ import type { DenyRuleRow } from './paymasterPolicies';
 import { MERCHANT_LIMIT_COLUMNS, type MerchantLimitColumns } from './paymasterLimits';
 import { storedResultInSignerOrder } from './paymasterUsage';
 import { preparedStatement, runPrepared } from './preparedStatements';
-import type { StoredPaymasterResult } from './schema';
+import type {
+  PolicyAllowlistEntry,
+  PolicyApprovalWebhook,
+  PolicyBudget,
+  StoredPaymasterResult,
+} from './schema';
 
 /**
  * Everything the paymaster RPC reads about a merchant before it decides, in one statement (one round
@@ -20,25 +25,47 @@ export interface PaymasterDecisionReads {
   signedResult: StoredPaymasterResult | undefined;
   /** Null when the merchant set no limits of its own. */
   merchantLimits: MerchantLimitColumns | null;
+  /** The client's sponsorship policies in their order (migration 1200). */
+  policies: SponsorshipPolicyRules[];
 }
+
+/** A sponsorship policy as the decision reads it (db/paymasterSponsorshipPolicies.ts writes it). */
+export interface SponsorshipPolicyRules {
+  id: string;
+  name: string;
+  /** Null: every chain the client allows. */
+  chainIds: number[] | null;
+  /** Null: the merchant's shared allowlist. */
+  allowlist: PolicyAllowlistEntry[] | null;
+  startsAt: Date | null;
+  endsAt: Date | null;
+  budgets: PolicyBudget[];
+  approvalWebhook: PolicyApprovalWebhook | null;
+}
+
+type StoredPolicyRules = Omit<SponsorshipPolicyRules, 'startsAt' | 'endsAt'> & {
+  startsAt: string | null;
+  endsAt: string | null;
+};
 
 type DecisionReadsRow = {
   deny_rules: { kind: DenyRuleRow['kind']; address: string }[];
   allowlisted: string[];
   signed_result: StoredPaymasterResult | null;
   has_limits: boolean;
+  policies: StoredPolicyRules[];
 } & MerchantLimitColumns;
 
 /**
  * The statement, prepared (db/preparedStatements.ts): it runs once per paymaster request. Parameters:
  * merchant, chain, senders, deny targets, allowlist targets, whether a fingerprint is looked up, its
- * entry point, the fingerprint.
+ * entry point, the fingerprint, the client (row id).
  */
 const DECISION_READS = preparedStatement<
   DecisionReadsRow,
-  [string, number, string[], string[], string[], boolean, string, string]
+  [string, number, string[], string[], string[], boolean, string, string, string]
 >(
-  'paymaster_decision_reads_v1',
+  'paymaster_decision_reads_v2',
   `SELECT
     (SELECT coalesce(json_agg(json_build_object('kind', rule.kind, 'address', rule.address)), '[]'::json)
       FROM paymaster_deny_rules AS rule
@@ -59,6 +86,12 @@ const DECISION_READS = preparedStatement<
         AND usage.signed_result IS NOT NULL
       ORDER BY usage.seq LIMIT 1
     ) AS signed_result,
+    (SELECT coalesce(json_agg(json_build_object('id', policy.id, 'name', policy.name,
+        'chainIds', policy.chain_ids, 'allowlist', policy.allowlist, 'startsAt', policy.starts_at,
+        'endsAt', policy.ends_at, 'budgets', policy.budgets, 'approvalWebhook', policy.approval_webhook)
+        ORDER BY policy.position), '[]'::json)
+      FROM paymaster_policies AS policy WHERE policy.client_id = $9::uuid
+    ) AS policies,
     limits.merchant_id IS NOT NULL AS has_limits,
     ${MERCHANT_LIMIT_COLUMNS.map((column) => `limits.${column}`).join(', ')}
   FROM (SELECT 1) AS one
@@ -69,6 +102,7 @@ export async function readPaymasterDecisionInputs(
   db: Db,
   {
     merchantId,
+    clientId,
     chainId,
     senders,
     denyTargets,
@@ -76,6 +110,8 @@ export async function readPaymasterDecisionInputs(
     signedRequest,
   }: {
     merchantId: string;
+    /** The client's row id, whose policies are read. */
+    clientId: string;
     chainId: number;
     /** Lower-case addresses. */
     senders: string[];
@@ -94,6 +130,7 @@ export async function readPaymasterDecisionInputs(
     signedRequest !== undefined,
     signedRequest?.entryPoint.toLowerCase() ?? '',
     signedRequest?.requestFingerprint ?? '',
+    clientId,
   ]);
   const row = rows[0]!;
   const stored = row.signed_result;
@@ -106,5 +143,10 @@ export async function readPaymasterDecisionInputs(
           MERCHANT_LIMIT_COLUMNS.map((column) => [column, row[column]]),
         ) as MerchantLimitColumns)
       : null,
+    policies: row.policies.map((policy) => ({
+      ...policy,
+      startsAt: policy.startsAt === null ? null : new Date(policy.startsAt),
+      endsAt: policy.endsAt === null ? null : new Date(policy.endsAt),
+    })),
   };
 }

@@ -37,6 +37,8 @@ export interface NewUsageRecord {
   usdSnapshot?: { ethUsdPrice: string; estimatedGasCostWei: string; estimatedCostUsd: string };
   /** The sponsorship holds the operation's dollars are counted under (settled on receipt). */
   holdId?: string | null;
+  /** The policy that sponsored the operation (signed rows). */
+  policyId?: string | null;
 }
 
 /** A signed operation's row: its hash, what was answered, and the fingerprint of the signing request. */
@@ -187,6 +189,7 @@ function usageRowValues(record: NewUsageRecord) {
     estimated_gas_cost_wei: record.usdSnapshot?.estimatedGasCostWei ?? null,
     estimated_cost_usd: record.usdSnapshot?.estimatedCostUsd ?? null,
     hold_id: record.holdId ?? null,
+    policy_id: record.policyId ?? null,
   };
 }
 

@@ -235,6 +235,51 @@ export interface PaymasterAllowlistEntriesTable {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/** One entry of a policy's own contract allowlist (addresses lower-case). */
+export interface PolicyAllowlistEntry {
+  chainId: number;
+  contractAddress: string;
+  label: string | null;
+}
+
+export type PolicyBudgetKind = 'usd' | 'operations';
+export type PolicyBudgetPeriod = 'day' | 'week' | 'month' | 'lifetime';
+export type PolicyBudgetScope = 'policy' | 'sender';
+
+/** A policy's budget: `amount` is a decimal USD string (kind usd) or a whole number of operations. */
+export interface PolicyBudget {
+  kind: PolicyBudgetKind;
+  amount: string;
+  period: PolicyBudgetPeriod;
+  scope: PolicyBudgetScope;
+}
+
+export interface PolicyApprovalWebhook {
+  url: string;
+  timeoutMs: number;
+  onError: 'deny' | 'allow';
+}
+
+/** A paymaster client's sponsorship policy (migration 1200); the first in `position` order whose rules pass sponsors. */
+export interface PaymasterPoliciesTable {
+  id: Generated<string>;
+  merchant_id: string;
+  /** paymaster_clients.id (the row id, not the publishable id). */
+  client_id: string;
+  name: string;
+  position: number;
+  /** Null: every chain the client allows. */
+  chain_ids: number[] | null;
+  /** Null: the merchant's shared allowlist (/v1/paymaster/allowlist). */
+  allowlist: ColumnType<PolicyAllowlistEntry[] | null, string | null | undefined, string | null>;
+  starts_at: NullableTimestamp;
+  ends_at: NullableTimestamp;
+  budgets: ColumnType<PolicyBudget[], string | undefined, string>;
+  approval_webhook: ColumnType<PolicyApprovalWebhook | null, string | null | undefined, string | null>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface PaymasterDenyRulesTable {
   id: Generated<string>;
   merchant_id: string;
@@ -294,6 +339,8 @@ export interface PaymasterUsageTable {
   hold_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Signed rows: the paymaster fields answered (jsonb), answered again to a repeat. */
   signed_result: ColumnType<StoredPaymasterResult | null, string | null | undefined, string | null>;
+  /** The policy chosen to sponsor the operation (paymaster_policies.id): set on signed rows and on denials after a policy was chosen; null before, and on older rows. */
+  policy_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** The ERC-7677 result a signed usage row answered. */
@@ -692,6 +739,7 @@ export interface Database {
   paymaster_clients: PaymasterClientsTable;
   paymaster_allowlist_entries: PaymasterAllowlistEntriesTable;
   paymaster_deny_rules: PaymasterDenyRulesTable;
+  paymaster_policies: PaymasterPoliciesTable;
   paymaster_usage: PaymasterUsageTable;
   paymaster_malformed_requests: PaymasterMalformedRequestsTable;
   paymaster_merchant_limits: PaymasterMerchantLimitsTable;

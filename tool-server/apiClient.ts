@@ -14,7 +14,7 @@ export type ApiAuth = 'none' | 'jwt' | 'sk';
 export const MAX_RETRY_AFTER_WAIT_SEC = 5;
 
 export interface ApiRequest {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   path: string;
   auth: ApiAuth;
   query?: Record<string, string | number | undefined>;

@@ -11,6 +11,7 @@ import type { ToolServerConfig } from './toolServerConfig';
 import { accountTools } from './tools/account';
 import { loginTools } from './tools/login';
 import { paymasterTools } from './tools/paymaster';
+import { paymasterPolicyTools } from './tools/paymasterPolicies';
 import { sessionKeyTools } from './tools/sessionKeys';
 import { sessionTools } from './tools/sessions';
 import { webhookTools } from './tools/webhooks';
@@ -22,6 +23,7 @@ export const TOOLS: AnyToolDefinition[] = [
   ...sessionKeyTools,
   ...sessionTools,
   ...paymasterTools,
+  ...paymasterPolicyTools,
   ...webhookTools,
 ];
 

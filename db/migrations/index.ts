@@ -43,6 +43,8 @@ import * as dashboardSignInCodes from './2026_11_28_1010_dashboard_sign_in_codes
 import * as yieldDeployBudget from './2026_11_28_1020_yield_deploy_budget';
 import * as endpointTestEvents from './2026_11_28_1040_endpoint_test_events';
 import * as lateDepositEvents from './2026_11_28_1100_late_deposit_events';
+import * as paymasterPolicies from './2026_11_28_1200_paymaster_policies';
+import * as usagePolicyId from './2026_11_28_1201_usage_policy_id';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -90,4 +92,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_28_1020_yield_deploy_budget': yieldDeployBudget,
   '2026_11_28_1040_endpoint_test_events': endpointTestEvents,
   '2026_11_28_1100_late_deposit_events': lateDepositEvents,
+  '2026_11_28_1200_paymaster_policies': paymasterPolicies,
+  '2026_11_28_1201_usage_policy_id': usagePolicyId,
 };

@@ -1,5 +1,5 @@
 import type { Address, PublicClient } from 'viem';
-import type { PaymasterDecisionReads } from '../../db/paymasterDecisionReads';
+import type { PaymasterDecisionReads, SponsorshipPolicyRules } from '../../db/paymasterDecisionReads';
 import type { Logger } from '../../logging/logger';
 import { decodeExecuteCall } from './decodeExecuteCall';
 import type { CaveatEnforcers, DelegatedTransfer } from '../delegation/decodeDelegatedTransfer';
@@ -7,7 +7,8 @@ import { readDelegatedTransfer } from '../delegation/delegatedTransferWindow';
 import { denial } from '../rpc/denials';
 import { checkExecutionRules, delegatedTransferCall } from './executionRules';
 import { JSON_RPC_ERRORS } from '../rpc/jsonRpc';
-import { allowlistOutcome, denyRulesOutcome } from './merchantPolicies';
+import { denyRulesOutcome } from './merchantPolicies';
+import { selectSponsorshipPolicy } from './selectSponsorshipPolicy';
 import type { SponsorshipRequest } from '../rpc/readSponsorshipRequest';
 import { answerDenial, denyWithError, type DeniedAnswer } from '../rpc/sponsorshipAnswer';
 import { verifyDelegationSignature } from '../delegation/verifyDelegationSignature';
@@ -75,14 +76,16 @@ export function readOperationCalls(
 
 /**
  * Deny rules before the allowlist (SPEC rule 9): the sender, the delegated owner, every call target;
- * then decoding, the delegated transfer, the batch rules and the allowlist: one denied call denies the
- * whole operation, before signing.
+ * then decoding, the delegated transfer, the batch rules, and the client's policies in order, the
+ * first whose chains, window and allowlist pass being the one that sponsors
+ * (selectSponsorshipPolicy.ts): one denied call denies the whole operation, before signing.
  */
 export function checkCallPolicies(
   calls: OperationCalls,
-  reads: Pick<PaymasterDecisionReads, 'denyRules' | 'allowlisted'>,
+  reads: Pick<PaymasterDecisionReads, 'denyRules' | 'allowlisted' | 'policies'>,
   { chainId, userOp }: SponsorshipRequest,
-): DeniedAnswer | undefined {
+  now: Date,
+): DeniedAnswer | { ok: true; policy: SponsorshipPolicyRules } {
   const { decoded, delegated, transfer, delegationManager } = calls;
   const denyRules = denyRulesOutcome(reads.denyRules, {
     chainId,
@@ -99,9 +102,14 @@ export function checkCallPolicies(
   if (delegated && !delegated.ok) return answerDenial(delegated.denial);
   const rules = checkExecutionRules(decoded.execution, { delegationManager });
   if (!rules.ok) return answerDenial(rules.denial);
-  const allowlist = allowlistOutcome(reads.allowlisted, { chainId, targets: calls.allowlistTargets });
-  if (!allowlist.ok) return answerDenial(allowlist.denial);
-  return undefined;
+  const selected = selectSponsorshipPolicy(reads.policies, {
+    chainId,
+    allowlistTargets: calls.allowlistTargets,
+    sharedAllowlisted: reads.allowlisted,
+    now,
+  });
+  if (!selected.ok) return answerDenial(selected.denial);
+  return selected;
 }
 
 /** The owner's signature of a delegated transfer's delegation, verified on this chain as the manager will. */

@@ -159,11 +159,13 @@ async function decideSponsorship(
     ...window,
     userOp,
   });
-  const reads = await readDecisionInputs(deps.db, client.merchantId, sponsorship, calls, requestFingerprint);
+  const reads = await readDecisionInputs(deps.db, client, sponsorship, calls, requestFingerprint);
 
-  // Deny rules, decoding, batch rules and allowlist; then a delegated transfer's owner signature, on its chain.
-  const policies = checkCallPolicies(calls, reads, sponsorship);
-  if (policies) return policies;
+  // Deny rules, decoding, batch rules and the client's policies (the first that passes sponsors); then a
+  // delegated transfer's owner signature, on its chain.
+  const policies = checkCallPolicies(calls, reads, sponsorship, deps.now());
+  if (!policies.ok) return policies;
+  facts.policyId = policies.policy.id;
   const signature = calls.transfer
     ? await checkDelegationSignature(deps, chainId, calls.transfer, calls.delegationManager)
     : undefined;
@@ -215,13 +217,14 @@ async function decideSponsorship(
  */
 function readDecisionInputs(
   db: Db,
-  merchantId: string,
+  client: PaymasterClient,
   { chainId, userOp, signs, entryPoint }: SponsorshipRequest,
   calls: OperationCalls,
   requestFingerprint: string,
 ): ReturnType<typeof readPaymasterDecisionInputs> {
   return readPaymasterDecisionInputs(db, {
-    merchantId,
+    merchantId: client.merchantId,
+    clientId: client.id,
     chainId,
     senders: [userOp.sender.toLowerCase(), ...(calls.transfer ? [calls.transfer.owner.toLowerCase()] : [])],
     denyTargets: calls.targets.map((target) => target.toLowerCase()),

@@ -20,6 +20,8 @@ export interface UsageFacts {
   targets: string[];
   /** The ETH/USD snapshot of the operation, once it was priced (paymaster/limits/limits.ts). */
   usdSnapshot?: UsdSnapshot;
+  /** The client's policy that sponsors the operation, once one was chosen (selectSponsorshipPolicy.ts). */
+  policyId?: string;
 }
 
 export const NO_USAGE_FACTS: UsageFacts = {

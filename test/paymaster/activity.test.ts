@@ -183,6 +183,7 @@ describe('GET /v1/merchants/me/paymaster/overview/recent-ops', () => {
       actualGasCost: '123',
       actualGasUsed: '150000',
       usdSnapshot: null,
+      policyId: null,
       txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
       blockNumber: '42',
       createdAt: expect.any(String),

@@ -386,6 +386,7 @@ describe('paymaster management routes (JWT)', () => {
         actualGasCost: null,
         actualGasUsed: null,
         usdSnapshot: null,
+        policyId: null,
         createdAt: expect.stringMatching(/Z$/),
       });
     });

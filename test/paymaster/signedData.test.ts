@@ -191,6 +191,8 @@ describe('signed paymaster data (real signing service)', () => {
           estimatedGasCostWei: expect.stringMatching(/^[1-9][0-9]*$/),
           estimatedCostUsd: expect.stringMatching(/^[0-9]+(\.[0-9]{1,6})?$/),
         },
+        // The client's default policy sponsored it (issue 43).
+        policyId: expect.stringMatching(/^[0-9a-f-]{36}$/),
         createdAt: expect.any(String),
       });
     },

@@ -42,6 +42,11 @@ const TOOL_NAMES = [
   'add_allowlist_entry',
   'remove_allowlist_entry',
   'get_paymaster_usage',
+  'list_paymaster_policies',
+  'create_paymaster_policy',
+  'update_paymaster_policy',
+  'delete_paymaster_policy',
+  'order_paymaster_policies',
   'list_webhooks',
   'create_webhook',
   'get_webhook',
@@ -250,6 +255,27 @@ describe('the MCP tool server over stdio', () => {
     expect(await ok('get_paymaster_usage', { limit: 5, chainId })).toMatchObject({
       data: [],
       nextCursor: null,
+    });
+    // Sponsorship policies (issue 43): the default one first, a confirmed addition, the order, a delete.
+    const [defaultPolicy] = (await ok('list_paymaster_policies', { clientId: client.id })).data;
+    const policy = await confirmed('create_paymaster_policy', {
+      clientId: client.id,
+      name: 'launch',
+      chainIds: [chainId],
+      allowlist: [{ chainId, contractAddress: '0x1000000000000000000000000000000000000001' }],
+    });
+    expect(policy).toMatchObject({ name: 'launch', position: 1, chainIds: [chainId] });
+    expect(
+      await ok('update_paymaster_policy', { clientId: client.id, policyId: policy.id, name: 'launch week' }),
+    ).toMatchObject({ name: 'launch week' });
+    const ordered = await ok('order_paymaster_policies', {
+      clientId: client.id,
+      policyIds: [policy.id, defaultPolicy.id],
+    });
+    expect(ordered.data.map((entry: { id: string }) => entry.id)).toEqual([policy.id, defaultPolicy.id]);
+    expect(await ok('delete_paymaster_policy', { clientId: client.id, policyId: defaultPolicy.id })).toEqual({
+      id: defaultPolicy.id,
+      deleted: true,
     });
     expect(await ok('revoke_paymaster_client', { id: client.id })).toMatchObject({ id: client.id });
 

@@ -304,6 +304,7 @@ describe('the tool server’s trust boundary', () => {
    */
   const financeCalls = (ids: {
     client: string;
+    policy: string;
     webhook: string;
   }): [string, Record<string, unknown>, string][] => [
     [
@@ -317,6 +318,17 @@ describe('the tool server’s trust boundary', () => {
       'https://evil.example',
     ],
     ['add_allowlist_entry', { chainId: 84532, contractAddress: CONTRACT }, CONTRACT],
+    ['create_paymaster_policy', { clientId: ids.client, name: 'injected policy' }, 'injected policy'],
+    [
+      'update_paymaster_policy',
+      {
+        clientId: ids.client,
+        policyId: ids.policy,
+        chainIds: null,
+        allowlist: [{ chainId: 84532, contractAddress: CONTRACT }],
+      },
+      CONTRACT,
+    ],
     ['create_webhook', { url: 'https://collector.example/in' }, 'https://collector.example/in'],
     [
       'update_webhook',
@@ -326,12 +338,21 @@ describe('the tool server’s trust boundary', () => {
     ['rotate_webhook_secret', { id: ids.webhook, overlapSeconds: 0 }, ids.webhook],
   ];
 
-  /** What the six tools could change, as the API reads it (and the stored signing secrets). */
-  async function financeState({ merchant, rawKey }: { merchant: SignedInMerchant; rawKey: string }) {
+  /** What the eight tools could change, as the API reads it (and the stored signing secrets). */
+  async function financeState({
+    merchant,
+    rawKey,
+    ids,
+  }: {
+    merchant: SignedInMerchant;
+    rawKey: string;
+    ids: { client: string };
+  }) {
     const read = async (path: string, auth: Record<string, string>) =>
       (await app.request(path, { headers: auth })).body.data;
     return {
       clients: await read('/v1/paymaster/clients', merchant.auth),
+      policies: await read(`/v1/paymaster/clients/${ids.client}/policies`, merchant.auth),
       allowlist: await read('/v1/paymaster/allowlist', merchant.auth),
       webhooks: await read('/v1/webhooks', { authorization: `Bearer ${rawKey}` }),
       secrets: await app.db
@@ -367,15 +388,22 @@ describe('the tool server’s trust boundary', () => {
     await server.call('login_start', { email });
     const code = await waitForCode(email, { count: 2 });
     expect(resultBody(await server.call('login_verify', { email, code }))).toMatchObject({ signedIn: true });
+    const policies = await app.request(`/v1/paymaster/clients/${client.body.client.id}/policies`, {
+      headers: merchant.auth,
+    });
     return {
       server,
       merchant,
       rawKey,
-      ids: { client: client.body.client.id as string, webhook: webhook.body.id as string },
+      ids: {
+        client: client.body.client.id as string,
+        policy: policies.body.data[0].id as string,
+        webhook: webhook.body.id as string,
+      },
     };
   }
 
-  it('a paymaster client, an allowlist entry and a webhook endpoint are made, changed or re-keyed only with the person’s confirmation (security review III, finding 6)', async () => {
+  it('a paymaster client, an allowlist entry, a sponsorship policy and a webhook endpoint are made, changed or re-keyed only with the person’s confirmation (security review III, finding 6)', async () => {
     // With elicitation: the person is asked about each, naming what would be done; a decline changes nothing.
     const asked: ElicitRequest['params'][] = [];
     const declined = await merchantWithClientAndWebhook((request) => {
@@ -392,7 +420,7 @@ describe('the tool server’s trust boundary', () => {
       });
       expect(asked.at(-1)!.message).toContain(named);
     }
-    expect(asked).toHaveLength(6);
+    expect(asked).toHaveLength(8);
     expect(await financeState(declined)).toEqual(before);
 
     // Without elicitation: a first call does nothing and says its token proves a second call, not a person.
@@ -423,6 +451,13 @@ describe('the tool server’s trust boundary', () => {
     const after = await financeState(pending);
     expect(after.clients).toHaveLength(2);
     expect(after.allowlist).toEqual([expect.objectContaining({ contractAddress: CONTRACT })]);
+    expect(after.policies).toEqual([
+      expect.objectContaining({
+        name: 'Default policy',
+        allowlist: [expect.objectContaining({ chainId: 84532 })],
+      }),
+      expect.objectContaining({ name: 'injected policy' }),
+    ]);
     expect(after.webhooks.map((webhook: { url: string }) => webhook.url).sort()).toEqual([
       'https://collector.example/in',
       'https://collector.example/moved',

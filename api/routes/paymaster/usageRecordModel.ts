@@ -37,6 +37,12 @@ export const usageRecordFields = {
     })
     .nullable()
     .describe('Null for operations that were refused before pricing'),
+  policyId: z
+    .string()
+    .nullable()
+    .describe(
+      "The client's sponsorship policy that sponsored the operation (first match wins); null before one was chosen",
+    ),
   createdAt: z.string(),
 };
 
@@ -67,6 +73,7 @@ export function toUsageRecord(row: UsageRecordRow): UsageRecordView {
             estimatedCostUsd: normaliseDecimal(row.estimated_cost_usd),
           }
         : null,
+    policyId: row.policy_id,
     createdAt: row.created_at.toISOString(),
   };
 }

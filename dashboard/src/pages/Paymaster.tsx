@@ -1,6 +1,7 @@
 import { Allowlist, DenyRules } from './paymaster/Policies';
 import { Clients } from './paymaster/Clients';
 import { Limits } from './paymaster/Limits';
+import { SponsorshipPolicies } from './paymaster/SponsorshipPolicies';
 import { Usage } from './paymaster/Usage';
 
 /** The managed paymaster: clients, which contracts it sponsors, whom it refuses, limits and usage. */
@@ -9,6 +10,7 @@ export function Paymaster() {
     <>
       <Usage />
       <Clients />
+      <SponsorshipPolicies />
       <Allowlist />
       <DenyRules />
       <Limits />

@@ -891,6 +891,78 @@ export interface paths {
     patch: operations['updatePaymasterClient'];
     trace?: never;
   };
+  '/v1/paymaster/clients/{id}/policies': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a client's sponsorship policies in the order they are tried
+     * @description List a client's sponsorship policies in the order they are tried
+     */
+    get: operations['getV1PaymasterClientsIdPolicies'];
+    put?: never;
+    /**
+     * Add a sponsorship policy after the last one
+     * @description Add a sponsorship policy after the last one
+     */
+    post: operations['postV1PaymasterClientsIdPolicies'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/paymaster/clients/{id}/policies/order': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Set the order of a client's policies (every policy named once; the first is tried first)
+     * @description Set the order of a client's policies (every policy named once; the first is tried first)
+     */
+    put: operations['putV1PaymasterClientsIdPoliciesOrder'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/paymaster/clients/{id}/policies/{policyId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read a sponsorship policy
+     * @description Read a sponsorship policy
+     */
+    get: operations['getV1PaymasterClientsIdPoliciesPolicyId'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a policy; the ones after it move up (a client without policies sponsors nothing)
+     * @description Delete a policy; the ones after it move up (a client without policies sponsors nothing)
+     */
+    delete: operations['deleteV1PaymasterClientsIdPoliciesPolicyId'];
+    options?: never;
+    head?: never;
+    /**
+     * Change a policy's name, chains, allowlist, window, budgets or approval webhook
+     * @description Change a policy's name, chains, allowlist, window, budgets or approval webhook
+     */
+    patch: operations['patchV1PaymasterClientsIdPoliciesPolicyId'];
+    trace?: never;
+  };
   '/v1/paymaster/allowlist': {
     parameters: {
       query?: never;
@@ -2129,6 +2201,137 @@ export interface components {
       /** @description The most one user-paid (ERC-20) operation may cost its sender, in USD; null: the platform default (PAYMASTER_USER_PAID_MAX_OPERATION_USD) */
       userPaidMaxOperationUsd?: string | null;
     };
+    PaymasterPolicy: {
+      id: string;
+      /** @description The paymaster client (its id, not the publishable pmc_ id) */
+      clientId: string;
+      name: string;
+      /** @description 0 is tried first */
+      position: number;
+      chainIds: number[] | null;
+      allowlist:
+        | {
+            chainId: number;
+            contractAddress: string;
+            label: string | null;
+          }[]
+        | null;
+      startsAt: string | null;
+      endsAt: string | null;
+      budgets: {
+        /** @enum {string} */
+        kind: 'usd' | 'operations';
+        amount: string;
+        /** @enum {string} */
+        period: 'day' | 'week' | 'month' | 'lifetime';
+        /** @enum {string} */
+        scope: 'policy' | 'sender';
+      }[];
+      approvalWebhook: {
+        url: string;
+        timeoutMs: number;
+        /** @enum {string} */
+        onError: 'deny' | 'allow';
+      } | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+    PaymasterPolicyCreate: {
+      name: string;
+      /** @description Chains the policy covers; null: every chain the client allows */
+      chainIds?: number[] | null;
+      /** @description The policy's contract allowlist; null: the merchant's shared allowlist (/v1/paymaster/allowlist) */
+      allowlist?:
+        | {
+            chainId: number;
+            contractAddress: string;
+            label?: string;
+          }[]
+        | null;
+      startsAt?: string | null;
+      endsAt?: string | null;
+      /** @default [] */
+      budgets: (
+        | {
+            /** @constant */
+            kind: 'usd';
+            amount: string;
+            /** @enum {string} */
+            period: 'day' | 'week' | 'month' | 'lifetime';
+            /** @enum {string} */
+            scope: 'policy' | 'sender';
+          }
+        | {
+            /** @constant */
+            kind: 'operations';
+            amount: string;
+            /** @enum {string} */
+            period: 'day' | 'week' | 'month' | 'lifetime';
+            /** @enum {string} */
+            scope: 'policy' | 'sender';
+          }
+      )[];
+      /** @default null */
+      approvalWebhook: {
+        url: string;
+        /** @default 2000 */
+        timeoutMs: number;
+        /**
+         * @default deny
+         * @enum {string}
+         */
+        onError: 'deny' | 'allow';
+      } | null;
+    };
+    PaymasterPolicyOrder: {
+      /** @description Every policy of the client, each once, in the new order (the first is tried first) */
+      policyIds: string[];
+    };
+    PaymasterPolicyUpdate: {
+      name?: string;
+      /** @description Chains the policy covers; null: every chain the client allows */
+      chainIds?: number[] | null;
+      /** @description The policy's contract allowlist; null: the merchant's shared allowlist (/v1/paymaster/allowlist) */
+      allowlist?:
+        | {
+            chainId: number;
+            contractAddress: string;
+            label?: string;
+          }[]
+        | null;
+      startsAt?: string | null;
+      endsAt?: string | null;
+      budgets?: (
+        | {
+            /** @constant */
+            kind: 'usd';
+            amount: string;
+            /** @enum {string} */
+            period: 'day' | 'week' | 'month' | 'lifetime';
+            /** @enum {string} */
+            scope: 'policy' | 'sender';
+          }
+        | {
+            /** @constant */
+            kind: 'operations';
+            amount: string;
+            /** @enum {string} */
+            period: 'day' | 'week' | 'month' | 'lifetime';
+            /** @enum {string} */
+            scope: 'policy' | 'sender';
+          }
+      )[];
+      approvalWebhook?: {
+        url: string;
+        /** @default 2000 */
+        timeoutMs: number;
+        /**
+         * @default deny
+         * @enum {string}
+         */
+        onError: 'deny' | 'allow';
+      } | null;
+    };
     AllowlistEntry: {
       id: string;
       chainId: number;
@@ -2241,6 +2444,8 @@ export interface components {
         /** @description That cost in USD at ethUsdPrice */
         estimatedCostUsd: string;
       } | null;
+      /** @description The client's sponsorship policy that sponsored the operation (first match wins); null before one was chosen */
+      policyId: string | null;
       createdAt: string;
     };
     PaymasterOverview: {
@@ -2338,6 +2543,8 @@ export interface components {
         /** @description That cost in USD at ethUsdPrice */
         estimatedCostUsd: string;
       } | null;
+      /** @description The client's sponsorship policy that sponsored the operation (first match wins); null before one was chosen */
+      policyId: string | null;
       createdAt: string;
       /** @description End of the signed paymaster data validity */
       validUntil: string | null;
@@ -6282,6 +6489,410 @@ export interface operations {
         };
       };
       /** @description Unknown or revoked client */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getV1PaymasterClientsIdPolicies: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Policies */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['PaymasterPolicy'][];
+          };
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown client */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  postV1PaymasterClientsIdPolicies: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PaymasterPolicyCreate'];
+      };
+    };
+    responses: {
+      /** @description Created policy */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PaymasterPolicy'];
+        };
+      };
+      /** @description Invalid field (named in errors); nothing saved */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown client */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The client already has 20 policies */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  putV1PaymasterClientsIdPoliciesOrder: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PaymasterPolicyOrder'];
+      };
+    };
+    responses: {
+      /** @description Policies in the new order */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['PaymasterPolicy'][];
+          };
+        };
+      };
+      /** @description policyIds does not name each of the client’s policies exactly once */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown client */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getV1PaymasterClientsIdPoliciesPolicyId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        policyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Policy */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PaymasterPolicy'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown policy */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  deleteV1PaymasterClientsIdPoliciesPolicyId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        policyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Invalid input: malformed JSON or a field that fails validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown policy */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  patchV1PaymasterClientsIdPoliciesPolicyId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        policyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PaymasterPolicyUpdate'];
+      };
+    };
+    responses: {
+      /** @description Updated policy */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PaymasterPolicy'];
+        };
+      };
+      /** @description Invalid field (named in errors); nothing saved */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown policy */
       404: {
         headers: {
           [name: string]: unknown;

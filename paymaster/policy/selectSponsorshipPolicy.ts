@@ -1,0 +1,88 @@
+import type { Address } from 'viem';
+import type { SponsorshipPolicyRules } from '../../db/paymasterDecisionReads';
+import { denial, type PaymasterDenial } from '../rpc/denials';
+import { allowlistOutcome } from './merchantPolicies';
+
+/**
+ * First match wins (issue 43, DESIGN §9.3): a client's policies are tried in their order and the first
+ * whose rules all pass sponsors the operation. A policy's rules: its chains (null: every chain of the
+ * client), its window (`startsAt` ≤ now < `endsAt`), its allowlist (null: the merchant's shared one).
+ *
+ * When none passes, the answer is the refusal of the first policy that covers the chain and is open
+ * now (for the default policy: today's allowlist refusal, word for word); when no policy covers the
+ * chain now, a refusal that says so. Order only decides which policy sponsors, never whether an
+ * operation every policy refuses is sponsored.
+ */
+
+/** One policy's verdict on an operation. */
+export type PolicyVerdict =
+  | { kind: 'sponsors' }
+  /** The policy does not apply: another chain, or outside its window. */
+  | { kind: 'not_applicable' }
+  | { kind: 'refuses'; denial: PaymasterDenial };
+
+export type PolicySelection =
+  { ok: true; policy: SponsorshipPolicyRules } | { ok: false; denial: PaymasterDenial };
+
+export interface PolicyOperation {
+  chainId: number;
+  /** The targets an allowlist must hold (a delegated transfer's token only). */
+  allowlistTargets: Address[];
+  /** Of those targets, lower-case, the ones on the merchant's shared allowlist for the chain. */
+  sharedAllowlisted: Set<string>;
+  now: Date;
+}
+
+/** Whether one policy would sponsor the operation on its static rules (chains, window, allowlist). */
+export function judgePolicy(policy: SponsorshipPolicyRules, operation: PolicyOperation): PolicyVerdict {
+  const { chainId, now } = operation;
+  if (policy.chainIds !== null && !policy.chainIds.includes(chainId)) return { kind: 'not_applicable' };
+  if (policy.startsAt !== null && now.getTime() < policy.startsAt.getTime())
+    return { kind: 'not_applicable' };
+  if (policy.endsAt !== null && now.getTime() >= policy.endsAt.getTime()) return { kind: 'not_applicable' };
+  const allowed =
+    policy.allowlist === null
+      ? operation.sharedAllowlisted
+      : new Set(
+          policy.allowlist
+            .filter((entry) => entry.chainId === chainId)
+            .map((entry) => entry.contractAddress.toLowerCase()),
+        );
+  const allowlist = allowlistOutcome(allowed, { chainId, targets: operation.allowlistTargets });
+  if (!allowlist.ok) return { kind: 'refuses', denial: allowlist.denial };
+  // Fail closed: a rule this release does not check yet cannot be said to pass (docs/decisions.md).
+  if (policy.budgets.length > 0 || policy.approvalWebhook !== null) {
+    return {
+      kind: 'refuses',
+      denial: denial(
+        'paymaster_target_not_allowed',
+        `policy "${policy.name}" has budgets or an approval webhook, which are not enforced yet: it sponsors nothing`,
+        'policy_rules_unchecked',
+      ),
+    };
+  }
+  return { kind: 'sponsors' };
+}
+
+/** The first policy in order that sponsors the operation, or the refusal to answer. */
+export function selectSponsorshipPolicy(
+  policies: readonly SponsorshipPolicyRules[],
+  operation: PolicyOperation,
+): PolicySelection {
+  let firstRefusal: PaymasterDenial | undefined;
+  for (const policy of policies) {
+    const verdict = judgePolicy(policy, operation);
+    if (verdict.kind === 'sponsors') return { ok: true, policy };
+    if (verdict.kind === 'refuses') firstRefusal ??= verdict.denial;
+  }
+  return {
+    ok: false,
+    denial:
+      firstRefusal ??
+      denial(
+        'paymaster_target_not_allowed',
+        `no sponsorship policy of this client covers chain ${operation.chainId} now`,
+        'no_policy_applies',
+      ),
+  };
+}
