@@ -16,6 +16,8 @@ export interface CappedRpcProxy {
    * one arrives (a scan is then in the middle of that range).
    */
   holdRangeCovering(block: bigint): { reached: Promise<void>; release(): void };
+  /** Holds the first eth_getLogs whose range reaches `block` or beyond (until released). */
+  holdRangeReaching(block: bigint): { reached: Promise<void>; release(): void };
   close(): Promise<void>;
 }
 
@@ -32,7 +34,8 @@ export async function startCappedRpcProxy(
 ): Promise<CappedRpcProxy> {
   let caps = { ...initial };
   const stats = { getLogsRequests: 0, unfilteredRequests: 0, refusals: 0, logsReturned: 0 };
-  let hold: { block: bigint; arrived(): void; released: Promise<void> } | undefined;
+  let hold:
+    { holds(from: bigint, to: bigint): boolean; arrived(): void; released: Promise<void> } | undefined;
 
   const forward = async (request: JsonRpcRequest) => {
     const response = await fetch(upstream, {
@@ -41,6 +44,21 @@ export async function startCappedRpcProxy(
       body: JSON.stringify(request),
     });
     return (await response.json()) as { result?: unknown; error?: unknown };
+  };
+
+  const holdFirst = (holds: (from: bigint, to: bigint) => boolean) => {
+    let arrived!: () => void;
+    let release!: () => void;
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    hold = { holds, arrived, released };
+    return {
+      reached,
+      release: () => {
+        hold = undefined;
+        release();
+      },
+    };
   };
 
   const handle = async (request: JsonRpcRequest) => {
@@ -54,7 +72,7 @@ export async function startCappedRpcProxy(
     if (!filter.topics?.[2]) stats.unfilteredRequests += 1;
     const from = BigInt(filter.fromBlock ?? '0x0');
     const to = BigInt(filter.toBlock ?? filter.fromBlock ?? '0x0');
-    if (hold && from <= hold.block && hold.block <= to) {
+    if (hold?.holds(from, to)) {
       hold.arrived();
       await hold.released;
     }
@@ -104,18 +122,10 @@ export async function startCappedRpcProxy(
       caps = { ...next };
     },
     holdRangeCovering(block) {
-      let arrived!: () => void;
-      let release!: () => void;
-      const reached = new Promise<void>((resolve) => (arrived = resolve));
-      const released = new Promise<void>((resolve) => (release = resolve));
-      hold = { block, arrived, released };
-      return {
-        reached,
-        release: () => {
-          hold = undefined;
-          release();
-        },
-      };
+      return holdFirst((from, to) => from <= block && block <= to);
+    },
+    holdRangeReaching(block) {
+      return holdFirst((_from, to) => to >= block);
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -411,11 +411,12 @@ describe('never miss a deposit: the monitor at 1,000,000 watched addresses and s
       await waitForOutput(first, /worker polling/);
       const session = await createSession('13');
       await traffic.get(ETHEREUM_SEPOLIA)!.send(200);
+      // Held before paying: the worker's own settlement transactions (earlier tests' sessions) mine blocks
+      // too, so no range past this head may be read until the worker has died in one.
+      const held = proxy.holdRangeReaching((await head(ETHEREUM_SEPOLIA)) + 1n);
       await payInFull(session, ETHEREUM_SEPOLIA);
-      const paidIn = await head(ETHEREUM_SEPOLIA);
-      const held = proxy.holdRangeCovering(paidIn);
       await confirm(ETHEREUM_SEPOLIA);
-      // The worker process's scan has asked for the range with the payment: it dies there.
+      // The worker process's scan has asked for a range past the head it knew before the payment: it dies there.
       await held.reached;
       first.kill('SIGKILL');
       await new Promise((resolve) => first.once('exit', resolve));
