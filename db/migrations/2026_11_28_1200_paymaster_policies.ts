@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Paymaster policies II (issue 43, DESIGN §9.3): a client's sponsorship rules as an ordered list of
+ * Paymaster policies II (issue 43, docs/paymaster.md "Sponsorship policies (issue 43)"): a client's sponsorship rules as an ordered list of
  * policies, the first whose rules all pass sponsoring. Every client gets its default policy (position
  * 0, every chain of the client, the merchant's shared allowlist, no window, no budget), existing
  * clients here and new ones by the trigger, so what is sponsored does not change: the default policy

@@ -4,7 +4,7 @@ import { denial, type PaymasterDenial } from '../rpc/denials';
 import { allowlistOutcome } from './merchantPolicies';
 
 /**
- * First match wins (issue 43, DESIGN §9.3): a client's policies are tried in their order and the first
+ * First match wins (issue 43, docs/paymaster.md "Sponsorship policies (issue 43)"): a client's policies are tried in their order and the first
  * whose rules all pass sponsors the operation. A policy's rules: its chains (null: every chain of the
  * client), its window (`startsAt` ≤ now < `endsAt`), its allowlist (null: the merchant's shared one).
  *

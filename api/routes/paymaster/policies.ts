@@ -26,7 +26,7 @@ import {
 } from './policyModels';
 
 /**
- * A paymaster client's sponsorship policies (DESIGN §9.3), base `/v1/paymaster/clients/{id}/policies`:
+ * A paymaster client's sponsorship policies (docs/paymaster.md "Sponsorship policies (issue 43)"), base `/v1/paymaster/clients/{id}/policies`:
  * | GET    | (collection)  | 200 `{ data }` in order |
  * | POST   | (collection)  | 201 policy, appended last |
  * | GET    | /{policyId}   | 200 policy |

@@ -8,7 +8,7 @@ import { evmAddress, optionalLabel, supportedChainId } from './fields';
 import { usdLimit } from './limits';
 
 /**
- * Request and response shapes of a paymaster client's sponsorship policies (DESIGN §9.3), and the
+ * Request and response shapes of a paymaster client's sponsorship policies (docs/paymaster.md "Sponsorship policies (issue 43)"), and the
  * rules a body must keep beyond its shape: a window that has not ended and ends after it starts,
  * chains the client allows, one budget per (kind, period, scope), an approval URL that follows the
  * event endpoints' rules.

@@ -5,7 +5,7 @@ import { Address, Chain, Section, Time } from '../../components/bits';
 import { Field, FormError, useForm } from '../../components/form';
 import type { PaymasterClient } from './Clients';
 
-/** A client's sponsorship policy (DESIGN §9.3), as `/v1/paymaster/clients/{id}/policies` answers it. */
+/** A client's sponsorship policy (docs/paymaster.md "Sponsorship policies (issue 43)"), as `/v1/paymaster/clients/{id}/policies` answers it. */
 interface SponsorshipPolicy {
   id: string;
   name: string;
