@@ -69,6 +69,7 @@ import { paymasterUsageRoutes } from './routes/paymaster/usage';
 import { dashboardSessionRoutes } from './routes/sessions/dashboardSessions';
 import { sessionRoutes } from './routes/sessions/sessions';
 import { openApiRoutes } from './routes/openapi';
+import { planRoutes } from './routes/plans/plans';
 import { webhookRoutes } from './routes/webhooks';
 import { yieldDeploymentRoutes } from './routes/yield/deployments';
 import { yieldDomainRoutes } from './routes/yield/domains';
@@ -336,6 +337,7 @@ function routeTable(
     ...sessionRoutes(context),
     ...dashboardSessionRoutes(context),
     ...webhookRoutes(context),
+    ...planRoutes(context),
     ...checkoutRoutes(context),
     ...paymasterClientRoutes(context),
     ...paymasterAllowlistRoutes(context),

@@ -667,6 +667,22 @@ export interface RequestRateBucketsTable {
   last_lease: number;
 }
 
+export type PlanInterval = 'day' | 'week' | 'month';
+
+export interface SubscriptionPlansTable {
+  id: string;
+  merchant_id: string;
+  name: string;
+  /** numeric(16,6): decimal USD per period. */
+  amount: string;
+  interval: PlanInterval;
+  interval_count: number;
+  trial_days: number;
+  /** Set once: an archived plan takes no new subscriber; its subscriptions keep charging. */
+  archived_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
 export interface Database {
   request_rate_buckets: RequestRateBucketsTable;
   webhook_redispatch_counters: WebhookRedispatchCountersTable;
@@ -710,4 +726,5 @@ export interface Database {
   yield_deploy_counters: YieldDeployCountersTable;
   yield_deploy_budget_counters: YieldDeployBudgetCountersTable;
   yield_deploy_charges: YieldDeployChargesTable;
+  subscription_plans: SubscriptionPlansTable;
 }
