@@ -43,6 +43,7 @@ import * as dashboardSignInCodes from './2026_11_28_1010_dashboard_sign_in_codes
 import * as yieldDeployBudget from './2026_11_28_1020_yield_deploy_budget';
 import * as endpointTestEvents from './2026_11_28_1040_endpoint_test_events';
 import * as subscriptionPlans from './2026_11_28_1500_subscription_plans';
+import * as subscriptions from './2026_11_28_1510_subscriptions';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -90,4 +91,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_28_1020_yield_deploy_budget': yieldDeployBudget,
   '2026_11_28_1040_endpoint_test_events': endpointTestEvents,
   '2026_11_28_1500_subscription_plans': subscriptionPlans,
+  '2026_11_28_1510_subscriptions': subscriptions,
 };
