@@ -232,6 +232,24 @@ export const OPERATIONS: Record<string, OperationNaming> = {
     description: DASHBOARD_TWIN,
   },
 
+  // Subscriptions (API key)
+  'GET /v1/subscriptions': {
+    operationId: 'listSubscriptions',
+    description: 'The merchant’s subscriptions, newest first; filter by `planId` and `status`.',
+  },
+  'GET /v1/subscriptions/{id}': {
+    operationId: 'getSubscription',
+    description: 'One subscription: its plan, status, customer account, chain, token and current period.',
+  },
+  'GET /v1/merchants/me/subscriptions': {
+    operationId: 'listDashboardSubscriptions',
+    description: DASHBOARD_TWIN,
+  },
+  'GET /v1/merchants/me/subscriptions/{id}': {
+    operationId: 'getDashboardSubscription',
+    description: DASHBOARD_TWIN,
+  },
+
   // Webhooks (dashboard twins)
   'POST /v1/merchants/me/webhooks': {
     operationId: 'createDashboardWebhookEndpoint',

@@ -88,6 +88,9 @@ export function createStablePayClient(options: StablePayOptions) {
     getPlan: (id: string) => unwrap(raw.GET('/v1/plans/{id}', { params: { path: { id } } })),
     /** No new subscriber; the plan's subscriptions keep charging. */
     archivePlan: (id: string) => unwrap(raw.POST('/v1/plans/{id}/archive', { params: { path: { id } } })),
+    listSubscriptions: (query: paths['/v1/subscriptions']['get']['parameters']['query'] = {}) =>
+      unwrap(raw.GET('/v1/subscriptions', { params: { query } })),
+    getSubscription: (id: string) => unwrap(raw.GET('/v1/subscriptions/{id}', { params: { path: { id } } })),
   };
 }
 

@@ -911,6 +911,86 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/merchants/me/subscriptions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List subscriptions, newest first (dashboard)
+     * @description The dashboard twin of the API-key route of the same name: same body and answers, merchant token instead of the `sk_` key.
+     */
+    get: operations['listDashboardSubscriptions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/merchants/me/subscriptions/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One subscription (dashboard)
+     * @description The dashboard twin of the API-key route of the same name: same body and answers, merchant token instead of the `sk_` key.
+     */
+    get: operations['getDashboardSubscription'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/subscriptions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List subscriptions, newest first (API key)
+     * @description The merchant’s subscriptions, newest first; filter by `planId` and `status`.
+     */
+    get: operations['listSubscriptions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/subscriptions/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One subscription (API key)
+     * @description One subscription: its plan, status, customer account, chain, token and current period.
+     */
+    get: operations['getSubscription'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/pay/{id}': {
     parameters: {
       query?: never;
@@ -2146,6 +2226,25 @@ export interface components {
       intervalCount?: number;
       /** @description Days before the first charge; defaults to 0 */
       trialDays?: number;
+    };
+    Subscription: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      planId: string;
+      /** @enum {string} */
+      status: 'trialing' | 'active' | 'past_due' | 'canceled';
+      /** @description The customer's DeleGator account that granted the periodic permission */
+      customerAccount: string;
+      chainId: number;
+      /** @description Stablecoin symbol the periods are charged in */
+      token: string;
+      currentPeriodStart: string;
+      currentPeriodEnd: string;
+      cancelAtPeriodEnd: boolean;
+      canceledAt: string | null;
+      /** @description The latest period's payment session */
+      latestSessionId: string | null;
     };
     PaymasterClient: {
       id: string;
@@ -6335,6 +6434,216 @@ export interface operations {
       };
       /** @description Request body larger than the limit (1 MiB) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listDashboardSubscriptions: {
+    parameters: {
+      query?: {
+        planId?: string;
+        status?: 'trialing' | 'active' | 'past_due' | 'canceled';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Subscriptions */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['Subscription'][];
+          };
+        };
+      };
+      /** @description Invalid filter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getDashboardSubscription: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Subscription */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Subscription'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign subscription */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listSubscriptions: {
+    parameters: {
+      query?: {
+        planId?: string;
+        status?: 'trialing' | 'active' | 'past_due' | 'canceled';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Subscriptions */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['Subscription'][];
+          };
+        };
+      };
+      /** @description Invalid filter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getSubscription: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Subscription */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Subscription'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign subscription */
+      404: {
         headers: {
           [name: string]: unknown;
         };
