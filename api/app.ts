@@ -70,6 +70,8 @@ import { paymasterUsageRoutes } from './routes/paymaster/usage';
 import { dashboardSessionRoutes } from './routes/sessions/dashboardSessions';
 import { sessionRoutes } from './routes/sessions/sessions';
 import { openApiRoutes } from './routes/openapi';
+import { planRoutes } from './routes/plans/plans';
+import { subscriptionRoutes } from './routes/subscriptions/subscriptions';
 import { webhookRoutes } from './routes/webhooks';
 import { yieldDeploymentRoutes } from './routes/yield/deployments';
 import { yieldDomainRoutes } from './routes/yield/domains';
@@ -337,6 +339,8 @@ function routeTable(
     ...sessionRoutes(context),
     ...dashboardSessionRoutes(context),
     ...webhookRoutes(context),
+    ...planRoutes(context),
+    ...subscriptionRoutes(context),
     ...checkoutRoutes(context),
     ...paymasterClientRoutes(context),
     ...paymasterPolicyRoutes(context),

@@ -28,6 +28,11 @@ export type DelegationFrameworkContracts = {
   valueLteEnforcer: Address;
   /** terms: the delegator's current nonce (uint256); the delegator revokes by incrementing it. */
   nonceEnforcer: Address;
+  /**
+   * terms: token (20 bytes) ‖ period amount ‖ period duration (s) ‖ start (unix s), uint256 each: at most the
+   * period amount per period (ERC-7715 `erc20-token-periodic`); a subscription's permission (issue 42).
+   */
+  erc20PeriodTransferEnforcer: Address;
   /** Implementation behind every HybridDeleGator account proxy. */
   hybridDeleGatorImpl: Address;
   /** CREATE2 factory that deploys DeleGator account proxies. */
@@ -45,6 +50,7 @@ export const DELEGATION_FRAMEWORK_CONTRACT_NAMES = {
   allowedCalldataEnforcer: 'AllowedCalldataEnforcer',
   valueLteEnforcer: 'ValueLteEnforcer',
   nonceEnforcer: 'NonceEnforcer',
+  erc20PeriodTransferEnforcer: 'ERC20PeriodTransferEnforcer',
   hybridDeleGatorImpl: 'HybridDeleGatorImpl',
   simpleFactory: 'SimpleFactory',
 } as const satisfies Record<DelegationFrameworkContractKey, string>;

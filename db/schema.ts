@@ -166,6 +166,8 @@ export interface SessionsTable {
   /** numeric(20,6): USD swept to the payout address so far (stablecoin in at par, rounded down). */
   settled_amount: ColumnType<string, never, string>;
   workflow_started_at: NullableTimestamp;
+  /** The subscription whose period this session invoices (issue 42); null for every other session. */
+  subscription_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
@@ -716,6 +718,69 @@ export interface RequestRateBucketsTable {
   last_lease: number;
 }
 
+export type PlanInterval = 'day' | 'week' | 'month';
+
+export interface SubscriptionPlansTable {
+  id: string;
+  merchant_id: string;
+  name: string;
+  /** numeric(16,6): decimal USD per period. */
+  amount: string;
+  interval: PlanInterval;
+  interval_count: number;
+  trial_days: number;
+  /** Set once: an archived plan takes no new subscriber; its subscriptions keep charging. */
+  archived_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
+export type SubscriptionStatus = 'trialing' | 'active' | 'past_due' | 'canceled';
+
+export interface SubscriptionsTable {
+  id: string;
+  merchant_id: string;
+  plan_id: string;
+  status: SubscriptionStatus;
+  /** The customer's DeleGator account (checksummed): the delegator of the grant. */
+  customer_account: string;
+  chain_id: number;
+  token_symbol: string;
+  token_address: string;
+  /** numeric(78,0): token base units per period, exactly the plan's amount. */
+  period_amount: string;
+  period_seconds: number;
+  /** The signed delegation as received (bigints as decimal strings). */
+  delegation: ColumnType<unknown, string, string>;
+  delegation_hash: string;
+  current_period_start: Timestamp;
+  current_period_end: Timestamp;
+  cancel_at_period_end: Generated<boolean>;
+  canceled_at: NullableTimestamp;
+  latest_session_id: string | null;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export type SubscriptionChargeStatus = 'pending' | 'redeemed' | 'failed';
+
+/** One row per (subscription, period index), written before the redemption: the period's idempotency key. */
+export interface SubscriptionChargesTable {
+  id: Generated<string>;
+  subscription_id: string;
+  period_index: number;
+  session_id: string;
+  status: ColumnType<
+    SubscriptionChargeStatus,
+    SubscriptionChargeStatus | undefined,
+    SubscriptionChargeStatus
+  >;
+  tx_hash: string | null;
+  failure_reason: string | null;
+  failed_attempts: Generated<number>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface Database {
   request_rate_buckets: RequestRateBucketsTable;
   webhook_redispatch_counters: WebhookRedispatchCountersTable;
@@ -760,4 +825,7 @@ export interface Database {
   yield_deploy_counters: YieldDeployCountersTable;
   yield_deploy_budget_counters: YieldDeployBudgetCountersTable;
   yield_deploy_charges: YieldDeployChargesTable;
+  subscription_plans: SubscriptionPlansTable;
+  subscriptions: SubscriptionsTable;
+  subscription_charges: SubscriptionChargesTable;
 }

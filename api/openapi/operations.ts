@@ -216,6 +216,50 @@ export const OPERATIONS: Record<string, OperationNaming> = {
       'Re-sends the session’s most recent event to every enabled endpoint; 409 before the session has an event. Limited per session per hour.',
   },
 
+  // Subscription plans (API key, docs/service-contract.md "Routes")
+  'POST /v1/plans': {
+    operationId: 'createPlan',
+    description:
+      'Creates a subscription plan: a USD amount charged every `intervalCount` × `interval`, after optional trial days. Its `subscribeUrl` is the page a customer grants the periodic permission on.',
+  },
+  'GET /v1/plans': {
+    operationId: 'listPlans',
+    description: 'The merchant’s plans, newest first, archived ones included.',
+  },
+  'GET /v1/plans/{id}': { operationId: 'getPlan', description: 'One plan.' },
+  'POST /v1/plans/{id}/archive': {
+    operationId: 'archivePlan',
+    description:
+      'Archives a plan: it takes no new subscriber, its subscriptions keep charging. Archiving again changes nothing.',
+  },
+
+  // Subscription plans (dashboard twins)
+  'POST /v1/merchants/me/plans': { operationId: 'createDashboardPlan', description: DASHBOARD_TWIN },
+  'GET /v1/merchants/me/plans': { operationId: 'listDashboardPlans', description: DASHBOARD_TWIN },
+  'GET /v1/merchants/me/plans/{id}': { operationId: 'getDashboardPlan', description: DASHBOARD_TWIN },
+  'POST /v1/merchants/me/plans/{id}/archive': {
+    operationId: 'archiveDashboardPlan',
+    description: DASHBOARD_TWIN,
+  },
+
+  // Subscriptions (API key)
+  'GET /v1/subscriptions': {
+    operationId: 'listSubscriptions',
+    description: 'The merchant’s subscriptions, newest first; filter by `planId` and `status`.',
+  },
+  'GET /v1/subscriptions/{id}': {
+    operationId: 'getSubscription',
+    description: 'One subscription: its plan, status, customer account, chain, token and current period.',
+  },
+  'GET /v1/merchants/me/subscriptions': {
+    operationId: 'listDashboardSubscriptions',
+    description: DASHBOARD_TWIN,
+  },
+  'GET /v1/merchants/me/subscriptions/{id}': {
+    operationId: 'getDashboardSubscription',
+    description: DASHBOARD_TWIN,
+  },
+
   // Webhooks (dashboard twins)
   'POST /v1/merchants/me/webhooks': {
     operationId: 'createDashboardWebhookEndpoint',
@@ -457,6 +501,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   'Payment sessions': 'Invoices paid in stablecoins: create, read, list, and repair a failed settlement.',
   Webhooks:
     'Endpoints that receive signed events, their deliveries, resends, test events and secret rotation.',
+  Subscriptions:
+    'Plans charged by the period from a customer’s periodic ERC-20 permission, and their subscriptions.',
   Checkout: 'The hosted checkout page a payer opens.',
   'Paymaster clients':
     'Publishable `pmc_` client ids that authenticate the paymaster JSON-RPC and bundler proxy.',

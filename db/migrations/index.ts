@@ -45,6 +45,8 @@ import * as endpointTestEvents from './2026_11_28_1040_endpoint_test_events';
 import * as lateDepositEvents from './2026_11_28_1100_late_deposit_events';
 import * as paymasterPolicies from './2026_11_28_1200_paymaster_policies';
 import * as usagePolicyId from './2026_11_28_1201_usage_policy_id';
+import * as subscriptionPlans from './2026_11_28_1500_subscription_plans';
+import * as subscriptions from './2026_11_28_1510_subscriptions';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -94,4 +96,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_28_1100_late_deposit_events': lateDepositEvents,
   '2026_11_28_1200_paymaster_policies': paymasterPolicies,
   '2026_11_28_1201_usage_policy_id': usagePolicyId,
+  '2026_11_28_1500_subscription_plans': subscriptionPlans,
+  '2026_11_28_1510_subscriptions': subscriptions,
 };

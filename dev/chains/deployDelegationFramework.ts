@@ -16,7 +16,7 @@ import type { DelegationFrameworkContracts } from '../../chain/delegationFramewo
 /**
  * Deploys MetaMask's Delegation Framework on a local chain from the bytecode that
  * `@metamask/delegation-abis` ships (the release chain/delegationFramework.ts names): the
- * DelegationManager, the caveat enforcers of a delegated ERC-20 transfer, the HybridDeleGator
+ * DelegationManager, the caveat enforcers of a delegated ERC-20 transfer and of a subscription's periodic one, the HybridDeleGator
  * account implementation (linked against its P-256 verifier library) and the factory of account
  * proxies. Everything goes through the deterministic deployer, so a second run, or a second caller,
  * finds the contracts in place and sends nothing.
@@ -58,6 +58,7 @@ export async function deployDelegationFramework(
     allowedCalldataEnforcer,
     valueLteEnforcer,
     nonceEnforcer,
+    erc20PeriodTransferEnforcer,
     simpleFactory,
     p256Verifier,
   ] = await Promise.all([
@@ -68,6 +69,7 @@ export async function deployDelegationFramework(
     deploy(bytecode.AllowedCalldataEnforcer),
     deploy(bytecode.ValueLteEnforcer),
     deploy(bytecode.NonceEnforcer),
+    deploy(bytecode.ERC20PeriodTransferEnforcer),
     deploy(bytecode.SimpleFactory),
     deploy(bytecode.SCL_RIP7212),
   ]);
@@ -86,6 +88,7 @@ export async function deployDelegationFramework(
     allowedCalldataEnforcer,
     valueLteEnforcer,
     nonceEnforcer,
+    erc20PeriodTransferEnforcer,
     hybridDeleGatorImpl,
     simpleFactory,
   };

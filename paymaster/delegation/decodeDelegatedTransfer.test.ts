@@ -22,6 +22,7 @@ const FRAMEWORK: DelegationFrameworkContracts = {
   allowedCalldataEnforcer: at(0xe4),
   valueLteEnforcer: at(0xe5),
   nonceEnforcer: at(0xe6),
+  erc20PeriodTransferEnforcer: at(0xe7),
   hybridDeleGatorImpl: at(0xf1),
   simpleFactory: at(0xf2),
 };

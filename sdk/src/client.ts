@@ -83,6 +83,14 @@ export function createStablePayClient(options: StablePayOptions) {
     /** A signed `endpoint.test` event to this endpoint, delivered and recorded like any event. */
     sendWebhookTestEvent: (id: string) =>
       unwrap(raw.POST('/v1/webhooks/{id}/send-test-event', { params: { path: { id } } })),
+    createPlan: (body: Body<'/v1/plans', 'post'>) => unwrap(raw.POST('/v1/plans', { body })),
+    listPlans: () => unwrap(raw.GET('/v1/plans')),
+    getPlan: (id: string) => unwrap(raw.GET('/v1/plans/{id}', { params: { path: { id } } })),
+    /** No new subscriber; the plan's subscriptions keep charging. */
+    archivePlan: (id: string) => unwrap(raw.POST('/v1/plans/{id}/archive', { params: { path: { id } } })),
+    listSubscriptions: (query: paths['/v1/subscriptions']['get']['parameters']['query'] = {}) =>
+      unwrap(raw.GET('/v1/subscriptions', { params: { query } })),
+    getSubscription: (id: string) => unwrap(raw.GET('/v1/subscriptions/{id}', { params: { path: { id } } })),
   };
 }
 

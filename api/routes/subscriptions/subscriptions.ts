@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { findMerchantSubscription, listMerchantSubscriptions } from '../../../db/subscriptions';
+import type { AppContext } from '../../appContext';
+import { notFound } from '../../httpErrors';
+import { defineRoute, type AnyRoute, type Audience } from '../../routing/route';
+import { PLANS_TAG } from '../plans/plans';
+import {
+  listSubscriptionsQuery,
+  subscriptionIdParams,
+  subscriptionSchema,
+  toSubscriptionModel,
+} from './subscriptionModels';
+
+/**
+ * Subscription reads under `/v1/subscriptions` (SK) and `/v1/merchants/me/subscriptions` (JWT):
+ * | GET | (collection) | 200 list, newest first; `planId`, `status` filters |
+ * | GET | /{id}        | 200 subscription; another merchant's id 404 |
+ */
+
+interface SubscriptionRouteSet {
+  base: string;
+  auth: 'jwt' | 'sk';
+  audience: Audience;
+  label: string;
+}
+
+const SUBSCRIPTION_ROUTE_SETS: readonly SubscriptionRouteSet[] = [
+  { base: '/v1/merchants/me/subscriptions', auth: 'jwt', audience: 'dashboard', label: 'dashboard' },
+  { base: '/v1/subscriptions', auth: 'sk', audience: 'dashboard', label: 'API key' },
+];
+
+function subscriptionRoutesFor(
+  app: AppContext,
+  { base, auth, audience, label }: SubscriptionRouteSet,
+): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: base,
+      auth,
+      tag: PLANS_TAG,
+      audience,
+      summary: `List subscriptions, newest first (${label})`,
+      query: listSubscriptionsQuery,
+      responses: {
+        200: { description: 'Subscriptions', schema: z.object({ data: z.array(subscriptionSchema) }) },
+        400: { description: 'Invalid filter' },
+      },
+      async handler({ merchantId, query }) {
+        const rows = await listMerchantSubscriptions(app.db, merchantId, query);
+        return { status: 200, body: { data: rows.map(toSubscriptionModel) } };
+      },
+    }),
+
+    defineRoute({
+      method: 'get',
+      path: `${base}/:id`,
+      auth,
+      tag: PLANS_TAG,
+      audience,
+      summary: `One subscription (${label})`,
+      params: subscriptionIdParams,
+      responses: {
+        200: { description: 'Subscription', schema: subscriptionSchema },
+        404: { description: 'Unknown or foreign subscription' },
+      },
+      async handler({ merchantId, params }) {
+        const row = await findMerchantSubscription(app.db, merchantId, params.id);
+        if (!row) throw notFound('Subscription not found');
+        return { status: 200, body: toSubscriptionModel(row) };
+      },
+    }),
+  ];
+}
+
+export function subscriptionRoutes(app: AppContext): AnyRoute[] {
+  return SUBSCRIPTION_ROUTE_SETS.flatMap((routeSet) => subscriptionRoutesFor(app, routeSet));
+}
