@@ -1,3 +1,4 @@
+import type { components } from '../../../sdk/src/generated/openapi';
 import type { CheckoutClientData } from '../clientData';
 import { expiredHere } from './expiry';
 import type { SessionStatus } from './sessionStatus';
@@ -5,10 +6,8 @@ import type { SessionStatus } from './sessionStatus';
 export const POLL_INTERVAL_MS = 2000;
 const MAX_POLL_INTERVAL_MS = 15000;
 
-interface StatusView {
-  status: string;
-  webhookDelivered: boolean;
-}
+/** What GET /v1/sessions/{id}/status answers: the contract's type, from the SDK. */
+type StatusView = components['schemas']['SessionStatusView'];
 
 async function readStatus(statusUrl: string): Promise<StatusView> {
   const response = await fetch(statusUrl, { cache: 'no-store', headers: { accept: 'application/json' } });
