@@ -92,3 +92,25 @@ export function FormError({ form }: { form: FormState }) {
     </p>
   );
 }
+
+/** A date as its UTC day, `YYYY-MM-DD` (what `<input type="date">` and the API's `from`/`to` take). */
+export const utcDay = (date: Date) => date.toISOString().slice(0, 10);
+
+/**
+ * The `from` and `to` fields of a UTC date range (the exports' query), this month so far by default, each
+ * with the API's message for it.
+ */
+export function UtcDateRangeFields({ form }: { form: FormState }) {
+  const today = new Date();
+  const monthStart = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1));
+  return (
+    <div class="grid">
+      <Field label="From (UTC date)" error={form.errorFor('from')}>
+        {(props) => <input {...props} name="from" type="date" defaultValue={utcDay(monthStart)} />}
+      </Field>
+      <Field label="To (UTC date)" error={form.errorFor('to')}>
+        {(props) => <input {...props} name="to" type="date" defaultValue={utcDay(today)} />}
+      </Field>
+    </div>
+  );
+}

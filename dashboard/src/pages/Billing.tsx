@@ -3,7 +3,7 @@ import { download, get, post } from '../api';
 import { Async, useLoad } from '../components/async';
 import { Chain, Section, StatusBadge, Time } from '../components/bits';
 import { daysBetween, DailyChart } from '../components/chart';
-import { Field, FormError, useForm } from '../components/form';
+import { Field, FormError, UtcDateRangeFields, useForm, utcDay } from '../components/form';
 import { formatUsd, sumDecimals } from '../format';
 
 interface Summary {
@@ -31,8 +31,6 @@ interface Topup {
   status: string;
   createdAt: string;
 }
-
-const utcDay = (date: Date) => date.toISOString().slice(0, 10);
 
 /**
  * The prepaid balance drawn back through time: today's balance minus what arrived since, plus what was
@@ -205,7 +203,6 @@ function TopUp({ onCreated }: { onCreated: () => void }) {
 
 function Downloads() {
   const today = new Date();
-  const monthStart = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1));
   const lastMonth = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 1, 1));
   const [error, setError] = useState<string>();
   const csv = useForm(
@@ -231,14 +228,7 @@ function Downloads() {
   return (
     <Section title="Exports">
       <form onSubmit={csv.submit} noValidate>
-        <div class="grid">
-          <Field label="From (UTC date)" error={csv.errorFor('from')}>
-            {(props) => <input {...props} name="from" type="date" defaultValue={utcDay(monthStart)} />}
-          </Field>
-          <Field label="To (UTC date)" error={csv.errorFor('to')}>
-            {(props) => <input {...props} name="to" type="date" defaultValue={utcDay(today)} />}
-          </Field>
-        </div>
+        <UtcDateRangeFields form={csv} />
         <FormError form={csv} />
         <div class="actions">
           <button type="submit" disabled={csv.busy}>

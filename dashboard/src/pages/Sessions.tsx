@@ -1,7 +1,7 @@
 import { download, get } from '../api';
 import { Async, useLoad } from '../components/async';
 import { Section, StatusBadge, Time } from '../components/bits';
-import { Field, FormError, useForm } from '../components/form';
+import { FormError, UtcDateRangeFields, useForm } from '../components/form';
 import { formatUsd } from '../format';
 import { Link, navigate, useLocation } from '../router';
 import type { Page, SessionSummary } from '../types';
@@ -9,15 +9,11 @@ import { SESSION_STATUSES } from '../../../db/sessionStatus';
 
 const PAGE_SIZE = 20;
 
-const utcDay = (date: Date) => date.toISOString().slice(0, 10);
-
 /**
  * The payments export: the merchant's sessions of a UTC date range as CSV, fetched with the token
  * (`download`: a link cannot carry it) and handed to the browser as a file.
  */
 function SessionsExport() {
-  const today = new Date();
-  const monthStart = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1));
   const csv = useForm(
     async (data) => {
       const from = String(data.get('from'));
@@ -32,14 +28,7 @@ function SessionsExport() {
   return (
     <Section title="Export">
       <form onSubmit={csv.submit} noValidate>
-        <div class="grid">
-          <Field label="From (UTC date)" error={csv.errorFor('from')}>
-            {(props) => <input {...props} name="from" type="date" defaultValue={utcDay(monthStart)} />}
-          </Field>
-          <Field label="To (UTC date)" error={csv.errorFor('to')}>
-            {(props) => <input {...props} name="to" type="date" defaultValue={utcDay(today)} />}
-          </Field>
-        </div>
+        <UtcDateRangeFields form={csv} />
         <FormError form={csv} />
         <div class="actions">
           <button type="submit" disabled={csv.busy} data-testid="sessions-export">
