@@ -341,6 +341,30 @@ export const OPERATIONS: Record<string, OperationNaming> = {
     operationId: 'revokePaymasterClient',
     description: 'Revokes a paymaster client: its id stops authenticating at once.',
   },
+  'GET /v1/paymaster/clients/{id}/policies': {
+    operationId: 'listSponsorshipPolicies',
+    description: 'A client’s sponsorship policies in their order: the first whose rules all pass sponsors.',
+  },
+  'POST /v1/paymaster/clients/{id}/policies': {
+    operationId: 'createSponsorshipPolicy',
+    description: 'Adds a sponsorship policy after the client’s others (chains, allowlist, window, budgets).',
+  },
+  'PUT /v1/paymaster/clients/{id}/policies/order': {
+    operationId: 'orderSponsorshipPolicies',
+    description: 'Sets the order of all of a client’s policies at once (`policyIds`, every policy once).',
+  },
+  'GET /v1/paymaster/clients/{id}/policies/{policyId}': {
+    operationId: 'getSponsorshipPolicy',
+    description: 'One sponsorship policy of the client.',
+  },
+  'PATCH /v1/paymaster/clients/{id}/policies/{policyId}': {
+    operationId: 'updateSponsorshipPolicy',
+    description: 'Changes a policy’s name, chains, allowlist, window, budgets or approval webhook.',
+  },
+  'DELETE /v1/paymaster/clients/{id}/policies/{policyId}': {
+    operationId: 'deleteSponsorshipPolicy',
+    description: 'Deletes a policy; the ones after it move up.',
+  },
   'GET /v1/paymaster/allowlist': {
     operationId: 'listAllowlistEntries',
     description: 'The contracts sponsored operations may call, per chain.',

@@ -1108,15 +1108,15 @@ export interface paths {
     };
     /**
      * List a client's sponsorship policies in the order they are tried
-     * @description List a client's sponsorship policies in the order they are tried
+     * @description A client’s sponsorship policies in their order: the first whose rules all pass sponsors.
      */
-    get: operations['getV1PaymasterClientsIdPolicies'];
+    get: operations['listSponsorshipPolicies'];
     put?: never;
     /**
      * Add a sponsorship policy after the last one
-     * @description Add a sponsorship policy after the last one
+     * @description Adds a sponsorship policy after the client’s others (chains, allowlist, window, budgets).
      */
-    post: operations['postV1PaymasterClientsIdPolicies'];
+    post: operations['createSponsorshipPolicy'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1133,9 +1133,9 @@ export interface paths {
     get?: never;
     /**
      * Set the order of a client's policies (every policy named once; the first is tried first)
-     * @description Set the order of a client's policies (every policy named once; the first is tried first)
+     * @description Sets the order of all of a client’s policies at once (`policyIds`, every policy once).
      */
-    put: operations['putV1PaymasterClientsIdPoliciesOrder'];
+    put: operations['orderSponsorshipPolicies'];
     post?: never;
     delete?: never;
     options?: never;
@@ -1152,23 +1152,23 @@ export interface paths {
     };
     /**
      * Read a sponsorship policy
-     * @description Read a sponsorship policy
+     * @description One sponsorship policy of the client.
      */
-    get: operations['getV1PaymasterClientsIdPoliciesPolicyId'];
+    get: operations['getSponsorshipPolicy'];
     put?: never;
     post?: never;
     /**
      * Delete a policy; the ones after it move up (a client without policies sponsors nothing)
-     * @description Delete a policy; the ones after it move up (a client without policies sponsors nothing)
+     * @description Deletes a policy; the ones after it move up.
      */
-    delete: operations['deleteV1PaymasterClientsIdPoliciesPolicyId'];
+    delete: operations['deleteSponsorshipPolicy'];
     options?: never;
     head?: never;
     /**
      * Change a policy's name, chains, allowlist, window, budgets or approval webhook
-     * @description Change a policy's name, chains, allowlist, window, budgets or approval webhook
+     * @description Changes a policy’s name, chains, allowlist, window, budgets or approval webhook.
      */
-    patch: operations['patchV1PaymasterClientsIdPoliciesPolicyId'];
+    patch: operations['updateSponsorshipPolicy'];
     trace?: never;
   };
   '/v1/paymaster/allowlist': {
@@ -7431,7 +7431,7 @@ export interface operations {
       };
     };
   };
-  getV1PaymasterClientsIdPolicies: {
+  listSponsorshipPolicies: {
     parameters: {
       query?: never;
       header?: never;
@@ -7484,7 +7484,7 @@ export interface operations {
       };
     };
   };
-  postV1PaymasterClientsIdPolicies: {
+  createSponsorshipPolicy: {
     parameters: {
       query?: never;
       header?: never;
@@ -7566,7 +7566,7 @@ export interface operations {
       };
     };
   };
-  putV1PaymasterClientsIdPoliciesOrder: {
+  orderSponsorshipPolicies: {
     parameters: {
       query?: never;
       header?: never;
@@ -7641,7 +7641,7 @@ export interface operations {
       };
     };
   };
-  getV1PaymasterClientsIdPoliciesPolicyId: {
+  getSponsorshipPolicy: {
     parameters: {
       query?: never;
       header?: never;
@@ -7693,7 +7693,7 @@ export interface operations {
       };
     };
   };
-  deleteV1PaymasterClientsIdPoliciesPolicyId: {
+  deleteSponsorshipPolicy: {
     parameters: {
       query?: never;
       header?: never;
@@ -7761,7 +7761,7 @@ export interface operations {
       };
     };
   };
-  patchV1PaymasterClientsIdPoliciesPolicyId: {
+  updateSponsorshipPolicy: {
     parameters: {
       query?: never;
       header?: never;
