@@ -125,7 +125,11 @@ export async function insertSponsorshipPolicy(
   });
 }
 
-/** Changes a policy's rules (never its position); undefined when the client has no such policy. */
+/**
+ * Changes a policy's rules (never its position); undefined when the client has no such policy, and
+ * `'window_ends_before_start'` when a concurrent change of the other end made the window empty (the
+ * `paymaster_policies_window_check` constraint refused it; nothing changed).
+ */
 export async function updateSponsorshipPolicy(
   db: Db,
   {
@@ -133,14 +137,21 @@ export async function updateSponsorshipPolicy(
     policyId,
     fields,
   }: { clientId: string; policyId: string; fields: Partial<SponsorshipPolicyFields> },
-): Promise<SponsorshipPolicyRow | undefined> {
-  return db
-    .updateTable('paymaster_policies')
-    .set({ ...columnsOf(fields), updated_at: sql`now()` })
-    .where('client_id', '=', clientId)
-    .where('id', '=', policyId)
-    .returningAll()
-    .executeTakeFirst();
+): Promise<SponsorshipPolicyRow | 'window_ends_before_start' | undefined> {
+  try {
+    return await db
+      .updateTable('paymaster_policies')
+      .set({ ...columnsOf(fields), updated_at: sql`now()` })
+      .where('client_id', '=', clientId)
+      .where('id', '=', policyId)
+      .returningAll()
+      .executeTakeFirst();
+  } catch (error) {
+    const { code, constraint } = error as { code?: string; constraint?: string };
+    if (code === '23514' && constraint === 'paymaster_policies_window_check')
+      return 'window_ends_before_start';
+    throw error;
+  }
 }
 
 /** Deletes a policy and closes the gap in the order; false when the client has no such policy. */

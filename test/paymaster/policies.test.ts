@@ -3,7 +3,7 @@ import { signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 import { createPaymasterClient } from './paymasterApi';
 
 /**
- * A paymaster client's sponsorship policies (issue 43, DESIGN §9.3): an ordered list under the client,
+ * A paymaster client's sponsorship policies (issue 43, docs/paymaster.md "Sponsorship policies (issue 43)"): an ordered list under the client,
  * its default policy first; bad input answers 400 naming the field and saves nothing.
  */
 
@@ -259,6 +259,33 @@ describe('paymaster policies routes (JWT)', () => {
     expect(response.status).toBe(400);
     expect(response.body.errors).toEqual([{ field: 'endsAt', message: 'must be after startsAt' }]);
     expect((await call(merchant, 'GET', path)).body).toMatchObject({ name: 'windowed', endsAt: null });
+  });
+
+  it('PATCHes racing on the two ends of a window never answer 500 nor store an empty window', async () => {
+    const client = await createPaymasterClient(app, merchant);
+    const created = await call(merchant, 'POST', policiesOf(client.id), {
+      name: 'racing',
+      startsAt: '2099-01-01T00:00:00.000Z',
+      endsAt: '2099-04-01T00:00:00.000Z',
+    });
+    const path = `${policiesOf(client.id)}/${created.body.id}`;
+    // Each alone is valid against the stored window; together the end would fall before the start.
+    for (let round = 0; round < 10; round += 1) {
+      const [later, earlier] = await Promise.all([
+        call(merchant, 'PATCH', path, { startsAt: '2099-03-01T00:00:00.000Z' }),
+        call(merchant, 'PATCH', path, { endsAt: '2099-02-01T00:00:00.000Z' }),
+      ]);
+      for (const answer of [later, earlier]) {
+        expect([200, 400]).toContain(answer.status);
+        if (answer.status === 400) expect(answer.body.errors[0].field).toMatch(/^(startsAt|endsAt)$/);
+      }
+      const stored = (await call(merchant, 'GET', path)).body as { startsAt: string; endsAt: string };
+      expect(Date.parse(stored.startsAt)).toBeLessThan(Date.parse(stored.endsAt));
+      await call(merchant, 'PATCH', path, {
+        startsAt: '2099-01-01T00:00:00.000Z',
+        endsAt: '2099-04-01T00:00:00.000Z',
+      });
+    }
   });
 
   it.each([

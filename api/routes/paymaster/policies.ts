@@ -185,6 +185,11 @@ function policyItemRoutes(app: AppContext): AnyRoute[] {
           fields: policyFieldsOf(body),
         });
         if (!updated) throw policyNotFound();
+        if (updated === 'window_ends_before_start')
+          throw invalidField(
+            'endsAt',
+            'must be after startsAt (the policy changed meanwhile: read it again)',
+          );
         return { status: 200, body: toPolicyModel(updated) };
       },
     }),
