@@ -1,4 +1,5 @@
 import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 
 /** The api's HTTP server (api/main.ts and the test harness both serve the Koa app through it). */
@@ -30,6 +31,7 @@ export function createApiServer(handler: RequestListener): ApiServer {
   // is shorter), never by us while it may be sending a request on them.
   const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }, onRequest);
   server.on('checkExpectation', onRequest);
+  server.on('clientError', answerMalformedRequest);
   return {
     server,
     closeConnectionsAfterResponses() {
@@ -38,6 +40,34 @@ export function createApiServer(handler: RequestListener): ApiServer {
       unanswered.clear();
     },
   };
+}
+
+/** Node's statuses for a request it cannot parse: headers too large, too slow to arrive, or malformed. */
+const MALFORMED_REQUEST_STATUS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout'],
+};
+
+/**
+ * A request Node's parser refuses before the app sees it (a malformed `Transfer-Encoding`, a bad header
+ * line) gets the contract's JSON error body, not Node's bare `400 Bad Request` without a Content-Type
+ * (schemathesis sent `Transfer-Encoding: v#` once); the connection closes, as Node's own answer does.
+ */
+function answerMalformedRequest(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [statusCode, reason] = MALFORMED_REQUEST_STATUS[error.code ?? ''] ?? [400, 'Bad Request'];
+  const body = JSON.stringify({
+    statusCode,
+    message: `The request could not be read (${reason})`,
+    error: reason,
+  });
+  socket.end(
+    `HTTP/1.1 ${statusCode} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export interface GracefulStopOptions {

@@ -69,3 +69,27 @@ it('Expect: 100-continue still gets 100 Continue, then the answer', async () => 
   expect(exchange.startsWith('HTTP/1.1 100 Continue\r\n\r\n')).toBe(true);
   expect(exchange.slice('HTTP/1.1 100 Continue\r\n\r\n'.length)).toMatch(/^HTTP\/1\.1 400 /);
 });
+
+it('a request Node cannot parse gets a JSON 400 body with its Content-Type, and the connection closes', async () => {
+  const { hostname, port } = new URL(app.baseUrl);
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () =>
+      socket.write(
+        'POST /v1/paymaster/clients HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: v#\r\n' +
+          'Content-Type: application/json\r\n\r\n{}',
+      ),
+    );
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString('utf8')));
+    socket.on('end', () => resolve(received));
+    socket.on('error', reject);
+  });
+  const [head, body] = answer.split('\r\n\r\n');
+  expect(head!.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+  expect(head).toMatch(/\r\ncontent-type: application\/json/i);
+  expect(JSON.parse(body!)).toEqual({
+    statusCode: 400,
+    message: 'The request could not be read (Bad Request)',
+    error: 'Bad Request',
+  });
+});
