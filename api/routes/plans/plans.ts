@@ -8,7 +8,8 @@ import {
 } from '../../../db/subscriptionPlans';
 import type { AppContext } from '../../appContext';
 import { notFound } from '../../httpErrors';
-import { defineRoute, type AnyRoute, type Audience } from '../../routing/route';
+import { defineRoute, type AnyRoute } from '../../routing/route';
+import { twinRouteSets, type TwinRouteSet } from '../../routing/twinRouteSets';
 import { createPlanBody, planIdParams, planSchema, toPlanModel } from './planModels';
 
 /**
@@ -19,23 +20,13 @@ import { createPlanBody, planIdParams, planSchema, toPlanModel } from './planMod
  * | POST | /{id}/archive | 200 plan, archived (again: unchanged) |
  */
 
-interface PlanRouteSet {
-  base: string;
-  auth: 'jwt' | 'sk';
-  audience: Audience;
-  label: string;
-}
-
-const PLAN_ROUTE_SETS: readonly PlanRouteSet[] = [
-  { base: '/v1/merchants/me/plans', auth: 'jwt', audience: 'dashboard', label: 'dashboard' },
-  { base: '/v1/plans', auth: 'sk', audience: 'dashboard', label: 'API key' },
-];
+const PLAN_ROUTE_SETS = twinRouteSets({ jwtBase: '/v1/merchants/me/plans', skBase: '/v1/plans' });
 
 export const PLANS_TAG = 'Subscriptions';
 
 export const planNotFound = () => notFound('Plan not found');
 
-function planRoutesFor(app: AppContext, { base, auth, audience, label }: PlanRouteSet): AnyRoute[] {
+function planRoutesFor(app: AppContext, { base, auth, audience, label }: TwinRouteSet): AnyRoute[] {
   const toModel = (row: Parameters<typeof toPlanModel>[0]) => toPlanModel(row, app.config.PUBLIC_BASE_URL);
   return [
     defineRoute({

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { findMerchantSubscription, listMerchantSubscriptions } from '../../../db/subscriptions';
 import type { AppContext } from '../../appContext';
 import { notFound } from '../../httpErrors';
-import { defineRoute, type AnyRoute, type Audience } from '../../routing/route';
+import { defineRoute, type AnyRoute } from '../../routing/route';
+import { twinRouteSets, type TwinRouteSet } from '../../routing/twinRouteSets';
 import { PLANS_TAG } from '../plans/plans';
 import {
   listSubscriptionsQuery,
@@ -17,22 +18,12 @@ import {
  * | GET | /{id}        | 200 subscription; another merchant's id 404 |
  */
 
-interface SubscriptionRouteSet {
-  base: string;
-  auth: 'jwt' | 'sk';
-  audience: Audience;
-  label: string;
-}
+const SUBSCRIPTION_ROUTE_SETS = twinRouteSets({
+  jwtBase: '/v1/merchants/me/subscriptions',
+  skBase: '/v1/subscriptions',
+});
 
-const SUBSCRIPTION_ROUTE_SETS: readonly SubscriptionRouteSet[] = [
-  { base: '/v1/merchants/me/subscriptions', auth: 'jwt', audience: 'dashboard', label: 'dashboard' },
-  { base: '/v1/subscriptions', auth: 'sk', audience: 'dashboard', label: 'API key' },
-];
-
-function subscriptionRoutesFor(
-  app: AppContext,
-  { base, auth, audience, label }: SubscriptionRouteSet,
-): AnyRoute[] {
+function subscriptionRoutesFor(app: AppContext, { base, auth, audience, label }: TwinRouteSet): AnyRoute[] {
   return [
     defineRoute({
       method: 'get',
