@@ -65,6 +65,12 @@ export interface ScanInput {
   /** The range this scan tries, as the previous scan advised (adaptive); maxBlockRange when absent. */
   blockRange?: number;
   /**
+   * The previous scan's form. After an unfiltered scan `blockRange` was sized by the chain's logs per
+   * block, so an unfiltered range needs no one-block probe first; absent (a new run, or after a filtered
+   * scan whose quiet ranges grew to the maximum), the probe sizes it.
+   */
+  previousForm?: ScanForm;
+  /**
    * When nothing is past the checkpoint yet, wait up to this long for the next safe block (polling the
    * head every headPollMs) instead of returning at once: a deposit is seen within a head poll of its
    * last confirmation, not after the rest of a workflow timer. 0 or absent: return at once.
@@ -199,13 +205,14 @@ export function createChainMonitorActivities({
         toBlock: to,
         recipientsPerRequest: addressesPerRequest,
       });
-    // Unfiltered, a range holds the chain's whole traffic: its first block is asked for alone and the rest
+    // Unfiltered, a range holds the chain's whole traffic: unless the previous scan was unfiltered too (its
+    // advised range is already sized by the chain's logs), its first block is asked for alone and the rest
     // sized to about TARGET_LOGS_PER_RANGE logs at that block's count, so no request is far larger (after a
     // switch from the filtered form, whose quiet ranges grow to the maximum, the advised range says nothing
     // about the chain's traffic). Caught up, a range is one block and this is its only request.
     let toBlock = window.toBlock;
     let first: DepositTransfers | undefined;
-    if (form === 'unfiltered' && toBlock > fromBlock) {
+    if (form === 'unfiltered' && input.previousForm !== 'unfiltered' && toBlock > fromBlock) {
       first = await fetchRange(fromBlock, fromBlock);
       const span = Math.max(1, Math.floor(TARGET_LOGS_PER_RANGE / Math.max(1, first.logs.length)));
       if (fromBlock + BigInt(span) - 1n < toBlock) toBlock = fromBlock + BigInt(span) - 1n;

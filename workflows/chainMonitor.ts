@@ -1,5 +1,5 @@
 import { continueAsNew, patched, proxyActivities, sleep } from '@temporalio/workflow';
-import type { ChainMonitorActivities } from '../activities/chainMonitor';
+import type { ChainMonitorActivities, ScanForm } from '../activities/chainMonitor';
 
 const { scanDeposits } = proxyActivities<ChainMonitorActivities>({
   startToCloseTimeout: '2 minutes',
@@ -18,6 +18,8 @@ export interface ChainMonitorInput {
   maxBlockRange: number;
   /** The range the next scan tries (carried across continue-as-new); maxBlockRange at first. */
   blockRange?: number;
+  /** The last scan's form (carried across continue-as-new): after an unfiltered one, no sizing probe. */
+  previousForm?: ScanForm;
 }
 
 /** Scans per run before continuing as new, keeping the history small however long the monitor lives. */
@@ -30,6 +32,7 @@ const SCANS_PER_RUN = 200;
 export async function chainMonitorWorkflow(input: ChainMonitorInput): Promise<never> {
   // Adaptive: a provider's size refusal narrows the range, small scans grow it back (the activity advises).
   let blockRange = input.blockRange ?? input.maxBlockRange;
+  let previousForm = input.previousForm;
   // The scan waits for the next safe block itself (polling the head), so a deposit is seen within a
   // head poll of its last confirmation instead of up to a poll interval later; no timer between scans.
   const waitsInScan = patched('monitor-waits-for-block-in-scan');
@@ -39,10 +42,12 @@ export async function chainMonitorWorkflow(input: ChainMonitorInput): Promise<ne
       monitorId: input.monitorId,
       maxBlockRange: input.maxBlockRange,
       blockRange,
+      ...(previousForm && { previousForm }),
       ...(waitsInScan && { waitForBlockMs: input.pollIntervalMs }),
     });
     blockRange = result.nextBlockRange ?? blockRange;
+    previousForm = result.form ?? previousForm;
     if (result.caughtUp && !waitsInScan) await sleep(input.pollIntervalMs);
   }
-  return continueAsNew<typeof chainMonitorWorkflow>({ ...input, blockRange });
+  return continueAsNew<typeof chainMonitorWorkflow>({ ...input, blockRange, ...(previousForm && { previousForm }) });
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { getAddress, type Hex } from 'viem';
-import { createChainMonitorActivities, type ScanResult } from '../../activities/chainMonitor';
+import { createChainMonitorActivities, type ScanForm, type ScanResult } from '../../activities/chainMonitor';
 import { TestCollectible, TestStablecoin } from '../../contracts/artifacts';
 import { createDb } from '../../db/client';
 import { countWatchedDepositAddresses, readCheckpoint, writeCheckpoint } from '../../db/deposits';
@@ -166,13 +166,21 @@ describe('never miss a deposit: the monitor at 1,000,000 watched addresses and s
     return {
       monitorId,
       startAfter: (block: bigint) => writeCheckpoint(stack.db, { monitorId, chainId, block }),
-      /** Scans until caught up with the safe head, carrying the advised range like the workflow. */
+      /** Scans until caught up with the safe head, carrying the advised range and the form like the workflow. */
       async scanAll(maxBlockRange = 2_000, blockRange = maxBlockRange): Promise<ScanResult[]> {
         const results: ScanResult[] = [];
+        let previousForm: ScanForm | undefined;
         for (;;) {
-          const result = await scanDeposits({ chainId, monitorId, maxBlockRange, blockRange });
+          const result = await scanDeposits({
+            chainId,
+            monitorId,
+            maxBlockRange,
+            blockRange,
+            ...(previousForm && { previousForm }),
+          });
           results.push(result);
           blockRange = result.nextBlockRange;
+          previousForm = result.form ?? previousForm;
           if (result.caughtUp) return results;
         }
       },
@@ -327,7 +335,8 @@ describe('never miss a deposit: the monitor at 1,000,000 watched addresses and s
     expect((await depositRows(session.id)).map((row) => row.kind)).toEqual(['accepted']);
 
     // No refusal, but 6,000 logs over 24 blocks in a 50-block range: the scan asks for the first block
-    // alone, then for the blocks that hold about 5,000 logs at its count; the next scans read the rest.
+    // alone, then for the blocks that hold about 5,000 logs at its count; the next scans read the rest,
+    // each in one request (the advised range is already sized by the logs: no probe after an unfiltered scan).
     const busy = ownMonitor(ETHEREUM_SEPOLIA);
     await busy.startAfter(await head(ETHEREUM_SEPOLIA));
     await eth.send(6_000);
@@ -340,6 +349,9 @@ describe('never miss a deposit: the monitor at 1,000,000 watched addresses and s
     expect(first!.logs).toBeLessThanOrEqual(5_000);
     expect(Number(BigInt(first!.toBlock) - BigInt(first!.fromBlock) + 1n)).toBeLessThan(24);
     expect(sized.reduce((sum, scan) => sum + scan.logs, 0)).toBeGreaterThanOrEqual(6_000);
+    const after = sized.slice(1).filter((scan) => scan.form === 'unfiltered' && scan.logs > 0);
+    expect(after.length).toBeGreaterThan(0);
+    for (const scan of after) expect(scan.requests).toBe(1);
   }, 240_000);
 
   it('a Transfer of another token contract and an ERC-721 Transfer into watched deposit addresses are never matched, in either form', async () => {
