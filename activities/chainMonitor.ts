@@ -280,9 +280,9 @@ function inActivity(): boolean {
 }
 
 /**
- * The range the next scan tries: the widest span that succeeded after a refusal; after a range of more
- * than TARGET_LOGS_PER_RANGE logs (a busy chain's unfiltered ranges), the blocks that hold about that many
- * at this range's logs per block; twice this one after a small scan, up to the maximum.
+ * The range the next scan tries: the widest span that succeeded after a refusal; after a range of at
+ * least SMALL_SCAN_LOGS logs (a busy chain's unfiltered ranges), the blocks that hold about
+ * TARGET_LOGS_PER_RANGE at this range's logs per block; twice this one after a small scan, up to the maximum.
  */
 function nextRange({
   fetched,
@@ -297,12 +297,12 @@ function nextRange({
   maxBlockRange: number;
 }): number {
   const logs = fetched.logs.length;
+  // Sized by the blocks actually covered, not the range allowed: a probe-sized unfiltered range covers
+  // fewer blocks than it was allowed, and the next one (asked without a probe) must not take them all.
   const fitting =
-    logs > TARGET_LOGS_PER_RANGE
-      ? Math.max(1, Math.floor((Number(span) * TARGET_LOGS_PER_RANGE) / logs))
-      : logs < SMALL_SCAN_LOGS
-        ? Math.min(Number(range) * 2, maxBlockRange)
-        : Number(range);
+    logs < SMALL_SCAN_LOGS
+      ? Math.min(Number(range) * 2, maxBlockRange)
+      : Math.min(maxBlockRange, Math.max(1, Math.floor((Number(span) * TARGET_LOGS_PER_RANGE) / logs)));
   return fetched.acceptedSpan !== undefined ? Math.min(Number(fetched.acceptedSpan), fitting) : fitting;
 }
 
