@@ -176,6 +176,7 @@ describe('a refund the payout address signed', () => {
 
     expect(paid.txHash).toBe(txHash);
     expect(paid.gasUsed).toBeGreaterThan(0n);
+    expect(paid.gasUsed).toBeLessThan(120_000n); // about 94k: docs/decisions.md "Refunds from the forwarder"
     const receipt = await l1.publicClient.getTransactionReceipt({ hash: txHash });
     expect(receipt.from).toBe(ACCOUNTS.operator.address.toLowerCase());
     const events = parseEventLogs({ abi: Forwarder.abi, eventName: 'Refunded', logs: receipt.logs });
