@@ -19,9 +19,9 @@ import {ISwapRouter} from "./interfaces/ISwapRouter.sol";
  * @notice The deposit address of one payment session on one chain. Each instance is a minimal-proxy
  *         clone made by {ForwarderFactory} with OpenZeppelin's `Clones.cloneDeterministicWithImmutableArgs`;
  *         the clone's immutable arguments bind the merchant payout address and the session, so the
- *         address cannot be deployed for anybody else. Two paths move its funds, and no other: a flush pays
- *         the merchant ({flush}); a refund goes where the merchant signed ({refund}: the payout address's
- *         EIP-712 `Refund` signature, ECDSA or ERC-1271, each refund id paying at most once).
+ *         address cannot be deployed for anybody else. A flush pays the merchant ({flush}); a refund goes where
+ *         the merchant signed ({refund}: the payout address's EIP-712 `Refund` signature, ECDSA or ERC-1271,
+ *         each refund id paying at most once); no other path moves its funds.
  * @dev Immutable argument layout, `abi.encodePacked(merchant, sessionId)`, 36 bytes:
  *      bytes [0, 20)  merchant payout address
  *      bytes [20, 36) session id (the session UUID as bytes16)
