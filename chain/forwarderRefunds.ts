@@ -27,14 +27,15 @@ import { Forwarder } from '../contracts/artifacts';
 import type { OperatorClient } from './operatorChains';
 
 /**
- * Refunds from a forwarder (issue 41, DESIGN §9.1): money still at a deposit address goes back only on the
- * merchant's word. The payout address bound into the clone signs the EIP-712 struct
+ * Refunds from a forwarder (issue 41): money still at a deposit address goes back only on the merchant's
+ * word. The payout address bound into the clone signs the EIP-712 struct
  *
  *   Refund(address forwarder,address token,address to,uint256 amount,bytes32 refundId)
  *
  * in the domain { name "StablePay Forwarder", version "1", chainId, verifyingContract = the forwarder clone },
  * and `Forwarder.refund` checks it (contracts/Forwarder.sol): ECDSA for an address without code, ERC-1271 for
  * a contract. Anyone may relay a signed refund; the operator does, and pays the gas. Each refund id pays once.
+ * The choices: docs/decisions.md "Refunds from the forwarder: the contract and its chain module (issue 41, 2026-11-29)".
  */
 
 export const FORWARDER_DOMAIN_NAME = 'StablePay Forwarder';
