@@ -61,6 +61,8 @@ import {
  * simulation and by a mined, reverted transaction, and by the balances staying put.
  */
 
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
 let chains: SettlementChains;
 let l1: SettlementChain;
 let operator: OperatorClient;
@@ -393,6 +395,39 @@ describe('who may authorize a refund', () => {
     });
   });
 
+  it('the payout key’s own signature in a malleable form (high s, v of 0 or 1) is refused off-chain and on-chain', async () => {
+    const payout = privateKeyToAccount(generatePrivateKey());
+    const funded = await fundedForwarder(payout.address);
+    const refund = refundOf(funded);
+    const signature = await sign(payout, refund);
+    const v = Number(hexToBigInt(slice(signature, 64, 65)));
+    const highS = concat([
+      slice(signature, 0, 32),
+      numberToHex(SECP256K1_N - hexToBigInt(slice(signature, 32, 64)), { size: 32 }),
+      numberToHex(v === 27 ? 28 : 27, { size: 1 }),
+    ]);
+    const vZeroOne = concat([slice(signature, 0, 64), numberToHex(v - 27, { size: 1 })]);
+    const check = (malleable: Hex) =>
+      verifyForwarderRefundSignature(l1.publicClient, {
+        refund,
+        merchant: payout.address,
+        signature: malleable,
+      });
+
+    expect(await check(highS)).toEqual({
+      valid: false,
+      reason: 'ECDSA s is in the upper half of the curve order (a malleable signature)',
+    });
+    expect(await check(vZeroOne)).toEqual({
+      valid: false,
+      reason: `ECDSA v must be 27 or 28 (got ${v - 27})`,
+    });
+    expect(await refusal(refund, highS)).toBe('InvalidRefundSignature');
+    expect(await refusal(refund, vZeroOne)).toBe('InvalidRefundSignature');
+    expect(await check(signature)).toEqual({ valid: true });
+    expect(await refusal(refund, signature)).toBeUndefined();
+  });
+
   it('an ERC-6492 signature of an undeployed account is refused off-chain and on-chain', async () => {
     const owner = privateKeyToAccount(generatePrivateKey());
     const funded = await fundedForwarder(freshAddress());
@@ -596,8 +631,6 @@ function fuzzer(seed: string) {
     address: (label: string): Address => getAddress(slice(bytes(label), 12)),
   };
 }
-
-const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
 /**
  * Every way one refund's true signature can be wrong: another key, one field of the struct or domain
