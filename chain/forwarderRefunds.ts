@@ -132,9 +132,14 @@ export class ForwarderRefundFailedError extends Error {
   }
 }
 
-const erc1271Abi = parseAbi([
-  'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)',
+/**
+ * ERC-1271 with its answer read as a whole word: SignatureChecker accepts only the selector followed by zero
+ * bytes, which a `bytes4` decoding would not check.
+ */
+const erc1271WordAbi = parseAbi([
+  'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes32)',
 ]);
+const ERC1271_MAGIC_WORD = `0x1626ba7e${'0'.repeat(56)}`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
@@ -246,15 +251,14 @@ export async function verifyForwarderRefundSignature(
     );
   if (typeof signature !== 'string' || !isHex(signature, { strict: true }) || signature.length % 2 !== 0)
     return { valid: false, reason: 'the signature is not hex bytes' };
+  const code = await getCode(client, { address: merchant });
+  if (code && code !== '0x') return verifyErc1271(client, merchant, digest, signature);
   if (signature.toLowerCase().endsWith(ERC6492_SUFFIX))
     return {
       valid: false,
       reason:
         'an ERC-6492 signature of an undeployed account: the payout account must be deployed before it can authorize a refund',
     };
-
-  const code = await getCode(client, { address: merchant });
-  if (code && code !== '0x') return verifyErc1271(client, merchant, digest, signature);
   return verifyEcdsa(merchant, digest, signature);
 }
 
@@ -291,7 +295,7 @@ async function verifyErc1271(
 ): Promise<ForwarderRefundSignatureCheck> {
   const answer = await readContract(client, {
     address: merchant,
-    abi: erc1271Abi,
+    abi: erc1271WordAbi,
     functionName: 'isValidSignature',
     args: [digest, signature],
   }).catch((error: unknown) => {
@@ -305,13 +309,15 @@ async function verifyErc1271(
           cause instanceof ContractFunctionZeroDataError ||
           (cause instanceof BaseError && cause.name.startsWith('AbiDecoding')),
       );
-    if (refused) return 'no answer' as const;
+    if (refused) return undefined;
     throw error;
   });
-  if (answer === '0x1626ba7e') return { valid: true };
+  if (answer === ERC1271_MAGIC_WORD) return { valid: true };
+  const answered =
+    answer === undefined ? 'reverted or gave no ERC-1271 answer' : `ERC-1271 answered ${answer}`;
   return {
     valid: false,
-    reason: `the payout contract ${getAddress(merchant)} does not accept the signature (ERC-1271 answered ${answer})`,
+    reason: `the payout contract ${getAddress(merchant)} does not accept the signature (${answered})`,
   };
 }
 

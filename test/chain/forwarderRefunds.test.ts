@@ -375,7 +375,7 @@ describe('who may authorize a refund', () => {
       }),
     ).toEqual({
       valid: false,
-      reason: `the payout contract ${payoutContract} does not accept the signature (ERC-1271 answered 0xffffffff)`,
+      reason: `the payout contract ${payoutContract} does not accept the signature (ERC-1271 answered 0xffffffff${'0'.repeat(56)})`,
     });
     await expectRevert(l1, 'operator', refundCall(refund, wrong), 'InvalidRefundSignature');
     expect(await balances(funded, refund.to)).toEqual({ forwarder: funded.balance, to: 0n, merchant: 0n });
@@ -393,6 +393,22 @@ describe('who may authorize a refund', () => {
       to: 4_000_000n,
       merchant: 0n,
     });
+  });
+
+  it('a payout contract without ERC-1271 cannot authorize: refused off-chain and on-chain', async () => {
+    // Any contract without isValidSignature will do: here the stablecoin itself is the payout address.
+    const payoutContract = l1.contracts.usdt;
+    const funded = await fundedForwarder(payoutContract);
+    const refund = refundOf(funded);
+    const signature = await sign(privateKeyToAccount(generatePrivateKey()), refund);
+    expect(
+      await verifyForwarderRefundSignature(l1.publicClient, { refund, merchant: payoutContract, signature }),
+    ).toEqual({
+      valid: false,
+      reason: `the payout contract ${payoutContract} does not accept the signature (reverted or gave no ERC-1271 answer)`,
+    });
+    await expectRevert(l1, 'operator', refundCall(refund, signature), 'InvalidRefundSignature');
+    expect(await balanceOf(l1, funded.token, funded.forwarder)).toBe(funded.balance);
   });
 
   it('the payout key’s own signature in a malleable form (high s, v of 0 or 1) is refused off-chain and on-chain', async () => {
