@@ -353,9 +353,10 @@ export function encodeForwarderRefundCall({ refund, signature }: SignedForwarder
 }
 
 /**
- * Broadcasts the call and answers its transaction hash. The settlement activities pass one that signs under
- * the operator's nonce lock (activities/lockedSends.ts `sendWithNextNonce`, or sign-record-broadcast as a
- * flush does); the default sends straight from the client's account.
+ * Broadcasts the call from the operator account and answers its transaction hash. Required, not defaulted:
+ * every operator transaction takes its nonce under the key's lock (activities/lockedSends.ts
+ * `sendWithNextNonce`, or sign-record-broadcast as a flush does), and a send outside it could take a
+ * flush's nonce.
  */
 export type SendRefundCall = (call: { to: Address; data: Hex }) => Promise<Hex>;
 
@@ -367,7 +368,7 @@ export type SendRefundCall = (call: { to: Address; data: Hex }) => Promise<Hex>;
 export async function relayForwarderRefund(
   client: OperatorClient,
   signed: SignedForwarderRefund,
-  { send }: { send?: SendRefundCall } = {},
+  { send }: { send: SendRefundCall },
 ): Promise<Hex> {
   const refund = checkForwarderRefund(signed.refund);
   const call = encodeForwarderRefundCall({ refund, signature: signed.signature });
@@ -396,9 +397,7 @@ export async function relayForwarderRefund(
       );
     throw error;
   }
-  const sendCall: SendRefundCall =
-    send ?? ((tx) => client.sendTransaction({ ...tx, account: client.account, chain: client.chain }));
-  return sendCall(call);
+  return send(call);
 }
 
 export interface ForwarderRefundReceipt {

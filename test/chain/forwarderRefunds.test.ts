@@ -23,11 +23,13 @@ import { Forwarder, OwnedContractWallet } from '../../contracts/artifacts';
 import type { OperatorClient } from '../../chain/operatorChains';
 import {
   type ForwarderRefund,
+  type SignedForwarderRefund,
   ForwarderNotDeployedError,
   ForwarderRefundChainMismatchError,
   ForwarderRefundFailedError,
   ForwarderRefundRefusedError,
   awaitForwarderRefund,
+  encodeForwarderRefundCall,
   forwarderRefundDigest,
   forwarderRefundTypedData,
   isForwarderRefundIdUsed,
@@ -77,6 +79,24 @@ beforeAll(async () => {
     pollingInterval: 50,
   }).extend(publicActions) as OperatorClient;
 }, 240_000);
+
+/**
+ * The operator's sender as the worker has it: the next pending nonce, signed by activities/lockedSends.ts
+ * (the worker also holds the key's lock in Postgres; these tests send one transaction at a time).
+ */
+async function sendFromOperator(call: { to: Address; data: Hex }): Promise<Hex> {
+  const nonce = await operator.getTransactionCount({
+    address: operator.account.address,
+    blockTag: 'pending',
+  });
+  return operator.sendRawTransaction({
+    serializedTransaction: await signCallWithNonce(operator, call, nonce),
+  });
+}
+
+function relay(signed: SignedForwarderRefund): Promise<Hex> {
+  return relayForwarderRefund(operator, signed, { send: sendFromOperator });
+}
 
 afterAll(async () => {
   await chains?.stop();
@@ -173,7 +193,7 @@ describe('a refund the payout address signed', () => {
     });
     const operatorTokensBefore = await balanceOf(l1, funded.token, ACCOUNTS.operator.address);
 
-    const txHash = await relayForwarderRefund(operator, { refund, signature });
+    const txHash = await relay({ refund, signature });
     const paid = await awaitForwarderRefund(l1.publicClient, { refund, txHash });
 
     expect(paid.txHash).toBe(txHash);
@@ -213,7 +233,7 @@ describe('a refund the payout address signed', () => {
     const payout = privateKeyToAccount(generatePrivateKey());
     const funded = await fundedForwarder(payout.address, 10_000_000n);
     const refund = refundOf(funded, { amount: 3_000_000n });
-    await relayForwarderRefund(operator, { refund, signature: await sign(payout, refund) }).then((txHash) =>
+    await relay({ refund, signature: await sign(payout, refund) }).then((txHash) =>
       awaitForwarderRefund(l1.publicClient, { refund, txHash }),
     );
 
@@ -272,9 +292,7 @@ describe('who may authorize a refund', () => {
       });
     }
     await expectRevert(l1, 'operator', refundCall(refund, '0x'), 'InvalidRefundSignature');
-    await expect(
-      relayForwarderRefund(operator, { refund, signature: await sign(impostors[0]!, refund) }),
-    ).rejects.toThrow(
+    await expect(relay({ refund, signature: await sign(impostors[0]!, refund) })).rejects.toThrow(
       `Forwarder ${funded.forwarder} refuses the refund: the signature is not the payout address’s over this refund (InvalidRefundSignature).`,
     );
     expect(await balances(funded, refund.to)).toEqual({ forwarder: funded.balance, to: 0n, merchant: 0n });
@@ -296,7 +314,7 @@ describe('who may authorize a refund', () => {
     for (const relayer of ['operator', 'attacker'] as const) {
       await expectRevert(l1, relayer, refundCall(refund, signature), 'RefundIdUsed', [refund.refundId]);
     }
-    const relayed = relayForwarderRefund(operator, { refund, signature });
+    const relayed = relay({ refund, signature });
     await expect(relayed).rejects.toBeInstanceOf(ForwarderRefundRefusedError);
     await expect(relayed).rejects.toMatchObject({ errorName: 'RefundIdUsed', errorArgs: [refund.refundId] });
     // The same id under a fresh signature of other terms pays nothing either.
@@ -386,7 +404,7 @@ describe('who may authorize a refund', () => {
     ).toEqual({
       valid: true,
     });
-    const txHash = await relayForwarderRefund(operator, { refund, signature });
+    const txHash = await relay({ refund, signature });
     await awaitForwarderRefund(l1.publicClient, { refund, txHash });
     expect(await balances(funded, refund.to)).toEqual({
       forwarder: 6_000_000n,
@@ -476,7 +494,7 @@ describe('what a refund may move', () => {
       5_000_001n,
       5_000_000n,
     ]);
-    await expect(relayForwarderRefund(operator, { refund, signature })).rejects.toThrow(
+    await expect(relay({ refund, signature })).rejects.toThrow(
       `Forwarder ${funded.forwarder} refuses the refund: the amount 5000001 is above the forwarder's balance 5000000 (RefundExceedsBalance).`,
     );
     expect(await balances(funded, refund.to)).toEqual({ forwarder: 5_000_000n, to: 0n, merchant: 0n });
@@ -533,9 +551,7 @@ describe('relaying from the operator account', () => {
     const nonceBefore = await l1.publicClient.getTransactionCount({ address: ACCOUNTS.operator.address });
 
     const tooMuch = refundOf(funded, { amount: funded.balance + 1n });
-    await expect(
-      relayForwarderRefund(operator, { refund: tooMuch, signature: await sign(payout, tooMuch) }),
-    ).rejects.toMatchObject({
+    await expect(relay({ refund: tooMuch, signature: await sign(payout, tooMuch) })).rejects.toMatchObject({
       name: 'ForwarderRefundRefusedError',
       errorName: 'RefundExceedsBalance',
     });
@@ -555,47 +571,48 @@ describe('relaying from the operator account', () => {
       valid: true,
     });
     // ... but it must exist to pay.
-    await expect(
-      relayForwarderRefund(operator, { refund: early, signature: earlySignature }),
-    ).rejects.toThrow(ForwarderNotDeployedError);
+    await expect(relay({ refund: early, signature: earlySignature })).rejects.toThrow(
+      ForwarderNotDeployedError,
+    );
 
     const elsewhere = refundOf(funded, { chainId: LAYER2_CHAIN });
-    await expect(
-      relayForwarderRefund(operator, { refund: elsewhere, signature: await sign(payout, elsewhere) }),
-    ).rejects.toThrow(new ForwarderRefundChainMismatchError(LAYER2_CHAIN, SETTLEMENT_CHAIN));
+    await expect(relay({ refund: elsewhere, signature: await sign(payout, elsewhere) })).rejects.toThrow(
+      new ForwarderRefundChainMismatchError(LAYER2_CHAIN, SETTLEMENT_CHAIN),
+    );
     expect(await l1.publicClient.getTransactionCount({ address: ACCOUNTS.operator.address })).toBe(
       nonceBefore,
     );
 
     // Once deployed, the early signature pays.
     await deployForwarder(l1, undeployed);
-    const txHash = await relayForwarderRefund(operator, { refund: early, signature: earlySignature });
+    const txHash = await relay({ refund: early, signature: earlySignature });
     await awaitForwarderRefund(l1.publicClient, { refund: early, txHash });
     expect(await balanceOf(l1, funded.token, early.to)).toBe(1_000_000n);
   });
 
-  it('relayForwarderRefund sends through the caller’s sender (a nonce taken under the operator’s lock)', async () => {
+  it('relayForwarderRefund sends exactly the refund call through the sender it is given, and calls it not at all for a refusal', async () => {
     const payout = privateKeyToAccount(generatePrivateKey());
     const funded = await fundedForwarder(payout.address);
     const refund = refundOf(funded);
+    const signed = { refund, signature: await sign(payout, refund) };
     const sent: { to: Address; data: Hex }[] = [];
-    const txHash = await relayForwarderRefund(
-      operator,
-      { refund, signature: await sign(payout, refund) },
-      {
-        send: async (call) => {
-          sent.push(call);
-          const nonce = await operator.getTransactionCount({
-            address: operator.account.address,
-            blockTag: 'pending',
-          });
-          return operator.sendRawTransaction({
-            serializedTransaction: await signCallWithNonce(operator, call, nonce),
-          });
-        },
-      },
-    );
-    expect(sent).toHaveLength(1);
+    const recordingSend = (call: { to: Address; data: Hex }) => {
+      sent.push(call);
+      return sendFromOperator(call);
+    };
+
+    const tooMuch = refundOf(funded, { amount: funded.balance + 1n });
+    await expect(
+      relayForwarderRefund(
+        operator,
+        { refund: tooMuch, signature: await sign(payout, tooMuch) },
+        { send: recordingSend },
+      ),
+    ).rejects.toThrow(ForwarderRefundRefusedError);
+    expect(sent).toEqual([]);
+
+    const txHash = await relayForwarderRefund(operator, signed, { send: recordingSend });
+    expect(sent).toEqual([encodeForwarderRefundCall(signed)]);
     expect(sent[0]!.to).toBe(funded.forwarder);
     await awaitForwarderRefund(l1.publicClient, { refund, txHash });
     expect(await balanceOf(l1, funded.token, refund.to)).toBe(refund.amount);
@@ -606,7 +623,7 @@ describe('relaying from the operator account', () => {
     const funded = await fundedForwarder(payout.address);
     const refund = refundOf(funded);
     const signature = await sign(payout, refund);
-    const paidHash = await relayForwarderRefund(operator, { refund, signature });
+    const paidHash = await relay({ refund, signature });
     await expect(
       awaitForwarderRefund(l1.publicClient, {
         refund: { ...refund, amount: refund.amount + 1n },
