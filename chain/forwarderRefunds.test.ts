@@ -6,6 +6,7 @@ import {
   encodeForwarderRefundCall,
   forwarderRefundDigest,
   forwarderRefundTypedData,
+  forwarderRefundTypedDataJson,
   refundIdToBytes32,
   refundIdToUuid,
 } from './forwarderRefunds';
@@ -74,6 +75,43 @@ describe('forwarderRefundTypedData', () => {
       },
     });
     expect(forwarderRefundDigest(REFUND)).toBe(hashTypedData(typedData));
+  });
+
+  it('forwarderRefundTypedDataJson is the eth_signTypedData_v4 JSON of the same struct and domain', () => {
+    const json = JSON.parse(forwarderRefundTypedDataJson(REFUND)) as {
+      domain: object;
+      types: Record<string, unknown>;
+      primaryType: string;
+      message: object;
+    };
+    expect(json).toEqual({
+      domain: {
+        name: 'StablePay Forwarder',
+        version: '1',
+        chainId: 11155111,
+        verifyingContract: REFUND.forwarder,
+      },
+      types: {
+        EIP712Domain: [
+          { name: 'name', type: 'string' },
+          { name: 'version', type: 'string' },
+          { name: 'chainId', type: 'uint256' },
+          { name: 'verifyingContract', type: 'address' },
+        ],
+        Refund: forwarderRefundTypedData(REFUND).types.Refund,
+      },
+      primaryType: 'Refund',
+      message: {
+        forwarder: REFUND.forwarder,
+        token: REFUND.token,
+        to: REFUND.to,
+        amount: '2500000',
+        refundId: REFUND.refundId,
+      },
+    });
+    // What a wallet hashes from that JSON is the digest the forwarder checks.
+    const { EIP712Domain: _domainType, ...types } = json.types;
+    expect(hashTypedData({ ...json, types } as never)).toBe(forwarderRefundDigest(REFUND));
   });
 
   it('gives a different digest when any field of the struct or the domain changes', () => {

@@ -41,6 +41,14 @@ import type { OperatorClient } from './operatorChains';
 export const FORWARDER_DOMAIN_NAME = 'StablePay Forwarder';
 export const FORWARDER_DOMAIN_VERSION = '1';
 
+/** The fields of the forwarder's domain, in the order EIP-712 hashes them (`eip712Domain()` fields 0x0f). */
+const FORWARDER_DOMAIN_TYPE = [
+  { name: 'name', type: 'string' },
+  { name: 'version', type: 'string' },
+  { name: 'chainId', type: 'uint256' },
+  { name: 'verifyingContract', type: 'address' },
+] as const;
+
 export const FORWARDER_REFUND_TYPES = {
   Refund: [
     { name: 'forwarder', type: 'address' },
@@ -214,6 +222,20 @@ export function forwarderRefundTypedData(refund: ForwarderRefund) {
     primaryType: 'Refund',
     message: { forwarder, token, to, amount, refundId },
   } as const;
+}
+
+/**
+ * The same typed data as the JSON string `eth_signTypedData_v4` takes (the EIP712Domain type spelled out,
+ * the amount a decimal string): what a browser wallet (EIP-1193) is asked to sign.
+ */
+export function forwarderRefundTypedDataJson(refund: ForwarderRefund): string {
+  const { domain, types, primaryType, message } = forwarderRefundTypedData(refund);
+  return JSON.stringify({
+    domain,
+    types: { EIP712Domain: FORWARDER_DOMAIN_TYPE, ...types },
+    primaryType,
+    message: { ...message, amount: message.amount.toString() },
+  });
 }
 
 /** The digest the forwarder checks the signature against (`Forwarder.refundDigest`). */

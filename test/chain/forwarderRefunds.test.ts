@@ -32,12 +32,14 @@ import {
   encodeForwarderRefundCall,
   forwarderRefundDigest,
   forwarderRefundTypedData,
+  forwarderRefundTypedDataJson,
   isForwarderRefundIdUsed,
   refundIdToBytes32,
   relayForwarderRefund,
   verifyForwarderRefundSignature,
 } from '../../chain/forwarderRefunds';
 import { signCallWithNonce } from '../../activities/lockedSends';
+import { ANVIL_DEV_ACCOUNTS } from '../../dev/services/anvil';
 import {
   ACCOUNTS,
   type Actor,
@@ -215,6 +217,25 @@ describe('a refund the payout address signed', () => {
     });
     expect(await balanceOf(l1, funded.token, ACCOUNTS.operator.address)).toBe(operatorTokensBefore);
     expect(await isForwarderRefundIdUsed(l1.publicClient, refund)).toBe(true);
+  });
+
+  it('a wallet signing forwarderRefundTypedDataJson (eth_signTypedData_v4) authorizes the refund', async () => {
+    // Anvil's unlocked dev accounts sign through the node, as a browser wallet signs through EIP-1193.
+    const payout = ANVIL_DEV_ACCOUNTS[6]!.address;
+    const funded = await fundedForwarder(payout);
+    const refund = refundOf(funded);
+    const signature = await l1.publicClient.request({
+      method: 'eth_signTypedData_v4' as never,
+      params: [payout, forwarderRefundTypedDataJson(refund)] as never,
+    });
+    expect(
+      await verifyForwarderRefundSignature(l1.publicClient, { refund, merchant: payout, signature }),
+    ).toEqual({
+      valid: true,
+    });
+    const txHash = await relay({ refund, signature });
+    await awaitForwarderRefund(l1.publicClient, { refund, txHash });
+    expect(await balanceOf(l1, funded.token, refund.to)).toBe(refund.amount);
   });
 
   it('anyone may relay a signed refund, and the funds still go only where the merchant signed', async () => {
