@@ -8,6 +8,8 @@ import {IERC4626} from "@openzeppelin/contracts/interfaces/IERC4626.sol";
 import {Clones} from "@openzeppelin/contracts/proxy/Clones.sol";
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 import {IForwarderFactory} from "./interfaces/IForwarderFactory.sol";
 import {ISettlementMessenger} from "./interfaces/ISettlementMessenger.sol";
 import {ISwapRouter} from "./interfaces/ISwapRouter.sol";
@@ -17,7 +19,9 @@ import {ISwapRouter} from "./interfaces/ISwapRouter.sol";
  * @notice The deposit address of one payment session on one chain. Each instance is a minimal-proxy
  *         clone made by {ForwarderFactory} with OpenZeppelin's `Clones.cloneDeterministicWithImmutableArgs`;
  *         the clone's immutable arguments bind the merchant payout address and the session, so the
- *         address cannot be deployed for anybody else, and {flush} can only ever pay that merchant.
+ *         address cannot be deployed for anybody else. A flush pays the merchant ({flush}); a refund goes where
+ *         the merchant signed ({refund}: the payout address's EIP-712 `Refund` signature, ECDSA or ERC-1271,
+ *         each refund id paying at most once); no other path moves its funds.
  * @dev Immutable argument layout, `abi.encodePacked(merchant, sessionId)`, 36 bytes:
  *      bytes [0, 20)  merchant payout address
  *      bytes [20, 36) session id (the session UUID as bytes16)
@@ -28,15 +32,28 @@ import {ISwapRouter} from "./interfaces/ISwapRouter.sol";
  *      Clones never run a constructor and have no storage of their own to initialise: everything they
  *      know comes from immutables of this implementation (`factory`), their own code (the arguments) or
  *      the factory's settlement configuration. The reentrancy guard lives in transient storage, which
- *      starts out clear in every transaction, so it needs no initialisation either.
+ *      starts out clear in every transaction, so it needs no initialisation either. The one piece of
+ *      storage a clone writes is {refundIdUsed}, which starts out empty as it should.
+ *
+ *      EIP-712 domain: name "StablePay Forwarder", version "1", the chain id, and verifyingContract =
+ *      the clone itself. OpenZeppelin's {EIP712} caches the separator for the implementation's own
+ *      address and rebuilds it whenever `address(this)` differs, which in a clone (delegatecall) it always
+ *      does: a signature for one forwarder (or chain) is worthless at every other.
  */
-contract Forwarder is ReentrancyGuardTransient {
+contract Forwarder is ReentrancyGuardTransient, EIP712 {
     using SafeERC20 for IERC20;
 
     /// @notice Length of the immutable arguments appended to every clone's code.
     uint256 public constant ARGS_LENGTH = 36;
 
     uint256 private constant BPS = 10_000;
+
+    /// @notice EIP-712 type hash of the refund the merchant payout address signs.
+    bytes32 public constant REFUND_TYPEHASH =
+        keccak256("Refund(address forwarder,address token,address to,uint256 amount,bytes32 refundId)");
+
+    /// @notice Refund ids this forwarder has paid: each signed refund moves funds at most once.
+    mapping(bytes32 refundId => bool used) public refundIdUsed;
 
     /// @notice The {ForwarderFactory} that created this implementation, and so every clone of it.
     address public immutable factory;
@@ -52,6 +69,9 @@ contract Forwarder is ReentrancyGuardTransient {
      */
     event Flushed(address indexed token, uint256 amountIn, uint256 usdeAmount, bool bridged, uint256 sharesOrNonce);
 
+    /// @notice `amount` of `token` went back to `to`, as the merchant signed for `refundId`.
+    event Refunded(bytes32 indexed refundId, address indexed token, address indexed to, uint256 amount);
+
     /// @notice Native value was sent with a flush that pays no bridge fee (on the settlement chain).
     error UnexpectedValue();
     /// @notice Thrown when the arguments are read from the implementation instead of a clone.
@@ -65,8 +85,18 @@ contract Forwarder is ReentrancyGuardTransient {
      *         `minUsdeOut` and the factory's par floor. Same error (and selector) as {ISwapRouter.InsufficientOutput}.
      */
     error InsufficientOutput(uint256 amountOut, uint256 minAmountOut);
+    /// @notice A refund to the zero address (the tokens would be burnt or the transfer revert).
+    error RefundToZeroAddress();
+    /// @notice A refund of nothing.
+    error ZeroRefund();
+    /// @notice This refund id was already paid by this forwarder: a replayed signature moves nothing.
+    error RefundIdUsed(bytes32 refundId);
+    /// @notice The signature is not the merchant payout address's (ECDSA, or ERC-1271 for a contract) over this refund.
+    error InvalidRefundSignature();
+    /// @notice The forwarder holds `balance` of the token, less than the `amount` signed.
+    error RefundExceedsBalance(uint256 amount, uint256 balance);
 
-    constructor() {
+    constructor() EIP712("StablePay Forwarder", "1") {
         factory = msg.sender;
     }
 
@@ -131,6 +161,39 @@ contract Forwarder is ReentrancyGuardTransient {
             usdeAmount = sent;
             emit Flushed(token, amountIn, usdeAmount, true, nonce);
         }
+    }
+
+    /**
+     * @notice Sends `amount` of `token` from this forwarder to `to`, authorized by the merchant payout address's
+     *         EIP-712 signature of `Refund(forwarder, token, to, amount, refundId)` (see {refundDigest}). Anyone may
+     *         relay it: the signature is the authorization, and each `refundId` pays once.
+     * @dev    The signer is the clone's own `merchant`, never caller-supplied; SignatureChecker answers ECDSA (low-s,
+     *         65 bytes) for an address without code and ERC-1271 `isValidSignature` for a contract, so a smart-account
+     *         payout address can authorize. The id is marked used before the transfer, under the same reentrancy
+     *         guard as {flush}.
+     */
+    function refund(address token, address to, uint256 amount, bytes32 refundId, bytes calldata signature)
+        external
+        nonReentrant
+    {
+        (address merchant_, ) = _cloneArgs();
+        if (to == address(0)) revert RefundToZeroAddress();
+        if (amount == 0) revert ZeroRefund();
+        if (refundIdUsed[refundId]) revert RefundIdUsed(refundId);
+        bytes32 digest = refundDigest(token, to, amount, refundId);
+        if (!SignatureChecker.isValidSignatureNowCalldata(merchant_, digest, signature)) revert InvalidRefundSignature();
+        uint256 balance = IERC20(token).balanceOf(address(this));
+        if (amount > balance) revert RefundExceedsBalance(amount, balance);
+
+        refundIdUsed[refundId] = true;
+        IERC20(token).safeTransfer(to, amount);
+        emit Refunded(refundId, token, to, amount);
+    }
+
+    /// @notice The EIP-712 digest the merchant payout address signs for a refund from this forwarder.
+    function refundDigest(address token, address to, uint256 amount, bytes32 refundId) public view returns (bytes32) {
+        if (address(this) == _self) revert NotAClone();
+        return _hashTypedDataV4(keccak256(abi.encode(REFUND_TYPEHASH, address(this), token, to, amount, refundId)));
     }
 
     /**

@@ -43,6 +43,7 @@ import {
 /**
  * Every way we could think of to move a forwarder's funds anywhere but its merchant, or to settle them
  * on somebody else's terms. Each attempt must revert; the funds stay put or reach only the merchant.
+ * The one other path, a refund to where the merchant signed, is attacked in forwarderRefunds.test.ts.
  */
 
 const TOKEN_PAR = parRateE18({ decimalsIn: 6, decimalsOut: 18 });
