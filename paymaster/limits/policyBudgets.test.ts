@@ -1,6 +1,6 @@
 import { budgetCounterKey, budgetPeriodStart } from './policyBudgets';
 
-/** Budget periods start in UTC (docs/decisions.md "Policy budgets by period"). */
+/** Budget periods start in UTC (docs/decisions.md "Policy budgets by period (issue 43, item 4)"). */
 describe('budgetPeriodStart', () => {
   const at = (iso: string) => new Date(iso);
 

@@ -5,13 +5,13 @@ import { usdToMicro } from '../../money/microUsd';
 import type { CountedRule } from './limitRules';
 
 /**
- * A sponsorship policy's budgets (issue 43, DESIGN §9.3) as counted rules of the limit engine: each
+ * A sponsorship policy's budgets (issue 43) as counted rules of the limit engine: each
  * budget is a counter of its own, consumed all or nothing with the client's limits
  * (`consume_paymaster_limits`), so no period is overspent by racing operations. USD budgets count what
  * the merchant is charged (`charged`, as the merchant and client daily caps: held at the maximum
  * charge, settled at the actual one on inclusion, released when dropped); operation budgets count
  * signed operations (`ops`). A period starts by the chain's time (chain/chainClock.ts), never the
- * server's: docs/decisions.md "Policy budgets".
+ * server's: docs/decisions.md "Policy budgets by period (issue 43, item 4)".
  */
 
 /** A policy as its budgets need it. */

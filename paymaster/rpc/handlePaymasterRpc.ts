@@ -43,7 +43,8 @@ import {
  * gas fields → token → gas mode → deny rules (sender, delegated owner, every call target) → callData
  * decoding (a delegated transfer's delegation included) and allowlist → the owner's signature of a
  * delegated transfer, on its chain → prepaid balance → sponsorship limits (paymaster/limits/limits.ts, the
- * delegated owner's per-account limits with the sender's) → signer → usage row.
+ * delegated owner's per-account limits with the sender's), then the candidate policies' budgets, by the
+ * chain's time (paymaster/limits/policyBudgets.ts) → signer → usage row.
  */
 
 export interface PaymasterRpcDependencies {
@@ -190,6 +191,7 @@ async function decideSponsorship(
   // The chain's time, when a candidate policy has budgets (their periods start by it).
   const budgeted = await readBudgetClock(deps, chainId, policies.candidates);
   if (!budgeted.ok) return budgeted;
+  facts.policyId = budgeted.candidates[0]!.id;
 
   const limits = await checkSponsorshipLimits(deps, client, sponsorship, {
     delegatedOwner: calls.transfer?.owner,

@@ -87,17 +87,8 @@ export async function signAndRecord(
   if (!signed.ok) {
     // Nothing was consumed. A limit (or every candidate's budget) that would deny this operation still
     // answers first (SPEC's order: limits before the signer): the consumption is tried and rolled back.
-    if (limits.consumption) {
-      const { hold } = limits.consumption;
-      const tried = await firstAttemptTaken(limits.consumption, (consumptions) =>
-        trySponsorshipLimits(db, consumptions, hold),
-      );
-      if (tried.deniedAt !== undefined) {
-        facts.policyId = tried.attempt.policyId;
-        return answerDenial(tried.attempt.denial(tried.deniedAt));
-      }
-    }
-    return answerSignerFailure(deps.logger, signed.failure, chainId);
+    const limitDenial = limits.consumption && (await wouldBeDenied(db, limits.consumption, facts));
+    return limitDenial ?? answerSignerFailure(deps.logger, signed.failure, chainId);
   }
 
   const userOpHash: Hex = sponsoredUserOpHash({
@@ -109,19 +100,7 @@ export async function signAndRecord(
   });
   // Limits and usage row in one round trip, committed before the signature leaves: an operation we
   // cannot account for is not released, and one that any limit denies is not answered.
-  const consumption: PendingConsumption = limits.consumption ?? {
-    attempts: [
-      {
-        policyId: facts.policyId,
-        consumptions: [],
-        budgetsFrom: 0,
-        denial: () => {
-          throw new Error('nothing to deny');
-        },
-      },
-    ],
-    hold: { holdId: randomUUID(), expiresAt: deps.now(), now: deps.now(), merchantId: client.merchantId },
-  };
+  const consumption = limits.consumption ?? nothingToConsume(deps.now(), client.merchantId, facts.policyId);
   // First match wins with budgets: each candidate's attempt is atomic, so a refused one took nothing,
   // and the row names the policy whose attempt was taken.
   const taken = await firstAttemptTaken(consumption, async (consumptions, policyId) => {
@@ -154,6 +133,37 @@ export async function signAndRecord(
       // The operation was recorded already (an identical request): its row owns it; nothing was consumed.
       return { ok: true, result: recording.stored };
   }
+}
+
+/** The denial a limit or every candidate's budget would answer now (tried, rolled back), or undefined. */
+async function wouldBeDenied(
+  db: Db,
+  consumption: PendingConsumption,
+  facts: UsageFacts,
+): Promise<SponsorshipAnswer | undefined> {
+  const tried = await firstAttemptTaken(consumption, (consumptions) =>
+    trySponsorshipLimits(db, consumptions, consumption.hold),
+  );
+  if (tried.deniedAt === undefined) return undefined;
+  facts.policyId = tried.attempt.policyId;
+  return answerDenial(tried.attempt.denial(tried.deniedAt));
+}
+
+/** Where the limits hand back nothing to consume (the benchmarks' no-limits baseline): one empty attempt. */
+function nothingToConsume(now: Date, merchantId: string, policyId: string | undefined): PendingConsumption {
+  return {
+    attempts: [
+      {
+        policyId,
+        consumptions: [],
+        budgetsFrom: 0,
+        denial: () => {
+          throw new Error('nothing to deny');
+        },
+      },
+    ],
+    hold: { holdId: randomUUID(), expiresAt: now, now, merchantId },
+  };
 }
 
 /**

@@ -28,7 +28,7 @@ import {
 } from './signedDataRequests';
 
 /**
- * Issue 43 item 4: a sponsorship policy's budgets by period (DESIGN §9.3) are exact under concurrency,
+ * Issue 43 item 4: a sponsorship policy's budgets by period are exact under concurrency,
  * as the daily limits are (holds, release, settle on inclusion), first match wins with them, and a
  * period rolls over by the chain's time, never the server clock.
  *
@@ -263,8 +263,34 @@ describe('policy budgets on the shared chain (the API clock on other days)', () 
     }
   });
 
+  it("editing a policy's budgets keeps each budget's count: a budget added before it shifts nothing, a raised amount applies to what the period counted", async () => {
+    const { app, merchant, client, defaultPolicy } = await world('2033-05-15');
+    const operations: Budget = { kind: 'operations', amount: '2', period: 'lifetime', scope: 'policy' };
+    await setBudgets(app, merchant, client, defaultPolicy.id, [operations]);
+    expect((await sign(app, client.clientId)).result).toBeDefined();
+    expect((await sign(app, client.clientId)).result).toBeDefined();
+    const usedUp =
+      /^Policy denied: paymaster_rate_limit_exceeded: policy "Default policy" reached its budget of 2 operations over its lifetime$/;
+    expect((await sign(app, client.clientId)).error.message).toMatch(usedUp);
+
+    await setBudgets(app, merchant, client, defaultPolicy.id, [
+      { kind: 'usd', amount: '1000', period: 'month', scope: 'sender' },
+      operations,
+    ]);
+    expect((await sign(app, client.clientId)).error.message).toMatch(usedUp);
+
+    await setBudgets(app, merchant, client, defaultPolicy.id, [{ ...operations, amount: '3' }]);
+    expect((await sign(app, client.clientId)).result).toBeDefined();
+    expect((await sign(app, client.clientId)).error.message).toMatch(
+      /budget of 3 operations over its lifetime$/,
+    );
+    expect(await budgetCounters(app, `policy_budget:${defaultPolicy.id}:operations:lifetime:policy`)).toEqual(
+      [{ windowStart: new Date(0), used: 3n, held: 0n }],
+    );
+  });
+
   it('a chain that cannot be read: a policy with budgets sponsors nothing (upstream error), a policy without budgets never reads it', async () => {
-    const { app, merchant, client, defaultPolicy } = await world('2033-05-16', {
+    const { app, merchant, client, defaultPolicy } = await world('2033-05-17', {
       // Nothing listens there: the chain's time (and everything else on it) cannot be read.
       [`RPC_URL_${CHAIN}`]: 'http://127.0.0.1:9',
     });
