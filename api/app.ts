@@ -5,6 +5,7 @@ import { createNetworkRegistry, type NetworkRegistry } from '../chain/networkReg
 import { createPublicClients } from '../chain/publicClients';
 import { taskQueueNames } from '../workflows/taskQueues';
 import type { Db } from '../db/client';
+import { createChainClocks } from '../chain/chainClock';
 import { createSponsorshipLimits, type SponsorshipLimits } from '../paymaster/limits/limits';
 import { createChainFeeLevels } from '../chain/operationBounds';
 import { createEthUsdPrices } from '../paymaster/pricing/prices';
@@ -290,6 +291,7 @@ async function appContextOf(deps: AppDependencies, temporal: AppContext['tempora
       }),
     ethUsdPrices,
     chainFees: createChainFeeLevels({ publicClients, logger: deps.logger }),
+    chainClocks: createChainClocks({ publicClients, logger: deps.logger }),
     webhookSecrets: createWebhookSecretBox(webhookSecretKeyFromConfig(deps.config)),
     emailCodes: createEmailCodes({ hashKey: emailCodeHashKeyFromConfig(deps.config) }),
     mailer: createMailer({ config: deps.config, logger: deps.logger }),

@@ -5,6 +5,7 @@ import type { PublicClients } from '../chain/publicClients';
 import type { TaskQueueRole } from '../workflows/taskQueues';
 import type { Db } from '../db/client';
 import type { ChainFeeLevels } from '../chain/operationBounds';
+import type { ChainClocks } from '../chain/chainClock';
 import type { SponsorshipLimits } from '../paymaster/limits/limits';
 import type { EthUsdPrices } from '../paymaster/pricing/prices';
 import type { SignerClient } from '../paymaster/rpc/signerClient';
@@ -42,6 +43,8 @@ export interface AppContext {
   ethUsdPrices: EthUsdPrices;
   /** The chains' current gas fees, which the fees of signed operations (and vault deploys) are bounded by. */
   chainFees: ChainFeeLevels;
+  /** The chains' latest block times, which sponsorship policies' budget periods start by. */
+  chainClocks: ChainClocks;
   /** Encrypts webhook signing secrets for storage (WEBHOOK_SECRET_ENCRYPTION_KEY). */
   webhookSecrets: WebhookSecretBox;
   /** sk_ key lookups by hash, cached and invalidated through LISTEN/NOTIFY (api/auth/apiKeyCache.ts). */

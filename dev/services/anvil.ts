@@ -59,7 +59,8 @@ export const ANVIL_DEV_ACCOUNTS = [
 ] as const satisfies readonly { address: Address; privateKey: Hex }[];
 
 export interface StartAnvilChainsParameters {
-  chains: { chainId: number }[];
+  /** `forkUrl`: the chain starts as a fork of that RPC's latest state (a private copy a test may move in time). */
+  chains: { chainId: number; forkUrl?: string }[];
   /** Seconds between blocks (interval mining); without it every transaction is mined at once. */
   blockTime?: number;
   /** Block gas limit (anvil's default is 30M): mainnet-like background traffic needs more on a 2 s chain. */
@@ -117,10 +118,11 @@ export async function startAnvilChains({
   const binary = anvilBinary();
 
   const { running, stop } = await startAllOrNone(
-    chainIds.map((chainId) =>
+    chains.map(({ chainId, forkUrl }) =>
       startAnvil({
         binary,
         chainId,
+        forkUrl,
         blockTime,
         gasLimit,
         statePath: stateDir === undefined ? undefined : join(stateDir, `${chainId}.json`),
@@ -139,6 +141,7 @@ export async function startAnvilChains({
 interface StartAnvilParameters {
   binary: string;
   chainId: number;
+  forkUrl: string | undefined;
   blockTime: number | undefined;
   gasLimit: number | undefined;
   statePath: string | undefined;
@@ -160,10 +163,11 @@ function startAnvil(parameters: StartAnvilParameters): Promise<AnvilInstance> {
 }
 
 async function startAnvilOnPort(
-  { binary, chainId, blockTime, gasLimit, statePath, silent, startTimeoutMs }: StartAnvilParameters,
+  { binary, chainId, forkUrl, blockTime, gasLimit, statePath, silent, startTimeoutMs }: StartAnvilParameters,
   port: number,
 ): Promise<AnvilInstance> {
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId)];
+  if (forkUrl !== undefined) args.push('--fork-url', forkUrl);
   if (blockTime !== undefined) args.push('--block-time', String(blockTime));
   if (gasLimit !== undefined) args.push('--gas-limit', String(gasLimit));
   if (statePath !== undefined) args.push('--state', statePath);

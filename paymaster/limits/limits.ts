@@ -24,6 +24,7 @@ import type { EthUsdPrices } from '../pricing/prices';
 import { maxGasCostWei, weiToMicroUsd } from '../../money/gasPricing';
 import { microToUsd, usdToMicro, withMarkup } from '../../money/microUsd';
 import { feedAnswerToDecimal } from '../../money/usdPriceAnswers';
+import { type BudgetedPolicy, policyBudgetRules } from './policyBudgets';
 
 /**
  * Sponsorship limits (SPEC "Sponsorship limits", docs/paymaster.md "Order of checks"), enforced in that order (their views,
@@ -32,7 +33,9 @@ import { feedAnswerToDecimal } from '../../money/usdPriceAnswers';
  * daily cap → the client's daily cap → per-sender daily USD cap → per-sender hourly operation limit.
  * Signed-data methods consume: operations at once, dollars as holds on the operation's maximum cost
  * that last until its validUntil and are settled at the actual cost on receipt (db/gasCharges.ts).
- * Stub data only reads. One call of `consume_paymaster_limits` takes everything or nothing.
+ * Stub data only reads. One call of `consume_paymaster_limits` takes everything or nothing. After them
+ * come the budgets of the policy that sponsors (paymaster/limits/policyBudgets.ts): the client's
+ * candidate policies are tried in order, each attempt the limits plus that policy's budgets.
  */
 
 /** The hourly window a limit counts in (the per-sender operations limit). */
@@ -76,15 +79,35 @@ export interface SponsorshipLimitRequest {
   holdUntil?: Date;
   /** The merchant's own limits when the caller already read them (null: none set); read here otherwise. */
   merchantLimits?: Parameters<typeof merchantLimits>[0] | null;
+  /**
+   * The client's policies whose static rules pass, in order (selectSponsorshipPolicy.ts): the first whose
+   * budgets have room sponsors. None: the limits alone.
+   */
+  policies?: readonly BudgetedPolicy[];
+  /** The chain's latest block time, which budget periods start by; needed when a policy has budgets. */
+  chainTime?: Date;
 }
 
 /**
- * What a signed operation takes, all or nothing, when it is recorded: its counters in lock order and
- * its holds' terms; `denial` names the denial of the consumption that denied it (0-based).
+ * What a signed operation takes, all or nothing, when it is recorded: one attempt per candidate policy,
+ * tried in order until one is taken (paymaster/rpc/signAndRecord.ts), and the holds' terms (the same
+ * hold id for every attempt: a refused attempt holds nothing).
  */
 export interface PendingConsumption {
-  consumptions: CounterConsumption[];
+  attempts: ConsumptionAttempt[];
   hold: HoldTerms;
+}
+
+/**
+ * One candidate's consumption: the client's limits, then the policy's budgets from `budgetsFrom` on, in
+ * lock order. A refusal at a limit answers at once; at a budget, the next candidate is tried. `denial`
+ * names the denial of the consumption that refused (0-based).
+ */
+export interface ConsumptionAttempt {
+  /** The policy that sponsors when this attempt is taken; undefined when no policy was given. */
+  policyId: string | undefined;
+  consumptions: CounterConsumption[];
+  budgetsFrom: number;
   denial(index: number): PaymasterDenial;
 }
 
@@ -92,6 +115,8 @@ export type SponsorshipLimitOutcome =
   | {
       ok: true;
       snapshot?: UsdSnapshot;
+      /** Stub data: the first candidate policy whose budgets are not used up (none given: undefined). */
+      policyId?: string;
       /** The operation's holds (recorded on its usage row, settled on receipt); none when nothing is held. */
       holdId?: string;
       /**
@@ -160,16 +185,29 @@ export function createSponsorshipLimits({
       const at = now();
       const terms = await termsOf(request, at);
       const counted = countedRules(terms, request);
+      const candidates = budgetCandidates(request, terms);
 
       if (!request.consume) {
-        // Stub data reads the counters: a window already used up denies estimation too.
+        // Stub data reads the counters (the limits', then every candidate's budgets', in one round
+        // trip): a window already used up denies estimation too.
         const usage = await limitCountersUsage(
           db,
-          counted.map((rule) => rule.counter),
+          [...counted, ...candidates.flatMap((candidate) => candidate.budgets)].map((rule) => rule.counter),
           at,
         );
-        const usedUp = counted.find((rule, index) => usage[index]! >= rule.limit!);
-        return usedUp ? { ok: false, denial: usedUp.denial() } : { ok: true };
+        const usedUp = (rules: CountedRule[], from: number) =>
+          rules.find((rule, index) => usage[from + index]! >= rule.limit!);
+        const limit = usedUp(counted, 0);
+        if (limit) return { ok: false, denial: limit.denial() };
+        let from = counted.length;
+        let firstBudget: CountedRule | undefined;
+        for (const candidate of candidates) {
+          const budget = usedUp(candidate.budgets, from);
+          if (!budget) return { ok: true, policyId: candidate.policyId };
+          firstBudget ??= budget;
+          from += candidate.budgets.length;
+        }
+        return firstBudget ? { ok: false, denial: firstBudget.denial() } : { ok: true };
       }
 
       // A dollar rule always applies to a sponsored operation (the platform budget): price it, then
@@ -186,7 +224,7 @@ export function createSponsorshipLimits({
       return {
         ok: true,
         ...(priced.snapshot && { snapshot: priced.snapshot }),
-        ...pendingConsumption(steps, priced.price, {
+        ...pendingConsumption(steps, candidates, priced.price, {
           holdId: randomUUID(),
           expiresAt: holdExpiry(request.holdUntil ?? at),
           now: at,
@@ -195,6 +233,33 @@ export function createSponsorshipLimits({
       };
     },
   };
+}
+
+/** A candidate policy and its budgets as counted rules for this operation. */
+interface BudgetCandidate {
+  policyId: string | undefined;
+  budgets: CountedRule[];
+}
+
+/**
+ * The candidates in order with their budget rules (the operation's sender, the chain's time); one
+ * without policies when none were given, so the limits alone are one attempt.
+ */
+function budgetCandidates(request: SponsorshipLimitRequest, terms: LimitTerms): BudgetCandidate[] {
+  const policies = request.policies ?? [];
+  if (policies.length === 0) return [{ policyId: undefined, budgets: [] }];
+  return policies.map((policy) => {
+    if (policy.budgets.length === 0) return { policyId: policy.id, budgets: [] };
+    if (!request.chainTime) throw new Error(`policy ${policy.id} has budgets but no chain time was read`);
+    return {
+      policyId: policy.id,
+      budgets: policyBudgetRules(policy, {
+        sender: request.sender,
+        sponsored: terms.sponsored,
+        chainTime: request.chainTime,
+      }),
+    };
+  });
 }
 
 /** A user-paid operation's dollar amounts: nothing (only its operation counts). */
@@ -247,23 +312,33 @@ async function priceOperation(
  */
 function pendingConsumption(
   steps: CountedRule[],
+  candidates: BudgetCandidate[],
   price: OperationPrice,
   hold: HoldTerms,
 ): { holdId?: string; consumption: PendingConsumption } {
   const amountOf = (basis: ConsumptionBasis): bigint =>
     basis === 'ops' ? 1n : basis === 'cost' ? price.costMicro : price.chargedMicro;
-  const holds = steps.some((step) => step.basis !== 'ops');
+  const holds = [...steps, ...candidates.flatMap((candidate) => candidate.budgets)].some(
+    (step) => step.basis !== 'ops',
+  );
   return {
     ...(holds && { holdId: hold.holdId }),
     consumption: {
-      consumptions: steps.map((step) => ({
-        counter: step.counter,
-        amount: amountOf(step.basis),
-        limit: step.limit!,
-        basis: step.basis,
-      })),
+      attempts: candidates.map(({ policyId, budgets }) => {
+        const attempt = [...steps, ...budgets];
+        return {
+          policyId,
+          consumptions: attempt.map((step) => ({
+            counter: step.counter,
+            amount: amountOf(step.basis),
+            limit: step.limit!,
+            basis: step.basis,
+          })),
+          budgetsFrom: steps.length,
+          denial: (index: number) => attempt[index]!.denial(),
+        };
+      }),
       hold,
-      denial: (index) => steps[index]!.denial(),
     },
   };
 }

@@ -76,16 +76,16 @@ export function readOperationCalls(
 
 /**
  * Deny rules before the allowlist (SPEC rule 9): the sender, the delegated owner, every call target;
- * then decoding, the delegated transfer, the batch rules, and the client's policies in order, the
- * first whose chains, window and allowlist pass being the one that sponsors
- * (selectSponsorshipPolicy.ts): one denied call denies the whole operation, before signing.
+ * then decoding, the delegated transfer, the batch rules, and the client's policies in order: those
+ * whose chains, window and allowlist pass are the candidates, the first whose budgets have room
+ * sponsoring (selectSponsorshipPolicy.ts): one denied call denies the whole operation, before signing.
  */
 export function checkCallPolicies(
   calls: OperationCalls,
   reads: Pick<PaymasterDecisionReads, 'denyRules' | 'allowlisted' | 'policies'>,
   { chainId, userOp }: SponsorshipRequest,
   now: Date,
-): DeniedAnswer | { ok: true; policy: SponsorshipPolicyRules } {
+): DeniedAnswer | { ok: true; candidates: SponsorshipPolicyRules[] } {
   const { decoded, delegated, transfer, delegationManager } = calls;
   const denyRules = denyRulesOutcome(reads.denyRules, {
     chainId,

@@ -5,8 +5,12 @@ import { allowlistOutcome } from './merchantPolicies';
 
 /**
  * First match wins (issue 43, docs/paymaster.md "Sponsorship policies (issue 43)"): a client's policies are tried in their order and the first
- * whose rules all pass sponsors the operation. A policy's rules: its chains (null: every chain of the
- * client), its window (`startsAt` ≤ now < `endsAt`), its allowlist (null: the merchant's shared one).
+ * whose rules all pass sponsors the operation. A policy's static rules: its chains (null: every chain
+ * of the client), its window (`startsAt` ≤ now < `endsAt`), its allowlist (null: the merchant's shared
+ * one). Its budgets are the last rule: they are consumed with the client's limits, so this selection
+ * answers the candidates in order (those whose static rules pass), and the limit step takes the first
+ * whose budgets have room (paymaster/limits/policyBudgets.ts). A candidate without budgets always has
+ * room: the ones after it are never tried.
  *
  * When none passes, the answer is the refusal of the first policy that covers the chain and is open
  * now (for the default policy: today's allowlist refusal, word for word); when no policy covers the
@@ -22,7 +26,12 @@ export type PolicyVerdict =
   | { kind: 'refuses'; denial: PaymasterDenial };
 
 export type PolicySelection =
-  { ok: true; policy: SponsorshipPolicyRules } | { ok: false; denial: PaymasterDenial };
+  | {
+      ok: true;
+      /** The policies whose static rules pass, in order; never empty. */
+      candidates: SponsorshipPolicyRules[];
+    }
+  | { ok: false; denial: PaymasterDenial };
 
 export interface PolicyOperation {
   chainId: number;
@@ -33,7 +42,7 @@ export interface PolicyOperation {
   now: Date;
 }
 
-/** Whether one policy would sponsor the operation on its static rules (chains, window, allowlist). */
+/** Whether one policy would sponsor the operation on its static rules (chains, window, allowlist), budgets aside. */
 export function judgePolicy(policy: SponsorshipPolicyRules, operation: PolicyOperation): PolicyVerdict {
   const { chainId, now } = operation;
   if (policy.chainIds !== null && !policy.chainIds.includes(chainId)) return { kind: 'not_applicable' };
@@ -51,12 +60,12 @@ export function judgePolicy(policy: SponsorshipPolicyRules, operation: PolicyOpe
   const allowlist = allowlistOutcome(allowed, { chainId, targets: operation.allowlistTargets });
   if (!allowlist.ok) return { kind: 'refuses', denial: allowlist.denial };
   // Fail closed: a rule this release does not check yet cannot be said to pass (docs/decisions.md).
-  if (policy.budgets.length > 0 || policy.approvalWebhook !== null) {
+  if (policy.approvalWebhook !== null) {
     return {
       kind: 'refuses',
       denial: denial(
         'paymaster_target_not_allowed',
-        `policy "${policy.name}" has budgets or an approval webhook, which are not enforced yet: it sponsors nothing`,
+        `policy "${policy.name}" has an approval webhook, which is not enforced yet: it sponsors nothing`,
         'policy_rules_unchecked',
       ),
     };
@@ -64,17 +73,25 @@ export function judgePolicy(policy: SponsorshipPolicyRules, operation: PolicyOpe
   return { kind: 'sponsors' };
 }
 
-/** The first policy in order that sponsors the operation, or the refusal to answer. */
+/**
+ * The policies in order whose static rules pass, up to and including the first without budgets; or
+ * the refusal to answer when none passes.
+ */
 export function selectSponsorshipPolicy(
   policies: readonly SponsorshipPolicyRules[],
   operation: PolicyOperation,
 ): PolicySelection {
   let firstRefusal: PaymasterDenial | undefined;
+  const candidates: SponsorshipPolicyRules[] = [];
   for (const policy of policies) {
     const verdict = judgePolicy(policy, operation);
-    if (verdict.kind === 'sponsors') return { ok: true, policy };
+    if (verdict.kind === 'sponsors') {
+      candidates.push(policy);
+      if (policy.budgets.length === 0) break;
+    }
     if (verdict.kind === 'refuses') firstRefusal ??= verdict.denial;
   }
+  if (candidates.length > 0) return { ok: true, candidates };
   return {
     ok: false,
     denial:

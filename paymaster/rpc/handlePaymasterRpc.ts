@@ -14,6 +14,8 @@ import {
   type JsonRpcResponse,
 } from './jsonRpc';
 import type { SponsorshipLimitOutcome, SponsorshipLimits } from '../limits/limits';
+import type { ChainClocks } from '../../chain/chainClock';
+import type { SponsorshipPolicyRules } from '../../db/paymasterDecisionReads';
 import type { SignerClient } from './signerClient';
 import { peekRequestedChainId } from './sponsorshipParams';
 import { signingRequestFingerprint } from './signingFingerprint';
@@ -22,7 +24,7 @@ import { buildStubPaymasterResult } from './stubPaymasterData';
 import { NO_USAGE_FACTS, recordPaymasterDenial, type UsageFacts } from './usageRecords';
 import { delegatedWindow } from '../delegation/delegatedTransferWindow';
 import { readSponsorshipRequest, type SponsorshipRequest } from './readSponsorshipRequest';
-import { answerDenial, denyWithError, type SponsorshipAnswer } from './sponsorshipAnswer';
+import { answerDenial, denyWithError, type DeniedAnswer, type SponsorshipAnswer } from './sponsorshipAnswer';
 import { signAndRecord, type SigningDependencies } from './signAndRecord';
 import { boundSignedOperation, type OperationBounds, type SignedGas } from './boundSignedOperation';
 import {
@@ -41,7 +43,8 @@ import {
  * gas fields → token → gas mode → deny rules (sender, delegated owner, every call target) → callData
  * decoding (a delegated transfer's delegation included) and allowlist → the owner's signature of a
  * delegated transfer, on its chain → prepaid balance → sponsorship limits (paymaster/limits/limits.ts, the
- * delegated owner's per-account limits with the sender's) → signer → usage row.
+ * delegated owner's per-account limits with the sender's), then the candidate policies' budgets, by the
+ * chain's time (paymaster/limits/policyBudgets.ts) → signer → usage row.
  */
 
 export interface PaymasterRpcDependencies {
@@ -54,6 +57,8 @@ export interface PaymasterRpcDependencies {
   caveatEnforcersFor: (chainId: number) => CaveatEnforcers | undefined;
   /** A chain's RPC, to verify the owner's signature of a delegated transfer there. */
   publicClientFor: (chainId: number) => PublicClient | undefined;
+  /** The chains' latest block times, which policy budget periods start by; read only for a policy with budgets. */
+  chainClocks?: ChainClocks;
   now: () => Date;
   logger: Logger;
   /** Sponsorship limits and prices; a request that reaches the limits step without them answers -32603. */
@@ -165,7 +170,7 @@ async function decideSponsorship(
   // delegated transfer's owner signature, on its chain.
   const policies = checkCallPolicies(calls, reads, sponsorship, deps.now());
   if (!policies.ok) return policies;
-  facts.policyId = policies.policy.id;
+  facts.policyId = policies.candidates[0]!.id;
   const signature = calls.transfer
     ? await checkDelegationSignature(deps, chainId, calls.transfer, calls.delegationManager)
     : undefined;
@@ -183,14 +188,22 @@ async function decideSponsorship(
   const bounded = signs ? await boundSignedOperation(deps, chainId, userOp.gas, token) : undefined;
   if (bounded && !bounded.ok) return bounded;
 
+  // The chain's time, when a candidate policy has budgets (their periods start by it).
+  const budgeted = await readBudgetClock(deps, chainId, policies.candidates);
+  if (!budgeted.ok) return budgeted;
+  facts.policyId = budgeted.candidates[0]!.id;
+
   const limits = await checkSponsorshipLimits(deps, client, sponsorship, {
     delegatedOwner: calls.transfer?.owner,
     signedGas: bounded?.signedGas,
     holdUntil: new Date(window.validUntil * 1000),
     merchantLimits: reads.merchantLimits,
+    policies: budgeted.candidates,
+    chainTime: budgeted.chainTime,
   });
   if (limits.snapshot) facts.usdSnapshot = limits.snapshot;
   if (!limits.ok) return answerDenial(limits.denial);
+  if (limits.policyId !== undefined) facts.policyId = limits.policyId;
 
   if (!signs) return answerStubData(deps, sponsorship, window);
   return signAndRecord(deps, {
@@ -248,11 +261,15 @@ async function checkSponsorshipLimits(
     signedGas,
     holdUntil,
     merchantLimits,
+    policies,
+    chainTime,
   }: {
     delegatedOwner: Address | undefined;
     signedGas: SignedGas | undefined;
     holdUntil: Date;
     merchantLimits: Awaited<ReturnType<typeof readPaymasterDecisionInputs>>['merchantLimits'];
+    policies: SponsorshipPolicyRules[];
+    chainTime: Date | undefined;
   },
 ): Promise<SponsorshipLimitOutcome> {
   if (!deps.limits) throw new Error('sponsorship limits are not wired into the paymaster RPC');
@@ -266,7 +283,35 @@ async function checkSponsorshipLimits(
     consume: signs,
     ...(signedGas && { gas: signedGas, holdUntil }),
     merchantLimits,
+    policies,
+    ...(chainTime && { chainTime }),
   });
+}
+
+/**
+ * The candidates the limit step tries and the chain time their budgets count in. Only a candidate with
+ * budgets reads the chain (one shared read a second per chain: chain/chainClock.ts). When the chain
+ * cannot be read, a policy with budgets cannot be said to have room and sponsors nothing (fail
+ * closed): a later candidate without budgets still may, and without one the answer is an upstream error.
+ */
+async function readBudgetClock(
+  deps: PaymasterRpcDependencies,
+  chainId: number,
+  candidates: SponsorshipPolicyRules[],
+): Promise<{ ok: true; candidates: SponsorshipPolicyRules[]; chainTime: Date | undefined } | DeniedAnswer> {
+  const withBudgets = candidates.find((policy) => policy.budgets.length > 0);
+  if (!withBudgets) return { ok: true, candidates, chainTime: undefined };
+  const chainTime = await deps.chainClocks?.latest(chainId);
+  if (chainTime) return { ok: true, candidates, chainTime };
+  const unbudgeted = candidates.filter((policy) => policy.budgets.length === 0);
+  if (unbudgeted.length > 0) return { ok: true, candidates: unbudgeted, chainTime: undefined };
+  deps.logger.error({ chainId, policyId: withBudgets.id }, 'chain time for policy budgets could not be read');
+  return denyWithError(
+    JSON_RPC_ERRORS.internalError,
+    `paymaster_upstream_error: chain ${chainId} could not be read for the time policy "${withBudgets.name}" counts its budgets by; retry later`,
+    'denied_upstream',
+    'policy_budget_chain_unavailable',
+  );
 }
 
 /** Stub data, built locally for our paymaster contract on the chain (nothing is signed or recorded). */

@@ -8,7 +8,8 @@ import type { Logger } from '../../logging/logger';
 import type { PaymasterClient } from '../policy/clientChecks';
 import { delegatedByReason } from '../delegation/delegatedTransferWindow';
 import { JSON_RPC_ERRORS } from './jsonRpc';
-import type { SponsorshipLimits } from '../limits/limits';
+import type { ConsumptionAttempt, PendingConsumption, SponsorshipLimits } from '../limits/limits';
+import type { CounterConsumption } from '../../db/paymasterLimits';
 import { denyWithError, answerDenial, type SponsorshipAnswer } from './sponsorshipAnswer';
 import type { SignerClient, SignerFailure } from './signerClient';
 import type { PaymasterMethod, SponsorshipUserOperation } from './sponsorshipParams';
@@ -84,14 +85,10 @@ export async function signAndRecord(
     ...window,
   });
   if (!signed.ok) {
-    // Nothing was consumed. A limit that would deny this operation still answers first (SPEC's order:
-    // limits before the signer): the consumption is tried and rolled back.
-    if (limits.consumption) {
-      const { consumptions, hold, denial } = limits.consumption;
-      const deniedAt = await trySponsorshipLimits(db, consumptions, hold);
-      if (deniedAt !== undefined) return answerDenial(denial(deniedAt));
-    }
-    return answerSignerFailure(deps.logger, signed.failure, chainId);
+    // Nothing was consumed. A limit (or every candidate's budget) that would deny this operation still
+    // answers first (SPEC's order: limits before the signer): the consumption is tried and rolled back.
+    const limitDenial = limits.consumption && (await wouldBeDenied(db, limits.consumption, facts));
+    return limitDenial ?? answerSignerFailure(deps.logger, signed.failure, chainId);
   }
 
   const userOpHash: Hex = sponsoredUserOpHash({
@@ -103,36 +100,91 @@ export async function signAndRecord(
   });
   // Limits and usage row in one round trip, committed before the signature leaves: an operation we
   // cannot account for is not released, and one that any limit denies is not answered.
-  const consumption = limits.consumption ?? {
-    consumptions: [],
-    hold: { holdId: randomUUID(), expiresAt: deps.now(), now: deps.now(), merchantId: client.merchantId },
-    denial: () => {
-      throw new Error('nothing to deny');
-    },
-  };
-  const recording = await recordSignedOperation(db, consumption.consumptions, consumption.hold, {
-    merchantId: client.merchantId,
-    clientId: client.clientId,
-    ...facts,
-    method,
-    status: 'submitted',
-    // SPEC rule 7: the row keeps the real sender and names the original owner.
-    reason: delegatedOwner ? delegatedByReason(delegatedOwner) : null,
-    userOpHash,
-    validUntil: new Date(window.validUntil * 1000),
-    requestFingerprint,
-    signedResult: signed.result,
-    holdId: limits.holdId ?? null,
+  const consumption = limits.consumption ?? nothingToConsume(deps.now(), client.merchantId, facts.policyId);
+  // First match wins with budgets: each candidate's attempt is atomic, so a refused one took nothing,
+  // and the row names the policy whose attempt was taken.
+  const taken = await firstAttemptTaken(consumption, async (consumptions, policyId) => {
+    const recording = await recordSignedOperation(db, consumptions, consumption.hold, {
+      merchantId: client.merchantId,
+      clientId: client.clientId,
+      ...facts,
+      ...(policyId !== undefined && { policyId }),
+      method,
+      status: 'submitted',
+      // SPEC rule 7: the row keeps the real sender and names the original owner.
+      reason: delegatedOwner ? delegatedByReason(delegatedOwner) : null,
+      userOpHash,
+      validUntil: new Date(window.validUntil * 1000),
+      requestFingerprint,
+      signedResult: signed.result,
+      holdId: limits.holdId ?? null,
+    });
+    return recording.kind === 'denied' ? recording.deniedAt : recording;
   });
-  switch (recording.kind) {
+  const recording = taken.result;
+  if (taken.attempt.policyId !== undefined) facts.policyId = taken.attempt.policyId;
+  if (taken.deniedAt !== undefined) return answerDenial(taken.attempt.denial(taken.deniedAt));
+  switch (recording?.kind) {
+    case undefined:
+      throw new Error('a taken attempt has a recording');
     case 'recorded':
       return { ok: true, result: signed.result };
-    case 'denied':
-      return answerDenial(consumption.denial(recording.deniedAt));
     case 'duplicate':
       // The operation was recorded already (an identical request): its row owns it; nothing was consumed.
       return { ok: true, result: recording.stored };
   }
+}
+
+/** The denial a limit or every candidate's budget would answer now (tried, rolled back), or undefined. */
+async function wouldBeDenied(
+  db: Db,
+  consumption: PendingConsumption,
+  facts: UsageFacts,
+): Promise<SponsorshipAnswer | undefined> {
+  const tried = await firstAttemptTaken(consumption, (consumptions) =>
+    trySponsorshipLimits(db, consumptions, consumption.hold),
+  );
+  if (tried.deniedAt === undefined) return undefined;
+  facts.policyId = tried.attempt.policyId;
+  return answerDenial(tried.attempt.denial(tried.deniedAt));
+}
+
+/** Where the limits hand back nothing to consume (the benchmarks' no-limits baseline): one empty attempt. */
+function nothingToConsume(now: Date, merchantId: string, policyId: string | undefined): PendingConsumption {
+  return {
+    attempts: [
+      {
+        policyId,
+        consumptions: [],
+        budgetsFrom: 0,
+        denial: () => {
+          throw new Error('nothing to deny');
+        },
+      },
+    ],
+    hold: { holdId: randomUUID(), expiresAt: now, now, merchantId },
+  };
+}
+
+/**
+ * Runs the candidates' attempts in order until one is taken (`run` answers the refused position, or
+ * what it recorded) or a client limit refuses one (answered at once, whatever the later candidates
+ * would do). When every candidate's budget refuses, the first candidate's refusal answers, as the
+ * first applying policy's refusal does for the static rules.
+ */
+async function firstAttemptTaken<R>(
+  consumption: PendingConsumption,
+  run: (consumptions: CounterConsumption[], policyId: string | undefined) => Promise<number | undefined | R>,
+): Promise<{ attempt: ConsumptionAttempt; deniedAt?: number; result?: R }> {
+  let firstBudgetRefusal: { attempt: ConsumptionAttempt; deniedAt: number } | undefined;
+  for (const attempt of consumption.attempts) {
+    const outcome = await run(attempt.consumptions, attempt.policyId);
+    if (typeof outcome !== 'number') return { attempt, ...(outcome !== undefined && { result: outcome }) };
+    if (outcome < attempt.budgetsFrom) return { attempt, deniedAt: outcome };
+    firstBudgetRefusal ??= { attempt, deniedAt: outcome };
+  }
+  if (!firstBudgetRefusal) throw new Error('a pending consumption has at least one attempt');
+  return firstBudgetRefusal;
 }
 
 /** The signing service's failure as the RPC answers it: its denials unchanged (SPEC rule 10), the rest -32603. */

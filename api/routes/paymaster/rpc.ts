@@ -59,6 +59,7 @@ export function paymasterRpcRoutes(app: AppContext): AnyRoute[] {
     caveatEnforcersFor: (chainId) =>
       resolveDelegationFramework(chainId, app.networks.byChainId(chainId)?.contracts),
     publicClientFor: (chainId) => app.publicClients.forChain(chainId),
+    chainClocks: app.chainClocks,
     now: app.now,
     logger: app.logger,
     limits: app.sponsorshipLimits,
