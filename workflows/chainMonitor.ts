@@ -49,5 +49,9 @@ export async function chainMonitorWorkflow(input: ChainMonitorInput): Promise<ne
     previousForm = result.form ?? previousForm;
     if (result.caughtUp && !waitsInScan) await sleep(input.pollIntervalMs);
   }
-  return continueAsNew<typeof chainMonitorWorkflow>({ ...input, blockRange, ...(previousForm && { previousForm }) });
+  return continueAsNew<typeof chainMonitorWorkflow>({
+    ...input,
+    blockRange,
+    ...(previousForm && { previousForm }),
+  });
 }
