@@ -52,6 +52,7 @@ import { signInCodeRoutes } from './routes/signInCodeLogin';
 import { emailVerificationRoutes } from './routes/merchants/emailVerification';
 import { dashboardPages } from './routes/dashboard';
 import { checkoutRoutes } from './routes/checkout';
+import { platformConfigRoutes } from './routes/platformConfig';
 import { healthRoutes, metricsAccess } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
 import { profileRoutes } from './routes/merchants/profile';
@@ -341,6 +342,7 @@ function routeTable(
     ...webhookRoutes(context),
     ...planRoutes(context),
     ...subscriptionRoutes(context),
+    ...platformConfigRoutes(context),
     ...checkoutRoutes(context),
     ...paymasterClientRoutes(context),
     ...paymasterPolicyRoutes(context),

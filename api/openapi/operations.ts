@@ -260,6 +260,12 @@ export const OPERATIONS: Record<string, OperationNaming> = {
     description: DASHBOARD_TWIN,
   },
 
+  'GET /v1/config': {
+    operationId: 'getPlatformConfig',
+    description:
+      'Public, no credential: per chain where customers can subscribe, the subscription executor (the delegate a periodic permission must name), the Delegation Framework contracts and the stablecoins. Rate limited per client IP.',
+  },
+
   // Webhooks (dashboard twins)
   'POST /v1/merchants/me/webhooks': {
     operationId: 'createDashboardWebhookEndpoint',
