@@ -53,6 +53,7 @@ import { emailVerificationRoutes } from './routes/merchants/emailVerification';
 import { dashboardPages } from './routes/dashboard';
 import { checkoutRoutes } from './routes/checkout';
 import { platformConfigRoutes } from './routes/platformConfig';
+import { subscribeRoutes } from './routes/subscriptions/subscribe';
 import { healthRoutes, metricsAccess } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
 import { profileRoutes } from './routes/merchants/profile';
@@ -343,6 +344,7 @@ function routeTable(
     ...planRoutes(context),
     ...subscriptionRoutes(context),
     ...platformConfigRoutes(context),
+    ...subscribeRoutes(context),
     ...checkoutRoutes(context),
     ...paymasterClientRoutes(context),
     ...paymasterPolicyRoutes(context),

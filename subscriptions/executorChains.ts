@@ -4,7 +4,7 @@ import type { ConfiguredNetwork, NetworkRegistry, TokenDeployment } from '../cha
 
 /**
  * Where a customer can subscribe (issue 42): every chain this deployment reaches (an RPC URL) with the
- * Delegation Framework and at least one stablecoin, each with the subscription executor — the delegate a
+ * Delegation Framework, a forwarder factory (each period's session is paid there) and a stablecoin, each with the subscription executor — the delegate a
  * periodic permission must name. One executor key serves every chain, so its address is the same on each;
  * it is listed per chain because a permission is granted per chain. Without an executor address, nowhere.
  */
@@ -22,7 +22,9 @@ export function subscriptionChains(
   if (!executor) return [];
   return networks.all().flatMap((network) => {
     const framework = resolveDelegationFramework(network.chainId, network.contracts);
-    if (!network.rpcUrl || !framework || network.tokens.length === 0) return [];
+    // A period's invoice is a payment session on the chain: it needs the forwarder factory too.
+    const invoiceable = network.forwarderFactory && network.forwarderImplementation;
+    if (!network.rpcUrl || !framework || !invoiceable || network.tokens.length === 0) return [];
     return [{ network, executor, framework, tokens: network.tokens }];
   });
 }

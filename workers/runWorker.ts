@@ -99,6 +99,13 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
             operatorPrivateKey: config.YIELD_DEPLOYER_PRIVATE_KEY as `0x${string}`,
           })
         : undefined;
+      // Subscription charges are sent by their own key (never the operator's or the yield deployer's).
+      const subscriptionExecutor = config.SUBSCRIPTION_EXECUTOR_PRIVATE_KEY
+        ? createOperatorChains({
+            networks,
+            operatorPrivateKey: config.SUBSCRIPTION_EXECUTOR_PRIVATE_KEY as `0x${string}`,
+          })
+        : undefined;
       const workers = await createWorkers({
         connection,
         namespace: config.TEMPORAL_NAMESPACE,
@@ -116,6 +123,7 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
           settlement,
           paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS },
           yield: { deployer: yieldDeployer, lookupTxt: createTxtLookup(config.YIELD_DNS_SERVER) },
+          subscriptions: { networks, executor: subscriptionExecutor },
         },
         taskQueues,
         tracing,
@@ -124,6 +132,11 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
       if (!yieldDeployer) {
         process.stdout.write('YIELD_DEPLOYER_PRIVATE_KEY unset: no yield vault deploys on this worker\n');
       }
+      process.stdout.write(
+        subscriptionExecutor
+          ? `subscription executor ${subscriptionExecutor.address}\n`
+          : 'SUBSCRIPTION_EXECUTOR_PRIVATE_KEY unset: due subscription charges fail on this worker\n',
+      );
       process.stdout.write(
         `worker polling ${[...workers.byTaskQueue.keys()].join(', ')} on ${config.TEMPORAL_ADDRESS} ` +
           `(namespace ${config.TEMPORAL_NAMESPACE})\n`,
