@@ -149,14 +149,23 @@ describe('subscribing to a plan and canceling', () => {
   it('refuses another chain or token, an archived plan, and answers 404 for an unknown plan', async () => {
     const { sk, planId } = await merchantWithPlan();
     const delegation = await periodicPermission(customer, { executor, amount: AMOUNT });
+    const unknownChain = await app.request(`/v1/subscribe/${planId}`, {
+      method: 'POST',
+      json: subscribeBodyOf(delegation, 999),
+    });
+    expect(unknownChain).toMatchObject({
+      status: 400,
+      body: { message: 'Chain 999 does not carry subscriptions' },
+    });
+    // Chain 1 carries subscriptions in the test stack; the permission was signed for 84532.
     const otherChain = await app.request(`/v1/subscribe/${planId}`, {
       method: 'POST',
       json: subscribeBodyOf(delegation, 1),
     });
-    expect(otherChain).toMatchObject({
-      status: 400,
-      body: { message: 'Chain 1 does not carry subscriptions' },
-    });
+    expect(otherChain.status).toBe(400);
+    expect(otherChain.body.message).toMatch(
+      /^The permission's signature is not valid: .*signed for another chain/,
+    );
     const usdt = await app.request(`/v1/subscribe/${planId}`, {
       method: 'POST',
       json: { ...subscribeBodyOf(delegation), token: 'USDT' },
