@@ -77,13 +77,19 @@ describe('the subscription charging workflow', () => {
 
   async function subscribedCustomer(
     balance: bigint,
-  ): Promise<{ customer: Customer; row: SubscriptionRow; merchantId: string }> {
+    planFields: Record<string, unknown> = {},
+  ): Promise<{
+    customer: Customer;
+    sk: { authorization: string };
+    row: SubscriptionRow;
+    merchantId: string;
+  }> {
     const merchant = await signInNewMerchant(app);
     const sk = { authorization: `Bearer ${await createApiKey(app, merchant)}` };
     const plan = await app.request('/v1/plans', {
       method: 'POST',
       headers: sk,
-      json: { name: 'Monthly', amount: '10', interval: 'month' },
+      json: { name: 'Monthly', amount: '10', interval: 'month', ...planFields },
     });
     const customer = await newCustomer(balance, chain);
     const delegation = await periodicPermission(customer, { executor: executorAddress, amount: AMOUNT });
@@ -94,6 +100,7 @@ describe('the subscription charging workflow', () => {
     expect(subscribed.status).toBe(201);
     return {
       customer,
+      sk,
       row: (await findSubscriptionById(app.db, subscribed.body.id))!,
       merchantId: merchant.merchantId,
     };
@@ -286,5 +293,64 @@ describe('the subscription charging workflow', () => {
     expect(events.at(-1)!.type).toBe('subscription.canceled');
     expect(await chargesOf(row.id)).toMatchObject([{ status: 'failed', failed_attempts: 4 }]);
     expect(await usdcBalance(chain, customer.account)).toBe(AMOUNT - 1n);
+  });
+  it.each([
+    ['at the period’s end', { atPeriodEnd: true }],
+    ['at once', { atPeriodEnd: false }],
+  ])(
+    'a cancelation %s through the api stops the next charge even when the workflow never got the signal',
+    async (_when, body) => {
+      const { customer, sk, row, merchantId } = await subscribedCustomer(100n * TOKENS);
+      await withWorker(async (taskQueue) => {
+        const handle = await start(row, taskQueue);
+        await until(
+          () => chargesOf(row.id),
+          (charges) => charges[0]?.status === 'redeemed',
+        );
+        await until(
+          () => eventsOf(merchantId),
+          (events) => events.some((event) => event.type === 'subscription.renewed'),
+        );
+        // The api signals the run's own server; this workflow runs on the time-skipping one and reads the row.
+        const canceled = await app.request(`/v1/subscriptions/${row.id}/cancel`, {
+          method: 'POST',
+          headers: sk,
+          json: body,
+        });
+        expect(canceled.status).toBe(200);
+        expect(await handle.result()).toEqual({ ended: 'canceled', periodIndex: 1 });
+      });
+      expect((await chargesOf(row.id)).map((charge) => charge.period_index)).toEqual([0]);
+      expect(await usdcBalance(chain, customer.account)).toBe(90n * TOKENS);
+      const types = (await eventsOf(merchantId)).map((event) => event.type);
+      expect(types).toEqual(['subscription.created', 'subscription.renewed', 'subscription.canceled']);
+      const after = await findSubscriptionById(app.db, row.id);
+      expect(after).toMatchObject({ status: 'canceled', cancel_at_period_end: body.atPeriodEnd });
+    },
+  );
+  it('a trial subscription is first charged at the trial’s end and is active from then', async () => {
+    const { customer, row, merchantId } = await subscribedCustomer(100n * TOKENS, { trialDays: 14 });
+    expect(row.status).toBe('trialing');
+    const schedule = chargeScheduleOf(row);
+    await withWorker(async (taskQueue) => {
+      const handle = await start(row, taskQueue);
+      await env.sleep(14 * 86_400_000);
+      await until(
+        () => eventsOf(merchantId),
+        (events) => events.some((event) => event.type === 'subscription.renewed'),
+      );
+      await handle.signal(cancelSubscriptionSignal, { atPeriodEnd: false });
+      await handle.result();
+    });
+    const [charge] = await chargesOf(row.id);
+    expect(charge).toMatchObject({ period_index: 0, status: 'redeemed' });
+    const renewed = (await eventsOf(merchantId)).find((event) => event.type === 'subscription.renewed')!;
+    expect(renewed.data.subscription).toMatchObject({
+      status: 'active',
+      currentPeriodStart: new Date(schedule.firstDueMs).toISOString(),
+      currentPeriodEnd: new Date(schedule.firstDueMs + schedule.periodMs).toISOString(),
+    });
+    expect(schedule.firstDueMs - row.current_period_start.getTime()).toBe(14 * 86_400_000);
+    expect(await usdcBalance(chain, customer.account)).toBe(90n * TOKENS);
   });
 });
