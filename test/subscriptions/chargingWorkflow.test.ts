@@ -47,6 +47,7 @@ describe('the subscription charging workflow', () => {
   let env: TestWorkflowEnvironment;
   let executor: OperatorChains;
   let executorAddress: Address;
+  let clockOffsetMs = 0;
   const startedSessions: string[] = [];
   /** Per test: what an attempt of the charge activity does instead of the real one alone. */
   let chargeInterference:
@@ -62,13 +63,18 @@ describe('the subscription charging workflow', () => {
     quietTemporalRuntime();
     const executorKey = await fundedExecutorKey(chain);
     executorAddress = executorKey.address;
-    app = await startTestApp({
-      SUBSCRIPTION_EXECUTOR_ADDRESS: executorAddress,
-      TEMPORAL_TASK_QUEUE_PREFIX: `charging-${randomUUID()}-`,
-    });
+    env = await startTimeSkippingTestEnvironment();
+    // The api's clock follows the time-skipping server's (which runs ahead once a test skipped): a
+    // subscription's schedule starts at the workflow's "now".
+    app = await startTestApp(
+      {
+        SUBSCRIPTION_EXECUTOR_ADDRESS: executorAddress,
+        TEMPORAL_TASK_QUEUE_PREFIX: `charging-${randomUUID()}-`,
+      },
+      { now: () => new Date(Date.now() + clockOffsetMs) },
+    );
     const networks = createNetworkRegistry(app.config);
     executor = createOperatorChains({ networks, operatorPrivateKey: executorKey.key });
-    env = await startTimeSkippingTestEnvironment();
   }, 120_000);
   afterAll(async () => {
     await app?.close();
@@ -84,6 +90,7 @@ describe('the subscription charging workflow', () => {
     row: SubscriptionRow;
     merchantId: string;
   }> {
+    clockOffsetMs = (await env.currentTimeMs()) - Date.now();
     const merchant = await signInNewMerchant(app);
     const sk = { authorization: `Bearer ${await createApiKey(app, merchant)}` };
     const plan = await app.request('/v1/plans', {
@@ -116,6 +123,8 @@ describe('the subscription charging workflow', () => {
         startedSessions.push(session.sessionId);
         return 'started';
       },
+      // The api's clock: the events' times follow one clock.
+      now: () => new Date(Date.now() + clockOffsetMs),
     });
     const attempts = new Map<string, number>();
     const worker = await Worker.create({
