@@ -53,6 +53,8 @@ import { signInCodeRoutes } from './routes/signInCodeLogin';
 import { emailVerificationRoutes } from './routes/merchants/emailVerification';
 import { dashboardPages } from './routes/dashboard';
 import { checkoutRoutes } from './routes/checkout';
+import { platformConfigRoutes } from './routes/platformConfig';
+import { subscribeRoutes } from './routes/subscriptions/subscribe';
 import { healthRoutes, metricsAccess } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
 import { profileRoutes } from './routes/merchants/profile';
@@ -343,6 +345,8 @@ function routeTable(
     ...webhookRoutes(context),
     ...planRoutes(context),
     ...subscriptionRoutes(context),
+    ...platformConfigRoutes(context),
+    ...subscribeRoutes(context),
     ...checkoutRoutes(context),
     ...paymasterClientRoutes(context),
     ...paymasterPolicyRoutes(context),

@@ -198,3 +198,39 @@ describe('issue 26 finding 6: vault deploys are paid by an account apart from se
     expect(() => loadConfig({ YIELD_DEPLOY_GAS_PER_VAULT: '1000' })).toThrow(/YIELD_DEPLOY_GAS_PER_VAULT/);
   });
 });
+
+describe('issue 42: the subscription executor has its own key', () => {
+  const operator = `0x${'11'.repeat(32)}`;
+  const yieldDeployer = `0x${'22'.repeat(32)}`;
+  const executor = `0x${'33'.repeat(32)}`;
+
+  it('refuses the settlement operator or the yield deployer key as the executor key, in any environment', () => {
+    for (const NODE_ENV of ['development', 'test']) {
+      expect(() =>
+        loadConfig({ NODE_ENV, OPERATOR_PRIVATE_KEY: operator, SUBSCRIPTION_EXECUTOR_PRIVATE_KEY: operator }),
+      ).toThrow(
+        /SUBSCRIPTION_EXECUTOR_PRIVATE_KEY: must not be OPERATOR_PRIVATE_KEY or YIELD_DEPLOYER_PRIVATE_KEY/,
+      );
+      expect(() =>
+        loadConfig({
+          NODE_ENV,
+          YIELD_DEPLOYER_PRIVATE_KEY: yieldDeployer,
+          SUBSCRIPTION_EXECUTOR_PRIVATE_KEY: yieldDeployer.toUpperCase().replace('0X', '0x'),
+        }),
+      ).toThrow(/SUBSCRIPTION_EXECUTOR_PRIVATE_KEY: must not be/);
+    }
+  });
+
+  it('takes a key of its own and the public address for the api; a malformed address is refused', () => {
+    const config = loadConfig({
+      OPERATOR_PRIVATE_KEY: operator,
+      SUBSCRIPTION_EXECUTOR_PRIVATE_KEY: executor,
+      SUBSCRIPTION_EXECUTOR_ADDRESS: '0x00000000000000000000000000000000000000E1',
+    });
+    expect(config.SUBSCRIPTION_EXECUTOR_PRIVATE_KEY).toBe(executor);
+    expect(config.SUBSCRIPTION_EXECUTOR_ADDRESS).toBe('0x00000000000000000000000000000000000000E1');
+    expect(() => loadConfig({ SUBSCRIPTION_EXECUTOR_ADDRESS: '0x1234' })).toThrow(
+      /SUBSCRIPTION_EXECUTOR_ADDRESS: must be a 0x address/,
+    );
+  });
+});

@@ -284,6 +284,21 @@ export const configSchema = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
     .optional(),
+  /**
+   * The subscription executor's key (issue 42): the delegate of every customer's periodic permission, which
+   * sends each period's `redeemDelegations` (docs/operations.md "Subscriptions"). Its own account, never
+   * OPERATOR_PRIVATE_KEY or YIELD_DEPLOYER_PRIVATE_KEY, so charges never wait on settlement nonces. Worker
+   * only; unset, the worker charges no subscription (a due period fails with the reason and is retried).
+   */
+  SUBSCRIPTION_EXECUTOR_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
+    .optional(),
+  /**
+   * The executor's address, for the api (which never holds the key): listed per chain in `GET /v1/config`
+   * and the delegate every subscribe request's permission must name. Unset, nobody can subscribe.
+   */
+  SUBSCRIPTION_EXECUTOR_ADDRESS: evmAddress.optional(),
   /** Vault deploys (POST …/deploy accepted) one merchant may queue per UTC day; the next answers 429. */
   YIELD_DEPLOYS_PER_MERCHANT_PER_DAY: z.coerce.number().int().min(1).default(10),
   /** Seconds a failed deployment waits before it may be deployed again (429 with Retry-After until then). */
@@ -540,6 +555,19 @@ function parseEnvironment(env: NodeJS.ProcessEnv): { config: Config; issues: Con
     issues.push({
       variable: 'YIELD_DEPLOYER_PRIVATE_KEY',
       problem: 'must not be OPERATOR_PRIVATE_KEY: vault deploys are paid by an account apart from settlement',
+    });
+  }
+  const executorKey = config.SUBSCRIPTION_EXECUTOR_PRIVATE_KEY?.toLowerCase();
+  if (
+    executorKey &&
+    [config.OPERATOR_PRIVATE_KEY, config.YIELD_DEPLOYER_PRIVATE_KEY].some(
+      (key) => key?.toLowerCase() === executorKey,
+    )
+  ) {
+    issues.push({
+      variable: 'SUBSCRIPTION_EXECUTOR_PRIVATE_KEY',
+      problem:
+        'must not be OPERATOR_PRIVATE_KEY or YIELD_DEPLOYER_PRIVATE_KEY: subscription charges are sent by an account of their own',
     });
   }
   if (config.NODE_ENV === 'production' && config.OPERATOR_PRIVATE_KEY && !config.YIELD_DEPLOYER_PRIVATE_KEY) {

@@ -153,6 +153,7 @@ describe('npm run keys', () => {
         'SIGNER_PRIVATE_KEY',
         'OPERATOR_PRIVATE_KEY',
         'YIELD_DEPLOYER_PRIVATE_KEY',
+        'SUBSCRIPTION_EXECUTOR_PRIVATE_KEY',
         'DEPLOYER_PRIVATE_KEY',
       ].sort(),
     );
@@ -192,6 +193,7 @@ describe('npm run keys', () => {
       'SIGNER_PRIVATE_KEY',
       'OPERATOR_PRIVATE_KEY',
       'YIELD_DEPLOYER_PRIVATE_KEY',
+      'SUBSCRIPTION_EXECUTOR_PRIVATE_KEY',
       'DEPLOYER_PRIVATE_KEY',
     ]) {
       const index = lines.findIndex((line) => line.startsWith(`${variable}=`));

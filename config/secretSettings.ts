@@ -20,7 +20,7 @@ function privateKeySetting(variable: string, note: (address: string) => string):
 /**
  * Fresh values for every secret the services read (README "Configuration", docs/deployment.md §1):
  * the JWT signing key, the 32-byte encryption and hash keys, the signer's shared secret, the metrics
- * token, docker-compose's database password, and the four private keys with the address each one controls.
+ * token, docker-compose's database password, and the five private keys with the address each one controls.
  */
 export async function generateSecretSettings(): Promise<SecretSetting[]> {
   return [
@@ -63,6 +63,11 @@ export async function generateSecretSettings(): Promise<SecretSetting[]> {
       'YIELD_DEPLOYER_PRIVATE_KEY',
       (address) =>
         `worker only: deploys merchants' yield vaults as ${address}; fund it with ETH for gas on every chain`,
+    ),
+    privateKeySetting(
+      'SUBSCRIPTION_EXECUTOR_PRIVATE_KEY',
+      (address) =>
+        `worker only: charges subscriptions as ${address} (the api's SUBSCRIPTION_EXECUTOR_ADDRESS); fund it with ETH for gas on every chain`,
     ),
     privateKeySetting(
       'DEPLOYER_PRIVATE_KEY',

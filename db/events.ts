@@ -91,6 +91,34 @@ export async function insertSessionEventOnce(db: Db, event: NewEvent): Promise<E
     .executeTakeFirstOrThrow();
 }
 
+/**
+ * Stores an event whose id its maker derives from what it is about (a subscription's event: one per
+ * subscription and occasion, subscriptions/subscriptionEvents.ts) unless that id is stored, and returns the
+ * stored one either way: a retried activity or a request sent again gets the first event, bytes unchanged.
+ */
+export async function insertEventOnceById(
+  db: Db,
+  event: Omit<NewEvent, 'sessionId'> & { sessionId: string | null },
+): Promise<EventRow> {
+  const inserted = await db
+    .insertInto('events')
+    .values({
+      id: event.id,
+      type: event.type,
+      merchant_id: event.merchantId,
+      session_id: event.sessionId,
+      payload: event.payload,
+      created_at: event.createdAt,
+    })
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  return (
+    inserted ??
+    (await db.selectFrom('events').selectAll().where('id', '=', event.id).executeTakeFirstOrThrow())
+  );
+}
+
 /** Stores a test event for one endpoint (`endpoint.test`: no session, addressed by `endpoint_id`). */
 export async function insertEndpointTestEvent(
   db: Db,

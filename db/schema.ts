@@ -757,6 +757,10 @@ export interface SubscriptionsTable {
   cancel_at_period_end: Generated<boolean>;
   canceled_at: NullableTimestamp;
   latest_session_id: string | null;
+  /** The first period's due time: the trial's end, or the start (migration 1520; null on older rows). */
+  first_charge_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The permission's start time, where the enforcer's periods count from (migration 1520). */
+  permission_start_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
@@ -777,6 +781,8 @@ export interface SubscriptionChargesTable {
   tx_hash: string | null;
   failure_reason: string | null;
   failed_attempts: Generated<number>;
+  /** The block the row was opened at: a retry looks for the period's transfer from here (migration 1520). */
+  from_block: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }

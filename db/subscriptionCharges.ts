@@ -12,7 +12,13 @@ export type SubscriptionChargeRow = Selectable<SubscriptionChargesTable>;
 
 export async function openPeriodCharge(
   db: Db,
-  charge: { subscriptionId: string; periodIndex: number; sessionId: string },
+  charge: {
+    subscriptionId: string;
+    periodIndex: number;
+    sessionId: string;
+    /** A block at or before this moment: where a retry looks for the period's transfer from. */
+    fromBlock?: bigint;
+  },
 ): Promise<{ charge: SubscriptionChargeRow; opened: boolean }> {
   const inserted = await db
     .insertInto('subscription_charges')
@@ -20,6 +26,7 @@ export async function openPeriodCharge(
       subscription_id: charge.subscriptionId,
       period_index: charge.periodIndex,
       session_id: charge.sessionId,
+      from_block: charge.fromBlock?.toString() ?? null,
     })
     .onConflict((conflict) => conflict.constraint('subscription_charges_period_once').doNothing())
     .returningAll()

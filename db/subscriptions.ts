@@ -21,6 +21,9 @@ export interface NewSubscription {
   delegationHash: string;
   currentPeriodStart: Date;
   currentPeriodEnd: Date;
+  /** The charge schedule's anchors (subscriptions/chargeSchedule.ts); the subscribe route sets both. */
+  firstChargeAt?: Date;
+  permissionStartAt?: Date;
 }
 
 /** Undefined when the delegation already backs a subscription (its hash is unique). */
@@ -45,6 +48,8 @@ export async function insertSubscription(
       delegation_hash: subscription.delegationHash,
       current_period_start: subscription.currentPeriodStart,
       current_period_end: subscription.currentPeriodEnd,
+      first_charge_at: subscription.firstChargeAt ?? null,
+      permission_start_at: subscription.permissionStartAt ?? null,
     })
     .onConflict((conflict) => conflict.column('delegation_hash').doNothing())
     .returningAll()
@@ -74,4 +79,102 @@ export async function listMerchantSubscriptions(
   if (filter.planId) query = query.where('plan_id', '=', filter.planId);
   if (filter.status) query = query.where('status', '=', filter.status);
   return query.orderBy('created_at', 'desc').orderBy('id').execute();
+}
+
+/** Any merchant's subscription by id: for the charging workflow, which is keyed by the id. */
+export async function findSubscriptionById(db: Db, id: string): Promise<SubscriptionRow | undefined> {
+  return db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The subscription a signed delegation already backs (a subscribe request sent again). */
+export async function findSubscriptionByDelegationHash(
+  db: Db,
+  delegationHash: string,
+): Promise<SubscriptionRow | undefined> {
+  return db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('delegation_hash', '=', delegationHash)
+    .executeTakeFirst();
+}
+
+/**
+ * A period charged: the subscription is `active` in that period, its invoice the latest session. A
+ * canceled subscription stays canceled (undefined then); a later period never moves back to an earlier one.
+ */
+export async function markSubscriptionRenewed(
+  db: Db,
+  id: string,
+  period: { start: Date; end: Date; sessionId: string },
+): Promise<SubscriptionRow | undefined> {
+  return db
+    .updateTable('subscriptions')
+    .set({
+      status: 'active',
+      current_period_start: period.start,
+      current_period_end: period.end,
+      latest_session_id: period.sessionId,
+      updated_at: new Date(),
+    })
+    .where('id', '=', id)
+    .where('status', '<>', 'canceled')
+    .where('current_period_start', '<=', period.start)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A period's charge failed for good: `past_due` until the period ends (undefined when already canceled). */
+export async function markSubscriptionPastDue(
+  db: Db,
+  id: string,
+  period: { start: Date; end: Date; sessionId?: string },
+): Promise<SubscriptionRow | undefined> {
+  return db
+    .updateTable('subscriptions')
+    .set({
+      status: 'past_due',
+      current_period_start: period.start,
+      current_period_end: period.end,
+      ...(period.sessionId && { latest_session_id: period.sessionId }),
+      updated_at: new Date(),
+    })
+    .where('id', '=', id)
+    .where('status', '<>', 'canceled')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Ends the subscription now; `merchantId` scopes a merchant's request (another merchant's id: undefined).
+ * Once only: a canceled subscription keeps its first `canceled_at` (undefined returned then).
+ */
+export async function cancelSubscriptionNow(
+  db: Db,
+  id: string,
+  at: Date,
+  merchantId?: string,
+): Promise<SubscriptionRow | undefined> {
+  let query = db
+    .updateTable('subscriptions')
+    .set({ status: 'canceled', canceled_at: at, updated_at: at })
+    .where('id', '=', id)
+    .where('status', '<>', 'canceled');
+  if (merchantId) query = query.where('merchant_id', '=', merchantId);
+  return query.returningAll().executeTakeFirst();
+}
+
+/** Cancels at the end of the current period: no further charge (undefined when unknown, foreign or canceled). */
+export async function markCancelAtPeriodEnd(
+  db: Db,
+  merchantId: string,
+  id: string,
+): Promise<SubscriptionRow | undefined> {
+  return db
+    .updateTable('subscriptions')
+    .set({ cancel_at_period_end: true, updated_at: new Date() })
+    .where('id', '=', id)
+    .where('merchant_id', '=', merchantId)
+    .where('status', '<>', 'canceled')
+    .returningAll()
+    .executeTakeFirst();
 }

@@ -6,7 +6,11 @@ import { join, relative, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { generateSigningJwk } from '../config/signingJwk';
 import { LOCAL_PAYMASTER_SIGNER } from './chains/deployLocalChain';
-import { LOCAL_SETTLEMENT_OPERATOR, LOCAL_YIELD_DEPLOYER } from './chains/localSettlement';
+import {
+  LOCAL_SETTLEMENT_OPERATOR,
+  LOCAL_SUBSCRIPTION_EXECUTOR,
+  LOCAL_YIELD_DEPLOYER,
+} from './chains/localSettlement';
 import { localErc20GasTokenRates } from './chains/localPaymasters';
 import { createDb } from '../db/client';
 import { migrateToLatest } from '../db/migrate';
@@ -142,6 +146,8 @@ async function main(): Promise<void> {
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     SMTP_URL: mail.smtpUrl,
     YIELD_DNS_SERVER: `${dns.host}:${dns.port}`,
+    // Public: the api lists it and checks subscribe requests against it; only the worker gets its key.
+    SUBSCRIPTION_EXECUTOR_ADDRESS: LOCAL_SUBSCRIPTION_EXECUTOR.address,
     // Domains are checked every 5 s here, so a record added to the records file verifies at once.
     YIELD_DOMAIN_POLL_MS: process.env.YIELD_DOMAIN_POLL_MS ?? '5000',
     ...Object.fromEntries(chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
@@ -160,7 +166,7 @@ async function main(): Promise<void> {
     SIGNER_ERC20_TOKENS: JSON.stringify(localErc20GasTokenRates(chains)),
   });
   // Only the worker gets the settlement operator key (it flushes forwarders) and, apart from it, the key
-  // that pays for yield vault deploys.
+  // that pays for yield vault deploys, and the subscription executor's.
   const workerReplicas = replicaCount('WORKER_REPLICAS');
   for (let replica = 1; replica <= workerReplicas; replica++) {
     startProcess(
@@ -171,6 +177,7 @@ async function main(): Promise<void> {
         ...WORKER_PROCESS_ENV,
         OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
         YIELD_DEPLOYER_PRIVATE_KEY: LOCAL_YIELD_DEPLOYER.privateKey,
+        SUBSCRIPTION_EXECUTOR_PRIVATE_KEY: LOCAL_SUBSCRIPTION_EXECUTOR.privateKey,
       },
       WORKER_NODE_FLAGS,
     );

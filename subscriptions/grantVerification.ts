@@ -146,7 +146,7 @@ export async function verifySubscriptionGrant(
 }
 
 /** TimestampEnforcer terms: valid after (uint128) ‖ valid before (uint128), unix seconds, 0 = unbounded. */
-function decodeExpiry(terms: Hex): { validAfter: bigint; validBefore: bigint } | undefined {
+export function decodeExpiry(terms: Hex): { validAfter: bigint; validBefore: bigint } | undefined {
   if (size(terms) !== 32) return undefined;
   return { validAfter: hexToBigInt(slice(terms, 0, 16)), validBefore: hexToBigInt(slice(terms, 16, 32)) };
 }

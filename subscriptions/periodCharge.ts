@@ -29,10 +29,14 @@ export interface PeriodChargeRequest {
 export type PeriodChargeOutcome =
   { kind: 'redeemed'; txHash: Hex; alreadyDone: boolean } | { kind: 'failed'; failureReason: string };
 
+/** Sends the redemption; the worker numbers it under the executor key's lock (activities/lockedSends.ts). */
+export type RedemptionSender = (call: { to: Address; data: Hex }) => Promise<Hex>;
+
 export async function chargePeriod(
   executor: OperatorClient,
   framework: Pick<DelegationFrameworkContracts, 'delegationManager' | 'erc20PeriodTransferEnforcer'>,
   request: PeriodChargeRequest,
+  send: RedemptionSender = (call) => executor.sendTransaction(call),
 ): Promise<PeriodChargeOutcome> {
   const earlier = await findRedemption(executor, request);
   if (earlier) return { kind: 'redeemed', txHash: earlier, alreadyDone: true };
@@ -52,7 +56,7 @@ export async function chargePeriod(
   });
   if (balance < request.amount) return { kind: 'failed', failureReason: 'insufficient_balance' };
 
-  const txHash = await executor.sendTransaction({
+  const txHash = await send({
     to: framework.delegationManager,
     data: encodePeriodicChargeRedemption({
       delegation: request.delegation,

@@ -12,7 +12,12 @@ import type {
   SessionOverpaidEvent,
   SessionPaidLateEvent,
   SessionUnderpaidEvent,
+  SubscriptionCanceledEvent,
+  SubscriptionCreatedEvent,
+  SubscriptionPaymentFailedEvent,
+  SubscriptionRenewedEvent,
 } from './events';
+import { subscriptionSchema } from '../subscriptions/subscriptionModel';
 
 /**
  * The wire shape of every webhook event body, as zod schemas: the OpenAPI documents' `webhooks`
@@ -134,6 +139,49 @@ export const sessionPaidLateEventSchema = envelope(
   }),
 ).describe(WEBHOOK_EVENT_GUIDE['session.paid_late'].sentWhen);
 
+const withSubscription = { subscription: subscriptionSchema };
+
+export const subscriptionCreatedEventSchema = envelope(
+  'subscription.created',
+  z.object(withSubscription),
+).describe(WEBHOOK_EVENT_GUIDE['subscription.created'].sentWhen);
+
+export const subscriptionRenewedEventSchema = envelope(
+  'subscription.renewed',
+  z.object({
+    ...withSubscription,
+    session: z
+      .object({
+        id: z.uuid(),
+        amount: usd,
+        status: z.string(),
+        expiresAt: timestamp,
+        createdAt: timestamp,
+      })
+      .describe('The period’s payment session (its invoice) when the charge was recorded'),
+    periodIndex: z.number().int().describe('The period charged, from 0: the charge’s idempotency key'),
+    txHash: txHash.describe(
+      'The redemption that moved the period’s amount into the session’s deposit address',
+    ),
+  }),
+).describe(WEBHOOK_EVENT_GUIDE['subscription.renewed'].sentWhen);
+
+export const subscriptionPaymentFailedEventSchema = envelope(
+  'subscription.payment_failed',
+  z.object({
+    ...withSubscription,
+    failureReason: z
+      .string()
+      .describe('insufficient_balance, permission_revoked, period_allowance_used, redemption_reverted, …'),
+    nextAttemptAt: timestamp.nullable().describe('When the charge is tried again; null when it is not'),
+  }),
+).describe(WEBHOOK_EVENT_GUIDE['subscription.payment_failed'].sentWhen);
+
+export const subscriptionCanceledEventSchema = envelope(
+  'subscription.canceled',
+  z.object(withSubscription),
+).describe(WEBHOOK_EVENT_GUIDE['subscription.canceled'].sentWhen);
+
 export const endpointDisabledEventSchema = envelope(
   'endpoint.disabled',
   z.object({ endpoint: z.object({ id: z.uuid(), url: z.string(), disabledAt: timestamp }) }),
@@ -158,6 +206,18 @@ export const WEBHOOK_EVENT_SCHEMAS = [
   { type: 'session.failed', name: 'SessionFailedEvent', schema: sessionFailedEventSchema },
   { type: 'session.overpaid', name: 'SessionOverpaidEvent', schema: sessionOverpaidEventSchema },
   { type: 'session.paid_late', name: 'SessionPaidLateEvent', schema: sessionPaidLateEventSchema },
+  { type: 'subscription.created', name: 'SubscriptionCreatedEvent', schema: subscriptionCreatedEventSchema },
+  { type: 'subscription.renewed', name: 'SubscriptionRenewedEvent', schema: subscriptionRenewedEventSchema },
+  {
+    type: 'subscription.payment_failed',
+    name: 'SubscriptionPaymentFailedEvent',
+    schema: subscriptionPaymentFailedEventSchema,
+  },
+  {
+    type: 'subscription.canceled',
+    name: 'SubscriptionCanceledEvent',
+    schema: subscriptionCanceledEventSchema,
+  },
   { type: 'endpoint.disabled', name: 'EndpointDisabledEvent', schema: endpointDisabledEventSchema },
   { type: 'endpoint.test', name: 'EndpointTestEvent', schema: endpointTestEventSchema },
 ] as const;
@@ -172,7 +232,11 @@ const senderTypesAgree: [
   Same<z.infer<typeof sessionFailedEventSchema>, SessionFailedEvent>,
   Same<z.infer<typeof sessionOverpaidEventSchema>, SessionOverpaidEvent>,
   Same<z.infer<typeof sessionPaidLateEventSchema>, SessionPaidLateEvent>,
+  Same<z.infer<typeof subscriptionCreatedEventSchema>, SubscriptionCreatedEvent>,
+  Same<z.infer<typeof subscriptionRenewedEventSchema>, SubscriptionRenewedEvent>,
+  Same<z.infer<typeof subscriptionPaymentFailedEventSchema>, SubscriptionPaymentFailedEvent>,
+  Same<z.infer<typeof subscriptionCanceledEventSchema>, SubscriptionCanceledEvent>,
   Same<z.infer<typeof endpointDisabledEventSchema>, EndpointDisabledEvent>,
   Same<z.infer<typeof endpointTestEventSchema>, EndpointTestEvent>,
-] = [true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true];
 void senderTypesAgree;

@@ -15,7 +15,20 @@ export const SESSION_EVENT_TYPES = [
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 
-export const WEBHOOK_EVENT_TYPES = [...SESSION_EVENT_TYPES, 'endpoint.disabled'] as const;
+/** A subscription's life (issue 42): subscribed, a period charged, a charge failed, ended. */
+export const SUBSCRIPTION_EVENT_TYPES = [
+  'subscription.created',
+  'subscription.renewed',
+  'subscription.payment_failed',
+  'subscription.canceled',
+] as const;
+export type SubscriptionEventType = (typeof SUBSCRIPTION_EVENT_TYPES)[number];
+
+export const WEBHOOK_EVENT_TYPES = [
+  ...SESSION_EVENT_TYPES,
+  ...SUBSCRIPTION_EVENT_TYPES,
+  'endpoint.disabled',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** What an endpoint subscribes to when its creation names no events (docs/service-contract.md "Events (webhooks)"). */
@@ -57,6 +70,24 @@ export const WEBHOOK_EVENT_GUIDE: { readonly [Type in WebhookEventType]: EventTy
   'session.paid_late': {
     group: 'Sessions',
     sentWhen: 'A deposit reached the session after it expired. Once per such deposit.',
+  },
+  'subscription.created': {
+    group: 'Subscriptions',
+    sentWhen: 'A customer subscribed to one of your plans. Once per subscription.',
+  },
+  'subscription.renewed': {
+    group: 'Subscriptions',
+    sentWhen:
+      'A period was charged into its payment session, which then settles like any other. Once per period.',
+  },
+  'subscription.payment_failed': {
+    group: 'Subscriptions',
+    sentWhen:
+      'A period could not be charged (balance, revoked or expired permission); says when it is tried again.',
+  },
+  'subscription.canceled': {
+    group: 'Subscriptions',
+    sentWhen: 'The subscription ended: canceled by you or the customer, or unpaid at the end of its period.',
   },
   'endpoint.disabled': {
     group: 'Endpoints',

@@ -1,6 +1,6 @@
 /**
  * Every event type the service emits and the exact shape of each body on the wire (docs/service-contract.md "Events (webhooks)"):
- * SPEC's `session.confirming`, the session lifecycle types, `endpoint.disabled`, and `endpoint.test`
+ * SPEC's `session.confirming`, the session lifecycle types, the subscription types, `endpoint.disabled`, and `endpoint.test`
  * (sent on request to one endpoint). An endpoint receives only the types it lists (the lists are in
  * eventTypes.ts), and the test events asked for it. This module is the one place the wire shapes are
  * written down.
@@ -15,6 +15,7 @@ import {
   type WebhookEventType,
 } from './eventTypes';
 import type { SessionStatus } from '../db/sessionStatus';
+import type { SubscriptionModel } from '../subscriptions/subscriptionModel';
 
 export { DEFAULT_WEBHOOK_EVENTS, ENDPOINT_TEST_EVENT_TYPE, SESSION_EVENT_TYPES, WEBHOOK_EVENT_TYPES };
 export type { SessionEventType, WebhookEventType };
@@ -113,7 +114,41 @@ export type SessionEvent =
   | SessionFailedEvent
   | SessionOverpaidEvent
   | SessionPaidLateEvent;
-export type WebhookEvent = SessionEvent | EndpointDisabledEvent | EndpointTestEvent;
+/** `data.subscription`: the subscription object of the routes, as it was when the event was made. */
+export type EventSubscription = SubscriptionModel;
+
+/** `data.session` of `subscription.renewed`: the period's payment session when its charge was recorded. */
+export interface EventPeriodSession {
+  id: string;
+  amount: string;
+  status: string;
+  expiresAt: string;
+  createdAt: string;
+}
+
+export type SubscriptionCreatedEvent = EventEnvelope<
+  'subscription.created',
+  { subscription: EventSubscription }
+>;
+export type SubscriptionRenewedEvent = EventEnvelope<
+  'subscription.renewed',
+  { subscription: EventSubscription; session: EventPeriodSession; periodIndex: number; txHash: string }
+>;
+export type SubscriptionPaymentFailedEvent = EventEnvelope<
+  'subscription.payment_failed',
+  { subscription: EventSubscription; failureReason: string; nextAttemptAt: string | null }
+>;
+export type SubscriptionCanceledEvent = EventEnvelope<
+  'subscription.canceled',
+  { subscription: EventSubscription }
+>;
+export type SubscriptionEvent =
+  | SubscriptionCreatedEvent
+  | SubscriptionRenewedEvent
+  | SubscriptionPaymentFailedEvent
+  | SubscriptionCanceledEvent;
+
+export type WebhookEvent = SessionEvent | SubscriptionEvent | EndpointDisabledEvent | EndpointTestEvent;
 
 export const newEventId = (uuid: string) => `evt_${uuid}`;
 
@@ -175,6 +210,59 @@ export function serialiseSessionEvent(event: SessionEvent): string {
 /** SPEC's `session.confirming` body (kept by name for the callers that make only that one). */
 export function serialiseSessionConfirmingEvent(event: SessionConfirmingEvent): string {
   return serialiseSessionEvent(event);
+}
+
+/** `data` of a subscription event in a fixed key order: the subscription first, then the type's own fields. */
+function subscriptionEventData(event: SubscriptionEvent): Record<string, unknown> {
+  const data: Record<string, unknown> = { subscription: subscriptionInWireOrder(event.data.subscription) };
+  switch (event.type) {
+    case 'subscription.renewed': {
+      const { session } = event.data;
+      data.session = {
+        id: session.id,
+        amount: session.amount,
+        status: session.status,
+        expiresAt: session.expiresAt,
+        createdAt: session.createdAt,
+      };
+      data.periodIndex = event.data.periodIndex;
+      data.txHash = event.data.txHash;
+      break;
+    }
+    case 'subscription.payment_failed':
+      data.failureReason = event.data.failureReason;
+      data.nextAttemptAt = event.data.nextAttemptAt;
+      break;
+    default:
+      break;
+  }
+  return data;
+}
+
+function subscriptionInWireOrder(subscription: EventSubscription): EventSubscription {
+  return {
+    id: subscription.id,
+    planId: subscription.planId,
+    status: subscription.status,
+    customerAccount: subscription.customerAccount,
+    chainId: subscription.chainId,
+    token: subscription.token,
+    currentPeriodStart: subscription.currentPeriodStart,
+    currentPeriodEnd: subscription.currentPeriodEnd,
+    cancelAtPeriodEnd: subscription.cancelAtPeriodEnd,
+    canceledAt: subscription.canceledAt,
+    latestSessionId: subscription.latestSessionId,
+  };
+}
+
+/** Serialised once, in a fixed key order, like every event body. */
+export function serialiseSubscriptionEvent(event: SubscriptionEvent): string {
+  return JSON.stringify({
+    id: event.id,
+    type: event.type,
+    createdAt: event.createdAt,
+    data: subscriptionEventData(event),
+  });
 }
 
 /** Serialised once, in a fixed key order, like every event body. */

@@ -24,6 +24,7 @@ import { createYieldDomainActivities } from '../activities/yieldDomains';
 import { createTxtLookup, type TxtLookup } from '../yield/txtRecords';
 import { createSessionActivities } from '../activities/sessions';
 import { createSessionEventActivities } from '../activities/sessionEvents';
+import { createSubscriptionActivities } from '../activities/subscriptions';
 import { createWebhookDeliveryActivities } from '../activities/webhookDelivery';
 import {
   createWebhookSecretBox,
@@ -64,6 +65,14 @@ export interface WorkerDependencies {
   paymasterReceipts?: { networks: NetworkRegistry; markupBps?: number };
   /** Yield deployments: the key that deploys vault sets, and how domains' TXT records are looked up. */
   yield?: YieldWorkerSettings;
+  /** Subscription charging (issue 42); without it the worker serves no subscription activities. */
+  subscriptions?: SubscriptionWorkerSettings;
+}
+
+export interface SubscriptionWorkerSettings {
+  networks: NetworkRegistry;
+  /** SUBSCRIPTION_EXECUTOR_PRIVATE_KEY's clients; without it every due charge fails with its reason. */
+  executor?: OperatorChains;
 }
 
 export interface YieldWorkerSettings {
@@ -111,7 +120,7 @@ type ActivityFactory = (
 
 /** The activities served on each task queue; a role without activities gets no worker yet. */
 const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
-  sessions: ({ db, temporal, settlement }, taskQueues) => ({
+  sessions: ({ db, temporal, settlement, subscriptions }, taskQueues) => ({
     ...createSessionActivities({
       db,
       // Expiry waits for this deployment's deposit monitors (only a worker with settlement runs them).
@@ -122,6 +131,13 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
       db,
       startWebhookDelivery: webhookDeliveryStarterFor(temporal, taskQueues.webhooks),
     }),
+    ...(subscriptions &&
+      createSubscriptionActivities({
+        db,
+        networks: subscriptions.networks,
+        executor: subscriptions.executor,
+        startSessionWorkflow: sessionStarterFor(temporal, taskQueues.sessions),
+      })),
     ...(settlement &&
       createSettlementActivities({
         db,

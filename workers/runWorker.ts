@@ -6,7 +6,7 @@ import { boundedWaitsFrom, createDb, type Db } from '../db/client';
 import { checkReadiness, postgresCheck, startReadinessServer, temporalCheck } from '../health/readiness';
 import { createWebhookSecretBox, webhookSecretKeyFromConfig } from '../webhooks/webhookSecrets';
 import { createNetworkRegistry, type NetworkRegistry } from '../chain/networkRegistry';
-import { createOperatorChains } from '../chain/operatorChains';
+import { createOperatorChains, type OperatorChains } from '../chain/operatorChains';
 import { startChainMonitors } from '../workflowClient/chainMonitors';
 import { ensureMaintenanceSchedules } from '../workflowClient/schedules';
 import { startPaymasterReceiptTrackers } from '../workflowClient/paymasterReceiptTrackers';
@@ -99,6 +99,7 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
             operatorPrivateKey: config.YIELD_DEPLOYER_PRIVATE_KEY as `0x${string}`,
           })
         : undefined;
+      const subscriptionExecutor = subscriptionExecutorOf(config, networks);
       const workers = await createWorkers({
         connection,
         namespace: config.TEMPORAL_NAMESPACE,
@@ -116,6 +117,7 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
           settlement,
           paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS },
           yield: { deployer: yieldDeployer, lookupTxt: createTxtLookup(config.YIELD_DNS_SERVER) },
+          subscriptions: { networks, executor: subscriptionExecutor },
         },
         taskQueues,
         tracing,
@@ -144,6 +146,22 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
 }
 
 type WorkerConfig = ReturnType<typeof loadConfigOrExit>;
+
+/** Subscription charges are sent by their own key (never the operator's or the yield deployer's). */
+function subscriptionExecutorOf(config: WorkerConfig, networks: NetworkRegistry): OperatorChains | undefined {
+  if (!config.SUBSCRIPTION_EXECUTOR_PRIVATE_KEY) {
+    process.stdout.write(
+      'SUBSCRIPTION_EXECUTOR_PRIVATE_KEY unset: due subscription charges fail on this worker\n',
+    );
+    return undefined;
+  }
+  const executor = createOperatorChains({
+    networks,
+    operatorPrivateKey: config.SUBSCRIPTION_EXECUTOR_PRIVATE_KEY as `0x${string}`,
+  });
+  process.stdout.write(`subscription executor ${executor.address}\n`);
+  return executor;
+}
 
 /**
  * The workflows that run for as long as the worker does: the maintenance schedules (under the worker's

@@ -6,6 +6,9 @@
 /** One payment-session workflow per session (docs/architecture.md "Processes"). */
 export const sessionWorkflowId = (sessionId: string) => `session-${sessionId}`;
 
+/** One charging workflow per subscription (docs/operations.md "Subscriptions"), across its periods. */
+export const subscriptionWorkflowId = (subscriptionId: string) => `subscription-${subscriptionId}`;
+
 /** One delivery workflow per (event, endpoint) pair. */
 export const webhookDeliveryWorkflowId = (eventId: string, endpointId: string) =>
   `webhook-${eventId}-${endpointId}`;

@@ -255,6 +255,10 @@ describe('OpenAPI documents', () => {
         'session.overpaid',
         'session.paid_late',
         'session.underpaid',
+        'subscription.created',
+        'subscription.renewed',
+        'subscription.payment_failed',
+        'subscription.canceled',
       ].sort(),
     );
     const confirming = document.webhooks['session.confirming'].post;

@@ -251,6 +251,20 @@ export const OPERATIONS: Record<string, OperationNaming> = {
     operationId: 'getSubscription',
     description: 'One subscription: its plan, status, customer account, chain, token and current period.',
   },
+  'POST /v1/subscriptions/{id}/cancel': {
+    operationId: 'cancelSubscription',
+    description:
+      'Cancels a subscription: at once (`canceled`, `subscription.canceled` sent), or with `atPeriodEnd: true` at the end of its current period (no further charge). Canceling a canceled subscription changes nothing.',
+  },
+  'POST /v1/merchants/me/subscriptions/{id}/cancel': {
+    operationId: 'cancelDashboardSubscription',
+    description: DASHBOARD_TWIN,
+  },
+  'POST /v1/subscribe/{planId}': {
+    operationId: 'subscribe',
+    description:
+      'Public, no credential (the subscribe page): the customer’s signed periodic permission for the plan. Judged before anything is saved: a permission that is not exactly the plan’s (delegate, token, chain, amount, period, expiry, signature, revocation) is refused with a sentence saying why. Accepted: 201 with the subscription (`trialing` with trial days, else `active`) and `subscription.created`; the same permission again answers 200 with it. Rate limited per client IP.',
+  },
   'GET /v1/merchants/me/subscriptions': {
     operationId: 'listDashboardSubscriptions',
     description: DASHBOARD_TWIN,
@@ -258,6 +272,12 @@ export const OPERATIONS: Record<string, OperationNaming> = {
   'GET /v1/merchants/me/subscriptions/{id}': {
     operationId: 'getDashboardSubscription',
     description: DASHBOARD_TWIN,
+  },
+
+  'GET /v1/config': {
+    operationId: 'getPlatformConfig',
+    description:
+      'Public, no credential: per chain where customers can subscribe, the subscription executor (the delegate a periodic permission must name), the Delegation Framework contracts and the stablecoins. Rate limited per client IP.',
   },
 
   // Webhooks (dashboard twins)

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { getAddress, type Address } from 'viem';
-import { buildPaymentOptions } from '../../chain/paymentOptions';
-import { STABLECOIN_SYMBOLS, type StablecoinSymbol } from '../../chain/stablecoins';
+import type { Address } from 'viem';
 import type { Db } from '../../db/client';
-import { findMerchantById } from '../../db/merchants';
-import { insertSessionWithOptionsAtOnce } from '../../db/sessions';
+import {
+  insertPaymentSession,
+  NoPaymentOptionError,
+  UnknownMerchantError,
+  type PaymentSessionFields,
+} from '../../db/paymentSessionCreation';
 import { withTemporalDeadline } from '../../workflowClient/connection';
 import { startSessionWorkflow } from '../../workflowClient/sessions';
 import type { AppContext } from '../appContext';
@@ -13,7 +15,8 @@ import { idempotently, type IdempotentAnswer } from '../routing/idempotency';
 
 /**
  * Creating a payment session, for every route that makes one (SK and dashboard create, top-ups):
- * payment options computed exactly, the session and its options written in one statement (in one
+ * payment options computed exactly, the session and its options written in one statement
+ * (db/paymentSessionCreation.ts, which a subscription's period shares) (in one
  * transaction with the idempotency record and any rows that belong with it, when there are such), then
  * the workflow started. A crash after the commit leaves `workflow_started_at` empty for the reconciler.
  */
@@ -22,14 +25,7 @@ const IDEMPOTENCY_SCOPE = 'sessions.create';
 const DEFAULT_EXPIRES_IN_SEC = 3600;
 
 /** What a merchant asks for (the create body, validated by the route). */
-export interface PaymentSessionRequest {
-  /** Decimal USD, at most 6 decimals. */
-  amount: string;
-  merchantName?: string;
-  lineItems?: unknown[];
-  paymentOptionSymbols?: readonly StablecoinSymbol[];
-  sandboxMode?: boolean;
-  successUrl?: string;
+export interface PaymentSessionRequest extends PaymentSessionFields {
   expiresInSec?: number;
 }
 
@@ -61,49 +57,18 @@ export async function createPaymentSession(
   const expiresAt = new Date(now.getTime() + (request.expiresInSec ?? DEFAULT_EXPIRES_IN_SEC) * 1000);
 
   const work = async (db: Db): Promise<IdempotentAnswer<PaymentSessionCreated['body']>> => {
-    const merchant = await findMerchantById(db, merchantId);
-    if (!merchant) throw unauthorized('Unknown merchant');
-    const payoutAddress = getAddress(merchant.payout_address);
-    const symbols = request.paymentOptionSymbols ?? STABLECOIN_SYMBOLS;
-    const options = buildPaymentOptions({
-      sessionId,
-      amountUsd: request.amount,
-      symbols,
-      networks: app.networks.paymentNetworks(sandboxMode),
-      payoutAddressOf: payoutAddressOf ?? (() => payoutAddress),
+    const row = await insertPaymentSession(db, app.networks, {
+      id: sessionId,
+      merchantId,
+      fields: request,
+      expiresAt,
+      now,
+      payoutAddressOf,
+    }).catch((error: unknown) => {
+      if (error instanceof UnknownMerchantError) throw unauthorized(error.message);
+      if (error instanceof NoPaymentOptionError) throw badRequest(error.message);
+      throw error;
     });
-    if (options.length === 0) {
-      throw badRequest(
-        `No payment option is available: no ${sandboxMode ? 'testnet' : 'mainnet'} with a deployed forwarder factory offers ${symbols.join(', ')}`,
-      );
-    }
-    const row = await insertSessionWithOptionsAtOnce(
-      db,
-      {
-        id: sessionId,
-        merchant_id: merchantId,
-        amount: request.amount,
-        merchant_name: request.merchantName ?? merchant.name,
-        line_items: JSON.stringify(request.lineItems ?? []),
-        payment_option_symbols: [...new Set(options.map((option) => option.symbol))],
-        sandbox_mode: sandboxMode,
-        success_url: request.successUrl ?? null,
-        payout_address: payoutAddress,
-        expires_at: expiresAt,
-        created_at: now,
-        updated_at: now,
-      },
-      options.map((option) => ({
-        chain_id: option.chainId,
-        network: option.network,
-        symbol: option.symbol,
-        token_address: option.tokenAddress,
-        decimals: option.decimals,
-        amount: option.amount,
-        deposit_address: option.depositAddress,
-        payout_address: option.payoutAddress,
-      })),
-    );
     await alsoWrite?.(db, row.id);
     return {
       status: 201,

@@ -32,6 +32,13 @@ export const LOCAL_SETTLEMENT_OPERATOR = ANVIL_DEV_ACCOUNTS[7];
 /** The account that deploys yield vault sets on local chains (the worker's YIELD_DEPLOYER_PRIVATE_KEY): anvil's dev account 3, apart from settlement. */
 export const LOCAL_YIELD_DEPLOYER = ANVIL_DEV_ACCOUNTS[3];
 
+/**
+ * The subscription executor on local chains (the worker's SUBSCRIPTION_EXECUTOR_PRIVATE_KEY, the api's
+ * SUBSCRIPTION_EXECUTOR_ADDRESS): anvil's dev account 6, apart from settlement and yield deploys. Tests
+ * charge with generated keys of their own.
+ */
+export const LOCAL_SUBSCRIPTION_EXECUTOR = ANVIL_DEV_ACCOUNTS[6];
+
 /** The only account that may deliver messenger packets on local chains (the dev relayer's key): anvil's dev account 8. */
 export const LOCAL_RELAYER = ANVIL_DEV_ACCOUNTS[8];
 

@@ -91,6 +91,9 @@ export function createStablePayClient(options: StablePayOptions) {
     listSubscriptions: (query: paths['/v1/subscriptions']['get']['parameters']['query'] = {}) =>
       unwrap(raw.GET('/v1/subscriptions', { params: { query } })),
     getSubscription: (id: string) => unwrap(raw.GET('/v1/subscriptions/{id}', { params: { path: { id } } })),
+    /** At once (the default), or `{ atPeriodEnd: true }`: no further period is charged. */
+    cancelSubscription: (id: string, body: Body<'/v1/subscriptions/{id}/cancel', 'post'> = {}) =>
+      unwrap(raw.POST('/v1/subscriptions/{id}/cancel', { params: { path: { id } }, body })),
   };
 }
 

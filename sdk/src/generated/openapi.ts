@@ -991,6 +991,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/merchants/me/subscriptions/{id}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a subscription, at once or at the end of its period (dashboard)
+     * @description The dashboard twin of the API-key route of the same name: same body and answers, merchant token instead of the `sk_` key.
+     */
+    post: operations['cancelDashboardSubscription'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/subscriptions': {
     parameters: {
       query?: never;
@@ -1025,6 +1045,66 @@ export interface paths {
     get: operations['getSubscription'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/subscriptions/{id}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a subscription, at once or at the end of its period (API key)
+     * @description Cancels a subscription: at once (`canceled`, `subscription.canceled` sent), or with `atPeriodEnd: true` at the end of its current period (no further charge). Canceling a canceled subscription changes nothing.
+     */
+    post: operations['cancelSubscription'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/config': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Public facts of this deployment: the subscription executor and its contracts per chain
+     * @description Public, no credential: per chain where customers can subscribe, the subscription executor (the delegate a periodic permission must name), the Delegation Framework contracts and the stablecoins. Rate limited per client IP.
+     */
+    get: operations['getPlatformConfig'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/subscribe/{planId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Subscribe to a plan with the customer's signed periodic permission
+     * @description Public, no credential (the subscribe page): the customer’s signed periodic permission for the plan. Judged before anything is saved: a permission that is not exactly the plan’s (delegate, token, chain, amount, period, expiry, signature, revocation) is refused with a sentence saying why. Accepted: 201 with the subscription (`trialing` with trial days, else `active`) and `subscription.created`; the same permission again answers 200 with it. Rate limited per client IP.
+     */
+    post: operations['subscribe'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1945,6 +2025,86 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'subscription.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `subscription.created` event
+     * @description A customer subscribed to one of your plans. Once per subscription. Delivered only to endpoints whose `events` list `subscription.created`; at least once, so drop repeats by `id`.
+     */
+    post: operations['onSubscriptionCreated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'subscription.renewed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `subscription.renewed` event
+     * @description A period was charged into its payment session, which then settles like any other. Once per period. Delivered only to endpoints whose `events` list `subscription.renewed`; at least once, so drop repeats by `id`.
+     */
+    post: operations['onSubscriptionRenewed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'subscription.payment_failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `subscription.payment_failed` event
+     * @description A period could not be charged (balance, revoked or expired permission); says when it is tried again. Delivered only to endpoints whose `events` list `subscription.payment_failed`; at least once, so drop repeats by `id`.
+     */
+    post: operations['onSubscriptionPaymentFailed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'subscription.canceled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `subscription.canceled` event
+     * @description The subscription ended: canceled by you or the customer, or unpaid at the end of its period. Delivered only to endpoints whose `events` list `subscription.canceled`; at least once, so drop repeats by `id`.
+     */
+    post: operations['onSubscriptionCanceled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'endpoint.disabled': {
     parameters: {
       query?: never;
@@ -2244,6 +2404,10 @@ export interface components {
         | 'session.failed'
         | 'session.overpaid'
         | 'session.paid_late'
+        | 'subscription.created'
+        | 'subscription.renewed'
+        | 'subscription.payment_failed'
+        | 'subscription.canceled'
         | 'endpoint.disabled'
       )[];
       enabled: boolean;
@@ -2266,6 +2430,10 @@ export interface components {
         | 'session.failed'
         | 'session.overpaid'
         | 'session.paid_late'
+        | 'subscription.created'
+        | 'subscription.renewed'
+        | 'subscription.payment_failed'
+        | 'subscription.canceled'
         | 'endpoint.disabled'
       )[];
       enabled?: boolean;
@@ -2284,6 +2452,10 @@ export interface components {
         | 'session.failed'
         | 'session.overpaid'
         | 'session.paid_late'
+        | 'subscription.created'
+        | 'subscription.renewed'
+        | 'subscription.payment_failed'
+        | 'subscription.canceled'
         | 'endpoint.disabled'
       )[];
       enabled: boolean;
@@ -2303,6 +2475,10 @@ export interface components {
         | 'session.failed'
         | 'session.overpaid'
         | 'session.paid_late'
+        | 'subscription.created'
+        | 'subscription.renewed'
+        | 'subscription.payment_failed'
+        | 'subscription.canceled'
         | 'endpoint.disabled'
       )[];
       enabled?: boolean;
@@ -2409,6 +2585,49 @@ export interface components {
       canceledAt: string | null;
       /** @description The latest period's payment session */
       latestSessionId: string | null;
+    };
+    SubscriptionCancel: {
+      /** @description true: no further period is charged and it ends then; false or absent: canceled at once */
+      atPeriodEnd?: boolean;
+    };
+    PlatformConfig: {
+      /** @description Chains where customers can subscribe; empty when this deployment has no subscription executor */
+      subscriptionChains: components['schemas']['SubscriptionChain'][];
+    };
+    SubscriptionChain: {
+      chainId: number;
+      network: string;
+      /** @description Testnet chains carry sandbox plans */
+      testnet: boolean;
+      /** @description The delegate of every periodic permission on this chain: it sends each period’s charge */
+      subscriptionExecutor: string;
+      delegationManager: string;
+      erc20PeriodTransferEnforcer: string;
+      timestampEnforcer: string;
+      tokens: {
+        symbol: string;
+        address: string;
+        decimals: number;
+      }[];
+    };
+    SubscribeRequest: {
+      chainId: number;
+      /** @enum {string} */
+      token: 'USDC' | 'USDT' | 'USDe';
+      /** @description The ERC-7710 delegation the customer signed (ERC-7715 erc20-token-periodic) */
+      delegation: {
+        delegate: string;
+        /** @description The customer's DeleGator account */
+        delegator: string;
+        authority: string;
+        caveats: {
+          enforcer: string;
+          terms: string;
+          args?: string;
+        }[];
+        salt: string;
+        signature: string;
+      };
     };
     PaymasterClient: {
       id: string;
@@ -3236,6 +3455,74 @@ export interface components {
         receivedAmount: string;
         /** @description The late deposit’s transaction */
         txHash: string;
+      };
+    };
+    /** @description A customer subscribed to one of your plans. Once per subscription. */
+    SubscriptionCreatedEvent: {
+      /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
+      id: string;
+      /** @constant */
+      type: 'subscription.created';
+      /** @description ISO 8601 UTC with milliseconds */
+      createdAt: string;
+      data: {
+        subscription: components['schemas']['Subscription'];
+      };
+    };
+    /** @description A period was charged into its payment session, which then settles like any other. Once per period. */
+    SubscriptionRenewedEvent: {
+      /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
+      id: string;
+      /** @constant */
+      type: 'subscription.renewed';
+      /** @description ISO 8601 UTC with milliseconds */
+      createdAt: string;
+      data: {
+        subscription: components['schemas']['Subscription'];
+        /** @description The period’s payment session (its invoice) when the charge was recorded */
+        session: {
+          /** Format: uuid */
+          id: string;
+          /** @description Decimal USD, at most 6 fractional digits */
+          amount: string;
+          status: string;
+          /** @description ISO 8601 UTC with milliseconds */
+          expiresAt: string;
+          /** @description ISO 8601 UTC with milliseconds */
+          createdAt: string;
+        };
+        /** @description The period charged, from 0: the charge’s idempotency key */
+        periodIndex: number;
+        /** @description The redemption that moved the period’s amount into the session’s deposit address */
+        txHash: string;
+      };
+    };
+    /** @description A period could not be charged (balance, revoked or expired permission); says when it is tried again. */
+    SubscriptionPaymentFailedEvent: {
+      /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
+      id: string;
+      /** @constant */
+      type: 'subscription.payment_failed';
+      /** @description ISO 8601 UTC with milliseconds */
+      createdAt: string;
+      data: {
+        subscription: components['schemas']['Subscription'];
+        /** @description insufficient_balance, permission_revoked, period_allowance_used, redemption_reverted, … */
+        failureReason: string;
+        /** @description When the charge is tried again; null when it is not */
+        nextAttemptAt: string | null;
+      };
+    };
+    /** @description The subscription ended: canceled by you or the customer, or unpaid at the end of its period. */
+    SubscriptionCanceledEvent: {
+      /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
+      id: string;
+      /** @constant */
+      type: 'subscription.canceled';
+      /** @description ISO 8601 UTC with milliseconds */
+      createdAt: string;
+      data: {
+        subscription: components['schemas']['Subscription'];
       };
     };
     /** @description Another of your endpoints was disabled after 5 days of failed deliveries. */
@@ -7025,6 +7312,79 @@ export interface operations {
       };
     };
   };
+  cancelDashboardSubscription: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['SubscriptionCancel'];
+      };
+    };
+    responses: {
+      /** @description Subscription, canceled or to be canceled at its period end */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Subscription'];
+        };
+      };
+      /** @description Invalid field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign subscription */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   listSubscriptions: {
     parameters: {
       query?: {
@@ -7118,6 +7478,205 @@ export interface operations {
         };
       };
       /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  cancelSubscription: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['SubscriptionCancel'];
+      };
+    };
+    responses: {
+      /** @description Subscription, canceled or to be canceled at its period end */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Subscription'];
+        };
+      };
+      /** @description Invalid field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign subscription */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getPlatformConfig: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Configuration */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PlatformConfig'];
+        };
+      };
+      /** @description Too many requests from this client IP */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  subscribe: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        planId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SubscribeRequest'];
+      };
+    };
+    responses: {
+      /** @description The subscription this permission already backs */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Subscription'];
+        };
+      };
+      /** @description Subscribed */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Subscription'];
+        };
+      };
+      /** @description The permission is not exactly the plan’s, or the chain or token is not offered */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown plan */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests from this client IP */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The chain or Temporal did not answer; send the same request again */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -10307,6 +10866,114 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['SessionPaidLateEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Anything else (or no answer within the timeout) is retried after 1 minute, 5 minutes, 30 minutes and 2 hours. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSubscriptionCreated: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC is over `<t>.<raw body>` keyed by the endpoint’s `whsec_` secret. During a secret rotation’s overlap a second `v1=` follows, signed with the previous secret: accept the request when any `v1` matches. Compare in constant time over the raw bytes and reject a `t` more than about 300 seconds from your clock. */
+        'X-Service-Signature': string;
+        /** @description The event’s `evt_` id, the same on every delivery of it */
+        'X-Service-Event-Id': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SubscriptionCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Anything else (or no answer within the timeout) is retried after 1 minute, 5 minutes, 30 minutes and 2 hours. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSubscriptionRenewed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC is over `<t>.<raw body>` keyed by the endpoint’s `whsec_` secret. During a secret rotation’s overlap a second `v1=` follows, signed with the previous secret: accept the request when any `v1` matches. Compare in constant time over the raw bytes and reject a `t` more than about 300 seconds from your clock. */
+        'X-Service-Signature': string;
+        /** @description The event’s `evt_` id, the same on every delivery of it */
+        'X-Service-Event-Id': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SubscriptionRenewedEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Anything else (or no answer within the timeout) is retried after 1 minute, 5 minutes, 30 minutes and 2 hours. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSubscriptionPaymentFailed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC is over `<t>.<raw body>` keyed by the endpoint’s `whsec_` secret. During a secret rotation’s overlap a second `v1=` follows, signed with the previous secret: accept the request when any `v1` matches. Compare in constant time over the raw bytes and reject a `t` more than about 300 seconds from your clock. */
+        'X-Service-Signature': string;
+        /** @description The event’s `evt_` id, the same on every delivery of it */
+        'X-Service-Event-Id': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SubscriptionPaymentFailedEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Anything else (or no answer within the timeout) is retried after 1 minute, 5 minutes, 30 minutes and 2 hours. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSubscriptionCanceled: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC is over `<t>.<raw body>` keyed by the endpoint’s `whsec_` secret. During a secret rotation’s overlap a second `v1=` follows, signed with the previous secret: accept the request when any `v1` matches. Compare in constant time over the raw bytes and reject a `t` more than about 300 seconds from your clock. */
+        'X-Service-Signature': string;
+        /** @description The event’s `evt_` id, the same on every delivery of it */
+        'X-Service-Event-Id': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SubscriptionCanceledEvent'];
       };
     };
     responses: {

@@ -1,0 +1,249 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Hex } from 'viem';
+import { resolveDelegationFramework } from '../chain/delegationFramework';
+import type { NetworkRegistry } from '../chain/networkRegistry';
+import type { OperatorChains } from '../chain/operatorChains';
+import type { Db } from '../db/client';
+import { findSessionById, markWorkflowsStarted } from '../db/sessions';
+import { markChargeFailed, markChargeRedeemed } from '../db/subscriptionCharges';
+import { findSubscriptionPlanById } from '../db/subscriptionPlans';
+import {
+  cancelSubscriptionNow,
+  findSubscriptionById,
+  markSubscriptionPastDue,
+  markSubscriptionRenewed,
+  type SubscriptionRow,
+} from '../db/subscriptions';
+import { normaliseDecimal } from '../money/baseUnits';
+import { decodeExpiry } from '../subscriptions/grantVerification';
+import { chargePeriod } from '../subscriptions/periodCharge';
+import { openPeriod } from '../subscriptions/periodSession';
+import { delegationFromJson } from '../subscriptions/subscribe';
+import { storeSubscriptionEvent } from '../subscriptions/subscriptionEvents';
+import { sendWithNextNonce } from './lockedSends';
+
+/**
+ * The charging workflow's side effects (workflows/subscription.ts, issue 42). Each period: open it (its
+ * session and charge row, keyed by the period index), start the session's workflow, charge on chain
+ * (asking the chain first: a redemption already made is found, never sent twice), record; then the
+ * subscription's state and events. Events are stored once per occasion (subscriptions/subscriptionEvents.ts)
+ * and their deliveries started by the session event activities' `startWebhookDeliveries`.
+ */
+
+export interface SubscriptionActivityDependencies {
+  db: Db;
+  networks: NetworkRegistry;
+  /** SUBSCRIPTION_EXECUTOR_PRIVATE_KEY's clients; without it every charge fails with `no_subscription_executor`. */
+  executor?: OperatorChains;
+  /** Starts a period session's workflow (workflowClient/sessions.ts, bound to the sessions queue). */
+  startSessionWorkflow: (session: {
+    sessionId: string;
+    merchantId: string;
+    sandboxMode: boolean;
+    expiresAt: Date;
+  }) => Promise<'started' | 'already_started'>;
+  now?: () => Date;
+}
+
+export type PeriodChargeResult =
+  | { kind: 'redeemed'; sessionId: string; txHash: string }
+  | { kind: 'failed'; sessionId?: string; failureReason: string };
+
+export interface PeriodBounds {
+  subscriptionId: string;
+  periodIndex: number;
+  /** ISO 8601. */
+  periodStart: string;
+  periodEnd: string;
+}
+
+export interface PeriodChargeInput {
+  subscriptionId: string;
+  periodIndex: number;
+  /** ISO 8601: the period session's expiry (past the last moment a charge may be attempted). */
+  sessionExpiresAt: string;
+}
+
+async function findSubscriptionOrFail(db: Db, subscriptionId: string): Promise<SubscriptionRow> {
+  const row = await findSubscriptionById(db, subscriptionId);
+  if (!row) {
+    throw ApplicationFailure.nonRetryable(
+      `subscription ${subscriptionId} does not exist`,
+      'UnknownSubscription',
+    );
+  }
+  return row;
+}
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** One attempt at a period's charge (chargeSubscriptionPeriod below). */
+async function chargeOnePeriod(
+  { db, networks, executor, startSessionWorkflow, now = () => new Date() }: SubscriptionActivityDependencies,
+  { subscriptionId, periodIndex, sessionExpiresAt }: PeriodChargeInput,
+): Promise<PeriodChargeResult> {
+  const subscription = await findSubscriptionOrFail(db, subscriptionId);
+  if (subscription.status === 'canceled') return { kind: 'failed', failureReason: 'subscription_canceled' };
+  if (!executor) return { kind: 'failed', failureReason: 'no_subscription_executor' };
+  const plan = (await findSubscriptionPlanById(db, subscription.plan_id))!;
+  const network = executor.network(subscription.chain_id);
+  const framework = resolveDelegationFramework(network.chainId, network.contracts);
+  if (!framework) return { kind: 'failed', failureReason: 'no_delegation_framework' };
+  const client = executor.client(subscription.chain_id);
+
+  const opened = await openPeriod(db, networks, {
+    subscription,
+    plan,
+    periodIndex,
+    sandboxMode: network.testnet,
+    expiresAt: new Date(sessionExpiresAt),
+    now: now(),
+    fromBlock: await client.getBlockNumber(),
+  });
+  const sessionId = opened.session.id;
+  await startSessionWorkflow({
+    sessionId,
+    merchantId: subscription.merchant_id,
+    sandboxMode: opened.session.sandbox_mode,
+    expiresAt: opened.session.expires_at,
+  });
+  await markWorkflowsStarted(db, [sessionId]);
+  if (opened.charge.status === 'redeemed')
+    return { kind: 'redeemed', sessionId, txHash: opened.charge.tx_hash! };
+
+  const delegation = delegationFromJson(subscription.delegation);
+  const expiryCaveat = delegation.caveats.find((caveat) =>
+    same(caveat.enforcer, framework.timestampEnforcer),
+  );
+  const expiry = expiryCaveat && decodeExpiry(expiryCaveat.terms);
+  const chainNow = (await client.getBlock()).timestamp;
+  // An expired permission would only revert: nothing is sent (the enforcer checks the next block's time).
+  if (expiry && expiry.validBefore !== 0n && expiry.validBefore <= chainNow + 1n) {
+    await markChargeFailed(db, opened.charge.id, 'permission_expired');
+    return { kind: 'failed', sessionId, failureReason: 'permission_expired' };
+  }
+  const outcome = await chargePeriod(
+    client,
+    framework,
+    {
+      delegation,
+      periodCaveat: delegation.caveats.find((caveat) =>
+        same(caveat.enforcer, framework.erc20PeriodTransferEnforcer),
+      )!,
+      token: subscription.token_address as Hex,
+      customer: subscription.customer_account as Hex,
+      depositAddress: opened.depositAddress,
+      amount: BigInt(subscription.period_amount),
+      fromBlock: BigInt(opened.charge.from_block ?? 0),
+    },
+    (call) => sendWithNextNonce(db, client, call),
+  );
+  if (outcome.kind === 'redeemed') {
+    const recorded = await markChargeRedeemed(db, opened.charge.id, outcome.txHash);
+    return { kind: 'redeemed', sessionId, txHash: recorded.tx_hash! };
+  }
+  await markChargeFailed(db, opened.charge.id, outcome.failureReason);
+  return { kind: 'failed', sessionId, failureReason: outcome.failureReason };
+}
+
+export function createSubscriptionActivities(dependencies: SubscriptionActivityDependencies) {
+  const { db, now = () => new Date() } = dependencies;
+  const subscriptionOf = (subscriptionId: string) => findSubscriptionOrFail(db, subscriptionId);
+
+  return {
+    /** Whether the subscription still charges: canceled (by the api, at once) or to end at this period's end. */
+    async subscriptionStanding({
+      subscriptionId,
+    }: {
+      subscriptionId: string;
+    }): Promise<{ canceled: boolean; cancelAtPeriodEnd: boolean }> {
+      const row = await subscriptionOf(subscriptionId);
+      return { canceled: row.status === 'canceled', cancelAtPeriodEnd: row.cancel_at_period_end };
+    },
+
+    /**
+     * One attempt at a period's charge. Idempotent by the period index: the session and the charge row are
+     * found again, a redeemed charge answers its transaction, and the chain is asked before any send.
+     */
+    chargeSubscriptionPeriod: (input: PeriodChargeInput) => chargeOnePeriod(dependencies, input),
+
+    /** The period charged: `active` in it, its session the latest; `subscription.renewed` stored once. */
+    async recordSubscriptionRenewed({
+      sessionId,
+      txHash,
+      ...period
+    }: PeriodBounds & { sessionId: string; txHash: string }): Promise<{ eventId: string }> {
+      const row =
+        (await markSubscriptionRenewed(db, period.subscriptionId, {
+          start: new Date(period.periodStart),
+          end: new Date(period.periodEnd),
+          sessionId,
+        })) ?? (await subscriptionOf(period.subscriptionId));
+      const session = (await findSessionById(db, sessionId))!;
+      const event = await storeSubscriptionEvent(
+        db,
+        row,
+        {
+          type: 'subscription.renewed',
+          periodIndex: period.periodIndex,
+          txHash,
+          session: {
+            id: session.id,
+            amount: normaliseDecimal(session.amount),
+            status: session.status,
+            expiresAt: session.expires_at.toISOString(),
+            createdAt: session.created_at.toISOString(),
+          },
+        },
+        now(),
+      );
+      return { eventId: event.id };
+    },
+
+    /** A failed attempt: `subscription.payment_failed` with when it is tried again (stored once per attempt). */
+    async recordSubscriptionPaymentFailed({
+      subscriptionId,
+      periodIndex,
+      attempt,
+      failureReason,
+      nextAttemptAt,
+    }: {
+      subscriptionId: string;
+      periodIndex: number;
+      attempt: number;
+      failureReason: string;
+      nextAttemptAt: string | null;
+    }): Promise<{ eventId: string }> {
+      const event = await storeSubscriptionEvent(
+        db,
+        await subscriptionOf(subscriptionId),
+        { type: 'subscription.payment_failed', periodIndex, attempt, failureReason, nextAttemptAt },
+        now(),
+      );
+      return { eventId: event.id };
+    },
+
+    /** Every attempt of the period failed: `past_due` until the period ends. */
+    async markSubscriptionPastDue({
+      sessionId,
+      ...period
+    }: PeriodBounds & { sessionId?: string }): Promise<void> {
+      await markSubscriptionPastDue(db, period.subscriptionId, {
+        start: new Date(period.periodStart),
+        end: new Date(period.periodEnd),
+        sessionId,
+      });
+    },
+
+    /** Ends the subscription (once) and stores `subscription.canceled` (once, whoever canceled it). */
+    async endSubscription({ subscriptionId }: { subscriptionId: string }): Promise<{ eventId: string }> {
+      const at = now();
+      const row =
+        (await cancelSubscriptionNow(db, subscriptionId, at)) ?? (await subscriptionOf(subscriptionId));
+      const event = await storeSubscriptionEvent(db, row, { type: 'subscription.canceled' }, at);
+      return { eventId: event.id };
+    },
+  };
+}
+
+export type SubscriptionActivities = ReturnType<typeof createSubscriptionActivities>;
