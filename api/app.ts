@@ -70,6 +70,7 @@ import { paymasterUsageRoutes } from './routes/paymaster/usage';
 import { dashboardSessionRoutes } from './routes/sessions/dashboardSessions';
 import { sessionRoutes } from './routes/sessions/sessions';
 import { openApiRoutes } from './routes/openapi';
+import { refundRoutes } from './routes/refunds/refunds';
 import { planRoutes } from './routes/plans/plans';
 import { subscriptionRoutes } from './routes/subscriptions/subscriptions';
 import { webhookRoutes } from './routes/webhooks';
@@ -340,6 +341,7 @@ function routeTable(
     ...dashboardSessionRoutes(context),
     ...webhookRoutes(context),
     ...planRoutes(context),
+    ...refundRoutes(context),
     ...subscriptionRoutes(context),
     ...checkoutRoutes(context),
     ...paymasterClientRoutes(context),
