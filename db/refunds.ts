@@ -252,3 +252,77 @@ export function microUsdFloorOf(usd: string): string {
   const [whole, fraction = ''] = usd.split('.');
   return fromBaseUnits(BigInt(whole! + fraction.slice(0, 6).padEnd(6, '0')), 6);
 }
+
+export async function findRefundById(db: Db, id: string): Promise<RefundRow | undefined> {
+  return db.selectFrom('refunds').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The refund another refund's report already names this transaction for, if any (one transaction pays one refund). */
+export async function findRefundPaidBy(
+  db: Db,
+  { chainId, txHash }: { chainId: number; txHash: string },
+): Promise<RefundRow | undefined> {
+  return db
+    .selectFrom('refunds')
+    .selectAll()
+    .where('chain_id', '=', chainId)
+    .where((eb) => eb(eb.fn<string>('lower', ['tx_hash']), '=', txHash.toLowerCase()))
+    .executeTakeFirst();
+}
+
+/**
+ * A merchant-paid refund waiting for its payment takes the reported (and verified) transaction: a conditional
+ * write, so a concurrent cancel or a second report finds it changed. Undefined when it was not waiting, or
+ * when another refund took this transaction first (the unique index `refunds_tx_once`).
+ */
+export async function markRefundProcessing(
+  db: Db,
+  { refundId, txHash, now }: { refundId: string; txHash: string; now: Date },
+): Promise<RefundRow | undefined> {
+  try {
+    return await db
+      .updateTable('refunds')
+      .set({ status: 'processing', tx_hash: txHash.toLowerCase(), updated_at: now })
+      .where('id', '=', refundId)
+      .where('status', '=', 'awaiting_payment')
+      .where('source', '=', 'merchant')
+      .returningAll()
+      .executeTakeFirst();
+  } catch (error) {
+    if ((error as { constraint?: string }).constraint === 'refunds_tx_once') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Ends a processing refund, `succeeded` or `failed`, and stores its event in the same transaction (a replay
+ * finds it ended and answers the stored event). `storeEvent` writes the event of the ended row.
+ */
+export async function finishRefund(
+  db: Db,
+  {
+    refundId,
+    outcome,
+    failureReason,
+    now,
+  }: { refundId: string; outcome: 'succeeded' | 'failed'; failureReason?: string; now: Date },
+  storeEvent: (trx: Db, row: RefundRow) => Promise<{ id: string }>,
+): Promise<{ row: RefundRow; eventId: string } | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const ended = await trx
+      .updateTable('refunds')
+      .set({
+        status: outcome,
+        succeeded_at: outcome === 'succeeded' ? now : null,
+        failure_reason: failureReason ?? null,
+        updated_at: now,
+      })
+      .where('id', '=', refundId)
+      .where('status', '=', 'processing')
+      .returningAll()
+      .executeTakeFirst();
+    const row = ended ?? (await findRefundById(trx, refundId));
+    if (!row || row.status !== outcome) return undefined;
+    return { row, eventId: (await storeEvent(trx, row)).id };
+  });
+}

@@ -500,6 +500,8 @@ export interface EventsTable {
   endpoint_id: string | null;
   /** The late deposit a `session.paid_late` event is about (one event per deposit); null for every other type. */
   deposit_id: string | null;
+  /** The refund a `refund.succeeded` / `refund.failed` event is about (one of each per refund); null otherwise. */
+  refund_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** The serialised body, exactly the bytes every delivery sends and signs. */
   payload: string;
   created_at: Timestamp;

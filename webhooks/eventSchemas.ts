@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { SESSION_STATUSES, type SessionStatus } from '../db/sessionStatus';
 import { WEBHOOK_EVENT_GUIDE } from './eventTypes';
 import { ENDPOINT_TEST_MESSAGE } from './events';
+import { refundSchema } from './refundObject';
 import type {
+  RefundEvent,
   EndpointDisabledEvent,
   EndpointTestEvent,
   SessionCompletedEvent,
@@ -134,6 +136,18 @@ export const sessionPaidLateEventSchema = envelope(
   }),
 ).describe(WEBHOOK_EVENT_GUIDE['session.paid_late'].sentWhen);
 
+function refundEventSchema<const Type extends RefundEvent['type']>(type: Type) {
+  return envelope(
+    type,
+    z.object({
+      refund: refundSchema.describe('The refund as the API reads it (`claimUrl` null)'),
+      session: eventSession(REPORTED_STATUSES, depositIfAny).describe('The session the refund pays back'),
+    }),
+  ).describe(WEBHOOK_EVENT_GUIDE[type].sentWhen);
+}
+export const refundSucceededEventSchema = refundEventSchema('refund.succeeded');
+export const refundFailedEventSchema = refundEventSchema('refund.failed');
+
 export const endpointDisabledEventSchema = envelope(
   'endpoint.disabled',
   z.object({ endpoint: z.object({ id: z.uuid(), url: z.string(), disabledAt: timestamp }) }),
@@ -158,6 +172,8 @@ export const WEBHOOK_EVENT_SCHEMAS = [
   { type: 'session.failed', name: 'SessionFailedEvent', schema: sessionFailedEventSchema },
   { type: 'session.overpaid', name: 'SessionOverpaidEvent', schema: sessionOverpaidEventSchema },
   { type: 'session.paid_late', name: 'SessionPaidLateEvent', schema: sessionPaidLateEventSchema },
+  { type: 'refund.succeeded', name: 'RefundSucceededEvent', schema: refundSucceededEventSchema },
+  { type: 'refund.failed', name: 'RefundFailedEvent', schema: refundFailedEventSchema },
   { type: 'endpoint.disabled', name: 'EndpointDisabledEvent', schema: endpointDisabledEventSchema },
   { type: 'endpoint.test', name: 'EndpointTestEvent', schema: endpointTestEventSchema },
 ] as const;
@@ -172,7 +188,8 @@ const senderTypesAgree: [
   Same<z.infer<typeof sessionFailedEventSchema>, SessionFailedEvent>,
   Same<z.infer<typeof sessionOverpaidEventSchema>, SessionOverpaidEvent>,
   Same<z.infer<typeof sessionPaidLateEventSchema>, SessionPaidLateEvent>,
+  Same<z.infer<typeof refundSucceededEventSchema> | z.infer<typeof refundFailedEventSchema>, RefundEvent>,
   Same<z.infer<typeof endpointDisabledEventSchema>, EndpointDisabledEvent>,
   Same<z.infer<typeof endpointTestEventSchema>, EndpointTestEvent>,
-] = [true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true];
 void senderTypesAgree;

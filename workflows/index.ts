@@ -4,6 +4,7 @@
  */
 export { loginNonceCleanupWorkflow } from './loginNonceCleanup';
 export { paymentSessionWorkflow } from './paymentSession';
+export { refundWorkflow } from './refund';
 export { sessionReconcilerWorkflow } from './sessionReconciler';
 export { webhookDeliveryWorkflow } from './webhookDelivery';
 export { chainMonitorWorkflow } from './chainMonitor';

@@ -6,6 +6,9 @@
 /** One payment-session workflow per session (docs/architecture.md "Processes"). */
 export const sessionWorkflowId = (sessionId: string) => `session-${sessionId}`;
 
+/** One workflow per refund: waits for its address, payment and confirmations (workflows/refund.ts). */
+export const refundWorkflowId = (refundId: string) => `refund-${refundId}`;
+
 /** One delivery workflow per (event, endpoint) pair. */
 export const webhookDeliveryWorkflowId = (eventId: string, endpointId: string) =>
   `webhook-${eventId}-${endpointId}`;

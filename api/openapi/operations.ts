@@ -233,15 +233,31 @@ export const OPERATIONS: Record<string, OperationNaming> = {
       'Cancels a refund while nothing has moved (awaiting its address, authorization or payment); its amount is refundable again. 409 once it is processing or finished.',
   },
 
+  'POST /v1/sessions/{id}/refunds/{refundId}/transaction': {
+    operationId: 'reportRefundTransaction',
+    description:
+      'Reports the transaction that sent a merchant-paid refund’s prepared `transfer`. It is read from the refund’s chain, never taken on trust: the receipt must hold a Transfer of exactly that token, to that address, of that amount, and no other refund may name it. The refund is `processing` until the chain’s confirmations, then `succeeded` (`refund.succeeded`).',
+  },
+
   // Refunds (dashboard twins)
-  'POST /v1/merchants/me/sessions/{id}/refunds': { operationId: 'createDashboardRefund', description: DASHBOARD_TWIN },
-  'GET /v1/merchants/me/sessions/{id}/refunds': { operationId: 'listDashboardRefunds', description: DASHBOARD_TWIN },
+  'POST /v1/merchants/me/sessions/{id}/refunds': {
+    operationId: 'createDashboardRefund',
+    description: DASHBOARD_TWIN,
+  },
+  'GET /v1/merchants/me/sessions/{id}/refunds': {
+    operationId: 'listDashboardRefunds',
+    description: DASHBOARD_TWIN,
+  },
   'GET /v1/merchants/me/sessions/{id}/refunds/{refundId}': {
     operationId: 'getDashboardRefund',
     description: DASHBOARD_TWIN,
   },
   'POST /v1/merchants/me/sessions/{id}/refunds/{refundId}/cancel': {
     operationId: 'cancelDashboardRefund',
+    description: DASHBOARD_TWIN,
+  },
+  'POST /v1/merchants/me/sessions/{id}/refunds/{refundId}/transaction': {
+    operationId: 'reportDashboardRefundTransaction',
     description: DASHBOARD_TWIN,
   },
 

@@ -18,12 +18,9 @@ import type { AppContext } from '../appContext';
 import { conflict, invalidField } from '../httpErrors';
 import { IdempotencyRace, idempotently } from '../routing/idempotency';
 import { sessionNotFound } from '../routes/sessions/sessions';
-import {
-  claimUrlOf,
-  toRefundModel,
-  type CreateRefundBody,
-  type RefundModel,
-} from '../routes/refunds/refundModels';
+import { wakeRefundWorkflow } from './refundWorkflowSignals';
+import { claimUrlOf, type CreateRefundBody } from '../routes/refunds/refundModels';
+import { toRefundModel, type RefundModel } from '../../webhooks/refundObject';
 
 /**
  * Creating a refund (docs/service-contract.md "Refunds") for both credentials' routes. Under the session's row lock: the amount is
@@ -150,7 +147,8 @@ export async function createRefund(
     { merchantId, scope: IDEMPOTENCY_SCOPE, key: idempotencyKey, request: { sessionId, ...request } },
     work,
   );
-  if (!created.replayed)
+  if (!created.replayed) {
+    await wakeRefundWorkflow(app, { refundId: created.body.id, merchantId });
     return {
       status: created.status,
       body: {
@@ -158,6 +156,7 @@ export async function createRefund(
         claimUrl: claimToken === undefined ? null : claimUrlOf(app.config.PUBLIC_BASE_URL, claimToken),
       },
     };
+  }
   return { status: created.status, body: await withFreshClaimLink(app, created.body) };
 }
 

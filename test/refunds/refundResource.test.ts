@@ -116,6 +116,12 @@ describe('refunds', () => {
       token: 'USDC',
       txHash: null,
       failureReason: null,
+      transfer: {
+        chainId: session.usdc.chainId,
+        tokenAddress: getAddress(session.usdc.tokenAddress),
+        to: getAddress(payer),
+        amount: '30000001',
+      },
       createdAt: expect.any(String),
     });
     const [row] = await refundsOf(session.id);

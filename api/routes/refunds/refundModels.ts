@@ -1,11 +1,11 @@
 import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
-import type { RefundRow } from '../../../db/refunds';
-import { REFUND_SOURCES, REFUND_STATUSES } from '../../../db/refundStatus';
-import { normaliseDecimal } from '../../../money/baseUnits';
 import { usdAmount } from '../../routing/decimalAmounts';
 
-/** The refund object, its create body and path parameters (docs/service-contract.md "Refunds"). */
+/**
+ * The refund create body and path parameters (docs/service-contract.md "Refunds"); the refund object itself is
+ * webhooks/refundObject.ts, shared with the refund events.
+ */
 
 export const refundPathParams = z.object({ id: z.string().uuid(), refundId: z.string().uuid() });
 
@@ -33,53 +33,15 @@ export const createRefundBody = z
 
 export type CreateRefundBody = z.infer<typeof createRefundBody>;
 
-export const refundSchema = z
-  .object({
-    id: z.string().uuid(),
-    sessionId: z.string().uuid(),
-    amount: z.string().describe('Decimal USD (stablecoins at par)'),
-    reason: z.string().nullable(),
-    status: z.enum(REFUND_STATUSES),
-    source: z
-      .enum(REFUND_SOURCES)
-      .describe(
-        '`forwarder`: paid back from the session’s forwarder on the payout address’s authorization (funds not swept yet); `merchant`: the merchant sends the transfer (funds already settled)',
-      ),
-    claimUrl: z
-      .string()
-      .nullable()
-      .describe(
-        'The page where the payer gives the refund address; shown once, in the answer that created the refund (null on reads)',
-      ),
-    address: z.string().nullable(),
-    chainId: z.number().int().nullable().describe('Null while the payer has not chosen a chain'),
-    token: z.string().describe('Stablecoin symbol the refund is paid in: the one the customer paid with'),
-    txHash: z.string().nullable(),
-    failureReason: z.string().nullable(),
-    createdAt: z.string(),
-  })
-  .strict()
-  .meta({ id: 'Refund' });
-
-export type RefundModel = z.infer<typeof refundSchema>;
-
-export function toRefundModel(row: RefundRow, claimUrl: string | null = null): RefundModel {
-  return {
-    id: row.id,
-    sessionId: row.session_id,
-    amount: normaliseDecimal(row.amount),
-    reason: row.reason,
-    status: row.status,
-    source: row.source,
-    claimUrl,
-    address: row.address,
-    chainId: row.chain_id,
-    token: row.token_symbol,
-    txHash: row.tx_hash,
-    failureReason: row.failure_reason,
-    createdAt: row.created_at.toISOString(),
-  };
-}
-
 export const claimUrlOf = (publicBaseUrl: string, claimToken: string) =>
   `${publicBaseUrl}/refund/${claimToken}`;
+
+export const reportTransactionBody = z
+  .object({
+    txHash: z
+      .string({ error: 'must be a 0x transaction hash' })
+      .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x transaction hash')
+      .describe('The transaction that sent the prepared transfer, on the refund’s chain'),
+  })
+  .strict()
+  .meta({ id: 'RefundTransactionReport' });

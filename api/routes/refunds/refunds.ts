@@ -2,13 +2,16 @@ import { z } from 'zod';
 import { cancelRefund, findMerchantRefund, listSessionRefunds } from '../../../db/refunds';
 import { findMerchantSession } from '../../../db/sessions';
 import { createRefund } from '../../refunds/createRefund';
+import { reportRefundTransaction } from '../../refunds/reportRefundTransaction';
+import { wakeRefundWorkflow } from '../../refunds/refundWorkflowSignals';
 import type { AppContext } from '../../appContext';
 import { conflict, notFound } from '../../httpErrors';
 import { idempotencyKeyOf } from '../../routing/idempotency';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { twinRouteSets, type TwinRouteSet } from '../../routing/twinRouteSets';
 import { sessionIdParams, sessionNotFound } from '../sessions/sessions';
-import { createRefundBody, refundPathParams, refundSchema, toRefundModel } from './refundModels';
+import { refundSchema, toRefundModel } from '../../../webhooks/refundObject';
+import { createRefundBody, refundPathParams, reportTransactionBody } from './refundModels';
 
 /**
  * Refunds of a session under `/v1/merchants/me/sessions/{id}/refunds` (JWT) and `/v1/sessions/{id}/refunds`
@@ -17,6 +20,7 @@ import { createRefundBody, refundPathParams, refundSchema, toRefundModel } from 
  * | GET  | (collection)          | 200 the session's refunds, newest first |
  * | GET  | /{refundId}           | 200 refund |
  * | POST | /{refundId}/cancel    | 200 canceled refund (again: unchanged); 409 once money moved |
+ * | POST | /{refundId}/transaction | 200 processing refund (merchant-paid; verified on chain); 400 not that transfer; 409 not awaiting payment or tx used |
  */
 
 const REFUND_ROUTE_SETS = twinRouteSets({ jwtBase: '/v1/merchants/me/sessions', skBase: '/v1/sessions' });
@@ -120,8 +124,41 @@ function refundRoutesFor(app: AppContext, { base, auth, audience, label }: TwinR
         if (!row) throw refundNotFound();
         if (row.status !== 'canceled')
           throw conflict(`Refund is ${row.status}: it can no longer be canceled`);
+        await wakeRefundWorkflow(app, { refundId: row.id, merchantId });
         return { status: 200, body: toRefundModel(row) };
       },
+    }),
+
+    defineRoute({
+      method: 'post',
+      path: `${collection}/:refundId/transaction`,
+      auth,
+      tag: REFUNDS_TAG,
+      audience,
+      summary: `Report the transaction that paid a merchant-paid refund: verified on chain (${label})`,
+      params: refundPathParams,
+      body: reportTransactionBody,
+      responses: {
+        200: {
+          description: 'The refund, processing until the transfer has its confirmations',
+          schema: refundSchema,
+        },
+        400: {
+          description:
+            'Invalid hash, or the transaction is not a mined, successful transfer of exactly the refund’s token, address and amount on its chain',
+        },
+        404: { description: 'Unknown or foreign refund' },
+        409: {
+          description:
+            'Not a merchant-paid refund waiting for its payment, or the transaction already pays another refund',
+        },
+      },
+      handler: ({ merchantId, params, body }) =>
+        reportRefundTransaction(
+          app,
+          { merchantId, sessionId: params.id, refundId: params.refundId },
+          body.txHash,
+        ),
     }),
   ];
 }

@@ -1015,6 +1015,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/merchants/me/sessions/{id}/refunds/{refundId}/transaction': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Report the transaction that paid a merchant-paid refund: verified on chain (dashboard)
+     * @description The dashboard twin of the API-key route of the same name: same body and answers, merchant token instead of the `sk_` key.
+     */
+    post: operations['reportDashboardRefundTransaction'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/sessions/{id}/refunds': {
     parameters: {
       query?: never;
@@ -1073,6 +1093,26 @@ export interface paths {
      * @description Cancels a refund while nothing has moved (awaiting its address, authorization or payment); its amount is refundable again. 409 once it is processing or finished.
      */
     post: operations['cancelRefund'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sessions/{id}/refunds/{refundId}/transaction': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Report the transaction that paid a merchant-paid refund: verified on chain (API key)
+     * @description Reports the transaction that sent a merchant-paid refund’s prepared `transfer`. It is read from the refund’s chain, never taken on trust: the receipt must hold a Transfer of exactly that token, to that address, of that amount, and no other refund may name it. The refund is `processing` until the chain’s confirmations, then `succeeded` (`refund.succeeded`).
+     */
+    post: operations['reportRefundTransaction'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2073,6 +2113,46 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'refund.succeeded': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `refund.succeeded` event
+     * @description A refund reached the payer: its transfer is confirmed on chain. Once per refund. Delivered only to endpoints whose `events` list `refund.succeeded`; at least once, so drop repeats by `id`.
+     */
+    post: operations['onRefundSucceeded'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'refund.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `refund.failed` event
+     * @description A refund could not be paid; its amount is refundable again. Once per refund. Delivered only to endpoints whose `events` list `refund.failed`; at least once, so drop repeats by `id`.
+     */
+    post: operations['onRefundFailed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'endpoint.disabled': {
     parameters: {
       query?: never;
@@ -2380,6 +2460,8 @@ export interface components {
         | 'session.failed'
         | 'session.overpaid'
         | 'session.paid_late'
+        | 'refund.succeeded'
+        | 'refund.failed'
         | 'endpoint.disabled'
       )[];
       enabled: boolean;
@@ -2402,6 +2484,8 @@ export interface components {
         | 'session.failed'
         | 'session.overpaid'
         | 'session.paid_late'
+        | 'refund.succeeded'
+        | 'refund.failed'
         | 'endpoint.disabled'
       )[];
       enabled?: boolean;
@@ -2420,6 +2504,8 @@ export interface components {
         | 'session.failed'
         | 'session.overpaid'
         | 'session.paid_late'
+        | 'refund.succeeded'
+        | 'refund.failed'
         | 'endpoint.disabled'
       )[];
       enabled: boolean;
@@ -2439,6 +2525,8 @@ export interface components {
         | 'session.failed'
         | 'session.overpaid'
         | 'session.paid_late'
+        | 'refund.succeeded'
+        | 'refund.failed'
         | 'endpoint.disabled'
       )[];
       enabled?: boolean;
@@ -2558,6 +2646,14 @@ export interface components {
       token: string;
       txHash: string | null;
       failureReason: string | null;
+      /** @description A merchant-paid refund’s prepared ERC-20 transfer, once its address is known: send exactly this, then report the transaction */
+      transfer: {
+        chainId: number;
+        tokenAddress: string;
+        to: string;
+        /** @description Token base units, exact */
+        amount: string;
+      } | null;
       createdAt: string;
     };
     RefundCreate: {
@@ -2568,6 +2664,10 @@ export interface components {
       address?: string;
       /** @description The chain the refund is paid on: one of the session’s payment options */
       chainId?: number;
+    };
+    RefundTransactionReport: {
+      /** @description The transaction that sent the prepared transfer, on the refund’s chain */
+      txHash: string;
     };
     Subscription: {
       /** Format: uuid */
@@ -3414,6 +3514,64 @@ export interface components {
         receivedAmount: string;
         /** @description The late deposit’s transaction */
         txHash: string;
+      };
+    };
+    /** @description A refund reached the payer: its transfer is confirmed on chain. Once per refund. */
+    RefundSucceededEvent: {
+      /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
+      id: string;
+      /** @constant */
+      type: 'refund.succeeded';
+      /** @description ISO 8601 UTC with milliseconds */
+      createdAt: string;
+      data: {
+        /** @description The refund as the API reads it (`claimUrl` null) */
+        refund: components['schemas']['Refund'];
+        /** @description The session the refund pays back */
+        session: {
+          /** Format: uuid */
+          id: string;
+          merchantName: string | null;
+          /** @description Decimal USD, at most 6 fractional digits */
+          amount: string;
+          /** @enum {string} */
+          status: 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
+          /** @description ISO 8601 UTC with milliseconds */
+          expiresAt: string;
+          /** @description ISO 8601 UTC with milliseconds */
+          createdAt: string;
+          paidAt: string | null;
+          txHash: string | null;
+        };
+      };
+    };
+    /** @description A refund could not be paid; its amount is refundable again. Once per refund. */
+    RefundFailedEvent: {
+      /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
+      id: string;
+      /** @constant */
+      type: 'refund.failed';
+      /** @description ISO 8601 UTC with milliseconds */
+      createdAt: string;
+      data: {
+        /** @description The refund as the API reads it (`claimUrl` null) */
+        refund: components['schemas']['Refund'];
+        /** @description The session the refund pays back */
+        session: {
+          /** Format: uuid */
+          id: string;
+          merchantName: string | null;
+          /** @description Decimal USD, at most 6 fractional digits */
+          amount: string;
+          /** @enum {string} */
+          status: 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
+          /** @description ISO 8601 UTC with milliseconds */
+          expiresAt: string;
+          /** @description ISO 8601 UTC with milliseconds */
+          createdAt: string;
+          paidAt: string | null;
+          txHash: string | null;
+        };
       };
     };
     /** @description Another of your endpoints was disabled after 5 days of failed deliveries. */
@@ -7367,6 +7525,89 @@ export interface operations {
       };
     };
   };
+  reportDashboardRefundTransaction: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        refundId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RefundTransactionReport'];
+      };
+    };
+    responses: {
+      /** @description The refund, processing until the transfer has its confirmations */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Refund'];
+        };
+      };
+      /** @description Invalid hash, or the transaction is not a mined, successful transfer of exactly the refund’s token, address and amount on its chain */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign refund */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not a merchant-paid refund waiting for its payment, or the transaction already pays another refund */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   listRefunds: {
     parameters: {
       query?: never;
@@ -7606,6 +7847,89 @@ export interface operations {
         };
       };
       /** @description The refund is processing or finished: money moved or is moving */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  reportRefundTransaction: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        refundId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RefundTransactionReport'];
+      };
+    };
+    responses: {
+      /** @description The refund, processing until the transfer has its confirmations */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Refund'];
+        };
+      };
+      /** @description Invalid hash, or the transaction is not a mined, successful transfer of exactly the refund’s token, address and amount on its chain */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign refund */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not a merchant-paid refund waiting for its payment, or the transaction already pays another refund */
       409: {
         headers: {
           [name: string]: unknown;
@@ -11023,6 +11347,60 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['SessionPaidLateEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Anything else (or no answer within the timeout) is retried after 1 minute, 5 minutes, 30 minutes and 2 hours. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onRefundSucceeded: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC is over `<t>.<raw body>` keyed by the endpoint’s `whsec_` secret. During a secret rotation’s overlap a second `v1=` follows, signed with the previous secret: accept the request when any `v1` matches. Compare in constant time over the raw bytes and reject a `t` more than about 300 seconds from your clock. */
+        'X-Service-Signature': string;
+        /** @description The event’s `evt_` id, the same on every delivery of it */
+        'X-Service-Event-Id': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RefundSucceededEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Anything else (or no answer within the timeout) is retried after 1 minute, 5 minutes, 30 minutes and 2 hours. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onRefundFailed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC is over `<t>.<raw body>` keyed by the endpoint’s `whsec_` secret. During a secret rotation’s overlap a second `v1=` follows, signed with the previous secret: accept the request when any `v1` matches. Compare in constant time over the raw bytes and reject a `t` more than about 300 seconds from your clock. */
+        'X-Service-Signature': string;
+        /** @description The event’s `evt_` id, the same on every delivery of it */
+        'X-Service-Event-Id': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RefundFailedEvent'];
       };
     };
     responses: {
