@@ -71,6 +71,7 @@ import { dashboardSessionRoutes } from './routes/sessions/dashboardSessions';
 import { sessionRoutes } from './routes/sessions/sessions';
 import { openApiRoutes } from './routes/openapi';
 import { refundRoutes } from './routes/refunds/refunds';
+import { refundClaimRoutes } from './routes/refunds/refundClaims';
 import { planRoutes } from './routes/plans/plans';
 import { subscriptionRoutes } from './routes/subscriptions/subscriptions';
 import { webhookRoutes } from './routes/webhooks';
@@ -342,6 +343,7 @@ function routeTable(
     ...webhookRoutes(context),
     ...planRoutes(context),
     ...refundRoutes(context),
+    ...refundClaimRoutes(context),
     ...subscriptionRoutes(context),
     ...checkoutRoutes(context),
     ...paymasterClientRoutes(context),

@@ -326,3 +326,58 @@ export async function finishRefund(
     return { row, eventId: (await storeEvent(trx, row)).id };
   });
 }
+
+/** The refund a claim link names (by its token's hash), with its session's merchant name, if any. */
+export async function findRefundByClaimTokenHash(
+  db: Db,
+  claimTokenHash: string,
+): Promise<(RefundRow & { merchant_name: string | null }) | undefined> {
+  return db
+    .selectFrom('refunds as r')
+    .innerJoin('sessions as s', 's.id', 'r.session_id')
+    .selectAll('r')
+    .select('s.merchant_name')
+    .where('r.claim_token_hash', '=', claimTokenHash)
+    .executeTakeFirst();
+}
+
+/**
+ * The payer's one answer to a claim link: the address, and with it the chain and token the refund pays in.
+ * A conditional write (still awaiting its address, the link not expired), so a second or concurrent
+ * submission changes nothing. Undefined when the refund no longer waits for an address by this link.
+ */
+export async function recordClaimedAddress(
+  db: Db,
+  {
+    claimTokenHash,
+    address,
+    option,
+    amountUnits,
+    status,
+    now,
+  }: {
+    claimTokenHash: string;
+    address: string;
+    option: { chainId: number; tokenAddress: string; decimals: number };
+    amountUnits: string;
+    status: 'awaiting_authorization' | 'awaiting_payment';
+    now: Date;
+  },
+): Promise<RefundRow | undefined> {
+  return db
+    .updateTable('refunds')
+    .set({
+      address,
+      chain_id: option.chainId,
+      token_address: option.tokenAddress.toLowerCase(),
+      token_decimals: option.decimals,
+      amount_units: amountUnits,
+      status,
+      updated_at: now,
+    })
+    .where('claim_token_hash', '=', claimTokenHash)
+    .where('status', '=', 'awaiting_address')
+    .where('claim_expires_at', '>', now)
+    .returningAll()
+    .executeTakeFirst();
+}

@@ -239,6 +239,17 @@ export const OPERATIONS: Record<string, OperationNaming> = {
       'Reports the transaction that sent a merchant-paid refund’s prepared `transfer`. It is read from the refund’s chain, never taken on trust: the receipt must hold a Transfer of exactly that token, to that address, of that amount, and no other refund may name it. The refund is `processing` until the chain’s confirmations, then `succeeded` (`refund.succeeded`).',
   },
 
+  'GET /v1/refund-claims/{token}': {
+    operationId: 'getRefundClaim',
+    description:
+      'Public, for the claim page `/refund/<token>` (the token is the credential): the refund’s amount, token, merchant name, status, the chains the payer may choose, and the address once given. 404 for an unknown token, 410 once the link expired unanswered.',
+  },
+  'POST /v1/refund-claims/{token}': {
+    operationId: 'submitRefundClaim',
+    description:
+      'Public: the payer gives `{ chainId, address }`, once. A second submission answers 409 and changes nothing; an expired link 410; an unknown token 404.',
+  },
+
   // Refunds (dashboard twins)
   'POST /v1/merchants/me/sessions/{id}/refunds': {
     operationId: 'createDashboardRefund',

@@ -1119,6 +1119,30 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/refund-claims/{token}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A refund’s public facts, for its claim page
+     * @description Public, for the claim page `/refund/<token>` (the token is the credential): the refund’s amount, token, merchant name, status, the chains the payer may choose, and the address once given. 404 for an unknown token, 410 once the link expired unanswered.
+     */
+    get: operations['getRefundClaim'];
+    put?: never;
+    /**
+     * The payer gives the refund’s chain and address, once
+     * @description Public: the payer gives `{ chainId, address }`, once. A second submission answers 409 and changes nothing; an expired link 410; an unknown token 404.
+     */
+    post: operations['submitRefundClaim'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/merchants/me/subscriptions': {
     parameters: {
       query?: never;
@@ -2668,6 +2692,37 @@ export interface components {
     RefundTransactionReport: {
       /** @description The transaction that sent the prepared transfer, on the refund’s chain */
       txHash: string;
+    };
+    RefundClaim: {
+      /** @description Decimal USD the payer gets back */
+      amount: string;
+      /** @description Stablecoin symbol it is paid in */
+      token: string;
+      merchantName: string | null;
+      /** @enum {string} */
+      status:
+        | 'awaiting_address'
+        | 'awaiting_authorization'
+        | 'awaiting_payment'
+        | 'processing'
+        | 'succeeded'
+        | 'failed'
+        | 'canceled';
+      /** @description The chains the payer may choose */
+      chains: {
+        chainId: number;
+        network: string;
+      }[];
+      chainId: number | null;
+      /** @description The address given, once given */
+      address: string | null;
+      /** @description Until when the link takes an address */
+      expiresAt: string;
+    };
+    RefundClaimSubmission: {
+      chainId: number;
+      /** @description Where the refund goes; without it the payer gives one through `claimUrl` */
+      address: string;
     };
     Subscription: {
       /** Format: uuid */
@@ -7941,6 +7996,161 @@ export interface operations {
       /** @description Request body larger than the limit (1 MiB) */
       413: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getRefundClaim: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The refund as its payer sees it */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RefundClaim'];
+        };
+      };
+      /** @description Unknown token */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The link expired before an address was given */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests from this client IP */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  submitRefundClaim: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RefundClaimSubmission'];
+      };
+    };
+    responses: {
+      /** @description The refund with its address */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RefundClaim'];
+        };
+      };
+      /** @description Invalid chain or address */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown token */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The address was given already */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The link expired */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests from this client IP */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
