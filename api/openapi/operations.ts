@@ -239,6 +239,11 @@ export const OPERATIONS: Record<string, OperationNaming> = {
       'Reports the transaction that sent a merchant-paid refund’s prepared `transfer`. It is read from the refund’s chain, never taken on trust: the receipt must hold a Transfer of exactly that token, to that address, of that amount, and no other refund may name it. The refund is `processing` until the chain’s confirmations, then `succeeded` (`refund.succeeded`).',
   },
 
+  'GET /refund/{token}': {
+    operationId: 'getRefundClaimPage',
+    description:
+      'The refund claim page (HTML) a payer opens from `claimUrl`: the refund, a network chooser and an address field, submitted once to `POST /v1/refund-claims/{token}`. Same CSP as the checkout page.',
+  },
   'GET /v1/refund-claims/{token}': {
     operationId: 'getRefundClaim',
     description:

@@ -1,7 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { REFUND_STATUSES } from '../../../db/refundStatus';
 import { readRefundClaim, submitRefundClaim } from '../../refunds/refundClaims';
+import { setStrictPageHeaders } from '../../../web/strictPageHeaders';
+import {
+  renderRefundClaimEndPage,
+  renderRefundClaimPage,
+} from '../../../web/refundClaim/renderRefundClaimPage';
 import type { AppContext } from '../../appContext';
+import { HttpError } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { createRefundBody } from './refundModels';
 
@@ -9,6 +16,7 @@ import { createRefundBody } from './refundModels';
  * The claim link's API, public (the token is the credential), for the claim page `/refund/<token>`:
  * | GET  | /v1/refund-claims/{token} | none | 200 the refund's public facts; 404 unknown token; 410 expired |
  * | POST | /v1/refund-claims/{token} | none | `{ chainId, address }` once: 200; 400 field; 404; 409 already given; 410 expired |
+ * | GET  | /refund/{token}           | none | 200 text/html claim page (the checkout page's CSP); 404 / 410 text/html |
  */
 
 const claimTokenParams = z.object({
@@ -45,6 +53,43 @@ const CLAIM_PATH = '/v1/refund-claims/:token';
 
 export function refundClaimRoutes(app: AppContext): AnyRoute[] {
   return [
+    defineRoute({
+      method: 'get',
+      path: '/refund/:token',
+      auth: 'none',
+      perIpLimit: 'publicSession',
+      tag: 'Refunds',
+      audience: 'dashboard',
+      summary: 'The refund claim page the payer opens from the claimUrl',
+      responses: {
+        200: { description: 'Claim page', contentType: 'text/html', schema: z.string() },
+        404: {
+          description: 'Unknown or malformed link (HTML page)',
+          contentType: 'text/html',
+          schema: z.string(),
+        },
+        410: { description: 'Expired link (HTML page)', contentType: 'text/html', schema: z.string() },
+      },
+      // The token is checked here rather than by a params schema: a bad link answers the HTML page, not JSON.
+      async handler({ ctx }) {
+        const nonce = randomBytes(16).toString('base64');
+        const token = String(ctx.params.token);
+        setStrictPageHeaders(ctx, nonce);
+        ctx.type = 'html';
+        try {
+          if (!claimTokenParams.safeParse({ token }).success)
+            throw new HttpError(404, 'Refund link not found');
+          const view = await readRefundClaim(app, token);
+          ctx.status = 200;
+          ctx.body = renderRefundClaimPage({ view, claimUrl: `/v1/refund-claims/${token}`, nonce });
+        } catch (error) {
+          if (!(error instanceof HttpError) || ![404, 410].includes(error.statusCode)) throw error;
+          ctx.status = error.statusCode;
+          ctx.body = renderRefundClaimEndPage({ expired: error.statusCode === 410, nonce });
+        }
+      },
+    }),
+
     defineRoute({
       method: 'get',
       path: CLAIM_PATH,
