@@ -25,6 +25,8 @@ export interface RefundActivityDependencies {
 
 export interface RefundStep {
   status: RefundStatus;
+  /** A merchant-paid refund waiting for its transaction's confirmations: look again after a while. */
+  awaitingConfirmations?: boolean;
   /** The event the step stored (`refund.succeeded` / `refund.failed`), to be delivered. */
   eventId?: string;
 }
@@ -76,8 +78,9 @@ export function createRefundActivities({ db, networks, publicClients }: RefundAc
         to: row.address! as Address,
         amount: BigInt(row.amount_units!),
       });
-      if (!check.found && !check.mined) return { status: 'processing' };
-      if (check.found && check.confirmations < BigInt(network.confirmations)) return { status: 'processing' };
+      if (!check.found && !check.mined) return { status: 'processing', awaitingConfirmations: true };
+      if (check.found && check.confirmations < BigInt(network.confirmations))
+        return { status: 'processing', awaitingConfirmations: true };
       const finished = await finishRefund(
         db,
         check.found

@@ -9,9 +9,11 @@ import { normaliseDecimal } from '../money/baseUnits';
  * events carry it as `data.refund` (with `claimUrl` null: the link is shown once, to the merchant).
  */
 
-/** What the merchant sends for a merchant-paid refund whose destination is known; null otherwise. */
+/** What the merchant sends (or sent) for a merchant-paid refund whose destination is known; null otherwise. */
 function preparedTransferOf(row: RefundRow) {
   if (row.source !== 'merchant' || !row.address || !row.token_address || !row.amount_units) return null;
+  // A canceled or failed refund asks for nothing: its amount is refundable again.
+  if (row.status === 'canceled' || row.status === 'failed') return null;
   return {
     chainId: row.chain_id!,
     tokenAddress: getAddress(row.token_address),

@@ -1,10 +1,10 @@
 import {
   condition,
+  continueAsNew,
   defineQuery,
   defineSignal,
   proxyActivities,
   setHandler,
-  sleep,
 } from '@temporalio/workflow';
 import type { RefundActivities, RefundStep } from '../activities/refunds';
 import type { SessionEventActivities } from '../activities/sessionEvents';
@@ -13,7 +13,7 @@ import type { SessionEventActivities } from '../activities/sessionEvents';
  * One workflow per refund (`refund-<uuid>`), durable across restarts and visible in the Temporal UI:
  *
  *   awaiting_address / awaiting_authorization / awaiting_payment ──refundChanged──▶ look again
- *   processing ──transfer confirmed (the chain's confirmations)──▶ succeeded (refund.succeeded)
+ *   processing (merchant-paid) ──transfer confirmed (the chain's confirmations)──▶ succeeded (refund.succeeded)
  *              └─receipt now reverted or not that transfer──▶ failed (refund.failed)
  *   canceled ──▶ ends
  *
@@ -39,6 +39,8 @@ export const refundStepQuery = defineQuery<RefundStep | undefined>('refundStep')
 export const REFUND_CONFIRMATION_POLL_MS = 5_000;
 
 const FINAL = new Set(['succeeded', 'failed', 'canceled']);
+/** Looks per run before the workflow continues as new: a refund polled for a long time keeps a short history. */
+const STEPS_PER_RUN = 200;
 
 export async function refundWorkflow({
   refundId,
@@ -53,13 +55,16 @@ export async function refundWorkflow({
     changed = true;
   });
   setHandler(refundStepQuery, () => step);
-  for (;;) {
+  for (let looks = 0; looks < STEPS_PER_RUN; looks += 1) {
     // Cleared before the read: a change stored while the activity runs wakes the next wait.
     changed = false;
     step = await advanceRefund({ refundId });
     if (step.eventId) await startWebhookDeliveries({ eventId: step.eventId });
     if (FINAL.has(step.status)) return step;
-    if (step.status === 'processing') await sleep(confirmationPollMs);
+    // Confirmations come with blocks; everything else (an address, a payment, an authorization, a relayed
+    // forwarder refund) comes with a change the API stores and signals.
+    if (step.awaitingConfirmations) await condition(() => changed, confirmationPollMs);
     else await condition(() => changed);
   }
+  return continueAsNew<typeof refundWorkflow>({ refundId, confirmationPollMs });
 }

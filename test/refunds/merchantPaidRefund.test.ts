@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { erc20Abi, getAddress, type Address } from 'viem';
+import { encodeFunctionData, erc20Abi, getAddress, type Address } from 'viem';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/events';
 import { verifyWebhook } from '../../webhooks/verifyWebhook';
 import { payDeposit, startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
@@ -215,5 +215,56 @@ describe('merchant-paid refunds', () => {
       .where('refund_id', '=', refundId)
       .execute();
     expect(stored).toEqual([{ type: 'refund.succeeded', refund_id: refundId }]);
+  }, 240_000);
+
+  it('fails a refund whose verified transaction a reorganisation turned into a revert, and delivers refund.failed', async () => {
+    const session = await completedSession();
+    const payer = randomAddress();
+    const created = await stack.app.request(`/v1/sessions/${session.id}/refunds`, {
+      method: 'POST',
+      headers: stack.sk,
+      json: { amount: '5', address: payer },
+    });
+    const refundId: string = created.body.id;
+    const wallet = chain();
+    // The merchant's wallet holds the tokens (minted), then signs the transfer; both mined, then reported.
+    const snapshot = await wallet.snapshot();
+    await payDeposit(wallet, { token: session.token, to: wallet.account.address, amount: 5_000_000n });
+    const transfer = await wallet.prepareTransactionRequest({
+      to: session.token,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payer, 5_000_000n] }),
+      gas: 100_000n,
+    });
+    const signed = await wallet.signTransaction(transfer);
+    const paid = await wallet.sendRawTransaction({ serializedTransaction: signed });
+    await wallet.waitForTransactionReceipt({ hash: paid });
+    expect((await report(session.id, refundId, paid)).body.status).toBe('processing');
+
+    // A reorganisation: the blocks are gone, the wallet's tokens with them; the same signed transaction is
+    // mined again after another of the wallet's transactions took the place of the mint, and now reverts.
+    await wallet.revert({ id: snapshot });
+    const nonceBefore = transfer.nonce - 2;
+    for (let nonce = nonceBefore; nonce < transfer.nonce; nonce += 1)
+      await wallet.waitForTransactionReceipt({
+        hash: await wallet.sendTransaction({ to: wallet.account.address, value: 0n, nonce }),
+      });
+    const again = await wallet.sendRawTransaction({ serializedTransaction: signed });
+    expect(again).toBe(paid);
+    expect((await wallet.waitForTransactionReceipt({ hash: paid })).status).toBe('reverted');
+    await confirm();
+
+    const [failed] = await eventsWhere(
+      (event) => event.type === 'refund.failed' && event.data.refund?.id === refundId,
+      1,
+    );
+    expect(failed!.data.refund).toMatchObject({
+      status: 'failed',
+      failureReason: 'the transaction reverted',
+      txHash: paid.toLowerCase(),
+      transfer: null,
+    });
+    // Its amount is refundable again; nothing was refunded.
+    const read = await stack.app.request(`/v1/sessions/${session.id}`);
+    expect(read.body).toMatchObject({ refundedAmount: '0', refundableAmount: '25' });
   }, 240_000);
 });
