@@ -29,7 +29,8 @@ export const REFUNDS_TAG = 'Refunds';
 
 const refundNotFound = () => notFound('Refund not found');
 
-function refundRoutesFor(app: AppContext, { base, auth, audience, label }: TwinRouteSet): AnyRoute[] {
+/** The collection's routes: create and list. */
+function refundCollectionRoutes(app: AppContext, { base, auth, audience, label }: TwinRouteSet): AnyRoute[] {
   const collection = `${base}/:id/refunds`;
   return [
     defineRoute({
@@ -78,7 +79,13 @@ function refundRoutesFor(app: AppContext, { base, auth, audience, label }: TwinR
         return { status: 200, body: { data: rows.map((row) => toRefundModel(row)) } };
       },
     }),
+  ];
+}
 
+/** One refund's routes: read, cancel, and the merchant-paid refund's transaction. */
+function refundItemRoutes(app: AppContext, { base, auth, audience, label }: TwinRouteSet): AnyRoute[] {
+  const collection = `${base}/:id/refunds`;
+  return [
     defineRoute({
       method: 'get',
       path: `${collection}/:refundId`,
@@ -164,5 +171,8 @@ function refundRoutesFor(app: AppContext, { base, auth, audience, label }: TwinR
 }
 
 export function refundRoutes(app: AppContext): AnyRoute[] {
-  return REFUND_ROUTE_SETS.flatMap((routeSet) => refundRoutesFor(app, routeSet));
+  return REFUND_ROUTE_SETS.flatMap((routeSet) => [
+    ...refundCollectionRoutes(app, routeSet),
+    ...refundItemRoutes(app, routeSet),
+  ]);
 }
