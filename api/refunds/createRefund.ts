@@ -11,6 +11,7 @@ import {
   type RefundableOption,
 } from '../../db/refunds';
 import { usdExceeds } from '../../db/receivedAmounts';
+import { isTopupSession } from '../../db/topups';
 import type { RefundSource, RefundStatus } from '../../db/refundStatus';
 import type { SessionStatus } from '../../db/sessionStatus';
 import { toBaseUnits } from '../../money/baseUnits';
@@ -113,6 +114,8 @@ export async function createRefund(
     // second refund judged against the first one's amount.
     if (idempotencyKey !== undefined && (await hasRefundWithIdempotencyKey(trx, merchantId, idempotencyKey)))
       throw new IdempotencyRace();
+    // A top-up paid the platform's treasury and credited the prepaid balance: not the merchant's to refund.
+    if (await isTopupSession(trx, sessionId)) throw conflict('A prepaid balance top-up is not refunded');
     if (!REFUNDABLE_SESSION_STATUSES.includes(session.status))
       throw conflict(
         'Session is still being paid or settled; refund it once it is completed, expired or failed',

@@ -204,6 +204,18 @@ describe('refunds', () => {
     ]);
     expect(await refundsOf(session.id)).toEqual([]);
 
+    const topup = await app.request('/v1/merchants/me/balance/topups', {
+      method: 'POST',
+      headers: merchant.auth,
+      json: { amount: '5' },
+    });
+    expect(topup.status).toBe(201);
+    const topupRefund = await refund(topup.body.sessionId, { amount: '1' });
+    expect([topupRefund.status, topupRefund.body.message]).toEqual([
+      409,
+      'A prepaid balance top-up is not refunded',
+    ]);
+
     const unpaid = await createSession('5');
     const nothing = await refund(unpaid.id, { amount: '1' });
     expect(nothing.status).toBe(409);
