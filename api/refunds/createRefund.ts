@@ -24,17 +24,18 @@ import { claimUrlOf, type CreateRefundBody } from '../routes/refunds/refundModel
 import { toRefundModel, type RefundModel } from '../../webhooks/refundObject';
 
 /**
- * Creating a refund (docs/service-contract.md "Refunds") for both credentials' routes. Under the session's row lock: the amount is
- * checked against what the session received less every live refund, the source and token are decided from
- * where the money is (docs/decisions.md "Refunds"), and the row is written, in one transaction with the
- * Idempotency-Key's record. The claim token is returned once and stored only as its hash.
+ * Creating a refund (docs/service-contract.md "Refunds") for both credentials' routes. Under the session's
+ * row lock: the amount is checked against what the session received less every live refund, the source and
+ * token are decided from where the money is (docs/decisions.md "Refunds: the resource"), and the row is
+ * written, in one transaction with the Idempotency-Key's record. The claim token is returned once and
+ * stored only as its hash.
  */
 
 const IDEMPOTENCY_SCOPE = 'refunds.create';
 /** A claim link is valid this long; a payer who has not answered by then needs a new refund. */
 const CLAIM_LINK_TTL_MS = 30 * 24 * 3600 * 1000;
 
-/** The session statuses whose money is decided: still being paid or settled, a refund would race it. */
+/** Sessions whose money is decided: a refund of one still being paid or settled would race its workflow. */
 const REFUNDABLE_SESSION_STATUSES: readonly SessionStatus[] = ['completed', 'expired', 'failed'];
 
 export const hashClaimToken = (token: string) => createHash('sha256').update(token).digest('hex');
