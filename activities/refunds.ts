@@ -14,8 +14,8 @@ import { eventSessionOf } from '../webhooks/sessionLifecycleEvents';
 
 /**
  * What the refund workflow (workflows/refund.ts) asks of the world: where its refund stands, and for a
- * processing one whether its transfer is confirmed on chain (then it succeeds) or no longer stands (then it
- * fails), each with its event stored in the same transaction as the status.
+ * processing one with its transaction whether the transfer is confirmed on chain (then it succeeds) or no
+ * longer stands (then it fails), each with its event stored in the same transaction as the status.
  */
 export interface RefundActivityDependencies {
   db: Db;
@@ -67,7 +67,8 @@ export function createRefundActivities({ db, networks, publicClients }: RefundAc
     async advanceRefund({ refundId }: { refundId: string }): Promise<RefundStep> {
       const row = await findRefundById(db, refundId);
       if (!row) return { status: 'canceled' };
-      if (row.status !== 'processing' || row.source !== 'merchant') return { status: row.status };
+      // Either source: a relayed forwarder refund's transaction holds the same Transfer (forwarder → address).
+      if (row.status !== 'processing' || !row.tx_hash) return { status: row.status };
       const chainId = row.chain_id!;
       const client = publicClients.forChain(chainId);
       const network = networks.byChainId(chainId);

@@ -13,7 +13,7 @@ import type { SessionEventActivities } from '../activities/sessionEvents';
  * One workflow per refund (`refund-<uuid>`), durable across restarts and visible in the Temporal UI:
  *
  *   awaiting_address / awaiting_authorization / awaiting_payment ──refundChanged──▶ look again
- *   processing (merchant-paid) ──transfer confirmed (the chain's confirmations)──▶ succeeded (refund.succeeded)
+ *   processing, with its transaction ──transfer confirmed (the chain's confirmations)──▶ succeeded (refund.succeeded)
  *              └─receipt now reverted or not that transfer──▶ failed (refund.failed)
  *   canceled ──▶ ends
  *
