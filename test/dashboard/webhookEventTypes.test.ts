@@ -41,7 +41,7 @@ describe('the webhook form and its event types in chromium', () => {
     await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
     const form = page.locator('#endpoint-form');
     const groups = form.locator('fieldset.event-group');
-    expect(await groups.locator('legend').allTextContents()).toEqual(['Sessions', 'Endpoints']);
+    expect(await groups.locator('legend').allTextContents()).toEqual(['Sessions', 'Refunds', 'Endpoints']);
     for (const type of WEBHOOK_EVENT_TYPES) {
       const box = form.getByLabel(type, { exact: true });
       expect({ type, checked: await box.isChecked() }).toEqual({
