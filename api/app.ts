@@ -73,6 +73,8 @@ import { paymasterUsageRoutes } from './routes/paymaster/usage';
 import { dashboardSessionRoutes } from './routes/sessions/dashboardSessions';
 import { sessionRoutes } from './routes/sessions/sessions';
 import { openApiRoutes } from './routes/openapi';
+import { refundRoutes } from './routes/refunds/refunds';
+import { refundClaimRoutes } from './routes/refunds/refundClaims';
 import { planRoutes } from './routes/plans/plans';
 import { subscriptionRoutes } from './routes/subscriptions/subscriptions';
 import { webhookRoutes } from './routes/webhooks';
@@ -344,6 +346,8 @@ function routeTable(
     ...dashboardSessionRoutes(context),
     ...webhookRoutes(context),
     ...planRoutes(context),
+    ...refundRoutes(context),
+    ...refundClaimRoutes(context),
     ...subscriptionRoutes(context),
     ...platformConfigRoutes(context),
     ...subscribeRoutes(context),

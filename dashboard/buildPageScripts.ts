@@ -5,8 +5,8 @@ import { ERC20_ABI, VAULT_ABI } from '../web/yield/client/vaultAbi';
 import { buildUnlessUnchanged, filesUnder } from './buildStamp';
 
 /**
- * Bundles the checkout page's and the yield site's scripts (TypeScript under web/checkout/client/ and
- * web/yield/client/) with Vite into `web/dist/`, one self-contained IIFE each: the
+ * Bundles the checkout page's, the yield site's and the refund claim page's scripts (TypeScript under
+ * web/checkout/client/, web/yield/client/ and web/refundClaim/client/) with Vite into `web/dist/`, one self-contained IIFE each: the
  * pages inline them under their CSP nonce (renderCheckoutPage.ts, renderYieldSite.ts), so nothing may be
  * loaded lazily. dashboard/build.ts runs it with the dashboard; the same stamp skips an unchanged build.
  */
@@ -23,6 +23,7 @@ const STAMP = join(PAGE_SCRIPTS_OUT, '.sources-hash');
 export const PAGE_SCRIPTS = [
   { entry: join(web, 'checkout', 'client', 'main.ts'), fileName: 'checkout.js', abis: [] },
   { entry: join(web, 'yield', 'client', 'main.ts'), fileName: 'yieldSite.js', abis: [ERC20_ABI, VAULT_ABI] },
+  { entry: join(web, 'refundClaim', 'client', 'main.ts'), fileName: 'refundClaim.js', abis: [] },
 ] as const;
 
 /**
@@ -46,6 +47,7 @@ export function functionSelectors(abis: readonly Abi[]): Record<string, Hex> {
 const sources = () => [
   ...filesUnder(join(web, 'checkout')),
   ...filesUnder(join(web, 'yield')),
+  ...filesUnder(join(web, 'refundClaim')),
   __filename,
   join(__dirname, 'buildStamp.ts'),
 ];

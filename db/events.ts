@@ -48,6 +48,36 @@ export async function insertLateDepositEventOnce(
     .executeTakeFirstOrThrow();
 }
 
+/** Stores a refund's event once per (refund, type); a second call returns the first one, id and bytes unchanged. */
+export async function insertRefundEventOnce(
+  db: Db,
+  event: NewEvent & { refundId: string },
+): Promise<EventRow> {
+  const inserted = await db
+    .insertInto('events')
+    .values({
+      id: event.id,
+      type: event.type,
+      merchant_id: event.merchantId,
+      session_id: event.sessionId,
+      refund_id: event.refundId,
+      payload: event.payload,
+      created_at: event.createdAt,
+    })
+    .onConflict((conflict) =>
+      conflict.columns(['refund_id', 'type']).where('refund_id', 'is not', null).doNothing(),
+    )
+    .returningAll()
+    .executeTakeFirst();
+  if (inserted) return inserted;
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('refund_id', '=', event.refundId)
+    .where('type', '=', event.type)
+    .executeTakeFirstOrThrow();
+}
+
 export interface NewEvent {
   id: string;
   type: string;
@@ -73,11 +103,13 @@ export async function insertSessionEventOnce(db: Db, event: NewEvent): Promise<E
       created_at: event.createdAt,
     })
     // The partial unique index `events_session_type_once` (every type but the repeatable ones), its
-    // predicate spelled as the index spells it (migration 2026_11_28_1100) so Postgres infers the index.
+    // predicate spelled as the index spells it (migration 2026_11_28_1601) so Postgres infers the index.
     .onConflict((conflict) =>
       conflict
         .columns(['session_id', 'type'])
-        .where(sql<boolean>`type NOT IN ('session.failed', 'session.paid_late')`)
+        .where(
+          sql<boolean>`type NOT IN ('session.failed', 'session.paid_late', 'refund.succeeded', 'refund.failed')`,
+        )
         .doNothing(),
     )
     .returningAll()

@@ -1,16 +1,18 @@
-import { fromBaseUnits } from '../money/baseUnits';
+import { fromBaseUnits, normaliseDecimal, toBaseUnits } from '../money/baseUnits';
 import type { Db } from './client';
 import { sumAtPar } from './receivedAmounts';
 import type { SessionRow } from './sessions';
 
 /**
  * The payments export (issue 41): one merchant's sessions created in a time range, read in keyset pages
- * of (created_at, id) through the (merchant_id, created_at) index, each page with its sessions' deposits
- * and settlements. A caller writes a page before the next is read, so a year of sessions never sits in
+ * of (created_at, id) through the (merchant_id, created_at) index, each page with its sessions' deposits,
+ * settlements and refunds. A caller writes a page before the next is read, so a year of sessions never sits in
  * memory: at most one page does.
  */
 
 const SUSDE_DECIMALS = 18;
+/** Refund amounts are stored with at most 6 decimals (numeric(20,6)). */
+const USD_DECIMALS = 6;
 
 export interface SessionExportRow {
   session: SessionRow;
@@ -25,6 +27,10 @@ export interface SessionExportRow {
   settlementTxHashes: string[];
   /** sUSDe shares minted to the merchant by its settlements, in whole shares (18 decimals, exact). */
   susdeShares: string;
+  /** What its succeeded refunds paid back, decimal USD, exact. */
+  refundedAmount: string;
+  /** Every refund of the session, oldest first: `<id>:<status>:<amount>:<txHash or empty>`. */
+  refunds: string[];
 }
 
 export interface SessionExportFilter {
@@ -75,10 +81,10 @@ function sessionPage(
     .execute();
 }
 
-/** The page's sessions with their deposits and settlements: two queries per page, whatever its size. */
+/** The page's sessions with their deposits, settlements and refunds: three queries per page, whatever its size. */
 async function withPayments(db: Db, sessions: SessionRow[]): Promise<SessionExportRow[]> {
   const ids = sessions.map((session) => session.id);
-  const [deposits, settlements] = await Promise.all([
+  const [deposits, settlements, refunds] = await Promise.all([
     db
       .selectFrom('deposits as d')
       .innerJoin('payment_options as o', (join) =>
@@ -100,10 +106,18 @@ async function withPayments(db: Db, sessions: SessionRow[]): Promise<SessionExpo
       .where('usde_amount', 'is not', null)
       .orderBy('created_at')
       .execute(),
+    db
+      .selectFrom('refunds')
+      .select(['session_id', 'id', 'status', 'amount', 'tx_hash'])
+      .where('session_id', 'in', ids)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute(),
   ]);
   return sessions.map((session) => {
     const own = deposits.filter((deposit) => deposit.session_id === session.id);
     const settled = settlements.filter((settlement) => settlement.session_id === session.id);
+    const refunded = refunds.filter((refund) => refund.session_id === session.id);
     const chainIds = distinct([
       ...(session.paid_chain_id !== null ? [session.paid_chain_id] : []),
       ...own.map((deposit) => deposit.chain_id),
@@ -120,6 +134,16 @@ async function withPayments(db: Db, sessions: SessionRow[]): Promise<SessionExpo
       susdeShares: fromBaseUnits(
         settled.reduce((sum, settlement) => sum + BigInt(settlement.shares ?? 0), 0n),
         SUSDE_DECIMALS,
+      ),
+      refundedAmount: fromBaseUnits(
+        refunded
+          .filter((refund) => refund.status === 'succeeded')
+          .reduce((sum, refund) => sum + toBaseUnits(normaliseDecimal(refund.amount), USD_DECIMALS), 0n),
+        USD_DECIMALS,
+      ),
+      refunds: refunded.map(
+        (refund) =>
+          `${refund.id}:${refund.status}:${normaliseDecimal(refund.amount)}:${refund.tx_hash ?? ''}`,
       ),
     };
   });

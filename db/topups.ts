@@ -121,3 +121,13 @@ export async function creditTopupForSettlement(
     .execute();
   return deliveredMicroUsd;
 }
+
+/** Whether the session is a prepaid balance top-up (its forwarders pay the platform treasury). */
+export async function isTopupSession(db: Db, sessionId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('topups')
+    .select('id')
+    .where('session_id', '=', sessionId)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -8,10 +8,10 @@ import { readPageScript } from './pageScript';
 
 /**
  * Raw bytes each page may inline (served uncompressed): each keeps its hand-written script's size, 8,187
- * and 16,252 bytes. The yield site's stays within it by taking its selectors from the build and a small
+ * and 16,252 bytes; the refund claim page's, written for the bundle, about twice its first size. The yield site's stays within it by taking its selectors from the build and a small
  * coder instead of viem's (docs/decisions.md).
  */
-const BUDGETS = { 'checkout.js': 8_187, 'yieldSite.js': 16_252 } as const;
+const BUDGETS = { 'checkout.js': 8_187, 'yieldSite.js': 16_252, 'refundClaim.js': 2_500 } as const;
 
 describe.each(Object.entries(BUDGETS) as [keyof typeof BUDGETS, number][])(
   'web/dist/%s',

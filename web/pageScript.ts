@@ -5,7 +5,7 @@ import { join } from 'node:path';
  * A page's bundled script (dashboard/buildPageScripts.ts writes them into web/dist/; the production build
  * copies that folder beside this module), read once to be inlined under the page's CSP nonce.
  */
-export function readPageScript(fileName: 'checkout.js' | 'yieldSite.js'): string {
+export function readPageScript(fileName: 'checkout.js' | 'yieldSite.js' | 'refundClaim.js'): string {
   const path = join(__dirname, 'dist', fileName);
   if (!existsSync(path)) {
     throw new Error(

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { SESSION_STATUSES, type SessionStatus } from '../db/sessionStatus';
 import { WEBHOOK_EVENT_GUIDE } from './eventTypes';
 import { ENDPOINT_TEST_MESSAGE } from './events';
+import { refundSchema } from './refundObject';
 import type {
+  RefundEvent,
   EndpointDisabledEvent,
   EndpointTestEvent,
   SessionCompletedEvent,
@@ -139,6 +141,18 @@ export const sessionPaidLateEventSchema = envelope(
   }),
 ).describe(WEBHOOK_EVENT_GUIDE['session.paid_late'].sentWhen);
 
+function refundEventSchema<const Type extends RefundEvent['type']>(type: Type) {
+  return envelope(
+    type,
+    z.object({
+      refund: refundSchema.describe('The refund as the API reads it (`claimUrl` null)'),
+      session: eventSession(REPORTED_STATUSES, depositIfAny).describe('The session the refund pays back'),
+    }),
+  ).describe(WEBHOOK_EVENT_GUIDE[type].sentWhen);
+}
+export const refundSucceededEventSchema = refundEventSchema('refund.succeeded');
+export const refundFailedEventSchema = refundEventSchema('refund.failed');
+
 const withSubscription = { subscription: subscriptionSchema };
 
 export const subscriptionCreatedEventSchema = envelope(
@@ -206,6 +220,8 @@ export const WEBHOOK_EVENT_SCHEMAS = [
   { type: 'session.failed', name: 'SessionFailedEvent', schema: sessionFailedEventSchema },
   { type: 'session.overpaid', name: 'SessionOverpaidEvent', schema: sessionOverpaidEventSchema },
   { type: 'session.paid_late', name: 'SessionPaidLateEvent', schema: sessionPaidLateEventSchema },
+  { type: 'refund.succeeded', name: 'RefundSucceededEvent', schema: refundSucceededEventSchema },
+  { type: 'refund.failed', name: 'RefundFailedEvent', schema: refundFailedEventSchema },
   { type: 'subscription.created', name: 'SubscriptionCreatedEvent', schema: subscriptionCreatedEventSchema },
   { type: 'subscription.renewed', name: 'SubscriptionRenewedEvent', schema: subscriptionRenewedEventSchema },
   {
@@ -232,11 +248,12 @@ const senderTypesAgree: [
   Same<z.infer<typeof sessionFailedEventSchema>, SessionFailedEvent>,
   Same<z.infer<typeof sessionOverpaidEventSchema>, SessionOverpaidEvent>,
   Same<z.infer<typeof sessionPaidLateEventSchema>, SessionPaidLateEvent>,
+  Same<z.infer<typeof refundSucceededEventSchema> | z.infer<typeof refundFailedEventSchema>, RefundEvent>,
   Same<z.infer<typeof subscriptionCreatedEventSchema>, SubscriptionCreatedEvent>,
   Same<z.infer<typeof subscriptionRenewedEventSchema>, SubscriptionRenewedEvent>,
   Same<z.infer<typeof subscriptionPaymentFailedEventSchema>, SubscriptionPaymentFailedEvent>,
   Same<z.infer<typeof subscriptionCanceledEventSchema>, SubscriptionCanceledEvent>,
   Same<z.infer<typeof endpointDisabledEventSchema>, EndpointDisabledEvent>,
   Same<z.infer<typeof endpointTestEventSchema>, EndpointTestEvent>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 void senderTypesAgree;

@@ -15,6 +15,10 @@ export const SESSION_EVENT_TYPES = [
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 
+/** A refund's outcome (issue 41): `data.refund` and `data.session`, once per refund and type. */
+export const REFUND_EVENT_TYPES = ['refund.succeeded', 'refund.failed'] as const;
+export type RefundEventType = (typeof REFUND_EVENT_TYPES)[number];
+
 /** A subscription's life (issue 42): subscribed, a period charged, a charge failed, ended. */
 export const SUBSCRIPTION_EVENT_TYPES = [
   'subscription.created',
@@ -26,6 +30,7 @@ export type SubscriptionEventType = (typeof SUBSCRIPTION_EVENT_TYPES)[number];
 
 export const WEBHOOK_EVENT_TYPES = [
   ...SESSION_EVENT_TYPES,
+  ...REFUND_EVENT_TYPES,
   ...SUBSCRIPTION_EVENT_TYPES,
   'endpoint.disabled',
 ] as const;
@@ -70,6 +75,14 @@ export const WEBHOOK_EVENT_GUIDE: { readonly [Type in WebhookEventType]: EventTy
   'session.paid_late': {
     group: 'Sessions',
     sentWhen: 'A deposit reached the session after it expired. Once per such deposit.',
+  },
+  'refund.succeeded': {
+    group: 'Refunds',
+    sentWhen: 'A refund reached the payer: its transfer is confirmed on chain. Once per refund.',
+  },
+  'refund.failed': {
+    group: 'Refunds',
+    sentWhen: 'A refund could not be paid; its amount is refundable again. Once per refund.',
   },
   'subscription.created': {
     group: 'Subscriptions',

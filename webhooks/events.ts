@@ -7,18 +7,27 @@
  */
 import { ENDPOINT_TEST_EVENT_TYPE } from '../db/events';
 import type { SettlementReceived } from '../db/sessionEvents';
+import type { RefundModel } from './refundObject';
 import {
   DEFAULT_WEBHOOK_EVENTS,
+  REFUND_EVENT_TYPES,
   SESSION_EVENT_TYPES,
   WEBHOOK_EVENT_TYPES,
+  type RefundEventType,
   type SessionEventType,
   type WebhookEventType,
 } from './eventTypes';
 import type { SessionStatus } from '../db/sessionStatus';
 import type { SubscriptionModel } from '../subscriptions/subscriptionModel';
 
-export { DEFAULT_WEBHOOK_EVENTS, ENDPOINT_TEST_EVENT_TYPE, SESSION_EVENT_TYPES, WEBHOOK_EVENT_TYPES };
-export type { SessionEventType, WebhookEventType };
+export {
+  DEFAULT_WEBHOOK_EVENTS,
+  ENDPOINT_TEST_EVENT_TYPE,
+  REFUND_EVENT_TYPES,
+  SESSION_EVENT_TYPES,
+  WEBHOOK_EVENT_TYPES,
+};
+export type { RefundEventType, SessionEventType, WebhookEventType };
 
 /**
  * `data.session` of every session event: SPEC's Events fields, with the session's status when the
@@ -87,6 +96,14 @@ export type SessionPaidLateEvent = EventEnvelope<
   'session.paid_late',
   { session: EventSession<Exclude<SessionStatus, 'pending'>>; receivedAmount: string; txHash: string }
 >;
+/**
+ * A refund's outcome (issue 41): `data.refund` is the refund object as the API reads it (`claimUrl` null),
+ * `data.session` the session it refunds, with its status then.
+ */
+export type RefundEvent = EventEnvelope<
+  RefundEventType,
+  { refund: RefundModel; session: EventSession<Exclude<SessionStatus, 'pending'>> }
+>;
 /** An endpoint was disabled for failing (docs/decisions.md "Webhook delivery operations"): sent to the merchant's other endpoints that list it. */
 export type EndpointDisabledEvent = EventEnvelope<
   'endpoint.disabled',
@@ -148,7 +165,12 @@ export type SubscriptionEvent =
   | SubscriptionPaymentFailedEvent
   | SubscriptionCanceledEvent;
 
-export type WebhookEvent = SessionEvent | SubscriptionEvent | EndpointDisabledEvent | EndpointTestEvent;
+export type WebhookEvent =
+  | SessionEvent
+  | RefundEvent
+  | SubscriptionEvent
+  | EndpointDisabledEvent
+  | EndpointTestEvent;
 
 export const newEventId = (uuid: string) => `evt_${uuid}`;
 
@@ -284,5 +306,15 @@ export function serialiseEndpointTestEvent(event: EndpointTestEvent): string {
     type: event.type,
     createdAt: event.createdAt,
     data: { endpoint: { id: endpoint.id, url: endpoint.url }, message },
+  });
+}
+
+/** Serialised once, in a fixed key order (the refund object's own, then the session's), like every event body. */
+export function serialiseRefundEvent(event: RefundEvent): string {
+  return JSON.stringify({
+    id: event.id,
+    type: event.type,
+    createdAt: event.createdAt,
+    data: { refund: event.data.refund, session: sessionInWireOrder(event.data.session) },
   });
 }

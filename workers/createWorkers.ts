@@ -15,6 +15,8 @@ import { createPaymasterReceiptActivities } from '../activities/paymasterReceipt
 import { createPrepaidBalanceActivities } from '../activities/prepaidBalances';
 import type { BridgeDeliveryFactory } from '../activities/bridgeDelivery';
 import { createSettlementActivities } from '../activities/settlement';
+import { createRefundActivities } from '../activities/refunds';
+import { createPublicClients } from '../chain/publicClients';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import { withRedactedProviderUrls } from '../logging/providerUrlRedaction';
 import type { OperatorChains } from '../chain/operatorChains';
@@ -145,6 +147,13 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
         slippageBps: settlement.slippageBps,
         composeRetryAfterMs: settlement.composeRetryAfterMs,
         bridgeDeliveries: settlement.bridgeDeliveries,
+      })),
+    // Refunds read their transfers from the same chains (workflows/refund.ts).
+    ...(settlement &&
+      createRefundActivities({
+        db,
+        networks: settlement.networks,
+        publicClients: createPublicClients(settlement.networks),
       })),
   }),
   chains: ({ db, temporal, settlement, paymasterReceipts }, taskQueues) => ({

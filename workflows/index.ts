@@ -5,6 +5,7 @@
 export { loginNonceCleanupWorkflow } from './loginNonceCleanup';
 export { paymentSessionWorkflow } from './paymentSession';
 export { subscriptionWorkflow } from './subscription';
+export { refundWorkflow } from './refund';
 export { sessionReconcilerWorkflow } from './sessionReconciler';
 export { webhookDeliveryWorkflow } from './webhookDelivery';
 export { chainMonitorWorkflow } from './chainMonitor';

@@ -8,6 +8,8 @@ export const sessionWorkflowId = (sessionId: string) => `session-${sessionId}`;
 
 /** One charging workflow per subscription (docs/operations.md "Subscriptions"), across its periods. */
 export const subscriptionWorkflowId = (subscriptionId: string) => `subscription-${subscriptionId}`;
+/** One workflow per refund: waits for its address, payment and confirmations (workflows/refund.ts). */
+export const refundWorkflowId = (refundId: string) => `refund-${refundId}`;
 
 /** One delivery workflow per (event, endpoint) pair. */
 export const webhookDeliveryWorkflowId = (eventId: string, endpointId: string) =>

@@ -248,6 +248,8 @@ describe('OpenAPI documents', () => {
       [
         'endpoint.disabled',
         'endpoint.test',
+        'refund.failed',
+        'refund.succeeded',
         'session.completed',
         'session.confirming',
         'session.expired',

@@ -216,6 +216,67 @@ export const OPERATIONS: Record<string, OperationNaming> = {
       'Re-sends the session’s most recent event to every enabled endpoint; 409 before the session has an event. Limited per session per hour.',
   },
 
+  // Refunds (API key, docs/service-contract.md "Refunds")
+  'POST /v1/sessions/{id}/refunds': {
+    operationId: 'createRefund',
+    description:
+      'Refunds a session: `amount` (decimal USD, default all that is refundable) never above what it received less its live refunds. With `address` the refund waits for its payment; without, `claimUrl` (shown once) lets the payer give the address. `source` says who pays: the forwarder (funds not swept) or the merchant (funds settled). Honours Idempotency-Key.',
+  },
+  'GET /v1/sessions/{id}/refunds': {
+    operationId: 'listRefunds',
+    description: 'The session’s refunds, newest first.',
+  },
+  'GET /v1/sessions/{id}/refunds/{refundId}': { operationId: 'getRefund', description: 'One refund.' },
+  'POST /v1/sessions/{id}/refunds/{refundId}/cancel': {
+    operationId: 'cancelRefund',
+    description:
+      'Cancels a refund while nothing has moved (awaiting its address, authorization or payment); its amount is refundable again. 409 once it is processing or finished.',
+  },
+
+  'POST /v1/sessions/{id}/refunds/{refundId}/transaction': {
+    operationId: 'reportRefundTransaction',
+    description:
+      'Reports the transaction that sent a merchant-paid refund’s prepared `transfer`. It is read from the refund’s chain, never taken on trust: the receipt must hold a Transfer of exactly that token, to that address, of that amount, and no other refund may name it. The refund is `processing` until the chain’s confirmations, then `succeeded` (`refund.succeeded`).',
+  },
+
+  'GET /refund/{token}': {
+    operationId: 'getRefundClaimPage',
+    description:
+      'The refund claim page (HTML) a payer opens from `claimUrl`: the refund, a network chooser and an address field, submitted once to `POST /v1/refund-claims/{token}`. Same CSP as the checkout page.',
+  },
+  'GET /v1/refund-claims/{token}': {
+    operationId: 'getRefundClaim',
+    description:
+      'Public, for the claim page `/refund/<token>` (the token is the credential): the refund’s amount, token, merchant name, status, the chains the payer may choose, and the address once given. 404 for an unknown token, 410 once the link expired unanswered.',
+  },
+  'POST /v1/refund-claims/{token}': {
+    operationId: 'submitRefundClaim',
+    description:
+      'Public: the payer gives `{ chainId, address }`, once. A second submission answers 409 and changes nothing; an expired link 410; an unknown token 404.',
+  },
+
+  // Refunds (dashboard twins)
+  'POST /v1/merchants/me/sessions/{id}/refunds': {
+    operationId: 'createDashboardRefund',
+    description: DASHBOARD_TWIN,
+  },
+  'GET /v1/merchants/me/sessions/{id}/refunds': {
+    operationId: 'listDashboardRefunds',
+    description: DASHBOARD_TWIN,
+  },
+  'GET /v1/merchants/me/sessions/{id}/refunds/{refundId}': {
+    operationId: 'getDashboardRefund',
+    description: DASHBOARD_TWIN,
+  },
+  'POST /v1/merchants/me/sessions/{id}/refunds/{refundId}/cancel': {
+    operationId: 'cancelDashboardRefund',
+    description: DASHBOARD_TWIN,
+  },
+  'POST /v1/merchants/me/sessions/{id}/refunds/{refundId}/transaction': {
+    operationId: 'reportDashboardRefundTransaction',
+    description: DASHBOARD_TWIN,
+  },
+
   // Subscription plans (API key, docs/service-contract.md "Routes")
   'POST /v1/plans': {
     operationId: 'createPlan',
@@ -545,6 +606,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   'Payment sessions': 'Invoices paid in stablecoins: create, read, list, and repair a failed settlement.',
   Webhooks:
     'Endpoints that receive signed events, their deliveries, resends, test events and secret rotation.',
+  Refunds:
+    'Money of a session paid back to its payer: from the forwarder before settlement, or by the merchant after it.',
   Subscriptions:
     'Plans charged by the period from a customer’s periodic ERC-20 permission, and their subscriptions.',
   Checkout: 'The hosted checkout page a payer opens.',

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { receivedBeforeExpiry } from '../../db/sessionEvents';
 import { findSessionById, listPaymentOptions } from '../../db/sessions';
 import { receivedAmountOf, usdDifference, usdExceeds } from '../../db/receivedAmounts';
+import { sessionAmountOf } from '../../db/refunds';
 import { setStrictPageHeaders } from '../../web/strictPageHeaders';
 import { renderCheckoutNotFoundPage, renderCheckoutPage } from '../../web/checkout/renderCheckoutPage';
 import type { AppContext } from '../appContext';
@@ -66,14 +67,14 @@ export function checkoutRoutes(app: AppContext): AnyRoute[] {
           return;
         }
         const now = app.now();
-        const [options, totalReceived] = await Promise.all([
+        const [options, amounts] = await Promise.all([
           listPaymentOptions(app.db, session.id),
-          receivedAmountOf(app.db, session.id),
+          sessionAmountOf(app.db, session.id),
         ]);
         const view = toPublicSession(session, options, {
           publicBaseUrl: app.config.PUBLIC_BASE_URL,
           now,
-          receivedAmount: totalReceived,
+          amounts,
         });
         // An expired session that was partly paid shows what arrived (the underpaid state).
         const receivedAmount =

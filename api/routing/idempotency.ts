@@ -25,8 +25,11 @@ export interface IdempotencyScope {
   request: unknown;
 }
 
-/** Thrown inside the transaction to roll it back when a concurrent request with the same key won. */
-class IdempotencyRace extends Error {}
+/**
+ * Thrown inside the transaction to roll it back when a concurrent request with the same key won (also by
+ * work whose own rows carry the key under a unique constraint and found the winner's row).
+ */
+export class IdempotencyRace extends Error {}
 
 /** The header's value, validated: printable ASCII, bounded, so it can be stored and compared safely. */
 export function idempotencyKeyOf(header: string): string | undefined {

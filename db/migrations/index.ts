@@ -48,6 +48,8 @@ import * as usagePolicyId from './2026_11_28_1201_usage_policy_id';
 import * as subscriptionPlans from './2026_11_28_1500_subscription_plans';
 import * as subscriptions from './2026_11_28_1510_subscriptions';
 import * as subscriptionCharging from './2026_11_28_1520_subscription_charging';
+import * as refunds from './2026_11_28_1600_refunds';
+import * as refundEvents from './2026_11_28_1601_refund_events';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -100,4 +102,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_28_1500_subscription_plans': subscriptionPlans,
   '2026_11_28_1510_subscriptions': subscriptions,
   '2026_11_28_1520_subscription_charging': subscriptionCharging,
+  '2026_11_28_1600_refunds': refunds,
+  '2026_11_28_1601_refund_events': refundEvents,
 };

@@ -43,6 +43,7 @@ describe('the webhook form and its event types in chromium', () => {
     const groups = form.locator('fieldset.event-group');
     expect(await groups.locator('legend').allTextContents()).toEqual([
       'Sessions',
+      'Refunds',
       'Subscriptions',
       'Endpoints',
     ]);

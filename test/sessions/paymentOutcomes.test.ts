@@ -157,6 +157,8 @@ describe('payment outcomes: overpaid and late payments', () => {
       summary.body.txHash,
       settlement.delivery_tx_hash,
       formatUnits(BigInt(settlement.shares!), 18),
+      '0',
+      '',
     ]);
 
     const page = await stack.app.request(`/pay/${session.id}`);

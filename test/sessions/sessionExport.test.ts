@@ -1,16 +1,17 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { sessionExportPages } from '../../db/sessionExport';
+import { toBaseUnits } from '../../money/baseUnits';
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 
 /**
  * GET /v1/sessions/export (SK) and /v1/merchants/me/sessions/export (JWT): the merchant's sessions of a
- * UTC date range as CSV, one row per session with its deposits and settlements, never another merchant's;
+ * UTC date range as CSV, one row per session with its deposits, settlements and refunds, never another merchant's;
  * bad from/to/format answer 400 with field errors; the rows are read in keyset pages and streamed.
  */
 const HEADER =
-  'id,createdAt,status,amount,receivedAmount,settledAmount,chainId,token,depositTxHashes,settlementTxHashes,susdeShares';
+  'id,createdAt,status,amount,receivedAmount,settledAmount,chainId,token,depositTxHashes,settlementTxHashes,susdeShares,refundedAmount,refunds';
 // Sandbox sessions get testnet options only: the fixture's option on mainnet's id is the session's one there.
 const CHAIN_ID = 1;
 
@@ -153,6 +154,8 @@ describe('payments export', () => {
       `${first};${late}`,
       delivery,
       '29.123456789012345678',
+      '0',
+      '',
     ]);
     expect(byId.get(unpaid)).toEqual([
       unpaid,
@@ -166,6 +169,8 @@ describe('payments export', () => {
       '',
       '',
       '0',
+      '0',
+      '',
     ]);
     // Oldest first.
     expect(rows.map((row) => row.split(',')[0]).filter((id) => id === paid || id === unpaid)).toEqual([
@@ -197,6 +202,48 @@ describe('payments export', () => {
       .split(',');
     expect(row[4]).toBe('1.000000000000000001');
     expect((await app.request(`/v1/sessions/${session}`)).body.receivedAmount).toBe('1.000000000000000001');
+  });
+
+  it('lists every refund of a session and what the succeeded ones paid back', async () => {
+    const session = await createSession(sk, '10');
+    const usdc = await addOption(session);
+    await addDeposit(session, usdc, 10_000_000n, 'accepted', 30);
+    await sql`update sessions set status = 'completed' where id = ${session}`.execute(app.db);
+    const payer = address();
+    const refundTx = hash();
+    const refund = (amount: string, status: string, extra: Record<string, unknown> = {}) =>
+      app.db
+        .insertInto('refunds')
+        .values({
+          id: randomUUID(),
+          merchant_id: merchant.merchantId,
+          session_id: session,
+          amount,
+          status: status as 'succeeded',
+          source: 'merchant',
+          chain_id: CHAIN_ID,
+          token_symbol: 'USDC',
+          token_address: usdc,
+          token_decimals: 6,
+          amount_units: toBaseUnits(amount, 6).toString(),
+          address: payer,
+          ...extra,
+        })
+        .returning(['id', 'created_at'])
+        .executeTakeFirstOrThrow();
+    const paid = await refund('2.5', 'succeeded', { tx_hash: refundTx, succeeded_at: new Date() });
+    const pending = await refund('1.25', 'awaiting_payment', { created_at: new Date(Date.now() + 1000) });
+    const canceled = await refund('3', 'canceled', {
+      canceled_at: new Date(),
+      created_at: new Date(Date.now() + 2000),
+    });
+    const row = rowsOf((await exportCsv(`?from=${today()}&to=${today()}`)).text)
+      .find((line) => line.startsWith(session))!
+      .split(',');
+    expect(row.slice(-2)).toEqual([
+      '2.5',
+      `${paid.id}:succeeded:2.5:${refundTx};${pending.id}:awaiting_payment:1.25:;${canceled.id}:canceled:3:`,
+    ]);
   });
 
   it('a range with no session answers the header alone', async () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { findMerchantSession, listMerchantSessions } from '../../../db/sessions';
-import { receivedAmountOf, receivedAmountsOf } from '../../../db/receivedAmounts';
+import { sessionAmountOf, sessionAmountsOf } from '../../../db/refunds';
 import type { AppContext } from '../../appContext';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { createSessionRoute } from './createSession';
@@ -47,7 +47,7 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, query }) {
         const now = app.now();
         const { rows, total } = await listMerchantSessions(app.db, { merchantId, ...query, now });
-        const received = await receivedAmountsOf(
+        const amounts = await sessionAmountsOf(
           app.db,
           rows.map((row) => row.id),
         );
@@ -56,7 +56,7 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
           status: 200,
           body: {
             data: rows.map((row) =>
-              toSessionSummary(row, { publicBaseUrl, now, receivedAmount: received.get(row.id)! }),
+              toSessionSummary(row, { publicBaseUrl, now, amounts: amounts.get(row.id)! }),
             ),
             page: query.page,
             limit: query.limit,
@@ -91,13 +91,13 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, params }) {
         const session = await findMerchantSession(app.db, merchantId, params.id);
         if (!session) throw sessionNotFound();
-        const receivedAmount = await receivedAmountOf(app.db, session.id);
+        const amounts = await sessionAmountOf(app.db, session.id);
         return {
           status: 200,
           body: toSessionSummary(session, {
             publicBaseUrl: app.config.PUBLIC_BASE_URL,
             now: app.now(),
-            receivedAmount,
+            amounts,
           }),
         };
       },

@@ -17,7 +17,7 @@ import { daysIncluded, DAY_MS, utcDateQuery } from '../../routing/utcDateQuery';
  * next is read. Mounted before `/…/sessions/:id`, which would otherwise take `export` for an id.
  */
 
-/** The columns, in order (docs/service-contract.md names them). Refund columns come with refunds. */
+/** The columns, in order (docs/service-contract.md names them). */
 export const SESSION_EXPORT_HEADER = [
   'id',
   'createdAt',
@@ -30,6 +30,8 @@ export const SESSION_EXPORT_HEADER = [
   'depositTxHashes',
   'settlementTxHashes',
   'susdeShares',
+  'refundedAmount',
+  'refunds',
 ];
 
 /** Most days one export covers, both ends included: a year, leap day and all. */
@@ -57,6 +59,8 @@ function csvRow({ session, ...payments }: SessionExportRow, now: Date): (string 
     joined(payments.depositTxHashes),
     joined(payments.settlementTxHashes),
     payments.susdeShares,
+    payments.refundedAmount,
+    joined(payments.refunds),
   ];
 }
 

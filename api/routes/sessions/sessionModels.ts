@@ -6,6 +6,7 @@ import { paymentUrlOf } from '../../sessions/createPaymentSession';
 import { erc20PaymentUri } from '../../../chain/paymentOptions';
 import { normaliseDecimal } from '../../../money/baseUnits';
 import type { PaymentOptionRow, SessionRow } from '../../../db/sessions';
+import type { SessionAmounts } from '../../../db/refunds';
 import { effectiveStatus } from '../../../db/sessions';
 import { SESSION_STATUSES, type SessionStatus } from '../../../db/sessionStatus';
 
@@ -102,6 +103,14 @@ const sessionFields = {
     .describe(
       'USD that arrived at the session’s deposit addresses so far, on time or late (decimal string, stablecoins at par, exact; "0" before any deposit). Above `amount` on an overpaid session',
     ),
+  refundedAmount: z
+    .string()
+    .describe('USD paid back by succeeded refunds (decimal string, exact; "0" before any)'),
+  refundableAmount: z
+    .string()
+    .describe(
+      'USD a new refund may still take: `receivedAmount` less every refund not failed or canceled (decimal string, exact)',
+    ),
   merchantName: z.string().nullable(),
   sandboxMode: z.boolean(),
   expiresAt: z.string(),
@@ -127,22 +136,24 @@ export const sessionStatusViewSchema = z
   .object({ status: z.enum(SESSION_STATUSES), webhookDelivered: z.boolean() })
   .meta({ id: 'SessionStatusView' });
 
-/** How a session read is made: the base URL of its payment page, the clock, what the session received. */
+/** How a session read is made: the base URL of its payment page, the clock, what the session received and refunded. */
 export interface SessionView {
   publicBaseUrl: string;
   now: Date;
-  /** receivedAmountOf / receivedAmountsOf (db/receivedAmounts.ts). */
-  receivedAmount: string;
+  /** sessionAmountOf / sessionAmountsOf (db/refunds.ts). */
+  amounts: SessionAmounts;
 }
 
-function commonFields(row: SessionRow, { publicBaseUrl, now, receivedAmount }: SessionView) {
+function commonFields(row: SessionRow, { publicBaseUrl, now, amounts }: SessionView) {
   return {
     id: row.id,
     paymentUrl: paymentUrlOf(publicBaseUrl, row.id),
     status: effectiveStatus(row, now) as SessionStatus,
     amount: normaliseDecimal(row.amount),
     settledAmount: normaliseDecimal(row.settled_amount),
-    receivedAmount,
+    receivedAmount: amounts.receivedAmount,
+    refundedAmount: amounts.refundedAmount,
+    refundableAmount: amounts.refundableAmount,
     merchantName: row.merchant_name,
     sandboxMode: row.sandbox_mode,
     expiresAt: row.expires_at.toISOString(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { effectiveStatus, findSessionById, listPaymentOptions } from '../../../db/sessions';
-import { receivedAmountOf } from '../../../db/receivedAmounts';
+import { sessionAmountOf } from '../../../db/refunds';
 import type { AppContext } from '../../appContext';
 import { notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
@@ -46,16 +46,16 @@ export function sessionRoutes(app: AppContext): AnyRoute[] {
       async handler({ params }) {
         const session = await findSessionById(app.db, params.id);
         if (!session) throw sessionNotFound();
-        const [options, receivedAmount] = await Promise.all([
+        const [options, amounts] = await Promise.all([
           listPaymentOptions(app.db, session.id),
-          receivedAmountOf(app.db, session.id),
+          sessionAmountOf(app.db, session.id),
         ]);
         return {
           status: 200,
           body: toPublicSession(session, options, {
             publicBaseUrl: app.config.PUBLIC_BASE_URL,
             now: app.now(),
-            receivedAmount,
+            amounts,
           }),
         };
       },

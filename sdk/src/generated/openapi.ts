@@ -951,6 +951,218 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/merchants/me/sessions/{id}/refunds': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A session’s refunds, newest first (dashboard)
+     * @description The dashboard twin of the API-key route of the same name: same body and answers, merchant token instead of the `sk_` key.
+     */
+    get: operations['listDashboardRefunds'];
+    put?: never;
+    /**
+     * Refund a session, all that is refundable or part of it (dashboard)
+     * @description The dashboard twin of the API-key route of the same name: same body and answers, merchant token instead of the `sk_` key.
+     */
+    post: operations['createDashboardRefund'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/merchants/me/sessions/{id}/refunds/{refundId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One refund of a session (dashboard)
+     * @description The dashboard twin of the API-key route of the same name: same body and answers, merchant token instead of the `sk_` key.
+     */
+    get: operations['getDashboardRefund'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/merchants/me/sessions/{id}/refunds/{refundId}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a refund while nothing has moved (dashboard)
+     * @description The dashboard twin of the API-key route of the same name: same body and answers, merchant token instead of the `sk_` key.
+     */
+    post: operations['cancelDashboardRefund'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/merchants/me/sessions/{id}/refunds/{refundId}/transaction': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Report the transaction that paid a merchant-paid refund: verified on chain (dashboard)
+     * @description The dashboard twin of the API-key route of the same name: same body and answers, merchant token instead of the `sk_` key.
+     */
+    post: operations['reportDashboardRefundTransaction'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sessions/{id}/refunds': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A session’s refunds, newest first (API key)
+     * @description The session’s refunds, newest first.
+     */
+    get: operations['listRefunds'];
+    put?: never;
+    /**
+     * Refund a session, all that is refundable or part of it (API key)
+     * @description Refunds a session: `amount` (decimal USD, default all that is refundable) never above what it received less its live refunds. With `address` the refund waits for its payment; without, `claimUrl` (shown once) lets the payer give the address. `source` says who pays: the forwarder (funds not swept) or the merchant (funds settled). Honours Idempotency-Key.
+     */
+    post: operations['createRefund'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sessions/{id}/refunds/{refundId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One refund of a session (API key)
+     * @description One refund.
+     */
+    get: operations['getRefund'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sessions/{id}/refunds/{refundId}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a refund while nothing has moved (API key)
+     * @description Cancels a refund while nothing has moved (awaiting its address, authorization or payment); its amount is refundable again. 409 once it is processing or finished.
+     */
+    post: operations['cancelRefund'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sessions/{id}/refunds/{refundId}/transaction': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Report the transaction that paid a merchant-paid refund: verified on chain (API key)
+     * @description Reports the transaction that sent a merchant-paid refund’s prepared `transfer`. It is read from the refund’s chain, never taken on trust: the receipt must hold a Transfer of exactly that token, to that address, of that amount, and no other refund may name it. The refund is `processing` until the chain’s confirmations, then `succeeded` (`refund.succeeded`).
+     */
+    post: operations['reportRefundTransaction'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/refund/{token}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The refund claim page the payer opens from the claimUrl
+     * @description The refund claim page (HTML) a payer opens from `claimUrl`: the refund, a network chooser and an address field, submitted once to `POST /v1/refund-claims/{token}`. Same CSP as the checkout page.
+     */
+    get: operations['getRefundClaimPage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/refund-claims/{token}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A refund’s public facts, for its claim page
+     * @description Public, for the claim page `/refund/<token>` (the token is the credential): the refund’s amount, token, merchant name, status, the chains the payer may choose, and the address once given. 404 for an unknown token, 410 once the link expired unanswered.
+     */
+    get: operations['getRefundClaim'];
+    put?: never;
+    /**
+     * The payer gives the refund’s chain and address, once
+     * @description Public: the payer gives `{ chainId, address }`, once. A second submission answers 409 and changes nothing; an expired link 410; an unknown token 404.
+     */
+    post: operations['submitRefundClaim'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/merchants/me/subscriptions': {
     parameters: {
       query?: never;
@@ -2025,6 +2237,46 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'refund.succeeded': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `refund.succeeded` event
+     * @description A refund reached the payer: its transfer is confirmed on chain. Once per refund. Delivered only to endpoints whose `events` list `refund.succeeded`; at least once, so drop repeats by `id`.
+     */
+    post: operations['onRefundSucceeded'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'refund.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `refund.failed` event
+     * @description A refund could not be paid; its amount is refundable again. Once per refund. Delivered only to endpoints whose `events` list `refund.failed`; at least once, so drop repeats by `id`.
+     */
+    post: operations['onRefundFailed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'subscription.created': {
     parameters: {
       query?: never;
@@ -2301,6 +2553,10 @@ export interface components {
       settledAmount: string;
       /** @description USD that arrived at the session’s deposit addresses so far, on time or late (decimal string, stablecoins at par, exact; "0" before any deposit). Above `amount` on an overpaid session */
       receivedAmount: string;
+      /** @description USD paid back by succeeded refunds (decimal string, exact; "0" before any) */
+      refundedAmount: string;
+      /** @description USD a new refund may still take: `receivedAmount` less every refund not failed or canceled (decimal string, exact) */
+      refundableAmount: string;
       merchantName: string | null;
       sandboxMode: boolean;
       expiresAt: string;
@@ -2341,6 +2597,10 @@ export interface components {
       settledAmount: string;
       /** @description USD that arrived at the session’s deposit addresses so far, on time or late (decimal string, stablecoins at par, exact; "0" before any deposit). Above `amount` on an overpaid session */
       receivedAmount: string;
+      /** @description USD paid back by succeeded refunds (decimal string, exact; "0" before any) */
+      refundedAmount: string;
+      /** @description USD a new refund may still take: `receivedAmount` less every refund not failed or canceled (decimal string, exact) */
+      refundableAmount: string;
       merchantName: string | null;
       sandboxMode: boolean;
       expiresAt: string;
@@ -2404,6 +2664,8 @@ export interface components {
         | 'session.failed'
         | 'session.overpaid'
         | 'session.paid_late'
+        | 'refund.succeeded'
+        | 'refund.failed'
         | 'subscription.created'
         | 'subscription.renewed'
         | 'subscription.payment_failed'
@@ -2430,6 +2692,8 @@ export interface components {
         | 'session.failed'
         | 'session.overpaid'
         | 'session.paid_late'
+        | 'refund.succeeded'
+        | 'refund.failed'
         | 'subscription.created'
         | 'subscription.renewed'
         | 'subscription.payment_failed'
@@ -2452,6 +2716,8 @@ export interface components {
         | 'session.failed'
         | 'session.overpaid'
         | 'session.paid_late'
+        | 'refund.succeeded'
+        | 'refund.failed'
         | 'subscription.created'
         | 'subscription.renewed'
         | 'subscription.payment_failed'
@@ -2475,6 +2741,8 @@ export interface components {
         | 'session.failed'
         | 'session.overpaid'
         | 'session.paid_late'
+        | 'refund.succeeded'
+        | 'refund.failed'
         | 'subscription.created'
         | 'subscription.renewed'
         | 'subscription.payment_failed'
@@ -2566,6 +2834,91 @@ export interface components {
       intervalCount?: number;
       /** @description Days before the first charge; defaults to 0 */
       trialDays?: number;
+    };
+    Refund: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      sessionId: string;
+      /** @description Decimal USD (stablecoins at par) */
+      amount: string;
+      reason: string | null;
+      /** @enum {string} */
+      status:
+        | 'awaiting_address'
+        | 'awaiting_authorization'
+        | 'awaiting_payment'
+        | 'processing'
+        | 'succeeded'
+        | 'failed'
+        | 'canceled';
+      /**
+       * @description `forwarder`: paid back from the session’s forwarder on the payout address’s authorization (funds not swept yet); `merchant`: the merchant sends the transfer (funds already settled)
+       * @enum {string}
+       */
+      source: 'forwarder' | 'merchant';
+      /** @description The page where the payer gives the refund address; shown once, in the answer that created the refund (null on reads) */
+      claimUrl: string | null;
+      address: string | null;
+      /** @description Null while the payer has not chosen a chain */
+      chainId: number | null;
+      /** @description Stablecoin symbol the refund is paid in: the one the customer paid with */
+      token: string;
+      txHash: string | null;
+      failureReason: string | null;
+      /** @description A merchant-paid refund’s prepared ERC-20 transfer, once its address is known: send exactly this, then report the transaction */
+      transfer: {
+        chainId: number;
+        tokenAddress: string;
+        to: string;
+        /** @description Token base units, exact */
+        amount: string;
+      } | null;
+      createdAt: string;
+    };
+    RefundCreate: {
+      /** @description Decimal USD, at most 6 decimals; defaults to all that is refundable */
+      amount?: string;
+      reason?: string;
+      /** @description Where the refund goes; without it the payer gives one through `claimUrl` */
+      address?: string;
+      /** @description The chain the refund is paid on: one of the session’s payment options */
+      chainId?: number;
+    };
+    RefundTransactionReport: {
+      /** @description The transaction that sent the prepared transfer, on the refund’s chain */
+      txHash: string;
+    };
+    RefundClaim: {
+      /** @description Decimal USD the payer gets back */
+      amount: string;
+      /** @description Stablecoin symbol it is paid in */
+      token: string;
+      merchantName: string | null;
+      /** @enum {string} */
+      status:
+        | 'awaiting_address'
+        | 'awaiting_authorization'
+        | 'awaiting_payment'
+        | 'processing'
+        | 'succeeded'
+        | 'failed'
+        | 'canceled';
+      /** @description The chains the payer may choose */
+      chains: {
+        chainId: number;
+        network: string;
+      }[];
+      chainId: number | null;
+      /** @description The address given, once given */
+      address: string | null;
+      /** @description Until when the link takes an address */
+      expiresAt: string;
+    };
+    RefundClaimSubmission: {
+      chainId: number;
+      /** @description Where the refund goes; without it the payer gives one through `claimUrl` */
+      address: string;
     };
     Subscription: {
       /** Format: uuid */
@@ -3455,6 +3808,64 @@ export interface components {
         receivedAmount: string;
         /** @description The late deposit’s transaction */
         txHash: string;
+      };
+    };
+    /** @description A refund reached the payer: its transfer is confirmed on chain. Once per refund. */
+    RefundSucceededEvent: {
+      /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
+      id: string;
+      /** @constant */
+      type: 'refund.succeeded';
+      /** @description ISO 8601 UTC with milliseconds */
+      createdAt: string;
+      data: {
+        /** @description The refund as the API reads it (`claimUrl` null) */
+        refund: components['schemas']['Refund'];
+        /** @description The session the refund pays back */
+        session: {
+          /** Format: uuid */
+          id: string;
+          merchantName: string | null;
+          /** @description Decimal USD, at most 6 fractional digits */
+          amount: string;
+          /** @enum {string} */
+          status: 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
+          /** @description ISO 8601 UTC with milliseconds */
+          expiresAt: string;
+          /** @description ISO 8601 UTC with milliseconds */
+          createdAt: string;
+          paidAt: string | null;
+          txHash: string | null;
+        };
+      };
+    };
+    /** @description A refund could not be paid; its amount is refundable again. Once per refund. */
+    RefundFailedEvent: {
+      /** @description `evt_<uuid>`: the same on every delivery and resend of the event (also in `X-Service-Event-Id`) */
+      id: string;
+      /** @constant */
+      type: 'refund.failed';
+      /** @description ISO 8601 UTC with milliseconds */
+      createdAt: string;
+      data: {
+        /** @description The refund as the API reads it (`claimUrl` null) */
+        refund: components['schemas']['Refund'];
+        /** @description The session the refund pays back */
+        session: {
+          /** Format: uuid */
+          id: string;
+          merchantName: string | null;
+          /** @description Decimal USD, at most 6 fractional digits */
+          amount: string;
+          /** @enum {string} */
+          status: 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
+          /** @description ISO 8601 UTC with milliseconds */
+          expiresAt: string;
+          /** @description ISO 8601 UTC with milliseconds */
+          createdAt: string;
+          paidAt: string | null;
+          txHash: string | null;
+        };
       };
     };
     /** @description A customer subscribed to one of your plans. Once per subscription. */
@@ -7207,6 +7618,927 @@ export interface operations {
       };
     };
   };
+  listDashboardRefunds: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Refunds */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['Refund'][];
+          };
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign session */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  createDashboardRefund: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the first request with a key runs once; a repeat with the same key and body gets the first answer again, a repeat with another body 409. Keys are per merchant and per operation, 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['RefundCreate'];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Refund'];
+        };
+      };
+      /** @description Invalid field, or an amount above what is refundable */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign session */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Nothing left to refund, the session is still being paid or settled, or the Idempotency-Key was used with another body */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getDashboardRefund: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        refundId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Refund */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Refund'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign refund */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  cancelDashboardRefund: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        refundId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Canceled refund */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Refund'];
+        };
+      };
+      /** @description Invalid input: malformed JSON or a field that fails validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign refund */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The refund is processing or finished: money moved or is moving */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  reportDashboardRefundTransaction: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        refundId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RefundTransactionReport'];
+      };
+    };
+    responses: {
+      /** @description The refund, processing until the transfer has its confirmations */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Refund'];
+        };
+      };
+      /** @description Invalid hash, or the transaction is not a mined, successful transfer of exactly the refund’s token, address and amount on its chain */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign refund */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not a merchant-paid refund waiting for its payment, or the transaction already pays another refund */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listRefunds: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Refunds */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['Refund'][];
+          };
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign session */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  createRefund: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the first request with a key runs once; a repeat with the same key and body gets the first answer again, a repeat with another body 409. Keys are per merchant and per operation, 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['RefundCreate'];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Refund'];
+        };
+      };
+      /** @description Invalid field, or an amount above what is refundable */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign session */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Nothing left to refund, the session is still being paid or settled, or the Idempotency-Key was used with another body */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getRefund: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        refundId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Refund */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Refund'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign refund */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  cancelRefund: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        refundId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Canceled refund */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Refund'];
+        };
+      };
+      /** @description Invalid input: malformed JSON or a field that fails validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign refund */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The refund is processing or finished: money moved or is moving */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  reportRefundTransaction: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        refundId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RefundTransactionReport'];
+      };
+    };
+    responses: {
+      /** @description The refund, processing until the transfer has its confirmations */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Refund'];
+        };
+      };
+      /** @description Invalid hash, or the transaction is not a mined, successful transfer of exactly the refund’s token, address and amount on its chain */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign refund */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not a merchant-paid refund waiting for its payment, or the transaction already pays another refund */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getRefundClaimPage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Claim page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description Unknown or malformed link (HTML page) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description Expired link (HTML page) */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description Too many requests from this client IP */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getRefundClaim: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The refund as its payer sees it */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RefundClaim'];
+        };
+      };
+      /** @description Unknown token */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The link expired before an address was given */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests from this client IP */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  submitRefundClaim: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RefundClaimSubmission'];
+      };
+    };
+    responses: {
+      /** @description The refund with its address */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RefundClaim'];
+        };
+      };
+      /** @description Invalid chain or address */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown token */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The address was given already */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The link expired */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests from this client IP */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   listDashboardSubscriptions: {
     parameters: {
       query?: {
@@ -10866,6 +12198,60 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['SessionPaidLateEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Anything else (or no answer within the timeout) is retried after 1 minute, 5 minutes, 30 minutes and 2 hours. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onRefundSucceeded: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC is over `<t>.<raw body>` keyed by the endpoint’s `whsec_` secret. During a secret rotation’s overlap a second `v1=` follows, signed with the previous secret: accept the request when any `v1` matches. Compare in constant time over the raw bytes and reject a `t` more than about 300 seconds from your clock. */
+        'X-Service-Signature': string;
+        /** @description The event’s `evt_` id, the same on every delivery of it */
+        'X-Service-Event-Id': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RefundSucceededEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Anything else (or no answer within the timeout) is retried after 1 minute, 5 minutes, 30 minutes and 2 hours. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onRefundFailed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC is over `<t>.<raw body>` keyed by the endpoint’s `whsec_` secret. During a secret rotation’s overlap a second `v1=` follows, signed with the previous secret: accept the request when any `v1` matches. Compare in constant time over the raw bytes and reject a `t` more than about 300 seconds from your clock. */
+        'X-Service-Signature': string;
+        /** @description The event’s `evt_` id, the same on every delivery of it */
+        'X-Service-Event-Id': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RefundFailedEvent'];
       };
     };
     responses: {

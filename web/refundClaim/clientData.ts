@@ -1,0 +1,9 @@
+/** What renderRefundClaimPage.ts hands the claim page's script in its `refund-claim-data` JSON block. */
+export interface RefundClaimClientData {
+  /** Where the address is submitted: `POST /v1/refund-claims/{token}`. */
+  claimUrl: string;
+  /** Display names by chain id, for the confirmation line. */
+  networks: Record<string, string>;
+}
+
+export const REFUND_CLAIM_DATA_ELEMENT_ID = 'refund-claim-data';
