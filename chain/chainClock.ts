@@ -1,5 +1,6 @@
 import type { Logger } from '../logging/logger';
 import type { PublicClients } from './publicClients';
+import { shareChainReads } from './sharedChainReads';
 
 /**
  * The chains' own time: the latest block's timestamp. What a sponsorship policy's budget periods roll
@@ -28,8 +29,6 @@ export function createChainClocks({
   logger?: Logger;
   now?: () => number;
 }): ChainClocks {
-  const recent = new Map<number, { at: number; reading: Promise<Date | undefined> }>();
-
   const read = async (chainId: number): Promise<Date | undefined> => {
     const client = publicClients.forChain(chainId);
     if (!client) return undefined;
@@ -43,16 +42,5 @@ export function createChainClocks({
     }
   };
 
-  return {
-    latest(chainId) {
-      const cached = recent.get(chainId);
-      if (cached && now() - cached.at < REUSE_MS) return cached.reading;
-      const reading = read(chainId);
-      recent.set(chainId, { at: now(), reading });
-      void reading.then((time) => {
-        if (time === undefined && recent.get(chainId)?.reading === reading) recent.delete(chainId);
-      });
-      return reading;
-    },
-  };
+  return { latest: shareChainReads(read, { reuseMs: REUSE_MS, now }) };
 }

@@ -1,6 +1,7 @@
 import type { Hex } from 'viem';
 import type { Logger } from '../logging/logger';
 import type { PublicClients } from './publicClients';
+import { shareChainReads } from './sharedChainReads';
 
 /**
  * Bounds on what a signed user operation may ask of a paymaster, shared by the API's policy and the
@@ -35,8 +36,6 @@ export function createChainFeeLevels({
   logger?: Logger;
   now?: () => number;
 }): ChainFeeLevels {
-  const recent = new Map<number, { at: number; reading: Promise<ChainFeeLevel | undefined> }>();
-
   const read = async (chainId: number): Promise<ChainFeeLevel | undefined> => {
     const client = publicClients.forChain(chainId);
     if (!client) return undefined;
@@ -54,18 +53,7 @@ export function createChainFeeLevels({
     }
   };
 
-  return {
-    current(chainId) {
-      const cached = recent.get(chainId);
-      if (cached && now() - cached.at < REUSE_MS) return cached.reading;
-      const reading = read(chainId);
-      recent.set(chainId, { at: now(), reading });
-      void reading.then((level) => {
-        if (level === undefined && recent.get(chainId)?.reading === reading) recent.delete(chainId);
-      });
-      return reading;
-    },
-  };
+  return { current: shareChainReads(read, { reuseMs: REUSE_MS, now }) };
 }
 
 export interface OperationGas {
