@@ -167,7 +167,7 @@ describe('webhook endpoints', () => {
       [
         'an unknown event type',
         { url: 'https://x.example.com', events: ['session.refunded'] },
-        /events\.0: must be one of: session\.confirming, session\.completed, session\.expired, session\.underpaid, session\.failed, session\.overpaid, session\.paid_late, subscription\.created, subscription\.renewed, subscription\.payment_failed, subscription\.canceled, endpoint\.disabled/,
+        /events\.0: must be one of: session\.confirming, session\.completed, session\.expired, session\.underpaid, session\.failed, session\.overpaid, session\.paid_late, refund\.succeeded, refund\.failed, subscription\.created, subscription\.renewed, subscription\.payment_failed, subscription\.canceled, endpoint\.disabled/,
       ],
       [
         'an empty event list',
