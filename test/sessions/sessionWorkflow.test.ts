@@ -262,9 +262,11 @@ describe('sessions on the Temporal dev server with the project worker', () => {
       json: { amount: '3', sandboxMode: true },
     });
     const sessionId = created.body.id;
-    // Simulate the crash between commit and start: no workflow, no mark, committed a while ago.
+    // Simulate the crash between commit and start: no workflow, no mark, committed a while ago. The
+    // reconciler takes the oldest orphans first, 100 a run, and other files' sessions share this database
+    // (a test app stopped before its start marks flushed leaves some): this one is made the oldest.
     await workers.client.workflow.getHandle(sessionWorkflowId(sessionId)).terminate('simulated crash');
-    await sql`UPDATE sessions SET workflow_started_at = NULL, created_at = now() - interval '2 minutes' WHERE id = ${sessionId}`.execute(
+    await sql`UPDATE sessions SET workflow_started_at = NULL, created_at = timestamptz '2000-01-01 00:00:00Z' WHERE id = ${sessionId}`.execute(
       workers.db,
     );
 
