@@ -10,6 +10,7 @@ import {
   getContractAddress,
 } from 'viem';
 import { getCode, sendTransaction, waitForTransactionReceipt } from 'viem/actions';
+import { getAction } from 'viem/utils';
 
 /**
  * The deterministic CREATE2 deployer (Nick Johnson's "Arachnid" proxy): calldata `salt ‖ init code`
@@ -79,7 +80,14 @@ export async function deployDeterministic(
 
   let hash: Hash;
   try {
-    hash = await sendTransaction(client, {
+    // Through the client's own sendTransaction (getAction), not viem's action directly: a client that
+    // orders its sends (dev/chains/sendsInNonceOrder.ts) must see these too, or a wave of deployments
+    // reaches the node out of nonce order.
+    hash = await getAction(
+      client,
+      sendTransaction,
+      'sendTransaction',
+    )({
       account: client.account,
       chain: client.chain,
       to: DETERMINISTIC_DEPLOYER_ADDRESS,
