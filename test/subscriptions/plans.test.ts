@@ -1,7 +1,7 @@
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant, type SignedInMerchant } from '../harness/merchants';
 
-/** Subscription plans on both route sets (DESIGN §9.2), against the real app and database. */
+/** Subscription plans on both route sets, against the real app and database. */
 const ROUTE_SETS = [
   { name: 'dashboard (JWT)', base: '/v1/merchants/me/plans', credential: 'jwt' },
   { name: 'API key (SK)', base: '/v1/plans', credential: 'sk' },

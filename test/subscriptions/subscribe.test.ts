@@ -7,7 +7,7 @@ import { testStack } from '../harness/stack';
 import { TOKENS, newCustomer, periodicPermission, subscribeBodyOf, type Customer } from './subscriberWorld';
 
 /**
- * The public subscribe route and cancelation (issue 42, DESIGN §9.2): the customer's signed permission for
+ * The public subscribe route and cancelation (issue 42): the customer's signed permission for
  * a plan is judged before anything is saved — refused with the sentence as a 400, no subscription, no
  * event —, accepted it makes the subscription (`trialing` with trial days, else `active`) with its
  * `subscription.created` event and starts its charging workflow; the same permission again answers the

@@ -3,7 +3,7 @@ import { insertSubscription, type NewSubscription } from '../../db/subscriptions
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant } from '../harness/merchants';
 
-/** Subscription reads on both route sets (DESIGN §9.2 object), filters, and another merchant's 404. */
+/** Subscription reads on both route sets (the subscription object of docs/service-contract.md), filters, and another merchant's 404. */
 const ROUTE_SETS = [
   { name: 'dashboard (JWT)', base: '/v1/merchants/me/subscriptions', credential: 'jwt' },
   { name: 'API key (SK)', base: '/v1/subscriptions', credential: 'sk' },
