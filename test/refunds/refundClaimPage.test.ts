@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Browser } from 'playwright-core';
 import { getAddress } from 'viem';
@@ -13,6 +14,8 @@ import { createApiKey, signInNewMerchant } from '../harness/merchants';
  * answer their HTML pages.
  */
 const PHONE = { width: 375, height: 812 };
+const DESKTOP = { width: 1280, height: 800 };
+const SCREENSHOTS = join(__dirname, '..', '..', 'test-output', 'refunds');
 
 describe('refund claim page in chromium', () => {
   let app: TestApp;
@@ -89,6 +92,7 @@ describe('refund claim page in chromium', () => {
     await page.goto(`${app.baseUrl}${path}`);
     expect(await page.getByTestId('refund-amount').textContent()).toBe('$4.00');
     expect(await page.getByTestId('claim-address').inputValue()).toBe('');
+    await page.screenshot({ path: join(SCREENSHOTS, 'claim-form-375.png'), fullPage: true });
 
     // Not confirmed, then a bad address: refused in place, nothing stored.
     await page.getByTestId('claim-address').fill('0x1234');
@@ -108,6 +112,12 @@ describe('refund claim page in chromium', () => {
     expect(await page.locator('[data-claim-address]').textContent()).toBe(getAddress(payer));
     expect(await page.getByTestId('claim-received').isVisible()).toBe(true);
     expect(problems).toEqual([]);
+    await page.screenshot({ path: join(SCREENSHOTS, 'claim-received-375.png'), fullPage: true });
+    const wide = await browser.newPage({ viewport: DESKTOP });
+    await wide.goto(`${app.baseUrl}${path}`);
+    await wide.locator('[data-claim-address]').waitFor();
+    await wide.screenshot({ path: join(SCREENSHOTS, 'claim-received-1280.png'), fullPage: true });
+    await wide.close();
 
     const row = await app.db
       .selectFrom('refunds')
