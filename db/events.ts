@@ -1,8 +1,51 @@
-import { sql, type Selectable } from 'kysely';
+import {
+  sql,
+  type Insertable,
+  type OnConflictBuilder,
+  type OnConflictDoNothingBuilder,
+  type Selectable,
+  type SelectQueryBuilder,
+} from 'kysely';
 import type { Db } from './client';
-import type { EventsTable } from './schema';
+import type { Database, EventsTable } from './schema';
 
 export type EventRow = Selectable<EventsTable>;
+
+type StoredEventQuery = SelectQueryBuilder<Database, 'events', EventRow>;
+
+/** An event's common columns. */
+function eventValues(event: Omit<NewEvent, 'sessionId'> & { sessionId: string | null }) {
+  return {
+    id: event.id,
+    type: event.type,
+    merchant_id: event.merchantId,
+    session_id: event.sessionId,
+    payload: event.payload,
+    created_at: event.createdAt,
+  };
+}
+
+/**
+ * The insert-once every stored event shares: inserted unless `conflict` (the unique index that makes it
+ * once) finds it stored already, and the stored row returned either way, so a retried writer gets the
+ * first event back, id and bytes unchanged.
+ */
+async function insertOrFindStored(
+  db: Db,
+  values: Insertable<EventsTable>,
+  conflict: (
+    builder: OnConflictBuilder<Database, 'events'>,
+  ) => OnConflictDoNothingBuilder<Database, 'events'>,
+  stored: (query: StoredEventQuery) => StoredEventQuery,
+): Promise<EventRow> {
+  const inserted = await db
+    .insertInto('events')
+    .values(values)
+    .onConflict(conflict)
+    .returningAll()
+    .executeTakeFirst();
+  return inserted ?? stored(db.selectFrom('events').selectAll()).executeTakeFirstOrThrow();
+}
 
 /**
  * Sent on request to one endpoint (`POST …/webhooks/{id}/send-test-event`), never by subscription: an
@@ -26,26 +69,12 @@ export async function insertLateDepositEventOnce(
   db: Db,
   event: NewEvent & { depositId: string },
 ): Promise<EventRow> {
-  const inserted = await db
-    .insertInto('events')
-    .values({
-      id: event.id,
-      type: event.type,
-      merchant_id: event.merchantId,
-      session_id: event.sessionId,
-      deposit_id: event.depositId,
-      payload: event.payload,
-      created_at: event.createdAt,
-    })
-    .onConflict((conflict) => conflict.column('deposit_id').where('deposit_id', 'is not', null).doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  if (inserted) return inserted;
-  return db
-    .selectFrom('events')
-    .selectAll()
-    .where('deposit_id', '=', event.depositId)
-    .executeTakeFirstOrThrow();
+  return insertOrFindStored(
+    db,
+    { ...eventValues(event), deposit_id: event.depositId },
+    (conflict) => conflict.column('deposit_id').where('deposit_id', 'is not', null).doNothing(),
+    (stored) => stored.where('deposit_id', '=', event.depositId),
+  );
 }
 
 /** Stores a refund's event once per (refund, type); a second call returns the first one, id and bytes unchanged. */
@@ -53,29 +82,12 @@ export async function insertRefundEventOnce(
   db: Db,
   event: NewEvent & { refundId: string },
 ): Promise<EventRow> {
-  const inserted = await db
-    .insertInto('events')
-    .values({
-      id: event.id,
-      type: event.type,
-      merchant_id: event.merchantId,
-      session_id: event.sessionId,
-      refund_id: event.refundId,
-      payload: event.payload,
-      created_at: event.createdAt,
-    })
-    .onConflict((conflict) =>
-      conflict.columns(['refund_id', 'type']).where('refund_id', 'is not', null).doNothing(),
-    )
-    .returningAll()
-    .executeTakeFirst();
-  if (inserted) return inserted;
-  return db
-    .selectFrom('events')
-    .selectAll()
-    .where('refund_id', '=', event.refundId)
-    .where('type', '=', event.type)
-    .executeTakeFirstOrThrow();
+  return insertOrFindStored(
+    db,
+    { ...eventValues(event), refund_id: event.refundId },
+    (conflict) => conflict.columns(['refund_id', 'type']).where('refund_id', 'is not', null).doNothing(),
+    (stored) => stored.where('refund_id', '=', event.refundId).where('type', '=', event.type),
+  );
 }
 
 export interface NewEvent {
@@ -92,35 +104,20 @@ export interface NewEvent {
  * either way: a replayed or retried activity gets the first event back, id and payload unchanged.
  */
 export async function insertSessionEventOnce(db: Db, event: NewEvent): Promise<EventRow> {
-  const inserted = await db
-    .insertInto('events')
-    .values({
-      id: event.id,
-      type: event.type,
-      merchant_id: event.merchantId,
-      session_id: event.sessionId,
-      payload: event.payload,
-      created_at: event.createdAt,
-    })
+  return insertOrFindStored(
+    db,
+    eventValues(event),
     // The partial unique index `events_session_type_once` (every type but the repeatable ones), its
     // predicate spelled as the index spells it (migration 2026_11_28_1601) so Postgres infers the index.
-    .onConflict((conflict) =>
+    (conflict) =>
       conflict
         .columns(['session_id', 'type'])
         .where(
           sql<boolean>`type NOT IN ('session.failed', 'session.paid_late', 'refund.succeeded', 'refund.failed')`,
         )
         .doNothing(),
-    )
-    .returningAll()
-    .executeTakeFirst();
-  if (inserted) return inserted;
-  return db
-    .selectFrom('events')
-    .selectAll()
-    .where('session_id', '=', event.sessionId)
-    .where('type', '=', event.type)
-    .executeTakeFirstOrThrow();
+    (stored) => stored.where('session_id', '=', event.sessionId).where('type', '=', event.type),
+  );
 }
 
 /**
@@ -132,22 +129,11 @@ export async function insertEventOnceById(
   db: Db,
   event: Omit<NewEvent, 'sessionId'> & { sessionId: string | null },
 ): Promise<EventRow> {
-  const inserted = await db
-    .insertInto('events')
-    .values({
-      id: event.id,
-      type: event.type,
-      merchant_id: event.merchantId,
-      session_id: event.sessionId,
-      payload: event.payload,
-      created_at: event.createdAt,
-    })
-    .onConflict((conflict) => conflict.column('id').doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  return (
-    inserted ??
-    (await db.selectFrom('events').selectAll().where('id', '=', event.id).executeTakeFirstOrThrow())
+  return insertOrFindStored(
+    db,
+    eventValues(event),
+    (conflict) => conflict.column('id').doNothing(),
+    (stored) => stored.where('id', '=', event.id),
   );
 }
 
