@@ -21,7 +21,8 @@ export interface ApiReplicaAddress {
 /**
  * The balancer's rules:
  * - each replica is checked every second on `/ready`; two failures take it out (a draining replica
- *   answers 503 at once, and keeps serving for API_DRAIN_MS, longer than the two seconds this takes);
+ *   answers 503 at once, and keeps serving for API_DRAIN_MS, longer than the two seconds this takes),
+ *   and so does one refused or failed connection (a killed replica is out before its next check);
  * - when no replica is ready (a dependency down everywhere, e.g. Temporal restarting), the live ones
  *   (`/health`) still serve: status polls and reads need only Postgres, and what needs the dependency
  *   fails fast with its own answer, instead of the balancer's 503 for everything;
@@ -77,7 +78,9 @@ export function haproxyConfig({
     '  retry-on conn-failure empty-response',
     '  option forwardfor',
     '  http-reuse never',
-    '  default-server inter 1s fall 2 rise 2',
+    // A refused connection takes the replica out at once (its checks bring it back), so a retry is
+    // redispatched to a live replica instead of, round-robin under concurrency, to the dead one again.
+    '  default-server inter 1s fall 2 rise 2 observe layer4 error-limit 1 on-error mark-down',
     '',
     'frontend api',
     `  bind ${bind}`,
