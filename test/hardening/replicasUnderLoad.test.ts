@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { createDb, type Db } from '../../db/client';
@@ -46,10 +47,13 @@ describe('npm start with two api replicas and two workers: a killed replica is r
   let startedInMs: number;
   /** API requests of the steady load being answered right now. */
   let inFlight = 0;
+  /** API requests of the steady load sent so far. */
+  let sent = 0;
   const figures: string[] = [];
 
   const call: TestApp['request'] = async (path, init) => {
     inFlight += 1;
+    sent += 1;
     try {
       return await requestAt(stack.url, path, init, 45_000);
     } finally {
@@ -117,6 +121,8 @@ describe('npm start with two api replicas and two workers: a killed replica is r
     const balancerMark = balancerLog().length;
     return {
       pid: running!.pid,
+      // Until the killed process's sockets are closed, its listening socket still accepts connections.
+      gone: () => untilPortRefuses(port),
       back: async () => {
         const [now] = stack.processesRunning('api/main.ts').filter((child) => child.port === port);
         if (!now || now.pid === running!.pid) return false;
@@ -136,14 +142,20 @@ describe('npm start with two api replicas and two workers: a killed replica is r
    */
   async function killUnderLoad(
     fault: string,
-    kill: () => { restarted: RegExp; back: () => Promise<boolean> },
+    kill: () => { restarted: RegExp; back: () => Promise<boolean>; gone?: () => Promise<void> },
   ): Promise<{ window: LoadWindow; inFlightAtKill: number }> {
     const mark = stack.output().length;
     load.start();
     await delay(3_000);
     const inFlightAtKill = inFlight;
+    const sentAtKill = sent;
     const killedAt = performance.now();
-    const { restarted, back } = kill();
+    const { restarted, back, gone } = kill();
+    // A killed process releases its memory before its sockets (the kernel's exit order): requests sent in
+    // that window still reach it and are cut like those in flight. The first refused connection ends it.
+    await gone?.();
+    const sentUntilGone = sent - sentAtKill;
+    const goneAfter = performance.now() - killedAt;
     const [line] = await stack.untilOutput(restarted, mark, 60_000);
     const restartedAfter = performance.now() - killedAt;
     await until(back, 120_000, () => stack.output());
@@ -159,16 +171,26 @@ describe('npm start with two api replicas and two workers: a killed replica is r
     const window = await load.stop();
     const failed = Object.values(window).reduce((total, tally) => total + tally.failed, 0);
     figures.push(
-      `${fault}: ${failed} failed request(s), ${inFlightAtKill} in flight at the kill; "${line.trim()}" ` +
+      `${fault}: ${failed} failed request(s), ${inFlightAtKill} in flight at the kill` +
+        (gone
+          ? `, ${sentUntilGone} sent before its socket refused connections (${goneAfter.toFixed(0)} ms after the kill)`
+          : '') +
+        `; "${line.trim()}" ` +
         `${(restartedAfter / 1000).toFixed(1)} s after the kill, back ${(backAfter / 1000).toFixed(1)} s after it; ` +
         `sessions ${percent(window.sessions)}, status reads ${percent(window.reads!)}, paymaster ${percent(window.paymaster)}, ` +
         `deposits ${percent(window.deposits)} ` +
-        `failed; failures: ${JSON.stringify(Object.fromEntries(Object.entries(window).map(([kind, tally]) => [kind, tally.reasons])))}`,
+        `failed; failures: ${JSON.stringify(Object.fromEntries(Object.entries(window).map(([kind, tally]) => [kind, tally.reasons])))}` +
+        load.failures
+          .map(
+            ({ kind, sentAt, answeredAt, reason }) =>
+              `; ${kind} sent ${((sentAt - killedAt) / 1000).toFixed(2)} s after the kill, failed ${((answeredAt - killedAt) / 1000).toFixed(2)} s after it (${reason})`,
+          )
+          .join(''),
     );
     for (const tally of Object.values(window)) expect(tally.sent - tally.failed).toBeGreaterThan(0);
     // The figures (with each failure's reason) in the failure message: CI keeps only the tail of the output.
     expect({ failed, figures: figures.at(-1) }).toEqual({
-      failed: Math.min(failed, inFlightAtKill),
+      failed: Math.min(failed, inFlightAtKill + sentUntilGone),
       figures: figures.at(-1),
     });
     return { window, inFlightAtKill };
@@ -214,6 +236,7 @@ describe('npm start with two api replicas and two workers: a killed replica is r
         // Its second unasked exit in ten minutes (the rolling restart was the first): a 2 s back-off.
         restarted: /\[stack\] api-1 restarted after SIGKILL, 2nd time in 10 min\n/,
         back: replica.back,
+        gone: replica.gone,
       };
     });
   }, 240_000);
@@ -303,3 +326,19 @@ describe('npm start with two api replicas and two workers: a killed replica is r
     );
   }, 120_000);
 });
+
+/** Resolves at the first connection to 127.0.0.1:`port` that is refused (checked every 2 ms). */
+async function untilPortRefuses(port: number): Promise<void> {
+  for (;;) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const probe = connect({ host: '127.0.0.1', port });
+      probe.once('connect', () => {
+        probe.destroy();
+        resolve(false);
+      });
+      probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+    });
+    if (refused) return;
+    await delay(2);
+  }
+}

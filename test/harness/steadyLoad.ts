@@ -60,6 +60,8 @@ export class SteadyLoad {
   readonly sentBySender = new Map<string, number>();
   paymasterSent = 0;
   private window: LoadWindow;
+  /** The current window's failed requests: when each was sent and answered (performance.now()), and why. */
+  failures: { kind: string; sentAt: number; answeredAt: number; reason: string }[] = [];
   private running = false;
   private loops: Promise<void>[] = [];
 
@@ -85,11 +87,12 @@ export class SteadyLoad {
   start(): void {
     this.window = this.emptyWindow();
     this.running = true;
+    this.failures = [];
     this.loops = [
-      this.loop(() => this.createSession(), this.window.sessions),
-      this.loop(() => this.askPaymaster(), this.window.paymaster),
-      this.loop(() => this.deposit(), this.window.deposits),
-      ...(this.window.reads ? [this.loop(() => this.readStatus(), this.window.reads)] : []),
+      this.loop('sessions', () => this.createSession(), this.window.sessions),
+      this.loop('paymaster', () => this.askPaymaster(), this.window.paymaster),
+      this.loop('deposits', () => this.deposit(), this.window.deposits),
+      ...(this.window.reads ? [this.loop('reads', () => this.readStatus(), this.window.reads)] : []),
     ];
   }
 
@@ -104,11 +107,13 @@ export class SteadyLoad {
     return this.window;
   }
 
-  private async loop(attempt: () => Promise<Outcome>, tally: Tally): Promise<void> {
+  private async loop(kind: string, attempt: () => Promise<Outcome>, tally: Tally): Promise<void> {
     while (this.running) {
       const started = performance.now();
-      const outcome = await attempt().catch((error: unknown) =>
-        error instanceof Error ? error.message.slice(0, 60) : String(error),
+      const outcome = await attempt().catch(
+        // undici's TypeError is not of jest's realm (no instanceof); its cause says what broke.
+        (error: { message?: string; cause?: { code?: string; message?: string } }) =>
+          `${(error?.message ?? String(error)).slice(0, 60)}${error?.cause ? ` (${error.cause.code ?? error.cause.message})` : ''}`,
       );
       if (outcome !== undefined) {
         tally.sent += 1;
@@ -116,6 +121,7 @@ export class SteadyLoad {
         if (outcome !== true) {
           tally.failed += 1;
           tally.reasons[outcome] = (tally.reasons[outcome] ?? 0) + 1;
+          this.failures.push({ kind, sentAt: started, answeredAt: performance.now(), reason: outcome });
         }
       }
       await delay(100);
