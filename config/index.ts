@@ -216,11 +216,28 @@ export const configSchema = z.object({
   WORKER_READY_PORT: port.optional(),
   /** Deployment addresses per chain (the dev stack writes .dev/stack.json; production ships its own file). */
   DEPLOYMENTS_FILE: z.string().min(1).optional(),
-  SIGNER_URL: url.optional(),
+  /**
+   * The signing service: `http(s)://host:port`, or `unix:///path/to/signer.sock` when it runs on this host
+   * (its SIGNER_SOCKET_PATH): no TCP on the path every signed answer takes.
+   */
+  SIGNER_URL: url
+    .refine((value) => /^(https?:\/\/|unix:\/\/\/)/.test(value), {
+      message: 'must be http://, https:// or unix:///path/to/signer.sock',
+    })
+    .optional(),
   SIGNER_SHARED_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   SIGNER_PORT: port.default(3100),
   /** Interface the signer process listens on; keep it private (loopback or an internal network). */
   SIGNER_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * The signer process also listens on this Unix-domain socket (mode 0600: this user's processes only),
+   * for an api on the same host (SIGNER_URL=unix://<path>). At most 100 bytes (the kernel's limit is 107).
+   */
+  SIGNER_SOCKET_PATH: z
+    .string()
+    .startsWith('/', 'must be an absolute path')
+    .max(100, 'must be at most 100 bytes (a socket path is limited to 107)')
+    .optional(),
   /** The paymaster signing key (0x + 64 hex); only the signer process reads it. */
   SIGNER_PRIVATE_KEY: z
     .string()
@@ -682,7 +699,8 @@ export function temporalTlsOf(config: Config): TemporalTls | undefined {
  */
 export function reachesSignerPrivately(signerUrl: string): boolean {
   const { protocol, hostname } = new URL(signerUrl);
-  if (protocol === 'https:') return true;
+  // A Unix-domain socket never leaves the host.
+  if (protocol === 'https:' || protocol === 'unix:') return true;
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   if (host === 'localhost' || (!host.includes('.') && !host.includes(':'))) return true;
   const ipv4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(host);

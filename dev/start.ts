@@ -118,6 +118,11 @@ async function main(): Promise<void> {
   const apiUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
   const devAccount = ANVIL_DEV_ACCOUNTS[1];
   const signerUrl = `http://127.0.0.1:${Number(process.env.SIGNER_PORT ?? 3100)}`;
+  // The api replicas on this host reach the signer on its Unix-domain socket (no TCP on the path every
+  // signed answer takes); its TCP port stays for anything else. A state folder too deep for a socket path
+  // (the kernel allows 107 bytes) keeps TCP.
+  const signerSocketPath = join(devDir, 'signer.sock');
+  const signerSocket = signerSocketPath.length <= 100 ? signerSocketPath : undefined;
   const stack: StackDescription = {
     apiUrl,
     temporalAddress: temporal.address,
@@ -153,7 +158,7 @@ async function main(): Promise<void> {
     ...Object.fromEntries(chains.map((chain) => [`RPC_URL_${chain.chainId}`, chain.rpcUrl])),
     // The paymaster: each chain's Alto bundler, and the signing service (a fresh shared secret per start).
     ...Object.fromEntries(chains.map((chain) => [`BUNDLER_URL_${chain.chainId}`, chain.bundlerUrl])),
-    SIGNER_URL: signerUrl,
+    SIGNER_URL: signerSocket ? `unix://${signerSocket}` : signerUrl,
     SIGNER_SHARED_SECRET: randomBytes(32).toString('hex'),
   };
 
@@ -164,6 +169,7 @@ async function main(): Promise<void> {
     ...env,
     SIGNER_PRIVATE_KEY: LOCAL_PAYMASTER_SIGNER.privateKey,
     SIGNER_ERC20_TOKENS: JSON.stringify(localErc20GasTokenRates(chains)),
+    ...(signerSocket && { SIGNER_SOCKET_PATH: signerSocket }),
   });
   // Only the worker gets the settlement operator key (it flushes forwarders) and, apart from it, the key
   // that pays for yield vault deploys, and the subscription executor's.
@@ -222,7 +228,7 @@ async function main(): Promise<void> {
         (chain) =>
           `  ${chain.network.padEnd(13)} ${chain.rpcUrl}  (chain id ${chain.chainId}, bundler ${chain.bundlerUrl})`,
       ),
-      `  Signer        ${signerUrl}`,
+      `  Signer        ${signerUrl}${signerSocket ? `  (the api uses its socket, unix://${signerSocket})` : ''}`,
       `  Mail (MailDev) ${mail.webUrl}  (SMTP ${mail.smtpUrl}: login and verification codes land here)`,
       `  DNS           ${dns.host}:${dns.port}  (TXT records for domain verification: edit ${dns.recordsFile})`,
       `  Dev account   ${devAccount.address} (funded on every local chain; tokens have an open mint)`,

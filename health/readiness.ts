@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import { sql } from 'kysely';
 import type { Db } from '../db/client';
+import { parseSignerEndpoint } from '../paymaster/rpc/signerEndpoint';
+import { createSignerTransport } from '../paymaster/rpc/signerTransport';
 
 /**
  * Readiness: can this process serve right now? Each dependency is checked with a short deadline, all at
@@ -90,15 +92,26 @@ export const temporalCheck = (temporal: Client, timeoutMs: number): DependencyCh
   },
 });
 
-/** The signing service answers its unauthenticated `GET /health`. */
-export const signerCheck = (signerUrl: string, timeoutMs: number): DependencyCheck => ({
-  name: 'signer',
-  check: async () => {
-    const response = await fetch(new URL('/health', signerUrl), { signal: AbortSignal.timeout(timeoutMs) });
-    if (!response.ok)
-      throw Object.assign(new Error(`HTTP ${response.status}`), { name: `HTTP ${response.status}` });
-  },
-});
+/** The signing service answers its unauthenticated `GET /health` (on TCP or its Unix-domain socket). */
+export const signerCheck = (signerUrl: string, timeoutMs: number): DependencyCheck => {
+  const transport = createSignerTransport({
+    endpoint: parseSignerEndpoint(signerUrl),
+    headers: {},
+    timeoutMs,
+  });
+  return {
+    name: 'signer',
+    check: async () => {
+      const answer = await transport.health();
+      if (!answer.ok)
+        throw Object.assign(new Error(answer.message), {
+          name: answer.timedOut ? 'TimeoutError' : 'unreachable',
+        });
+      if (answer.status !== 200)
+        throw Object.assign(new Error(`HTTP ${answer.status}`), { name: `HTTP ${answer.status}` });
+    },
+  };
+};
 
 /**
  * The worker's readiness port: `GET /ready` answers 200 or 503 with the lines above, and `GET /metrics`

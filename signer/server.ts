@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { rm } from 'node:fs/promises';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
 import { type Config, requireSetting } from '../config';
 import { loadDeployments } from '../chain/deployments';
 import { createPublicClients } from '../chain/publicClients';
@@ -21,6 +22,9 @@ import { SIGNER_RPC_ERROR_CODES, SignerRpcError } from './signerRpcError';
  * Errors are JSON-RPC errors with HTTP 200 (-32602 unsupported chain / unsupported entry point /
  * token not whitelisted / Invalid params, -32000 paymaster deposit too low); a missing or wrong
  * secret is HTTP 401. It records nothing: the API keeps usage rows.
+ *
+ * It listens on SIGNER_HOST:SIGNER_PORT and, with SIGNER_SOCKET_PATH, also on that Unix-domain socket
+ * (mode 0600) for an api on the same host: same routes, same secret.
  */
 
 export interface StartSignerServerParameters {
@@ -29,12 +33,16 @@ export interface StartSignerServerParameters {
   port?: number;
   /** Defaults to SIGNER_HOST. */
   host?: string;
+  /** Defaults to SIGNER_SOCKET_PATH; unset, no socket. */
+  socketPath?: string;
   logger?: Logger;
 }
 
 export interface SignerServer {
   /** Base URL, e.g. http://127.0.0.1:3100 (the RPC is at `${url}/rpc`). */
   url: string;
+  /** `unix:///path/to/signer.sock` when it also listens on a socket (a SIGNER_URL for an api on this host). */
+  socketUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -48,6 +56,7 @@ export async function startSignerServer({
   config,
   port = config.SIGNER_PORT,
   host = config.SIGNER_HOST,
+  socketPath = config.SIGNER_SOCKET_PATH,
   logger = createLogger({ level: config.LOG_LEVEL, name: 'signer' }),
 }: StartSignerServerParameters): Promise<SignerServer> {
   const secretDigest = digest(requireSetting(config, 'SIGNER_SHARED_SECRET'));
@@ -78,12 +87,14 @@ export async function startSignerServer({
     }),
   };
 
-  const server = createServer((request, response) => {
+  const serve = (request: IncomingMessage, response: ServerResponse) => {
     handle(request, response).catch((error: unknown) => {
       logger.error({ errorName: (error as Error)?.name }, 'signer request failed');
       if (!response.headersSent) send(response, 500, { error: 'internal error' });
     });
-  });
+  };
+  const server = createServer(serve);
+  const socketServer = socketPath ? createServer(serve) : undefined;
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? '/', 'http://signer').pathname;
@@ -142,17 +153,64 @@ export async function startSignerServer({
   });
   const { address, port: boundPort } = server.address() as AddressInfo;
   const url = `http://${address.includes(':') ? `[${address}]` : address}:${boundPort}`;
-  logger.info({ url, signer: account.address, signing: backend }, 'signer listening');
-
+  const close = (listening: Server) =>
+    new Promise<void>((resolve, reject) => {
+      listening.closeAllConnections();
+      listening.close((error) => (error ? reject(error) : resolve()));
+    });
+  if (socketServer && socketPath) {
+    try {
+      await listenOnSocket(socketServer, socketPath);
+    } catch (error) {
+      deposits.stop();
+      await close(server);
+      throw error;
+    }
+  }
+  const socketUrl = socketPath ? `unix://${socketPath}` : undefined;
+  logger.info({ url, socketUrl, signer: account.address, signing: backend }, 'signer listening');
   return {
     url,
-    stop: () =>
-      new Promise<void>((resolve, reject) => {
-        deposits.stop();
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    ...(socketUrl && { socketUrl }),
+    stop: async () => {
+      deposits.stop();
+      await Promise.all([close(server), ...(socketServer ? [close(socketServer)] : [])]);
+    },
   };
+}
+
+/**
+ * Listens on a Unix-domain socket readable and writable by this user only. A socket file left by a
+ * signer that was killed is removed first; one another process still listens on is not (listen fails).
+ */
+async function listenOnSocket(server: Server, socketPath: string): Promise<void> {
+  if (await answersOnSocket(socketPath))
+    throw new Error(`SIGNER_SOCKET_PATH ${socketPath}: another process listens on it`);
+  await rm(socketPath, { force: true });
+  // The socket file is created with the process umask; 0600 from the start, not chmod afterwards.
+  const umask = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } finally {
+    process.umask(umask);
+  }
+}
+
+function answersOnSocket(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect(socketPath);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
 }
 
 function digest(value: string): Buffer {

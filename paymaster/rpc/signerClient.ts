@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { type Address, type Hex } from 'viem';
 import { SIGNER_METHOD, signerAnswerSchema, type SignPaymasterDataWireRequest } from '../../signer/protocol';
+import { parseSignerEndpoint } from './signerEndpoint';
 import { createSignerTransport } from './signerTransport';
 
 /**
  * Client of the internal signing service (docs/architecture.md "Processes" `signer`; the wire protocol is signer/protocol.ts):
- * one JSON-RPC 2.0 method over HTTP at `<SIGNER_URL>/rpc` with `Authorization: Bearer <SIGNER_SHARED_SECRET>`.
+ * one JSON-RPC 2.0 method over HTTP at `<SIGNER_URL>/rpc` (TCP, or the service's Unix-domain socket for a
+ * `unix:///path` SIGNER_URL) with `Authorization: Bearer <SIGNER_SHARED_SECRET>`.
  * The service's own denials (-32602 unsupported chain / token / params, -32000 deposit too low) come
  * back as `denied` for the RPC to return unchanged (SPEC rule 10); anything that is not a
  * well-formed answer is `upstream`; data in the wrong mode is `mode_mismatch`.
@@ -57,11 +59,10 @@ export function createSignerClient({
     ok: false,
     failure: { kind: 'upstream', detail },
   });
-  const endpoint = url ? new URL('rpc', url.endsWith('/') ? url : `${url}/`) : undefined;
   const transport =
-    endpoint && sharedSecret
+    url && sharedSecret
       ? createSignerTransport({
-          endpoint,
+          endpoint: parseSignerEndpoint(url),
           headers: { 'content-type': 'application/json', authorization: `Bearer ${sharedSecret}` },
           timeoutMs,
         })
