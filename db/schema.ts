@@ -764,6 +764,8 @@ export interface SubscriptionsTable {
   first_charge_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** The permission's start time, where the enforcer's periods count from (migration 1520). */
   permission_start_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** SHA-256 hex of the customer's manage link token, shown once at subscribe (migration 0300). */
+  manage_token_hash: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
