@@ -7,6 +7,7 @@ import { ROOT_AUTHORITY, encodePermissionContext } from '../../chain/delegations
 import { periodTransferCaveat } from '../../chain/periodicTransfers';
 import { findSubscriptionById } from '../../db/subscriptions';
 import { launchChromium } from '../checkout/chromium';
+import { seriousAccessibilityViolations } from '../dashboard/browser';
 import { frameworkOn, signDelegation, usdcBalance, type LocalChain } from '../delegation/delegatorAccounts';
 import { publicClientFor, rpc } from '../paymaster/smartAccounts';
 import { startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
@@ -20,7 +21,7 @@ import { TOKENS, newCustomer, type Customer } from './subscriberWorld';
  * the plan refused in place with the service's sentence; the exact one subscribes, and the project's own
  * workers charge the first period through to its session completing. A wallet without ERC-7715 over a
  * DeleGator signs the same delegation as EIP-712 typed data. The customer cancels from the manage link.
- * The checkout page's CSP throughout: no violation, no script error.
+ * The checkout page's CSP throughout: no violation, no script error; axe-core finds nothing serious.
  */
 
 const ETHEREUM_SEPOLIA = 11155111;
@@ -254,6 +255,7 @@ describe('subscribe page in chromium', () => {
     expect(words).toContain('manage link');
     // The words are on the page before the wallet is asked anything.
     expect(calls).toEqual([]);
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
     await page.screenshot({ path: join(SCREENSHOTS, 'subscribe-form-375.png'), fullPage: true });
 
     await page.getByTestId('subscribe-connect').click();
@@ -284,6 +286,7 @@ describe('subscribe page in chromium', () => {
         },
       },
     });
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
     await page.screenshot({ path: join(SCREENSHOTS, 'subscribed-375.png'), fullPage: true });
     const manageHref = await page.getByTestId('manage-link').getAttribute('href');
     expect(manageHref).toMatch(/\/subscribe\/manage\/[A-Za-z0-9_-]{43}$/);
@@ -337,6 +340,7 @@ describe('subscribe page in chromium', () => {
     wide.on('pageerror', (error) => wideProblems.push(String(error)));
     await wide.goto(`${stack.app.baseUrl}${new URL(manageHref!).pathname}`);
     expect(await wide.getByTestId('manage-status').textContent()).toBe('Active');
+    expect(await seriousAccessibilityViolations(wide)).toEqual([]);
     await wide.screenshot({ path: join(SCREENSHOTS, 'manage-1280.png'), fullPage: true });
     await wide.getByTestId('manage-cancel').click();
     await wide.getByTestId('manage-confirm').click();
@@ -359,6 +363,7 @@ describe('subscribe page in chromium', () => {
     await page.goto(`${stack.app.baseUrl}/subscribe/${planId}`);
     expect(await page.getByTestId('plan-trial').textContent()).toContain('Free for 7 days');
     expect(await page.getByTestId('permission-words').innerText()).toContain('after your 7-day trial');
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
     await page.screenshot({ path: join(SCREENSHOTS, 'subscribe-form-1280.png'), fullPage: true });
     await page.getByTestId('subscribe-connect').click();
     await page.getByTestId('subscribe-grant').click();

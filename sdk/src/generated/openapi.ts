@@ -5270,6 +5270,7 @@ export interface operations {
         page?: number;
         status?:
           'pending' | 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
+        subscriptionId?: string;
       };
       header?: never;
       path?: never;
