@@ -111,79 +111,7 @@ export function renderSubscribePage({
               }
             </p>
           </section>
-          ${
-            open
-              ? html`<section class="card pay" data-subscribe-form aria-labelledby="subscribe-allow">
-                    <label class="field">
-                      <span class="field-label">Pay with</span>
-                      <select class="subscribe-select" name="option" data-testid="subscribe-option">
-                        ${options.map(
-                          (option) => html`<option value="${option.key}">${optionLabel(option)}</option>`,
-                        )}
-                      </select>
-                    </label>
-                    <h2 id="subscribe-allow" class="field-label">What you allow</h2>
-                    <ul class="permission-words" data-permission-words data-testid="permission-words">
-                      ${(words ?? []).map((sentence) => html`<li>${sentence}</li>`)}
-                    </ul>
-                    <p class="hint" data-account hidden data-testid="subscribe-account"></p>
-                    <p
-                      class="hint subscribe-error"
-                      role="alert"
-                      data-subscribe-error
-                      data-testid="subscribe-error"
-                      hidden
-                    ></p>
-                    <button
-                      type="button"
-                      class="subscribe-button"
-                      data-connect
-                      data-testid="subscribe-connect"
-                    >
-                      Connect wallet
-                    </button>
-                    <button
-                      type="button"
-                      class="subscribe-button"
-                      data-grant
-                      data-testid="subscribe-grant"
-                      hidden
-                    >
-                      Allow and subscribe
-                    </button>
-                    <p class="hint" data-no-wallet hidden>
-                      No browser wallet was found. Open this page in a wallet's browser, or in a browser with
-                      a wallet extension.
-                    </p>
-                  </section>
-                  <section
-                    class="card state state-success"
-                    data-subscribed
-                    hidden
-                    aria-live="polite"
-                    data-testid="subscribed"
-                  >
-                    <h2>Subscribed</h2>
-                    <dl class="subscribe-facts">
-                      <dt>Status</dt>
-                      <dd data-subscription-status data-testid="subscription-status"></dd>
-                      <dt>Account</dt>
-                      <dd data-subscription-account></dd>
-                      <dt data-next-label>Next charge</dt>
-                      <dd data-subscription-next></dd>
-                    </dl>
-                    <p data-manage hidden>
-                      Keep this link to see or cancel your subscription:
-                      <a data-manage-link data-testid="manage-link" href="#">manage your subscription</a>
-                    </p>
-                  </section>`
-              : html`<section class="card state state-muted" data-testid="subscribe-closed">
-                  <h2>
-                    ${plan.archived ? 'This plan takes no new subscribers' : 'Subscriptions are not available'}
-                  </h2>
-                  <p>Contact ${merchant} if you expected to subscribe.</p>
-                </section>`
-          }
+          ${open ? subscribeForm(options, words ?? []) : closedCard(plan.archived, merchant)}
         </main>
         ${
           open &&
@@ -196,6 +124,68 @@ export function renderSubscribePage({
         }
       </body>
     </html> `.markup;
+}
+
+/** The chooser, the words and the wallet buttons; then, once subscribed, the subscription. */
+function subscribeForm(options: SubscribeOption[], words: string[]): SafeHtml {
+  return html`<section class="card pay" data-subscribe-form aria-labelledby="subscribe-allow">
+      <label class="field">
+        <span class="field-label">Pay with</span>
+        <select class="subscribe-select" name="option" data-testid="subscribe-option">
+          ${options.map((option) => html`<option value="${option.key}">${optionLabel(option)}</option>`)}
+        </select>
+      </label>
+      <h2 id="subscribe-allow" class="field-label">What you allow</h2>
+      <ul class="permission-words" data-permission-words data-testid="permission-words">
+        ${words.map((sentence) => html`<li>${sentence}</li>`)}
+      </ul>
+      <p class="hint" data-account hidden data-testid="subscribe-account"></p>
+      <p
+        class="hint subscribe-error"
+        role="alert"
+        data-subscribe-error
+        data-testid="subscribe-error"
+        hidden
+      ></p>
+      <button type="button" class="subscribe-button" data-connect data-testid="subscribe-connect">
+        Connect wallet
+      </button>
+      <button type="button" class="subscribe-button" data-grant data-testid="subscribe-grant" hidden>
+        Allow and subscribe
+      </button>
+      <p class="hint" data-no-wallet hidden>
+        No browser wallet was found. Open this page in a wallet's browser, or in a browser with a wallet
+        extension.
+      </p>
+    </section>
+    <section
+      class="card state state-success"
+      data-subscribed
+      hidden
+      aria-live="polite"
+      data-testid="subscribed"
+    >
+      <h2>Subscribed</h2>
+      <dl class="subscribe-facts">
+        <dt>Status</dt>
+        <dd data-subscription-status data-testid="subscription-status"></dd>
+        <dt>Account</dt>
+        <dd data-subscription-account></dd>
+        <dt data-next-label>Next charge</dt>
+        <dd data-subscription-next></dd>
+      </dl>
+      <p data-manage hidden>
+        Keep this link to see or cancel your subscription:
+        <a data-manage-link data-testid="manage-link" href="#">manage your subscription</a>
+      </p>
+    </section>`;
+}
+
+function closedCard(archived: boolean, merchant: string): SafeHtml {
+  return html`<section class="card state state-muted" data-testid="subscribe-closed">
+    <h2>${archived ? 'This plan takes no new subscribers' : 'Subscriptions are not available'}</h2>
+    <p>Contact ${merchant} if you expected to subscribe.</p>
+  </section>`;
 }
 
 /** The page for an unknown plan (404): no script, nothing to grant. */

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { get, post } from '../api';
-import { Async, useLoad } from '../components/async';
+import { Async, useLoad, type Loaded } from '../components/async';
 import { CopyButton, Section, StatusBadge, Time } from '../components/bits';
 import { Field, FormError, useForm } from '../components/form';
 import { formatUsd } from '../format';
@@ -25,8 +25,16 @@ const wholeNumber = (value: FormDataEntryValue | null) =>
  */
 export function Plans() {
   const plans = useLoad(() => get<{ data: Plan[] }>('/v1/merchants/me/plans'));
+  return (
+    <>
+      <CreatePlan onCreated={plans.reload} />
+      <PlanList plans={plans} />
+    </>
+  );
+}
+
+function CreatePlan({ onCreated }: { onCreated: () => void }) {
   const [created, setCreated] = useState<Plan>();
-  const [archiveError, setArchiveError] = useState<string>();
   const form = useForm(
     async (data) => {
       const plan = await post<Plan>('/v1/merchants/me/plans', {
@@ -38,10 +46,64 @@ export function Plans() {
       });
       setCreated(plan);
       (document.getElementById('plan-form') as HTMLFormElement | null)?.reset();
-      plans.reload();
+      onCreated();
     },
     ['name', 'amount', 'interval', 'intervalCount', 'trialDays'],
   );
+  return (
+    <Section title="Create a plan">
+      <p class="muted">
+        Customers subscribe from the plan’s link: their wallet allows exactly this amount each period, in the
+        stablecoin and on the network they choose.
+      </p>
+      <form id="plan-form" onSubmit={form.submit} noValidate>
+        <div class="grid">
+          <Field label="Name" error={form.errorFor('name')}>
+            {(props) => <input {...props} name="name" maxLength={200} />}
+          </Field>
+          <Field label="Amount per period (USD)" error={form.errorFor('amount')}>
+            {(props) => <input {...props} name="amount" inputMode="decimal" placeholder="10.00" />}
+          </Field>
+          <Field label="Interval" error={form.errorFor('interval')}>
+            {(props) => (
+              <select {...props} name="interval">
+                <option value="day">Day</option>
+                <option value="week">Week</option>
+                {/* Preact's select takes no defaultValue: the month is the option selected at first. */}
+                <option value="month" selected>
+                  Month (30 days)
+                </option>
+              </select>
+            )}
+          </Field>
+          <Field label="Intervals per period" hint="1 to 12" error={form.errorFor('intervalCount')}>
+            {(props) => (
+              <input {...props} name="intervalCount" type="number" min={1} max={12} defaultValue="1" />
+            )}
+          </Field>
+          <Field label="Trial days" hint="0 to 90" error={form.errorFor('trialDays')}>
+            {(props) => <input {...props} name="trialDays" type="number" min={0} max={90} defaultValue="0" />}
+          </Field>
+        </div>
+        <FormError form={form} />
+        <button type="submit" class="primary" disabled={form.busy}>
+          {form.busy ? 'Creating…' : 'Create plan'}
+        </button>
+      </form>
+      {created && (
+        <div class="notice success" role="status" data-testid="plan-created">
+          <p>
+            <strong>{created.name}</strong> created. Its subscribe link: <code>{created.subscribeUrl}</code>
+            <CopyButton text={created.subscribeUrl} label="Copy link" />
+          </p>
+        </div>
+      )}
+    </Section>
+  );
+}
+
+function PlanList({ plans }: { plans: Loaded<{ data: Plan[] }> }) {
+  const [archiveError, setArchiveError] = useState<string>();
   const archive = async (plan: Plan) => {
     if (!confirm(`Archive ${plan.name}? It takes no new subscriber; its subscriptions keep charging.`))
       return;
@@ -54,114 +116,63 @@ export function Plans() {
     }
   };
   return (
-    <>
-      <Section title="Create a plan">
-        <p class="muted">
-          Customers subscribe from the plan’s link: their wallet allows exactly this amount each period, in
-          the stablecoin and on the network they choose.
+    <Section title="Plans">
+      {archiveError && (
+        <p class="field-error" role="alert">
+          {archiveError}
         </p>
-        <form id="plan-form" onSubmit={form.submit} noValidate>
-          <div class="grid">
-            <Field label="Name" error={form.errorFor('name')}>
-              {(props) => <input {...props} name="name" maxLength={200} />}
-            </Field>
-            <Field label="Amount per period (USD)" error={form.errorFor('amount')}>
-              {(props) => <input {...props} name="amount" inputMode="decimal" placeholder="10.00" />}
-            </Field>
-            <Field label="Interval" error={form.errorFor('interval')}>
-              {(props) => (
-                <select {...props} name="interval">
-                  <option value="day">Day</option>
-                  <option value="week">Week</option>
-                  {/* Preact's select takes no defaultValue: the month is the option selected at first. */}
-                  <option value="month" selected>
-                    Month (30 days)
-                  </option>
-                </select>
-              )}
-            </Field>
-            <Field label="Intervals per period" hint="1 to 12" error={form.errorFor('intervalCount')}>
-              {(props) => (
-                <input {...props} name="intervalCount" type="number" min={1} max={12} defaultValue="1" />
-              )}
-            </Field>
-            <Field label="Trial days" hint="0 to 90" error={form.errorFor('trialDays')}>
-              {(props) => (
-                <input {...props} name="trialDays" type="number" min={0} max={90} defaultValue="0" />
-              )}
-            </Field>
-          </div>
-          <FormError form={form} />
-          <button type="submit" class="primary" disabled={form.busy}>
-            {form.busy ? 'Creating…' : 'Create plan'}
-          </button>
-        </form>
-        {created && (
-          <div class="notice success" role="status" data-testid="plan-created">
-            <p>
-              <strong>{created.name}</strong> created. Its subscribe link: <code>{created.subscribeUrl}</code>
-              <CopyButton text={created.subscribeUrl} label="Copy link" />
-            </p>
+      )}
+      <Async state={plans} isEmpty={(result) => result.data.length === 0} empty="No plans yet.">
+        {(result) => (
+          <div class="table-wrap">
+            <table data-testid="plans-table">
+              <thead>
+                <tr>
+                  <th>Plan</th>
+                  <th class="num">Amount</th>
+                  <th class="hide-narrow">Trial</th>
+                  <th class="hide-narrow">Created</th>
+                  <th>Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {result.data.map((plan) => (
+                  <PlanRow key={plan.id} plan={plan} onArchive={() => archive(plan)} />
+                ))}
+              </tbody>
+            </table>
           </div>
         )}
-      </Section>
-      <Section title="Plans">
-        {archiveError && (
-          <p class="field-error" role="alert">
-            {archiveError}
-          </p>
-        )}
-        <Async state={plans} isEmpty={(result) => result.data.length === 0} empty="No plans yet.">
-          {(result) => (
-            <div class="table-wrap">
-              <table data-testid="plans-table">
-                <thead>
-                  <tr>
-                    <th>Plan</th>
-                    <th class="num">Amount</th>
-                    <th class="hide-narrow">Trial</th>
-                    <th class="hide-narrow">Created</th>
-                    <th>Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {result.data.map((plan) => (
-                    <tr key={plan.id} data-testid={`plan-${plan.id}`}>
-                      <td>
-                        <Link to={`/subscriptions?planId=${plan.id}`}>{plan.name}</Link>
-                      </td>
-                      <td class="num">
-                        {formatUsd(plan.amount)} <span class="muted">{planPeriod(plan)}</span>
-                      </td>
-                      <td class="hide-narrow">{plan.trialDays > 0 ? `${plan.trialDays} days` : 'none'}</td>
-                      <td class="hide-narrow">
-                        <Time iso={plan.createdAt} />
-                      </td>
-                      <td>
-                        <div class="actions">
-                          <CopyButton text={plan.subscribeUrl} label="Copy link" />
-                          {plan.archived ? (
-                            <StatusBadge status="archived" />
-                          ) : (
-                            <button
-                              type="button"
-                              class="danger"
-                              onClick={() => archive(plan)}
-                              aria-label={`Archive ${plan.name}`}
-                            >
-                              Archive
-                            </button>
-                          )}
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+      </Async>
+    </Section>
+  );
+}
+
+function PlanRow({ plan, onArchive }: { plan: Plan; onArchive: () => void }) {
+  return (
+    <tr data-testid={`plan-${plan.id}`}>
+      <td>
+        <Link to={`/subscriptions?planId=${plan.id}`}>{plan.name}</Link>
+      </td>
+      <td class="num">
+        {formatUsd(plan.amount)} <span class="muted">{planPeriod(plan)}</span>
+      </td>
+      <td class="hide-narrow">{plan.trialDays > 0 ? `${plan.trialDays} days` : 'none'}</td>
+      <td class="hide-narrow">
+        <Time iso={plan.createdAt} />
+      </td>
+      <td>
+        <div class="actions">
+          <CopyButton text={plan.subscribeUrl} label="Copy link" />
+          {plan.archived ? (
+            <StatusBadge status="archived" />
+          ) : (
+            <button type="button" class="danger" onClick={onArchive} aria-label={`Archive ${plan.name}`}>
+              Archive
+            </button>
           )}
-        </Async>
-      </Section>
-    </>
+        </div>
+      </td>
+    </tr>
   );
 }

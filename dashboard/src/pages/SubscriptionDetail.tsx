@@ -46,39 +46,7 @@ export function SubscriptionDetail({ id }: { id: string }) {
       {({ subscription, plan, invoices }) => (
         <>
           <Section title="Subscription">
-            <dl class="facts">
-              <dt>Status</dt>
-              <dd>
-                <StatusBadge status={subscription.status} />
-                {subscription.cancelAtPeriodEnd && subscription.status !== 'canceled' && (
-                  <span class="muted"> ends at the period’s end</span>
-                )}
-              </dd>
-              <dt>Plan</dt>
-              <dd>
-                {plan.name}: {formatUsd(plan.amount)} {planPeriod(plan)}
-              </dd>
-              <dt>Customer</dt>
-              <dd>
-                <Address value={subscription.customerAccount} />
-              </dd>
-              <dt>Paid in</dt>
-              <dd>
-                {subscription.token} on <Chain id={subscription.chainId} />
-              </dd>
-              <dt>Current period</dt>
-              <dd>
-                <Time iso={subscription.currentPeriodStart} /> to <Time iso={subscription.currentPeriodEnd} />
-              </dd>
-              {subscription.canceledAt && (
-                <>
-                  <dt>Canceled</dt>
-                  <dd>
-                    <Time iso={subscription.canceledAt} />
-                  </dd>
-                </>
-              )}
-            </dl>
+            <SubscriptionFacts subscription={subscription} plan={plan} />
             {subscription.status !== 'canceled' && (
               <div class="actions">
                 {!subscription.cancelAtPeriodEnd && (
@@ -97,42 +65,87 @@ export function SubscriptionDetail({ id }: { id: string }) {
               </p>
             )}
           </Section>
-          <Section title="Invoices">
-            {invoices.length === 0 ? (
-              <p class="muted">No period charged yet.</p>
-            ) : (
-              <div class="table-wrap">
-                <table data-testid="invoices-table">
-                  <thead>
-                    <tr>
-                      <th>Session</th>
-                      <th class="num">Amount</th>
-                      <th>Status</th>
-                      <th class="hide-narrow">Created</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {invoices.map((session) => (
-                      <tr key={session.id}>
-                        <td>
-                          <Link to={`/sessions/${session.id}`}>{session.id.slice(0, 8)}</Link>
-                        </td>
-                        <td class="num">{formatUsd(session.amount)}</td>
-                        <td>
-                          <StatusBadge status={session.status} />
-                        </td>
-                        <td class="hide-narrow">
-                          <Time iso={session.createdAt} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-          </Section>
+          <Invoices invoices={invoices} />
         </>
       )}
     </Async>
+  );
+}
+
+function SubscriptionFacts({ subscription, plan }: { subscription: Subscription; plan: Plan }) {
+  return (
+    <dl class="facts">
+      <dt>Status</dt>
+      <dd>
+        <StatusBadge status={subscription.status} />
+        {subscription.cancelAtPeriodEnd && subscription.status !== 'canceled' && (
+          <span class="muted"> ends at the period’s end</span>
+        )}
+      </dd>
+      <dt>Plan</dt>
+      <dd>
+        {plan.name}: {formatUsd(plan.amount)} {planPeriod(plan)}
+      </dd>
+      <dt>Customer</dt>
+      <dd>
+        <Address value={subscription.customerAccount} />
+      </dd>
+      <dt>Paid in</dt>
+      <dd>
+        {subscription.token} on <Chain id={subscription.chainId} />
+      </dd>
+      <dt>Current period</dt>
+      <dd>
+        <Time iso={subscription.currentPeriodStart} /> to <Time iso={subscription.currentPeriodEnd} />
+      </dd>
+      {subscription.canceledAt && (
+        <>
+          <dt>Canceled</dt>
+          <dd>
+            <Time iso={subscription.canceledAt} />
+          </dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+/** The period sessions, newest first: each links to its session page. */
+function Invoices({ invoices }: { invoices: SessionSummary[] }) {
+  return (
+    <Section title="Invoices">
+      {invoices.length === 0 ? (
+        <p class="muted">No period charged yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table data-testid="invoices-table">
+            <thead>
+              <tr>
+                <th>Session</th>
+                <th class="num">Amount</th>
+                <th>Status</th>
+                <th class="hide-narrow">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {invoices.map((session) => (
+                <tr key={session.id}>
+                  <td>
+                    <Link to={`/sessions/${session.id}`}>{session.id.slice(0, 8)}</Link>
+                  </td>
+                  <td class="num">{formatUsd(session.amount)}</td>
+                  <td>
+                    <StatusBadge status={session.status} />
+                  </td>
+                  <td class="hide-narrow">
+                    <Time iso={session.createdAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Section>
   );
 }

@@ -6,7 +6,7 @@ import { Link, navigate, useLocation } from '../router';
 import type { Plan, Subscription, SubscriptionStatus } from '../types';
 import { planPeriod } from './Plans';
 
-/** The subscription states (DESIGN §9.2), in the order a subscription meets them. */
+/** The subscription states (docs/service-contract.md), in the order a subscription meets them. */
 export const SUBSCRIPTION_STATUSES: readonly SubscriptionStatus[] = [
   'trialing',
   'active',
