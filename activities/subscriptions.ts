@@ -3,6 +3,8 @@ import type { Hex } from 'viem';
 import { resolveDelegationFramework } from '../chain/delegationFramework';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import type { OperatorChains } from '../chain/operatorChains';
+import { chargedChain } from '../db/gasCharges';
+import { billRedemptionGas } from '../db/subscriptionGasCharges';
 import type { Db } from '../db/client';
 import { findSessionById, markWorkflowsStarted } from '../db/sessions';
 import { markChargeFailed, markChargeRedeemed } from '../db/subscriptionCharges';
@@ -43,6 +45,17 @@ export interface SubscriptionActivityDependencies {
     expiresAt: Date;
   }) => Promise<'started' | 'already_started'>;
   now?: () => Date;
+  /**
+   * Prices a redemption's gas to bill the merchant's prepaid balance (mainnets only): the paymaster's markup
+   * and the chain's fresh ETH/USD answer. Without it nothing is billed.
+   */
+  redemptionGas?: RedemptionGasPricing;
+}
+
+export interface RedemptionGasPricing {
+  markupBps: number;
+  /** USD per ETH with 8 decimals, or undefined without a fresh price (the charge is kept unpriced). */
+  ethUsdAnswer(chainId: number): Promise<bigint | undefined>;
 }
 
 export type PeriodChargeResult =
@@ -77,11 +90,35 @@ async function findSubscriptionOrFail(db: Db, subscriptionId: string): Promise<S
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
+/**
+ * Bills the redemption's gas to the merchant (db/subscriptionGasCharges.ts): once per period charge, whether
+ * the redemption was sent by this attempt or found made by an earlier one (a retry after a crash between
+ * the redemption and its record or its bill).
+ */
+async function billGasOf(
+  { db, redemptionGas }: SubscriptionActivityDependencies,
+  client: ReturnType<OperatorChains['client']>,
+  { subscription, chargeId, txHash }: { subscription: SubscriptionRow; chargeId: string; txHash: Hex },
+): Promise<void> {
+  if (!redemptionGas || !chargedChain(subscription.chain_id)) return;
+  const receipt = await client.getTransactionReceipt({ hash: txHash });
+  await billRedemptionGas(db, {
+    merchantId: subscription.merchant_id,
+    subscriptionChargeId: chargeId,
+    chainId: subscription.chain_id,
+    txHash,
+    gasCostWei: receipt.gasUsed * receipt.effectiveGasPrice,
+    markupBps: redemptionGas.markupBps,
+    ethUsdAnswer: await redemptionGas.ethUsdAnswer(subscription.chain_id),
+  });
+}
+
 /** One attempt at a period's charge (chargeSubscriptionPeriod below). */
 async function chargeOnePeriod(
-  { db, networks, executor, startSessionWorkflow, now = () => new Date() }: SubscriptionActivityDependencies,
+  dependencies: SubscriptionActivityDependencies,
   { subscriptionId, periodIndex, sessionExpiresAt }: PeriodChargeInput,
 ): Promise<PeriodChargeResult> {
+  const { db, networks, executor, startSessionWorkflow, now = () => new Date() } = dependencies;
   const subscription = await findSubscriptionOrFail(db, subscriptionId);
   if (subscription.status === 'canceled') return { kind: 'failed', failureReason: 'subscription_canceled' };
   if (!executor) return { kind: 'failed', failureReason: 'no_subscription_executor' };
@@ -108,8 +145,11 @@ async function chargeOnePeriod(
     expiresAt: opened.session.expires_at,
   });
   await markWorkflowsStarted(db, [sessionId]);
-  if (opened.charge.status === 'redeemed')
-    return { kind: 'redeemed', sessionId, txHash: opened.charge.tx_hash! };
+  if (opened.charge.status === 'redeemed') {
+    const txHash = opened.charge.tx_hash! as Hex;
+    await billGasOf(dependencies, client, { subscription, chargeId: opened.charge.id, txHash });
+    return { kind: 'redeemed', sessionId, txHash };
+  }
 
   const delegation = delegationFromJson(subscription.delegation);
   const expiryCaveat = delegation.caveats.find((caveat) =>
@@ -140,7 +180,9 @@ async function chargeOnePeriod(
   );
   if (outcome.kind === 'redeemed') {
     const recorded = await markChargeRedeemed(db, opened.charge.id, outcome.txHash);
-    return { kind: 'redeemed', sessionId, txHash: recorded.tx_hash! };
+    const txHash = recorded.tx_hash! as Hex;
+    await billGasOf(dependencies, client, { subscription, chargeId: opened.charge.id, txHash });
+    return { kind: 'redeemed', sessionId, txHash };
   }
   await markChargeFailed(db, opened.charge.id, outcome.failureReason);
   return { kind: 'failed', sessionId, failureReason: outcome.failureReason };

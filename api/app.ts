@@ -55,6 +55,8 @@ import { dashboardPages } from './routes/dashboard';
 import { checkoutRoutes } from './routes/checkout';
 import { platformConfigRoutes } from './routes/platformConfig';
 import { subscribeRoutes } from './routes/subscriptions/subscribe';
+import { subscribePageRoutes } from './routes/subscriptions/subscribePage';
+import { manageLinkRoutes } from './routes/subscriptions/manageLink';
 import { healthRoutes, metricsAccess } from './routes/health';
 import { apiKeyRoutes } from './routes/merchants/apiKeys';
 import { profileRoutes } from './routes/merchants/profile';
@@ -351,6 +353,8 @@ function routeTable(
     ...subscriptionRoutes(context),
     ...platformConfigRoutes(context),
     ...subscribeRoutes(context),
+    ...subscribePageRoutes(context),
+    ...manageLinkRoutes(context),
     ...checkoutRoutes(context),
     ...paymasterClientRoutes(context),
     ...paymasterPolicyRoutes(context),

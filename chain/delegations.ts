@@ -3,6 +3,7 @@ import {
   type Hex,
   encodeAbiParameters,
   encodeFunctionData,
+  decodeAbiParameters,
   encodePacked,
   hashTypedData,
   numberToHex,
@@ -91,6 +92,12 @@ const DELEGATIONS_PARAMETER = parseAbiParameters(
 /** The permission context of `redeemDelegations`: the chain of delegations, leaf first, root last. */
 export function encodePermissionContext(delegations: Delegation[]): Hex {
   return encodeAbiParameters(DELEGATIONS_PARAMETER, [delegations]);
+}
+
+/** The delegations of a permission context (ERC-7715's `context`), leaf first, root last. */
+export function decodePermissionContext(context: Hex): Delegation[] {
+  const [delegations] = decodeAbiParameters(DELEGATIONS_PARAMETER, context);
+  return delegations.map((delegation) => ({ ...delegation, caveats: [...delegation.caveats] }));
 }
 
 /** The framework's ABIs as `@metamask/delegation-abis` ships them (custom errors included, so reverts decode). */

@@ -5,8 +5,8 @@ import { ERC20_ABI, VAULT_ABI } from '../web/yield/client/vaultAbi';
 import { buildUnlessUnchanged, filesUnder } from './buildStamp';
 
 /**
- * Bundles the checkout page's, the yield site's and the refund claim page's scripts (TypeScript under
- * web/checkout/client/, web/yield/client/ and web/refundClaim/client/) with Vite into `web/dist/`, one self-contained IIFE each: the
+ * Bundles the checkout page's, the yield site's, the refund claim page's and the subscribe page's scripts
+ * (TypeScript under web/checkout/client/, web/yield/client/, web/refundClaim/client/ and web/subscribe/client/) with Vite into `web/dist/`, one self-contained IIFE each: the
  * pages inline them under their CSP nonce (renderCheckoutPage.ts, renderYieldSite.ts), so nothing may be
  * loaded lazily. dashboard/build.ts runs it with the dashboard; the same stamp skips an unchanged build.
  */
@@ -24,6 +24,8 @@ export const PAGE_SCRIPTS = [
   { entry: join(web, 'checkout', 'client', 'main.ts'), fileName: 'checkout.js', abis: [] },
   { entry: join(web, 'yield', 'client', 'main.ts'), fileName: 'yieldSite.js', abis: [ERC20_ABI, VAULT_ABI] },
   { entry: join(web, 'refundClaim', 'client', 'main.ts'), fileName: 'refundClaim.js', abis: [] },
+  { entry: join(web, 'subscribe', 'client', 'main.ts'), fileName: 'subscribe.js', abis: [] },
+  { entry: join(web, 'subscribe', 'client', 'manage.ts'), fileName: 'subscriptionManage.js', abis: [] },
 ] as const;
 
 /**
@@ -48,6 +50,10 @@ const sources = () => [
   ...filesUnder(join(web, 'checkout')),
   ...filesUnder(join(web, 'yield')),
   ...filesUnder(join(web, 'refundClaim')),
+  ...filesUnder(join(web, 'subscribe')),
+  // The subscribe page's script builds and decodes delegations with these.
+  join(root, 'chain', 'delegations.ts'),
+  join(root, 'chain', 'periodicTransfers.ts'),
   __filename,
   join(__dirname, 'buildStamp.ts'),
 ];

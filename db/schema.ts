@@ -412,6 +412,24 @@ export interface PrepaidBalancesTable {
   updated_at: ColumnType<Date, never, never>;
 }
 
+/** A period charge's redemption gas billed to the merchant (migration 2026_11_29_0301, issue 42). */
+export interface SubscriptionGasChargesTable {
+  id: Generated<string>;
+  merchant_id: string;
+  /** Unique: a period charge's gas is billed once. */
+  subscription_charge_id: string;
+  chain_id: number;
+  tx_hash: string;
+  /** numeric(78,0) wei: the redemption's gas used × effective gas price. */
+  gas_cost_wei: string;
+  /** numeric(20,8) ETH/USD it was priced at; null for an unpriced charge. */
+  eth_usd_price: string | null;
+  markup_bps: number;
+  /** numeric(20,6) USD debited (cost plus markup, rounded up); null for an unpriced charge. */
+  amount_usd: string | null;
+  created_at: CreatedAt;
+}
+
 export interface GasChargesTable {
   id: Generated<string>;
   /** Insertion order, the cursor of the charges list (INT8: read as a string). */
@@ -764,6 +782,8 @@ export interface SubscriptionsTable {
   first_charge_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** The permission's start time, where the enforcer's periods count from (migration 1520). */
   permission_start_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** SHA-256 hex of the customer's manage link token, shown once at subscribe (migration 0300). */
+  manage_token_hash: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
@@ -856,6 +876,7 @@ export interface Database {
   prepaid_ledger_entries: PrepaidLedgerEntriesTable;
   prepaid_balances: PrepaidBalancesTable;
   gas_charges: GasChargesTable;
+  subscription_gas_charges: SubscriptionGasChargesTable;
   topups: TopupsTable;
   billing_statements: BillingStatementsTable;
   webhook_endpoints: WebhookEndpointsTable;

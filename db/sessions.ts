@@ -107,15 +107,18 @@ export interface ListMerchantSessionsParameters {
   limit: number;
   page: number;
   status?: SessionStatus;
+  /** Only one subscription's period sessions (its invoices). */
+  subscriptionId?: string;
   now: Date;
 }
 
 /** A page of the merchant's sessions, newest first; the status filter honours computed expiry. */
 export async function listMerchantSessions(
   db: Db,
-  { merchantId, limit, page, status, now }: ListMerchantSessionsParameters,
+  { merchantId, limit, page, status, subscriptionId, now }: ListMerchantSessionsParameters,
 ): Promise<{ rows: SessionRow[]; total: number }> {
   let query = db.selectFrom('sessions').where('merchant_id', '=', merchantId);
+  if (subscriptionId) query = query.where('subscription_id', '=', subscriptionId);
   if (status === 'expired') {
     query = query.where((eb) =>
       eb.or([

@@ -24,6 +24,8 @@ export interface NewSubscription {
   /** The charge schedule's anchors (subscriptions/chargeSchedule.ts); the subscribe route sets both. */
   firstChargeAt?: Date;
   permissionStartAt?: Date;
+  /** SHA-256 hex of the manage link token (subscriptions/manageTokens.ts). */
+  manageTokenHash?: string;
 }
 
 /** Undefined when the delegation already backs a subscription (its hash is unique). */
@@ -50,6 +52,7 @@ export async function insertSubscription(
       current_period_end: subscription.currentPeriodEnd,
       first_charge_at: subscription.firstChargeAt ?? null,
       permission_start_at: subscription.permissionStartAt ?? null,
+      manage_token_hash: subscription.manageTokenHash ?? null,
     })
     .onConflict((conflict) => conflict.column('delegation_hash').doNothing())
     .returningAll()
@@ -176,5 +179,17 @@ export async function markCancelAtPeriodEnd(
     .where('merchant_id', '=', merchantId)
     .where('status', '<>', 'canceled')
     .returningAll()
+    .executeTakeFirst();
+}
+
+/** The subscription a customer's manage link names (by its token's hash); any merchant's. */
+export async function findSubscriptionByManageTokenHash(
+  db: Db,
+  manageTokenHash: string,
+): Promise<SubscriptionRow | undefined> {
+  return db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('manage_token_hash', '=', manageTokenHash)
     .executeTakeFirst();
 }

@@ -13,6 +13,7 @@ import { normaliseDecimal, toBaseUnits } from '../money/baseUnits';
 import type { ChargeSchedule } from './chargeSchedule';
 import { subscriptionChainOf } from './executorChains';
 import { verifySubscriptionGrant } from './grantVerification';
+import { newManageToken } from './manageTokens';
 import { periodSeconds } from './periods';
 import { storeSubscriptionEvent, subscriptionEventId } from './subscriptionEvents';
 
@@ -40,7 +41,14 @@ export interface SubscribeContext {
 }
 
 export type SubscribeOutcome =
-  | { kind: 'subscribed'; row: SubscriptionRow; createdEventId: string; schedule: ChargeSchedule }
+  | {
+      kind: 'subscribed';
+      row: SubscriptionRow;
+      createdEventId: string;
+      schedule: ChargeSchedule;
+      /** The manage link's token: in this answer only, never stored (subscriptions/manageTokens.ts). */
+      manageToken: string;
+    }
   | { kind: 'existing'; row: SubscriptionRow; createdEventId: string; schedule: ChargeSchedule }
   | { kind: 'unknown_plan' }
   | { kind: 'refused'; reason: string }
@@ -110,6 +118,7 @@ export async function subscribe(
   const trialEnd = now.getTime() + plan.trial_days * 86_400_000;
   const firstDueMs = Math.max(trialEnd, Number(verdict.terms.startTime) * 1000);
   const trialing = plan.trial_days > 0;
+  const manage = newManageToken();
   const row = await db.transaction().execute(async (trx) => {
     const inserted = await insertSubscription(trx, {
       id: randomUUID(),
@@ -128,6 +137,7 @@ export async function subscribe(
       currentPeriodEnd: new Date(trialing ? firstDueMs : firstDueMs + periodMs),
       firstChargeAt: new Date(firstDueMs),
       permissionStartAt: new Date(Number(verdict.terms.startTime) * 1000),
+      manageTokenHash: manage.hash,
     });
     // A concurrent request with the same delegation won the insert: answer its subscription.
     if (!inserted) return undefined;
@@ -138,7 +148,7 @@ export async function subscribe(
     const raced = (await findSubscriptionByDelegationHash(db, delegationHash))!;
     return { kind: 'existing', ...acceptedAnswer(raced) };
   }
-  return { kind: 'subscribed', ...acceptedAnswer(row) };
+  return { kind: 'subscribed', ...acceptedAnswer(row), manageToken: manage.token };
 }
 
 /**

@@ -5,7 +5,9 @@ import { join } from 'node:path';
  * A page's bundled script (dashboard/buildPageScripts.ts writes them into web/dist/; the production build
  * copies that folder beside this module), read once to be inlined under the page's CSP nonce.
  */
-export function readPageScript(fileName: 'checkout.js' | 'yieldSite.js' | 'refundClaim.js'): string {
+export function readPageScript(
+  fileName: 'checkout.js' | 'yieldSite.js' | 'refundClaim.js' | 'subscribe.js' | 'subscriptionManage.js',
+): string {
   const path = join(__dirname, 'dist', fileName);
   if (!existsSync(path)) {
     throw new Error(

@@ -26,7 +26,7 @@ import { createYieldDomainActivities } from '../activities/yieldDomains';
 import { createTxtLookup, type TxtLookup } from '../yield/txtRecords';
 import { createSessionActivities } from '../activities/sessions';
 import { createSessionEventActivities } from '../activities/sessionEvents';
-import { createSubscriptionActivities } from '../activities/subscriptions';
+import { createSubscriptionActivities, type RedemptionGasPricing } from '../activities/subscriptions';
 import { createWebhookDeliveryActivities } from '../activities/webhookDelivery';
 import {
   createWebhookSecretBox,
@@ -75,6 +75,8 @@ export interface SubscriptionWorkerSettings {
   networks: NetworkRegistry;
   /** SUBSCRIPTION_EXECUTOR_PRIVATE_KEY's clients; without it every due charge fails with its reason. */
   executor?: OperatorChains;
+  /** Prices each redemption's gas for the merchant's prepaid balance (mainnets); without it none is billed. */
+  redemptionGas?: RedemptionGasPricing;
 }
 
 export interface YieldWorkerSettings {
@@ -138,6 +140,7 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
         db,
         networks: subscriptions.networks,
         executor: subscriptions.executor,
+        redemptionGas: subscriptions.redemptionGas,
         startSessionWorkflow: sessionStarterFor(temporal, taskQueues.sessions),
       })),
     ...(settlement &&

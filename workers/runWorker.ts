@@ -16,6 +16,9 @@ import { createMailer } from '../mail/mailer';
 import { ourPaymasters } from '../activities/paymasterReceipts';
 import type { BridgeDeliveryFactory } from '../activities/bridgeDelivery';
 import { createWorkers } from './createWorkers';
+import { createPublicClients } from '../chain/publicClients';
+import { createEthUsdPrices } from '../paymaster/pricing/prices';
+import type { RedemptionGasPricing } from '../activities/subscriptions';
 import { WORKER_SETTING_CHECKS } from './settingChecks';
 import { missingMemorySettings } from './processMemory';
 import { createTemporalClient, ensureSearchAttributes, temporalTargetOf } from '../workflowClient/connection';
@@ -117,7 +120,11 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
           settlement,
           paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS },
           yield: { deployer: yieldDeployer, lookupTxt: createTxtLookup(config.YIELD_DNS_SERVER) },
-          subscriptions: { networks, executor: subscriptionExecutor },
+          subscriptions: {
+            networks,
+            executor: subscriptionExecutor,
+            redemptionGas: redemptionGasPricingOf(config, networks),
+          },
         },
         taskQueues,
         tracing,
@@ -267,4 +274,18 @@ export function exitOnWorkerFailure(error: unknown): never {
         : String(error);
   process.stderr.write(`worker failed: ${detail}\n`);
   process.exit(1);
+}
+
+/** The executor's redemption gas is billed like sponsored gas: the paymaster's price feeds and markup. */
+function redemptionGasPricingOf(config: WorkerConfig, networks: NetworkRegistry): RedemptionGasPricing {
+  const prices = createEthUsdPrices({
+    config,
+    publicClients: createPublicClients(networks),
+    networks,
+    logger: createLogger({ level: config.LOG_LEVEL, name: 'worker-gas-prices' }),
+  });
+  return {
+    markupBps: config.PAYMASTER_MARKUP_BPS,
+    ethUsdAnswer: async (chainId) => (await prices.fresh(chainId))?.answer,
+  };
 }

@@ -324,7 +324,22 @@ export const OPERATIONS: Record<string, OperationNaming> = {
   'POST /v1/subscribe/{planId}': {
     operationId: 'subscribe',
     description:
-      'Public, no credential (the subscribe page): the customer’s signed periodic permission for the plan. Judged before anything is saved: a permission that is not exactly the plan’s (delegate, token, chain, amount, period, expiry, signature, revocation) is refused with a sentence saying why. Accepted: 201 with the subscription (`trialing` with trial days, else `active`) and `subscription.created`; the same permission again answers 200 with it. Rate limited per client IP.',
+      'Public, no credential (the subscribe page): the customer’s signed periodic permission for the plan. Judged before anything is saved: a permission that is not exactly the plan’s (delegate, token, chain, amount, period, expiry, signature, revocation) is refused with a sentence saying why. Accepted: 201 with the subscription (`trialing` with trial days, else `active`), `subscription.created`, and the customer’s `manageUrl` (in this answer only); the same permission again answers 200 with it and `manageUrl: null`. Rate limited per client IP.',
+  },
+  'GET /subscribe/{planId}': {
+    operationId: 'subscribePage',
+    description:
+      'The subscribe page (HTML) a customer opens from a plan’s `subscribeUrl`: the plan, the chain and stablecoin to pay with, what the customer allows in words, then the wallet’s ERC-7715 `erc20-token-periodic` permission to the subscription executor, posted to `POST /v1/subscribe/{planId}`. Same CSP as the checkout page.',
+  },
+  'GET /subscribe/manage/{token}': {
+    operationId: 'subscriptionManagePage',
+    description:
+      'The customer’s manage page (HTML) from the `manageUrl` of the subscribe answer: the subscription and a cancel button with an in-page confirmation. Unknown link: 404 page.',
+  },
+  'POST /v1/subscription-manage/{token}/cancel': {
+    operationId: 'cancelSubscriptionByCustomer',
+    description:
+      'Public, the manage link’s token is the credential: the customer cancels at the end of the period already paid (no further charge; `subscription.canceled` when it ends). Again: unchanged. Unknown link: 404.',
   },
   'GET /v1/merchants/me/subscriptions': {
     operationId: 'listDashboardSubscriptions',

@@ -15,11 +15,16 @@ import { Paymaster } from './pages/Paymaster';
 import { Billing } from './pages/Billing';
 import { Yield } from './pages/Yield';
 import { Profile } from './pages/Profile';
+import { Plans } from './pages/Plans';
+import { Subscriptions } from './pages/Subscriptions';
+import { SubscriptionDetail } from './pages/SubscriptionDetail';
 
 const NAV: { path: string; label: string }[] = [
   { path: '/', label: 'Overview' },
   { path: '/sessions', label: 'Sessions' },
   { path: '/payment-links/new', label: 'New payment link' },
+  { path: '/plans', label: 'Plans' },
+  { path: '/subscriptions', label: 'Subscriptions' },
   { path: '/webhooks', label: 'Webhooks' },
   { path: '/api-keys', label: 'API keys' },
   { path: '/paymaster', label: 'Paymaster' },
@@ -39,6 +44,13 @@ const PAGES: PageRoute[] = [
   { pattern: '/sessions', title: 'Sessions', render: () => <Sessions /> },
   { pattern: '/sessions/:id', title: 'Session', render: ({ id }) => <SessionDetail id={id!} /> },
   { pattern: '/payment-links/new', title: 'New payment link', render: () => <NewPaymentLink /> },
+  { pattern: '/plans', title: 'Plans', render: () => <Plans /> },
+  { pattern: '/subscriptions', title: 'Subscriptions', render: () => <Subscriptions /> },
+  {
+    pattern: '/subscriptions/:id',
+    title: 'Subscription',
+    render: ({ id }) => <SubscriptionDetail id={id!} />,
+  },
   { pattern: '/webhooks', title: 'Webhooks', render: () => <Webhooks /> },
   { pattern: '/webhooks/:id', title: 'Webhook endpoint', render: ({ id }) => <WebhookEndpoint id={id!} /> },
   { pattern: '/api-keys', title: 'API keys', render: () => <ApiKeys /> },

@@ -13,6 +13,10 @@ export type WebhookDelivery = Schemas['WebhookDelivery'];
 /** A session's event with its deliveries (GET /v1/merchants/me/sessions/{id}/events). */
 export type SessionEvent = Schemas['SessionEvent'];
 
+export type Plan = Schemas['Plan'];
+export type Subscription = Schemas['Subscription'];
+export type SubscriptionStatus = Subscription['status'];
+
 /** A page of a list: `{data, page, limit, total}` or, for cursor lists, `{data, nextCursor}`. */
 export interface Page<T> {
   data: T[];

@@ -50,6 +50,8 @@ import * as subscriptions from './2026_11_28_1510_subscriptions';
 import * as subscriptionCharging from './2026_11_28_1520_subscription_charging';
 import * as refunds from './2026_11_28_1600_refunds';
 import * as refundEvents from './2026_11_28_1601_refund_events';
+import * as subscriptionManageTokens from './2026_11_29_0300_subscription_manage_tokens';
+import * as subscriptionGasCharges from './2026_11_29_0301_subscription_gas_charges';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -104,4 +106,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_28_1520_subscription_charging': subscriptionCharging,
   '2026_11_28_1600_refunds': refunds,
   '2026_11_28_1601_refund_events': refundEvents,
+  '2026_11_29_0300_subscription_manage_tokens': subscriptionManageTokens,
+  '2026_11_29_0301_subscription_gas_charges': subscriptionGasCharges,
 };

@@ -31,6 +31,8 @@ const PAGES = [
   { path: '', name: 'overview', heading: 'Overview' },
   { path: '/sessions', name: 'sessions', heading: 'Sessions' },
   { path: '/payment-links/new', name: 'new-payment-link', heading: 'New payment link' },
+  { path: '/plans', name: 'plans', heading: 'Plans' },
+  { path: '/subscriptions', name: 'subscriptions', heading: 'Subscriptions' },
   { path: '/webhooks', name: 'webhooks', heading: 'Webhooks' },
   { path: '/api-keys', name: 'api-keys', heading: 'API keys' },
   { path: '/paymaster', name: 'paymaster', heading: 'Paymaster' },

@@ -112,6 +112,7 @@ export async function startSettlementStack({
   databaseUrl,
   rpcUrlOf = async (rpcUrl) => rpcUrl,
   monitor,
+  subscriptionExecutorKey,
 }: {
   chainIds?: readonly LocalChainId[];
   /** A database of the test file's own (migrated), instead of the run's shared one. */
@@ -128,6 +129,8 @@ export async function startSettlementStack({
   composeRetryAfterMs?: number;
   /** Webhook delivery settings of the worker (e.g. a loopback receiver: allowPrivateTargets). */
   webhooks?: WebhookWorkerSettings;
+  /** The subscription executor's key: the workers then charge subscriptions (issue 42). */
+  subscriptionExecutorKey?: Hex;
 } = {}): Promise<SettlementStack> {
   quietTemporalRuntime();
   const anvil = await startLocalChains({ chainIds, protocols });
@@ -188,6 +191,12 @@ export async function startSettlementStack({
           composeRetryAfterMs,
           bridgeDeliveries: [createStandInDelivery],
         },
+        ...(subscriptionExecutorKey && {
+          subscriptions: {
+            networks,
+            executor: createOperatorChains({ networks, operatorPrivateKey: subscriptionExecutorKey }),
+          },
+        }),
       },
       taskQueues,
     });

@@ -86,15 +86,18 @@ describe('subscribing to a plan and canceling', () => {
       canceledAt: null,
       latestSessionId: null,
     });
+    // The customer's manage link is in the answer that created it only.
+    const { manageUrl, ...subscription } = answer.body;
+    expect(manageUrl).toMatch(/\/subscribe\/manage\/[A-Za-z0-9_-]{43}$/);
     const read = await app.request(`/v1/subscriptions/${answer.body.id}`, { headers: sk });
-    expect(read.body).toEqual(answer.body);
+    expect(read.body).toEqual(subscription);
 
     const events = await eventsOf(merchant.merchantId);
     expect(events.map((event) => event.type)).toEqual(['subscription.created']);
     expect(JSON.parse(events[0]!.payload)).toMatchObject({
       id: events[0]!.id,
       type: 'subscription.created',
-      data: { subscription: answer.body },
+      data: { subscription },
     });
     const described = await temporal.workflow.getHandle(subscriptionWorkflowId(answer.body.id)).describe();
     expect(described.status.name).toBe('RUNNING');
@@ -103,7 +106,7 @@ describe('subscribing to a plan and canceling', () => {
       method: 'POST',
       json: subscribeBodyOf(delegation),
     });
-    expect(again).toMatchObject({ status: 200, body: answer.body });
+    expect(again).toMatchObject({ status: 200, body: { ...subscription, manageUrl: null } });
     expect(await subscriptionCount(planId)).toBe(1);
     expect(await eventsOf(merchant.merchantId)).toHaveLength(1);
   });

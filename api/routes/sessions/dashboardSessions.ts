@@ -13,14 +13,22 @@ import { sessionIdParams, sessionNotFound } from './sessions';
 import { offsetPageQuery } from '../../routing/pageQuery';
 
 /**
- * | GET  | /v1/merchants/me/sessions      | query limit, page, status | 200 paged list of session summaries |
+ * | GET  | /v1/merchants/me/sessions      | query limit, page, status, subscriptionId | 200 paged list of session summaries |
  * | POST | /v1/merchants/me/sessions      | session create body       | 201 session create response |
  * | GET  | /v1/merchants/me/sessions/export | query from, to, format      | 200 CSV of the merchant's sessions (sessionExport.ts) |
  * | GET  | /v1/merchants/me/sessions/{id} |                           | 200 session summary |
  * | GET  | /v1/merchants/me/sessions/{id}/events |                    | 200 its events with their webhook deliveries (sessionEvents.ts) |
  * | POST | /v1/merchants/me/sessions/{id}/retry-forwarder |          | 202 acceptance; 404 foreign; 409 not retryable |
  */
-const listQuery = z.object({ ...offsetPageQuery, status: z.enum(SESSION_STATUSES).optional() });
+const listQuery = z.object({
+  ...offsetPageQuery,
+  status: z.enum(SESSION_STATUSES).optional(),
+  subscriptionId: z
+    .string()
+    .uuid('must be a subscription id')
+    .optional()
+    .describe('Only the period sessions (invoices) of this subscription'),
+});
 
 export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
   return [

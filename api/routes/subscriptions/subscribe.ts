@@ -1,6 +1,7 @@
 import { getAddress, type Hex } from 'viem';
 import { z } from 'zod';
 import { STABLECOIN_SYMBOLS } from '../../../chain/stablecoins';
+import { manageUrlOf } from '../../../subscriptions/manageTokens';
 import { subscribe } from '../../../subscriptions/subscribe';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
 import { startSubscriptionWorkflow } from '../../../workflowClient/subscriptions';
@@ -16,7 +17,8 @@ import { subscriptionSchema, toSubscriptionModel } from './subscriptionModels';
  * The subscribe page's call (no credential, rate limited per client IP like the other public routes): the
  * customer's signed periodic permission for the plan, judged before anything is saved — refused with the
  * sentence saying why (400), nothing written. Accepted, the subscription (`trialing` with trial days, else
- * `active`) and its `subscription.created` event are written together and its charging workflow started.
+ * `active`) and its `subscription.created` event are written together and its charging workflow started;
+ * the answer that created it carries the customer's manage link (subscriptions/manageTokens.ts).
  */
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x address');
@@ -47,6 +49,18 @@ export const subscribeBody = z
   .strict()
   .meta({ id: 'SubscribeRequest' });
 
+/** The subscription, and the customer's manage link in the answer that created it (null on a repeat). */
+export const subscribeAnswerSchema = subscriptionSchema
+  .extend({
+    manageUrl: z
+      .string()
+      .nullable()
+      .describe(
+        'The customer’s link to see and cancel the subscription: shown once, in the answer that created it; null when the same permission is sent again',
+      ),
+  })
+  .meta({ id: 'SubscribeAnswer' });
+
 export function subscribeRoutes(app: AppContext): AnyRoute[] {
   return [
     defineRoute({
@@ -60,8 +74,11 @@ export function subscribeRoutes(app: AppContext): AnyRoute[] {
       params: z.object({ planId: z.string().uuid() }),
       body: subscribeBody,
       responses: {
-        201: { description: 'Subscribed', schema: subscriptionSchema },
-        200: { description: 'The subscription this permission already backs', schema: subscriptionSchema },
+        201: { description: 'Subscribed', schema: subscribeAnswerSchema },
+        200: {
+          description: 'The subscription this permission already backs (no manage link)',
+          schema: subscribeAnswerSchema,
+        },
         400: {
           description: 'The permission is not exactly the plan’s, or the chain or token is not offered',
         },
@@ -123,7 +140,13 @@ export function subscribeRoutes(app: AppContext): AnyRoute[] {
         }
         return {
           status: outcome.kind === 'subscribed' ? 201 : 200,
-          body: toSubscriptionModel(outcome.row),
+          body: {
+            ...toSubscriptionModel(outcome.row),
+            manageUrl:
+              outcome.kind === 'subscribed'
+                ? manageUrlOf(app.config.PUBLIC_BASE_URL, outcome.manageToken)
+                : null,
+          },
         };
       },
     }),

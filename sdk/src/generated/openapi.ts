@@ -1314,9 +1314,69 @@ export interface paths {
     put?: never;
     /**
      * Subscribe to a plan with the customer's signed periodic permission
-     * @description Public, no credential (the subscribe page): the customer’s signed periodic permission for the plan. Judged before anything is saved: a permission that is not exactly the plan’s (delegate, token, chain, amount, period, expiry, signature, revocation) is refused with a sentence saying why. Accepted: 201 with the subscription (`trialing` with trial days, else `active`) and `subscription.created`; the same permission again answers 200 with it. Rate limited per client IP.
+     * @description Public, no credential (the subscribe page): the customer’s signed periodic permission for the plan. Judged before anything is saved: a permission that is not exactly the plan’s (delegate, token, chain, amount, period, expiry, signature, revocation) is refused with a sentence saying why. Accepted: 201 with the subscription (`trialing` with trial days, else `active`), `subscription.created`, and the customer’s `manageUrl` (in this answer only); the same permission again answers 200 with it and `manageUrl: null`. Rate limited per client IP.
      */
     post: operations['subscribe'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/subscribe/{planId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The subscribe page a customer opens from a plan’s subscribeUrl
+     * @description The subscribe page (HTML) a customer opens from a plan’s `subscribeUrl`: the plan, the chain and stablecoin to pay with, what the customer allows in words, then the wallet’s ERC-7715 `erc20-token-periodic` permission to the subscription executor, posted to `POST /v1/subscribe/{planId}`. Same CSP as the checkout page.
+     */
+    get: operations['subscribePage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/subscribe/manage/{token}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The customer’s manage page of a subscription (from the manage link)
+     * @description The customer’s manage page (HTML) from the `manageUrl` of the subscribe answer: the subscription and a cancel button with an in-page confirmation. Unknown link: 404 page.
+     */
+    get: operations['subscriptionManagePage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/subscription-manage/{token}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The customer cancels from the manage link: no further period is charged
+     * @description Public, the manage link’s token is the credential: the customer cancels at the end of the period already paid (no further charge; `subscription.canceled` when it ends). Again: unchanged. Unknown link: 404.
+     */
+    post: operations['cancelSubscriptionByCustomer'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2962,6 +3022,27 @@ export interface components {
         address: string;
         decimals: number;
       }[];
+    };
+    SubscribeAnswer: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      planId: string;
+      /** @enum {string} */
+      status: 'trialing' | 'active' | 'past_due' | 'canceled';
+      /** @description The customer's DeleGator account that granted the periodic permission */
+      customerAccount: string;
+      chainId: number;
+      /** @description Stablecoin symbol the periods are charged in */
+      token: string;
+      currentPeriodStart: string;
+      currentPeriodEnd: string;
+      cancelAtPeriodEnd: boolean;
+      canceledAt: string | null;
+      /** @description The latest period's payment session */
+      latestSessionId: string | null;
+      /** @description The customer’s link to see and cancel the subscription: shown once, in the answer that created it; null when the same permission is sent again */
+      manageUrl: string | null;
     };
     SubscribeRequest: {
       chainId: number;
@@ -5189,6 +5270,7 @@ export interface operations {
         page?: number;
         status?:
           'pending' | 'awaiting_payment' | 'confirming' | 'bridging' | 'completed' | 'failed' | 'expired';
+        subscriptionId?: string;
       };
       header?: never;
       path?: never;
@@ -8952,13 +9034,13 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The subscription this permission already backs */
+      /** @description The subscription this permission already backs (no manage link) */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Subscription'];
+          'application/json': components['schemas']['SubscribeAnswer'];
         };
       };
       /** @description Subscribed */
@@ -8967,7 +9049,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Subscription'];
+          'application/json': components['schemas']['SubscribeAnswer'];
         };
       };
       /** @description The permission is not exactly the plan’s, or the chain or token is not offered */
@@ -9009,6 +9091,183 @@ export interface operations {
         };
       };
       /** @description The chain or Temporal did not answer; send the same request again */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  subscribePage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        planId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Subscribe page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description Unknown plan (HTML page) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description Too many requests from this client IP */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  subscriptionManagePage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Manage page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description Unknown link (HTML page) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description Too many requests from this client IP */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  cancelSubscriptionByCustomer: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Subscription, to be canceled at its period end */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Subscription'];
+        };
+      };
+      /** @description Invalid input: malformed JSON or a field that fails validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown link */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests from this client IP */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
