@@ -5,6 +5,7 @@ import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefi
 /**
  * A paymaster client's sponsorship policies (issue 43), base `/v1/paymaster/clients/{clientId}/policies`:
  * | list_paymaster_policies  | GET    (collection)     |
+ * | get_paymaster_policy     | GET    /{policyId}      |
  * | create_paymaster_policy  | POST   (collection)     | confirmed by the person |
  * | update_paymaster_policy  | PATCH  /{policyId}      | confirmed by the person, unless only the name changes |
  * | delete_paymaster_policy  | DELETE /{policyId}      |
@@ -54,6 +55,16 @@ export const paymasterPolicyTools: AnyToolDefinition[] = [
     auth: 'jwt',
     method: 'GET',
     path: ({ clientId: id }) => policiesPath(id),
+  }),
+
+  routeTool({
+    name: 'get_paymaster_policy',
+    description:
+      'Read one sponsorship policy: its position, chains, allowlist, window (startsAt, endsAt), budgets by period and scope, and approval webhook.',
+    inputSchema: { clientId, policyId: z.string() },
+    auth: 'jwt',
+    method: 'GET',
+    path: ({ clientId: id, policyId }) => `${policiesPath(id)}/${segment(policyId)}`,
   }),
 
   routeTool({
