@@ -5,8 +5,8 @@ import type { components, paths } from './generated/openapi';
 type Refund = components['schemas']['Refund'];
 
 /**
- * `POST /v1/sessions/{id}/refunds/{refundId}/authorize { signature }` as the contract states it (DESIGN
- * 9.1). Declared here while the generated document does not carry it yet; once `npm run sdk:generate`
+ * `POST /v1/sessions/{id}/refunds/{refundId}/authorize { signature }` as the refund contract states it.
+ * Declared here while the generated document does not carry it yet; once `npm run sdk:generate`
  * has it, the generated path is the same shape.
  */
 interface RefundAuthorizationPaths {
@@ -22,7 +22,7 @@ interface RefundAuthorizationPaths {
   };
 }
 
-/** A session's refunds with the `sk_` key (docs: "Refunds"). */
+/** A session's refunds with the `sk_` key (docs/service-contract.md "Refunds"), and the payments export. */
 export function refundMethods(raw: Client<paths>) {
   const path = (id: string, refundId: string) => ({ params: { path: { id, refundId } } });
   return {
