@@ -21,7 +21,7 @@ describe('the tool server’s refund, plan and subscription tools', () => {
   let app: TestApp;
   const servers: ToolServerUnderTest[] = [];
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ LOG_LEVEL: 'trace' });
   });
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.close()));
@@ -167,6 +167,10 @@ describe('the tool server’s refund, plan and subscription tools', () => {
     const claim = resultBody(await server.call('create_refund', { sessionId: session.id }));
     expect(claim).toMatchObject({ amount: '10', status: 'awaiting_address', address: null });
     expect(claim.claimUrl).toMatch(new RegExp(`^${app.config.PUBLIC_BASE_URL}/refund/[A-Za-z0-9_-]{43}$`));
+    // The link's token lets whoever holds it choose where the refund goes: neither process logs it.
+    const claimToken = claim.claimUrl.split('/refund/')[1];
+    expect([...app.logLines, ...server.stderrLines].join('\n')).not.toContain(claimToken);
+    expect(server.stderrLines.some((line) => line.includes('API call'))).toBe(true);
     expect(
       resultBody(await server.call('cancel_subscription', { id: subscription.id, atPeriodEnd: true })),
     ).toMatchObject({ id: subscription.id, status: 'active', cancelAtPeriodEnd: true });
