@@ -83,7 +83,7 @@ export const paymasterPolicyTools: AnyToolDefinition[] = [
   routeTool({
     name: 'update_paymaster_policy',
     description:
-      'Change a sponsorship policy’s name, chains, allowlist, window, budgets or approval webhook (anything but the name needs the person’s confirmation).',
+      'Change a sponsorship policy’s name, chains, allowlist, window, budgets (USD or operations per day, week, month or lifetime, for the policy or per sender; the list given replaces the old one) or approval webhook (anything but the name needs the person’s confirmation).',
     inputSchema: { clientId, policyId: z.string(), name: z.string().optional(), ...rules },
     auth: 'jwt',
     method: 'PATCH',
