@@ -18,6 +18,8 @@ export interface ApiRequest {
   path: string;
   auth: ApiAuth;
   query?: Record<string, string | number | undefined>;
+  /** Extra request headers (e.g. Idempotency-Key); an undefined value is not sent. */
+  headers?: Record<string, string | undefined>;
   body?: unknown;
 }
 
@@ -63,12 +65,15 @@ export function createApiClient({
   }
 
   return {
-    async call({ method, path, auth, query, body }) {
+    async call({ method, path, auth, query, headers: extraHeaders, body }) {
       const url = new URL(path, apiUrl);
       for (const [name, value] of Object.entries(query ?? {})) {
         if (value !== undefined) url.searchParams.set(name, String(value));
       }
       const headers: Record<string, string> = { accept: 'application/json' };
+      for (const [name, value] of Object.entries(extraHeaders ?? {})) {
+        if (value !== undefined) headers[name] = value;
+      }
       const credential = await authorization(auth);
       if (credential) headers.authorization = credential;
       if (body !== undefined) headers['content-type'] = 'application/json';

@@ -54,6 +54,7 @@ export function routeTool<Shape extends z.ZodRawShape>({
   method,
   path,
   query,
+  headers,
   body,
   emptyResult,
   annotations,
@@ -67,6 +68,7 @@ export function routeTool<Shape extends z.ZodRawShape>({
   method: ApiRequest['method'];
   path: string | ((input: Input<Shape>) => string);
   query?: (input: Input<Shape>) => ApiRequest['query'];
+  headers?: (input: Input<Shape>) => ApiRequest['headers'];
   body?: (input: Input<Shape>) => unknown;
   emptyResult?: (input: Input<Shape>) => unknown;
   annotations?: ToolAnnotations;
@@ -95,6 +97,7 @@ export function routeTool<Shape extends z.ZodRawShape>({
         auth,
         path: typeof path === 'string' ? path : path(request),
         query: query?.(request),
+        headers: headers?.(request),
         body: body?.(request),
       });
       return response.body === undefined && emptyResult ? emptyResult(request) : response.body;

@@ -1,6 +1,8 @@
 import createClient, { type Client } from 'openapi-fetch';
-import { StablePayError } from './errors';
+import { idempotency, unwrap, type Body, type CreateOptions } from './calls';
 import type { paths } from './generated/openapi';
+import { paymasterPolicyMethods } from './paymasterPolicies';
+import { refundMethods } from './refunds';
 import { retryingFetch, type RequestDefaults, type RetryOptions } from './retryingFetch';
 
 export interface StablePayOptions extends RetryOptions, RequestDefaults {
@@ -18,26 +20,6 @@ export interface StablePayOptions extends RetryOptions, RequestDefaults {
   fetch?: typeof fetch;
 }
 
-type Body<Path extends keyof paths, Method extends 'post' | 'patch'> = paths[Path][Method] extends {
-  requestBody?: { content: { 'application/json': infer Json } };
-}
-  ? Json
-  : never;
-
-/** What openapi-fetch answers: data on 2xx, the error body otherwise. */
-interface FetchResult<Data> {
-  data?: Data;
-  error?: unknown;
-  response: Response;
-}
-
-/** The answer's data, or a StablePayError carrying the status and the server's message. */
-async function unwrap<Data>(call: Promise<FetchResult<Data>>): Promise<Data> {
-  const { data, error, response } = await call;
-  if (!response.ok) throw StablePayError.from(response, error);
-  return data as Data;
-}
-
 /**
  * A client for the api: `raw` is the openapi-fetch client typed from the contract (every operation);
  * the named methods are the common calls, returning the answer's data and throwing StablePayError.
@@ -53,15 +35,11 @@ export function createStablePayClient(options: StablePayOptions) {
     },
     fetch: retryingFetch(options.fetch ?? globalThis.fetch, options, options),
   });
-  /** An explicit key for one call (default: a fresh UUID per call, reused by its retries). */
-  const idempotency = (key?: string) => (key ? { 'idempotency-key': key } : undefined);
 
   return {
     raw,
-    createSession: (
-      body: Body<'/v1/sessions', 'post'>,
-      { idempotencyKey }: { idempotencyKey?: string } = {},
-    ) => unwrap(raw.POST('/v1/sessions', { body, headers: idempotency(idempotencyKey) })),
+    createSession: (body: Body<'/v1/sessions', 'post'>, { idempotencyKey }: CreateOptions = {}) =>
+      unwrap(raw.POST('/v1/sessions', { body, headers: idempotency(idempotencyKey) })),
     getSession: (id: string) => unwrap(raw.GET('/v1/sessions/{id}', { params: { path: { id } } })),
     getSessionStatus: (id: string) =>
       unwrap(raw.GET('/v1/sessions/{id}/status', { params: { path: { id } } })),
@@ -94,6 +72,8 @@ export function createStablePayClient(options: StablePayOptions) {
     /** At once (the default), or `{ atPeriodEnd: true }`: no further period is charged. */
     cancelSubscription: (id: string, body: Body<'/v1/subscriptions/{id}/cancel', 'post'> = {}) =>
       unwrap(raw.POST('/v1/subscriptions/{id}/cancel', { params: { path: { id } }, body })),
+    ...refundMethods(raw),
+    ...paymasterPolicyMethods(raw),
   };
 }
 

@@ -64,3 +64,17 @@ export function retryAfterSecondsOf(response: Response, now = Date.now()): numbe
   const at = Date.parse(value);
   return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
 }
+
+/**
+ * A JSON-RPC error of the paymaster RPC (HTTP 200 with `error`): `code` is the JSON-RPC code, and a
+ * `message` starting `Policy denied: ` is a policy decision, not a fault of the request.
+ */
+export class PaymasterRpcError extends Error {
+  override name = 'PaymasterRpcError';
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,5 +1,7 @@
 export { createStablePayClient, type StablePayClient, type StablePayOptions } from './client';
-export { StablePayError, type ApiErrorBody, type FieldError } from './errors';
+export { PaymasterRpcError, StablePayError, type ApiErrorBody, type FieldError } from './errors';
+export type { CreateOptions } from './calls';
+export type { SponsorshipPolicyMatch, UserOperationRequest } from './paymasterPolicies';
 export type { RetryOptions, RequestDefaults } from './retryingFetch';
 export type { WebhookEvent, WebhookEventOf, WebhookEventType } from './events';
 export {

@@ -14,6 +14,7 @@ import {
 } from '../harness/merchants';
 import { testStack } from '../harness/stack';
 import { deployFundedDeleGator } from '../delegation/delegatorAccounts';
+import { completedSession, storedSubscription } from '../refunds/paidSessions';
 import { resultBody, resultText, startToolServer, type ToolServerUnderTest } from './toolServerProcess';
 
 /**
@@ -34,6 +35,19 @@ const TOOL_NAMES = [
   'create_session',
   'get_session',
   'list_sessions',
+  'list_refunds',
+  'get_refund',
+  'create_refund',
+  'cancel_refund',
+  'authorize_refund',
+  'report_refund_transaction',
+  'list_plans',
+  'get_plan',
+  'create_plan',
+  'archive_plan',
+  'list_subscriptions',
+  'get_subscription',
+  'cancel_subscription',
   'list_paymaster_clients',
   'create_paymaster_client',
   'update_paymaster_client',
@@ -43,6 +57,7 @@ const TOOL_NAMES = [
   'remove_allowlist_entry',
   'get_paymaster_usage',
   'list_paymaster_policies',
+  'get_paymaster_policy',
   'create_paymaster_policy',
   'update_paymaster_policy',
   'delete_paymaster_policy',
@@ -241,6 +256,52 @@ describe('the MCP tool server over stdio', () => {
       id: session.id,
     });
 
+    // Refunds (issue 41) of a session paid and settled: merchant-paid, so nothing moves without the merchant.
+    const paid = await completedSession(app, merchant.auth, { amount: '20', paidUnits: 20_000_000n });
+    const refund = await confirmed('create_refund', {
+      sessionId: paid.id,
+      amount: '2',
+      address: merchant.account.address,
+    });
+    expect(refund).toMatchObject({ amount: '2', status: 'awaiting_payment', source: 'merchant' });
+    expect((await ok('list_refunds', { sessionId: paid.id })).data).toHaveLength(1);
+    const refundIds = { sessionId: paid.id, refundId: refund.id };
+    expect(await ok('get_refund', refundIds)).toMatchObject({
+      id: refund.id,
+      transfer: { amount: '2000000' },
+    });
+    expect(await confirmed('cancel_refund', refundIds)).toMatchObject({ status: 'canceled' });
+    const canceledReport = await server.call('report_refund_transaction', {
+      ...refundIds,
+      txHash: `0x${'cd'.repeat(32)}`,
+    });
+    called.add('report_refund_transaction');
+    expect(resultText(canceledReport)).toBe('HTTP 409 Conflict: Refund is canceled: it takes no transaction');
+    // An unknown refund: the API's own 404 (the route's answers for a real one are in the refund tests).
+    const unknownRefund = await confirmed('authorize_refund', {
+      sessionId: paid.id,
+      refundId: '00000000-0000-4000-8000-000000000000',
+      signature: `0x${'11'.repeat(65)}`,
+    }).catch((error: Error) => error.message);
+    expect(unknownRefund).toMatch(/^tool failed: HTTP 404 Not Found: /);
+
+    // Plans and subscriptions (issue 42).
+    const plan = await ok('create_plan', { name: 'Coffee club', amount: '12', interval: 'month' });
+    expect(plan).toMatchObject({ name: 'Coffee club', archived: false });
+    expect((await ok('list_plans')).data.map((row: { id: string }) => row.id)).toEqual([plan.id]);
+    expect(await ok('get_plan', { id: plan.id })).toEqual(plan);
+    const subscription = await storedSubscription(app, {
+      merchantId: merchant.merchantId,
+      planId: plan.id,
+      customerAccount: merchant.account.address,
+    });
+    expect((await ok('list_subscriptions', { planId: plan.id, status: 'active' })).data).toHaveLength(1);
+    expect(await ok('get_subscription', { id: subscription.id })).toMatchObject({ status: 'active' });
+    expect(await confirmed('cancel_subscription', { id: subscription.id, atPeriodEnd: true })).toMatchObject({
+      cancelAtPeriodEnd: true,
+    });
+    expect(await ok('archive_plan', { id: plan.id })).toMatchObject({ archived: true });
+
     const { client } = await confirmed('create_paymaster_client', {
       label: 'dapp',
       allowedChainIds: [chainId],
@@ -265,6 +326,7 @@ describe('the MCP tool server over stdio', () => {
       allowlist: [{ chainId, contractAddress: '0x1000000000000000000000000000000000000001' }],
     });
     expect(policy).toMatchObject({ name: 'launch', position: 1, chainIds: [chainId] });
+    expect(await ok('get_paymaster_policy', { clientId: client.id, policyId: policy.id })).toEqual(policy);
     expect(
       await ok('update_paymaster_policy', { clientId: client.id, policyId: policy.id, name: 'launch week' }),
     ).toMatchObject({ name: 'launch week' });

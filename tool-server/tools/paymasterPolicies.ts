@@ -5,6 +5,7 @@ import { type AnyToolDefinition, routeTool, segment, without } from '../toolDefi
 /**
  * A paymaster client's sponsorship policies (issue 43), base `/v1/paymaster/clients/{clientId}/policies`:
  * | list_paymaster_policies  | GET    (collection)     |
+ * | get_paymaster_policy     | GET    /{policyId}      |
  * | create_paymaster_policy  | POST   (collection)     | confirmed by the person |
  * | update_paymaster_policy  | PATCH  /{policyId}      | confirmed by the person, unless only the name changes |
  * | delete_paymaster_policy  | DELETE /{policyId}      |
@@ -57,6 +58,16 @@ export const paymasterPolicyTools: AnyToolDefinition[] = [
   }),
 
   routeTool({
+    name: 'get_paymaster_policy',
+    description:
+      'Read one sponsorship policy: its position, chains, allowlist, window (startsAt, endsAt), budgets by period and scope, and approval webhook.',
+    inputSchema: { clientId, policyId: z.string() },
+    auth: 'jwt',
+    method: 'GET',
+    path: ({ clientId: id, policyId }) => `${policiesPath(id)}/${segment(policyId)}`,
+  }),
+
+  routeTool({
     name: 'create_paymaster_policy',
     description:
       'Add a sponsorship policy after a client’s last one: chains, allowlist, window, budgets, approval webhook (needs the person’s confirmation).',
@@ -72,7 +83,7 @@ export const paymasterPolicyTools: AnyToolDefinition[] = [
   routeTool({
     name: 'update_paymaster_policy',
     description:
-      'Change a sponsorship policy’s name, chains, allowlist, window, budgets or approval webhook (anything but the name needs the person’s confirmation).',
+      'Change a sponsorship policy’s name, chains, allowlist, window, budgets (USD or operations per day, week, month or lifetime, for the policy or per sender; the list given replaces the old one) or approval webhook (anything but the name needs the person’s confirmation).',
     inputSchema: { clientId, policyId: z.string(), name: z.string().optional(), ...rules },
     auth: 'jwt',
     method: 'PATCH',
