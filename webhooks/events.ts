@@ -166,11 +166,7 @@ export type SubscriptionEvent =
   | SubscriptionCanceledEvent;
 
 export type WebhookEvent =
-  | SessionEvent
-  | RefundEvent
-  | SubscriptionEvent
-  | EndpointDisabledEvent
-  | EndpointTestEvent;
+  SessionEvent | RefundEvent | SubscriptionEvent | EndpointDisabledEvent | EndpointTestEvent;
 
 export const newEventId = (uuid: string) => `evt_${uuid}`;
 
