@@ -144,6 +144,40 @@ export async function startSignerServer({
     }
   }
 
+  const listening = await listenOnAddresses({ server, port, host, socketServer, socketPath }).catch(
+    (error: unknown) => {
+      deposits.stop();
+      throw error;
+    },
+  );
+  logger.info(
+    { url: listening.url, socketUrl: listening.socketUrl, signer: account.address, signing: backend },
+    'signer listening',
+  );
+  const { close, ...addresses } = listening;
+  return {
+    ...addresses,
+    stop: async () => {
+      deposits.stop();
+      await close();
+    },
+  };
+}
+
+/** TCP at host:port, then the socket when there is one; a failure on the socket closes the TCP listener. */
+async function listenOnAddresses({
+  server,
+  port,
+  host,
+  socketServer,
+  socketPath,
+}: {
+  server: Server;
+  port: number;
+  host: string;
+  socketServer: Server | undefined;
+  socketPath: string | undefined;
+}): Promise<{ url: string; socketUrl?: string; close: () => Promise<void> }> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -153,28 +187,23 @@ export async function startSignerServer({
   });
   const { address, port: boundPort } = server.address() as AddressInfo;
   const url = `http://${address.includes(':') ? `[${address}]` : address}:${boundPort}`;
-  const close = (listening: Server) =>
+  const close = (listener: Server) =>
     new Promise<void>((resolve, reject) => {
-      listening.closeAllConnections();
-      listening.close((error) => (error ? reject(error) : resolve()));
+      listener.closeAllConnections();
+      listener.close((error) => (error ? reject(error) : resolve()));
     });
-  if (socketServer && socketPath) {
-    try {
-      await listenOnSocket(socketServer, socketPath);
-    } catch (error) {
-      deposits.stop();
-      await close(server);
-      throw error;
-    }
+  if (!socketServer || !socketPath) return { url, close: () => close(server) };
+  try {
+    await listenOnSocket(socketServer, socketPath);
+  } catch (error) {
+    await close(server);
+    throw error;
   }
-  const socketUrl = socketPath ? `unix://${socketPath}` : undefined;
-  logger.info({ url, socketUrl, signer: account.address, signing: backend }, 'signer listening');
   return {
     url,
-    ...(socketUrl && { socketUrl }),
-    stop: async () => {
-      deposits.stop();
-      await Promise.all([close(server), ...(socketServer ? [close(socketServer)] : [])]);
+    socketUrl: `unix://${socketPath}`,
+    close: async () => {
+      await Promise.all([close(server), close(socketServer)]);
     },
   };
 }
