@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
@@ -80,24 +82,31 @@ async function main(): Promise<void> {
     const signAndInsert = stopLater(
       await startTarget('signAndInsert.ts', [], { ...services.env, ...signerEnv }),
     );
-    // The real path: signing service and api, each in its own process.
+    // The real path: signing service and api, each in its own process, the api reaching the signer on
+    // its Unix-domain socket as `npm start` runs them. For information, a second api on the signer's TCP
+    // port: what the socket is worth.
     const sharedSecret = randomBytes(32).toString('hex');
+    const signerSocketPath = join(tmpdir(), `bench-signer-${process.pid}.sock`);
     const signer = stopLater(
       await startTarget('signer.ts', [], {
         ...services.env,
         ...signerEnv,
         SIGNER_SHARED_SECRET: sharedSecret,
+        SIGNER_SOCKET_PATH: signerSocketPath,
       }),
     );
-    const api = stopLater(
-      await startTarget('api.ts', [], {
-        ...services.env,
-        LOG_LEVEL: 'info',
-        SIGNER_URL: signer.url,
-        SIGNER_SHARED_SECRET: sharedSecret,
-        ...GENEROUS_PAYMASTER_LIMITS,
-      }),
-    );
+    const apiFor = async (signerUrl: string) =>
+      stopLater(
+        await startTarget('api.ts', [], {
+          ...services.env,
+          LOG_LEVEL: 'info',
+          SIGNER_URL: signerUrl,
+          SIGNER_SHARED_SECRET: sharedSecret,
+          ...GENEROUS_PAYMASTER_LIMITS,
+        }),
+      );
+    const api = await apiFor(`unix://${signerSocketPath}`);
+    const apiSignerOverTcp = await apiFor(signer.url);
     const rpcUrl = `${api.url}/v1/paymaster/rpc`;
     const clientHeaders = { 'x-client-id': clientId };
     const signedBodies = rpcBodies('pm_getPaymasterData');
@@ -106,6 +115,7 @@ async function main(): Promise<void> {
     const baselineResult = await expectSignedResult(`${signOnly.url}/sign`, {}, signedBodies());
     await expectSignedResult(`${signAndInsert.url}/sign`, {}, signedBodies());
     const subjectResult = await expectSignedResult(rpcUrl, clientHeaders, signedBodies());
+    await expectSignedResult(`${apiSignerOverTcp.url}/v1/paymaster/rpc`, clientHeaders, signedBodies());
     if (subjectResult.paymaster !== baselineResult.paymaster)
       throw new Error(
         `baseline signs for ${baselineResult.paymaster}, the api for ${subjectResult.paymaster}`,
@@ -124,12 +134,17 @@ async function main(): Promise<void> {
     const usageRowsBefore = await countSubmittedUsageRows(db, clientId);
     const insertedRowsBefore = await countSignedAnswerRows(db);
     const rpcRounds: Record<
-      'signOnly' | 'signAndInsert' | 'getPaymasterData' | 'getPaymasterStubData',
+      | 'signOnly'
+      | 'signAndInsert'
+      | 'getPaymasterData'
+      | 'getPaymasterDataSignerOverTcp'
+      | 'getPaymasterStubData',
       RpcLoadFigures[]
     > = {
       signOnly: [],
       signAndInsert: [],
       getPaymasterData: [],
+      getPaymasterDataSignerOverTcp: [],
       getPaymasterStubData: [],
     };
     const rpcLoad =
@@ -156,6 +171,13 @@ async function main(): Promise<void> {
           clientHeaders,
           signedBodies,
         ),
+        getPaymasterDataSignerOverTcp: rpcLoad(
+          'getPaymasterDataSignerOverTcp',
+          apiSignerOverTcp.url,
+          '/v1/paymaster/rpc',
+          clientHeaders,
+          signedBodies,
+        ),
         getPaymasterStubData: rpcLoad(
           'getPaymasterStubData',
           api.url,
@@ -170,6 +192,7 @@ async function main(): Promise<void> {
     const signOnlyFigures = figures.signOnly;
     const signAndInsertFigures = figures.signAndInsert;
     const dataFigures = figures.getPaymasterData;
+    const dataOverTcpFigures = figures.getPaymasterDataSignerOverTcp;
     const stubFigures = figures.getPaymasterStubData;
     const healthFigures = figures.health;
     const sum = (list: RpcLoadFigures[], pick: (figures: RpcLoadFigures) => number) =>
@@ -188,8 +211,11 @@ async function main(): Promise<void> {
     // answered and recorded, but autocannon no longer counts them: up to CONNECTIONS per run.
     await delay(200);
     const usageRows = (await countSubmittedUsageRows(db, clientId)) - usageRowsBefore;
-    const signedAnswers = sum(rpcRounds.getPaymasterData, (figures) => figures.resultsIncludingWarmUp);
-    const runs = rpcRounds.getPaymasterData.length * 2;
+    // Both apis record usage rows for the same client.
+    const signedAnswers =
+      sum(rpcRounds.getPaymasterData, (figures) => figures.resultsIncludingWarmUp) +
+      sum(rpcRounds.getPaymasterDataSignerOverTcp, (figures) => figures.resultsIncludingWarmUp);
+    const runs = (rpcRounds.getPaymasterData.length + rpcRounds.getPaymasterDataSignerOverTcp.length) * 2;
     const usageRowsMatch = usageRows >= signedAnswers && usageRows <= signedAnswers + runs * CONNECTIONS;
     // The same check for the durable baseline: every answer it gave has its row.
     const insertedRows = (await countSignedAnswerRows(db)) - insertedRowsBefore;
@@ -209,9 +235,13 @@ async function main(): Promise<void> {
       ...signAndInsertFigures,
       jsonRpcErrors: jsonRpcErrors.signAndInsert,
     });
-    printFigures('subject: pm_getPaymasterData (api→signer)', {
+    printFigures('subject: pm_getPaymasterData (api→signer socket)', {
       ...dataFigures,
       jsonRpcErrors: jsonRpcErrors.getPaymasterData,
+    });
+    printFigures('information: the same, signer over TCP', {
+      ...dataOverTcpFigures,
+      jsonRpcErrors: jsonRpcErrors.getPaymasterDataSignerOverTcp,
     });
     printFigures('subject: pm_getPaymasterStubData (api)', {
       ...stubFigures,
@@ -231,8 +261,10 @@ async function main(): Promise<void> {
     const p99Ratio = ratio(dataFigures.latencyP99Ms, signOnlyFigures.latencyP99Ms);
     const durableThroughputRatio = ratio(dataFigures.requestsPerSec, signAndInsertFigures.requestsPerSec);
     const durableP99Ratio = ratio(dataFigures.latencyP99Ms, signAndInsertFigures.latencyP99Ms);
+    const socketVsTcp = ratio(dataFigures.requestsPerSec, dataOverTcpFigures.requestsPerSec);
     process.stdout.write(
-      `  for information: sign + 1 durable INSERT vs sign-only ${ratio(signAndInsertFigures.requestsPerSec, signOnlyFigures.requestsPerSec).toFixed(3)}×; pm_getPaymasterData vs sign + INSERT ${durableThroughputRatio.toFixed(3)}×, p99 ${durableP99Ratio.toFixed(2)}×\n`,
+      `  for information: the signer on its socket vs on TCP ${socketVsTcp.toFixed(3)}× throughput, p99 ${ratio(dataFigures.latencyP99Ms, dataOverTcpFigures.latencyP99Ms).toFixed(2)}×\n` +
+        `  for information: sign + 1 durable INSERT vs sign-only ${ratio(signAndInsertFigures.requestsPerSec, signOnlyFigures.requestsPerSec).toFixed(3)}×; pm_getPaymasterData vs sign + INSERT ${durableThroughputRatio.toFixed(3)}×, p99 ${durableP99Ratio.toFixed(2)}×\n`,
     );
     reportBenchmark('paymaster', {
       load: {
@@ -263,9 +295,14 @@ async function main(): Promise<void> {
         rowsInserted: insertedRows,
         rowsConsistent: insertedRowsMatch,
       },
+      getPaymasterDataSignerOverTcp: {
+        server: 'the same api path with the signer on its TCP port (information: what the socket is worth)',
+        ...dataOverTcpFigures,
+        jsonRpcErrors: jsonRpcErrors.getPaymasterDataSignerOverTcp,
+      },
       getPaymasterData: {
         server:
-          'api process (client id, policy checks in Postgres) → signer process (deposit per block, sign) → limits + usage row',
+          'api process (client id, policy checks in Postgres) → signer process on its Unix-domain socket (deposit per block, sign) → limits + usage row',
         ...dataFigures,
         jsonRpcErrors: jsonRpcErrors.getPaymasterData,
         usageRowsSubmitted: usageRows,
@@ -287,6 +324,7 @@ async function main(): Promise<void> {
         ),
         throughputGetPaymasterDataVsSignAndInsert: durableThroughputRatio,
         p99LatencyGetPaymasterDataVsSignAndInsert: durableP99Ratio,
+        throughputSignerSocketVsTcp: socketVsTcp,
         throughputStubDataVsHealth: ratio(stubFigures.requestsPerSec, healthFigures.requestsPerSec),
         p99LatencyStubDataVsHealth: ratio(stubFigures.latencyP99Ms, healthFigures.latencyP99Ms),
       },
@@ -315,6 +353,8 @@ async function main(): Promise<void> {
       signAndInsertFigures.errors +
       dataFigures.non2xx +
       dataFigures.errors +
+      dataOverTcpFigures.non2xx +
+      dataOverTcpFigures.errors +
       stubFigures.non2xx +
       stubFigures.errors +
       healthFigures.non2xx +
