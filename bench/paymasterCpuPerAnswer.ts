@@ -4,10 +4,14 @@
  * docs/performance.md "Paymaster" compares between commits, steadier on a shared machine than req/s.
  * With `NODE_OPTIONS="-r ./bench/lib/cpuProfilePreload.cjs" PROFILE_TARGETS=api.ts,signer.ts` the
  * targets also write CPU profiles of the measured window to PROFILE_DIR (default /tmp).
+ * The api reaches the signer on its Unix-domain socket, as `npm start` runs them; `SIGNER_LEG=tcp` puts it
+ * on the signer's TCP port instead (A/B runs of the socket's worth).
  * Run: `npx tsx bench/paymasterCpuPerAnswer.ts` (not part of `npm run bench`: it has no baseline).
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { LOCAL_PAYMASTER_SIGNER } from '../dev/chains/deployLocalChain';
@@ -60,10 +64,16 @@ async function main() {
     PROFILE_RUN: '1',
   };
   const secret = randomBytes(32).toString('hex');
-  const signer = await startTarget('signer.ts', [], { ...env, SIGNER_SHARED_SECRET: secret });
+  const socketPath = join(tmpdir(), `bench-signer-cpu-${process.pid}.sock`);
+  const signer = await startTarget('signer.ts', [], {
+    ...env,
+    SIGNER_SHARED_SECRET: secret,
+    SIGNER_SOCKET_PATH: socketPath,
+  });
+  const leg = process.env.SIGNER_LEG === 'tcp' ? 'tcp' : 'socket';
   const api = await startTarget('api.ts', [], {
     ...env,
-    SIGNER_URL: signer.url,
+    SIGNER_URL: leg === 'tcp' ? signer.url : `unix://${socketPath}`,
     SIGNER_SHARED_SECRET: secret,
     ...GENEROUS_PAYMASTER_LIMITS,
   });
@@ -94,6 +104,7 @@ async function main() {
   const answers = figures.resultsIncludingWarmUp;
   console.log(
     JSON.stringify({
+      signerLeg: leg,
       requestsPerSec: figures.requestsPerSec,
       p99: figures.latencyP99Ms,
       answers,
