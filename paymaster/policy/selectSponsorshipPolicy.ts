@@ -10,7 +10,8 @@ import { allowlistOutcome } from './merchantPolicies';
  * one). Its budgets are the last rule: they are consumed with the client's limits, so this selection
  * answers the candidates in order (those whose static rules pass), and the limit step takes the first
  * whose budgets have room (paymaster/limits/policyBudgets.ts). A candidate without budgets always has
- * room: the ones after it are never tried.
+ * room: the ones after it are never tried. An approval webhook is asked only of the candidate that
+ * would sponsor, right before signing (paymaster/rpc/approveSponsorship.ts).
  *
  * When none passes, the answer is the refusal of the first policy that covers the chain and is open
  * now (for the default policy: today's allowlist refusal, word for word); when no policy covers the
@@ -59,17 +60,6 @@ export function judgePolicy(policy: SponsorshipPolicyRules, operation: PolicyOpe
         );
   const allowlist = allowlistOutcome(allowed, { chainId, targets: operation.allowlistTargets });
   if (!allowlist.ok) return { kind: 'refuses', denial: allowlist.denial };
-  // Fail closed: a rule this release does not check yet cannot be said to pass (docs/decisions.md).
-  if (policy.approvalWebhook !== null) {
-    return {
-      kind: 'refuses',
-      denial: denial(
-        'paymaster_target_not_allowed',
-        `policy "${policy.name}" has an approval webhook, which is not enforced yet: it sponsors nothing`,
-        'policy_rules_unchecked',
-      ),
-    };
-  }
   return { kind: 'sponsors' };
 }
 

@@ -26,6 +26,8 @@ import { delegatedWindow } from '../delegation/delegatedTransferWindow';
 import { readSponsorshipRequest, type SponsorshipRequest } from './readSponsorshipRequest';
 import { answerDenial, denyWithError, type DeniedAnswer, type SponsorshipAnswer } from './sponsorshipAnswer';
 import { signAndRecord, type SigningDependencies } from './signAndRecord';
+import { approveSponsorship } from './approveSponsorship';
+import type { ApprovalDependencies } from '../policy/approvalWebhook';
 import { boundSignedOperation, type OperationBounds, type SignedGas } from './boundSignedOperation';
 import {
   checkCallPolicies,
@@ -44,7 +46,8 @@ import {
  * decoding (a delegated transfer's delegation included) and allowlist → the owner's signature of a
  * delegated transfer, on its chain → prepaid balance → sponsorship limits (paymaster/limits/limits.ts, the
  * delegated owner's per-account limits with the sender's), then the candidate policies' budgets, by the
- * chain's time (paymaster/limits/policyBudgets.ts) → signer → usage row.
+ * chain's time (paymaster/limits/policyBudgets.ts) → the sponsoring policy's approval webhook
+ * (approveSponsorship.ts) → signer → usage row.
  */
 
 export interface PaymasterRpcDependencies {
@@ -67,6 +70,8 @@ export interface PaymasterRpcDependencies {
   bounds?: OperationBounds;
   /** Prices user-paid gas (the token's rate and the client's per-operation cap); needed to sign ERC-20 data. */
   userPaidPricer?: SigningDependencies['userPaidPricer'];
+  /** Sends approval requests (policies with an approval webhook); needed to sign for such a policy. */
+  approvals?: ApprovalDependencies;
 }
 
 export type PaymasterRpcOutcome =
@@ -220,6 +225,26 @@ async function decideSponsorship(
     limits,
     ...(calls.transfer && { delegatedOwner: calls.transfer.owner }),
     ...(bounded?.signedGas && { signedGas: bounded.signedGas }),
+    approve: (estimatedUsd) =>
+      approveSponsorship(
+        deps,
+        {
+          clientId: client.id,
+          chainId,
+          sender: userOp.sender,
+          calls: calls.decoded.ok
+            ? calls.decoded.execution.calls.map((call) => ({
+                to: call.target,
+                value: call.value.toString(),
+                data: call.data,
+              }))
+            : [],
+          candidates: budgeted.candidates,
+          consumption: limits.consumption,
+        },
+        facts,
+        estimatedUsd,
+      ),
   });
 }
 

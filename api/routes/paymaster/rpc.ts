@@ -60,6 +60,11 @@ export function paymasterRpcRoutes(app: AppContext): AnyRoute[] {
       resolveDelegationFramework(chainId, app.networks.byChainId(chainId)?.contracts),
     publicClientFor: (chainId) => app.publicClients.forChain(chainId),
     chainClocks: app.chainClocks,
+    approvals: {
+      allowPrivateTargets: app.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      openSecret: (sealed, binding) => app.webhookSecrets.open(sealed, binding),
+      now: app.now,
+    },
     now: app.now,
     logger: app.logger,
     limits: app.sponsorshipLimits,
