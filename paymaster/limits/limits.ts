@@ -127,8 +127,21 @@ export type SponsorshipLimitOutcome =
     }
   | { ok: false; denial: PaymasterDenial; snapshot?: UsdSnapshot };
 
+/** What a dry run reads (pm_validateSponsorshipPolicies): the client's limits, and each policy's budgets. */
+export interface SponsorshipRoom {
+  /** The first of the client's limits that is used up (then no policy sponsors), or undefined. */
+  limit?: PaymasterDenial;
+  /** Per policy of the request, in its order: the first of its budgets that is used up, or undefined. */
+  budgets: (PaymasterDenial | undefined)[];
+}
+
 export interface SponsorshipLimits {
   check(request: SponsorshipLimitRequest): Promise<SponsorshipLimitOutcome>;
+  /**
+   * Reads, as stub data does (used plus live holds, by the chain's time), whether the limits and each
+   * given policy's budgets have room; consumes and holds nothing. Every policy is read, not only the first.
+   */
+  room(request: Omit<SponsorshipLimitRequest, 'consume' | 'gas' | 'holdUntil'>): Promise<SponsorshipRoom>;
 }
 
 /**
@@ -181,6 +194,29 @@ export function createSponsorshipLimits({
   };
 
   return {
+    async room(request) {
+      const at = now();
+      const reading: SponsorshipLimitRequest = { ...request, consume: false };
+      const terms = await termsOf(reading, at);
+      const counted = countedRules(terms, reading);
+      const candidates = budgetCandidates(reading, terms);
+      const usage = await limitCountersUsage(
+        db,
+        [...counted, ...candidates.flatMap((candidate) => candidate.budgets)].map((rule) => rule.counter),
+        at,
+      );
+      const usedUp = (rules: CountedRule[], from: number) =>
+        rules.find((rule, index) => usage[from + index]! >= rule.limit!);
+      let from = counted.length;
+      const budgets = candidates.map((candidate) => {
+        const budget = usedUp(candidate.budgets, from);
+        from += candidate.budgets.length;
+        return budget?.denial();
+      });
+      const limit = usedUp(counted, 0)?.denial();
+      return { ...(limit && { limit }), budgets: (request.policies ?? []).length === 0 ? [] : budgets };
+    },
+
     async check(request) {
       const at = now();
       const terms = await termsOf(request, at);

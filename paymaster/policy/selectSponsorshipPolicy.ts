@@ -22,8 +22,8 @@ import { allowlistOutcome } from './merchantPolicies';
 /** One policy's verdict on an operation. */
 export type PolicyVerdict =
   | { kind: 'sponsors' }
-  /** The policy does not apply: another chain, or outside its window. */
-  | { kind: 'not_applicable' }
+  /** The policy does not apply: another chain, or outside its window (`why`, in words). */
+  | { kind: 'not_applicable'; why: string }
   | { kind: 'refuses'; denial: PaymasterDenial };
 
 export type PolicySelection =
@@ -46,10 +46,12 @@ export interface PolicyOperation {
 /** Whether one policy would sponsor the operation on its static rules (chains, window, allowlist), budgets aside. */
 export function judgePolicy(policy: SponsorshipPolicyRules, operation: PolicyOperation): PolicyVerdict {
   const { chainId, now } = operation;
-  if (policy.chainIds !== null && !policy.chainIds.includes(chainId)) return { kind: 'not_applicable' };
+  if (policy.chainIds !== null && !policy.chainIds.includes(chainId))
+    return { kind: 'not_applicable', why: `it covers chains ${policy.chainIds.join(', ')}, not ${chainId}` };
   if (policy.startsAt !== null && now.getTime() < policy.startsAt.getTime())
-    return { kind: 'not_applicable' };
-  if (policy.endsAt !== null && now.getTime() >= policy.endsAt.getTime()) return { kind: 'not_applicable' };
+    return { kind: 'not_applicable', why: `its window opens at ${policy.startsAt.toISOString()}` };
+  if (policy.endsAt !== null && now.getTime() >= policy.endsAt.getTime())
+    return { kind: 'not_applicable', why: `its window closed at ${policy.endsAt.toISOString()}` };
   const allowed =
     policy.allowlist === null
       ? operation.sharedAllowlisted

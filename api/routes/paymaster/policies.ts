@@ -18,6 +18,7 @@ import type { AppContext } from '../../appContext';
 import { conflict, invalidField, notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { idParams } from './fields';
+import { paymasterPolicyDryRunRoutes } from './policyDryRun';
 import {
   checkPolicyRules,
   createPolicyBody,
@@ -81,7 +82,7 @@ function policyRouteContext(app: AppContext) {
 }
 
 export function paymasterPolicyRoutes(app: AppContext): AnyRoute[] {
-  return [...policyCollectionRoutes(app), ...policyItemRoutes(app)];
+  return [...policyCollectionRoutes(app), ...paymasterPolicyDryRunRoutes(app), ...policyItemRoutes(app)];
 }
 
 /** The list, create and order routes. */
