@@ -1406,7 +1406,7 @@ export interface paths {
     put?: never;
     /**
      * Add a sponsorship policy after the last one
-     * @description Adds a sponsorship policy after the client’s others (chains, allowlist, window, budgets).
+     * @description Adds a sponsorship policy after the client’s others (chains, allowlist, window, budgets, approval webhook: its signing secret is shown in this answer only).
      */
     post: operations['createSponsorshipPolicy'];
     delete?: never;
@@ -1446,9 +1446,9 @@ export interface paths {
     put?: never;
     /**
      * Would this operation be sponsored now? Every policy with why not; consumes nothing
-     * @description Would this operation be sponsored now? Every policy with why not; consumes nothing
+     * @description Would this user operation be sponsored now? Every policy with why not, and the one that would sponsor it; consumes nothing.
      */
-    post: operations['postV1PaymasterClientsIdPoliciesDryRun'];
+    post: operations['dryRunSponsorshipPolicies'];
     delete?: never;
     options?: never;
     head?: never;
@@ -9592,7 +9592,7 @@ export interface operations {
       };
     };
   };
-  postV1PaymasterClientsIdPoliciesDryRun: {
+  dryRunSponsorshipPolicies: {
     parameters: {
       query?: never;
       header?: never;
