@@ -15,12 +15,12 @@ import { answerDenial, type DeniedAnswer } from './sponsorshipAnswer';
 import type { UsageFacts } from './usageRecords';
 
 /**
- * The approval step of a signing request (docs/paymaster.md "Approval webhooks"), right before the
+ * The approval step of a signing request (docs/paymaster.md "Approval webhooks (issue 43)"), right before the
  * signer: the policy that would sponsor the operation now is found the way the recording will find it
  * (each candidate's limits and budgets tried and rolled back, in order: nothing is held while the
  * receiver thinks), and when it has an approval webhook, the webhook is asked. Only that policy is
  * asked; its refusal (or an error under `onError: "deny"`) answers, and no later policy is tried
- * (docs/decisions.md "Approval webhooks: a refusal is final"). On approval, the recording may take only
+ * (docs/decisions.md "Approval webhooks and the dry run (issue 43, items 2 and 3)"). On approval, the recording may take only
  * that policy or, when its budget filled meanwhile, a later candidate without an approval webhook: a
  * policy whose receiver was not asked never sponsors.
  */

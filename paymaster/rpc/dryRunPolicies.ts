@@ -22,8 +22,9 @@ import { NO_USAGE_FACTS } from './usageRecords';
  * a signing request runs — the request's shape, chain and gas mode, deny rules, decoding and batch rules,
  * a delegated transfer's signature, the prepaid balance, each policy's chains, window and allowlist, the
  * client's limits and each policy's budgets as they stand (used plus live holds, by the chain's time) —
- * and nothing is consumed, held or recorded. The approval webhook is not asked (docs/decisions.md "Dry
- * runs"): a policy with one is listed when its rules pass, its receiver deciding when the operation is signed.
+ * and nothing is consumed, held or recorded. The approval webhook is not asked: a policy with one is
+ * listed when its rules pass, its receiver deciding when the operation is signed (docs/decisions.md
+ * "Approval webhooks and the dry run (issue 43, items 2 and 3)").
  * Unlike signing, every policy is judged, not only the first that passes.
  */
 

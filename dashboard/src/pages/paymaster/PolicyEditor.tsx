@@ -20,6 +20,79 @@ function localInput(iso: string | null): string {
   return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())}T${two(at.getHours())}:${two(at.getMinutes())}`;
 }
 
+const value = (event: Event) => (event.target as HTMLInputElement | HTMLSelectElement).value;
+
+/** One budget's kind, amount, period and scope, and its remove button. */
+function BudgetFields({
+  label,
+  budget,
+  onChange,
+  onRemove,
+}: {
+  label: string;
+  budget: PolicyBudget;
+  onChange: (part: Partial<PolicyBudget>) => void;
+  onRemove: () => void;
+}) {
+  return (
+    <fieldset>
+      <legend>{label}</legend>
+      <Field label={`${label} kind`}>
+        {(props) => (
+          <select
+            {...props}
+            value={budget.kind}
+            onChange={(event) => onChange({ kind: value(event) as PolicyBudget['kind'] })}
+          >
+            <option value="usd">USD</option>
+            <option value="operations">operations</option>
+          </select>
+        )}
+      </Field>
+      <Field label={`${label} amount`}>
+        {(props) => (
+          <input
+            {...props}
+            inputMode="decimal"
+            value={budget.amount}
+            onInput={(event) => onChange({ amount: value(event) })}
+          />
+        )}
+      </Field>
+      <Field label={`${label} period`}>
+        {(props) => (
+          <select
+            {...props}
+            value={budget.period}
+            onChange={(event) => onChange({ period: value(event) as PolicyBudget['period'] })}
+          >
+            {PERIODS.map((period) => (
+              <option key={period} value={period}>
+                {period === 'lifetime' ? 'lifetime' : `per ${period}`}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label={`${label} scope`}>
+        {(props) => (
+          <select
+            {...props}
+            value={budget.scope}
+            onChange={(event) => onChange({ scope: value(event) as PolicyBudget['scope'] })}
+          >
+            <option value="policy">whole policy</option>
+            <option value="sender">per sender</option>
+          </select>
+        )}
+      </Field>
+      <button type="button" class="danger" onClick={onRemove}>
+        Remove {label.toLowerCase()}
+      </button>
+    </fieldset>
+  );
+}
+
 /**
  * A policy's window and budgets, edited in place: budgets added and removed in the form, saved in one
  * PATCH; the API's 400 lands beside the field it names (a window already ended, a negative amount…).
@@ -56,7 +129,6 @@ export function PolicyEditor({
   }, fields);
   const change = (index: number, part: Partial<PolicyBudget>) =>
     setBudgets(budgets.map((budget, at) => (at === index ? { ...budget, ...part } : budget)));
-  const value = (event: Event) => (event.target as HTMLInputElement | HTMLSelectElement).value;
 
   return (
     <form onSubmit={form.submit} noValidate aria-label={`Window and budgets of ${policy.name}`}>
@@ -76,70 +148,15 @@ export function PolicyEditor({
         )}
       </Field>
       {budgets.length === 0 && <p class="hint">No budget: only the client’s limits apply.</p>}
-      {budgets.map((budget, index) => {
-        const label = `Budget ${index + 1}`;
-        return (
-          <fieldset key={index}>
-            <legend>{label}</legend>
-            <Field label={`${label} kind`}>
-              {(props) => (
-                <select
-                  {...props}
-                  value={budget.kind}
-                  onChange={(event) => change(index, { kind: value(event) as PolicyBudget['kind'] })}
-                >
-                  <option value="usd">USD</option>
-                  <option value="operations">operations</option>
-                </select>
-              )}
-            </Field>
-            <Field label={`${label} amount`}>
-              {(props) => (
-                <input
-                  {...props}
-                  inputMode="decimal"
-                  value={budget.amount}
-                  onInput={(event) => change(index, { amount: value(event) })}
-                />
-              )}
-            </Field>
-            <Field label={`${label} period`}>
-              {(props) => (
-                <select
-                  {...props}
-                  value={budget.period}
-                  onChange={(event) => change(index, { period: value(event) as PolicyBudget['period'] })}
-                >
-                  {PERIODS.map((period) => (
-                    <option key={period} value={period}>
-                      {period === 'lifetime' ? 'lifetime' : `per ${period}`}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <Field label={`${label} scope`}>
-              {(props) => (
-                <select
-                  {...props}
-                  value={budget.scope}
-                  onChange={(event) => change(index, { scope: value(event) as PolicyBudget['scope'] })}
-                >
-                  <option value="policy">whole policy</option>
-                  <option value="sender">per sender</option>
-                </select>
-              )}
-            </Field>
-            <button
-              type="button"
-              class="danger"
-              onClick={() => setBudgets(budgets.filter((_budget, at) => at !== index))}
-            >
-              Remove {label.toLowerCase()}
-            </button>
-          </fieldset>
-        );
-      })}
+      {budgets.map((budget, index) => (
+        <BudgetFields
+          key={index}
+          label={`Budget ${index + 1}`}
+          budget={budget}
+          onChange={(part) => change(index, part)}
+          onRemove={() => setBudgets(budgets.filter((_budget, at) => at !== index))}
+        />
+      ))}
       {form.errorFor('budgets') && (
         <p class="field-error" role="alert">
           {form.errorFor('budgets')}
