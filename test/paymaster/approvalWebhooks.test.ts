@@ -143,6 +143,36 @@ describe('paymaster approval webhooks', () => {
     expect(holds).toEqual([]);
   });
 
+  it('reordering never sponsors an operation every policy refuses, a refusing receiver among them', async () => {
+    receiver.answerWith(answerJson(200, { sponsor: false, reason: 'no' }));
+    const { client, policyId } = await clientWithPolicy(webhook());
+    const other = await app.request(policiesOf(client.id), {
+      method: 'POST',
+      headers: merchant.auth,
+      json: {
+        name: 'other contract',
+        allowlist: [{ chainId: CHAIN, contractAddress: '0x2000000000000000000000000000000000000002' }],
+      },
+    });
+    expect(other.status).toBe(201);
+    const signingBefore = relay.requests.length;
+    for (const [index, order] of [
+      [policyId, other.body.id],
+      [other.body.id, policyId],
+    ].entries()) {
+      const reordered = await app.request(`${policiesOf(client.id)}/order`, {
+        method: 'PUT',
+        headers: merchant.auth,
+        json: { policyIds: order },
+      });
+      expect(reordered.status).toBe(200);
+      const response = await sign(client, index);
+      expect(response.body.result).toBeUndefined();
+      expect(response.body.error.message).toBe(`${REFUSAL} "approved ops" refused the operation: no`);
+    }
+    expect(relay.requests.length).toBe(signingBefore);
+  });
+
   it('a receiver that does not answer in time: denied within the timeout with onError deny, sponsored with onError allow', async () => {
     receiver.answerWith(() => undefined); // holds every request open
     const denying = await clientWithPolicy(webhook({ timeoutMs: 300 }));
