@@ -138,6 +138,8 @@ export interface RequestRates {
   publicSession: RequestRate;
   /** Per paymaster client id: RPC and bundler proxy. */
   paymasterClient: RequestRate;
+  /** Per paymaster client id: dry runs (pm_validateSponsorshipPolicies, the dashboard's policy check). */
+  paymasterDryRuns: RequestRate;
   /** Per merchant: redeem-request pages, each up to ten log windows read from a chain. */
   yieldRedeemRequests: RequestRate;
 }
@@ -157,6 +159,7 @@ export function createRequestRates({
     | 'RATE_LIMIT_LOGIN_PER_MINUTE'
     | 'RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE'
     | 'PAYMASTER_RPC_PER_CLIENT_PER_MINUTE'
+    | 'PAYMASTER_DRY_RUNS_PER_CLIENT_PER_MINUTE'
     | 'YIELD_REDEEM_REQUESTS_PER_MERCHANT_PER_MINUTE'
   >;
   db: Db;
@@ -176,6 +179,7 @@ export function createRequestRates({
     login: rate('login', config.RATE_LIMIT_LOGIN_PER_MINUTE),
     publicSession: rate('publicSession', config.RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE),
     paymasterClient: rate('paymasterClient', config.PAYMASTER_RPC_PER_CLIENT_PER_MINUTE),
+    paymasterDryRuns: rate('paymasterDryRuns', config.PAYMASTER_DRY_RUNS_PER_CLIENT_PER_MINUTE),
     yieldRedeemRequests: rate('yieldRedeemRequests', config.YIELD_REDEEM_REQUESTS_PER_MERCHANT_PER_MINUTE),
   };
 }

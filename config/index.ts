@@ -208,6 +208,8 @@ export const configSchema = z.object({
   RATE_LIMIT_PUBLIC_SESSION_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
   /** Per paymaster client id, for the whole service: paymaster RPC and bundler proxy requests together. */
   PAYMASTER_RPC_PER_CLIENT_PER_MINUTE: z.coerce.number().int().min(1).max(10_000_000).default(1200),
+  /** Dry runs (pm_validateSponsorshipPolicies and the dashboard's check) per paymaster client a minute. */
+  PAYMASTER_DRY_RUNS_PER_CLIENT_PER_MINUTE: z.coerce.number().int().min(1).max(10_000_000).default(30),
   /** Manual webhook re-dispatches (retry-webhook) of one session per UTC hour. */
   WEBHOOK_RETRIES_PER_SESSION_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(10),
   /** Bearer token /metrics requires; unset, /metrics is off in production and open elsewhere. */

@@ -97,10 +97,15 @@ export type InsertPolicyOutcome =
   | { ok: true; policy: SponsorshipPolicyRow }
   | { ok: false; reason: 'client_not_found' | 'too_many_policies' };
 
-/** Appends a policy after the client's last one. */
+/** Appends a policy after the client's last one (`id`: chosen by the caller, who sealed a secret to it). */
 export async function insertSponsorshipPolicy(
   db: Db,
-  { merchantId, clientId, fields }: { merchantId: string; clientId: string; fields: SponsorshipPolicyFields },
+  {
+    id,
+    merchantId,
+    clientId,
+    fields,
+  }: { id?: string; merchantId: string; clientId: string; fields: SponsorshipPolicyFields },
 ): Promise<InsertPolicyOutcome> {
   return db.transaction().execute(async (trx) => {
     if (!(await lockClient(trx, merchantId, clientId))) return { ok: false, reason: 'client_not_found' };
@@ -113,6 +118,7 @@ export async function insertSponsorshipPolicy(
     const policy = await trx
       .insertInto('paymaster_policies')
       .values({
+        ...(id !== undefined && { id }),
         merchant_id: merchantId,
         client_id: clientId,
         position: Number(count),

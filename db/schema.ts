@@ -261,6 +261,12 @@ export interface PolicyApprovalWebhook {
   url: string;
   timeoutMs: number;
   onError: 'deny' | 'allow';
+  /**
+   * The `whsec_` secret approval requests are signed with, sealed (webhooks/webhookSecrets.ts, bound to
+   * the policy); shown to the merchant once. Absent on webhooks stored before approvals were enforced:
+   * such a policy's approval cannot be asked, and it answers as on an error.
+   */
+  secretCiphertext?: string;
 }
 
 /** A paymaster client's sponsorship policy (migration 1200); the first in `position` order whose rules pass sponsors. */

@@ -443,7 +443,13 @@ export const OPERATIONS: Record<string, OperationNaming> = {
   },
   'POST /v1/paymaster/clients/{id}/policies': {
     operationId: 'createSponsorshipPolicy',
-    description: 'Adds a sponsorship policy after the client’s others (chains, allowlist, window, budgets).',
+    description:
+      'Adds a sponsorship policy after the client’s others (chains, allowlist, window, budgets, approval webhook: its signing secret is shown in this answer only).',
+  },
+  'POST /v1/paymaster/clients/{id}/policies/dry-run': {
+    operationId: 'dryRunSponsorshipPolicies',
+    description:
+      'Would this user operation be sponsored now? Every policy with why not, and the one that would sponsor it; consumes nothing.',
   },
   'PUT /v1/paymaster/clients/{id}/policies/order': {
     operationId: 'orderSponsorshipPolicies',

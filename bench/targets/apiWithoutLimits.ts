@@ -11,6 +11,7 @@ import type { SponsorshipLimits } from '../../paymaster/limits/limits';
  */
 const admitEverything: SponsorshipLimits = {
   check: async () => ({ ok: true }),
+  room: async () => ({ budgets: [] }),
 };
 
 serveApp({ sponsorshipLimits: admitEverything });

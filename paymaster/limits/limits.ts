@@ -127,8 +127,21 @@ export type SponsorshipLimitOutcome =
     }
   | { ok: false; denial: PaymasterDenial; snapshot?: UsdSnapshot };
 
+/** What a dry run reads (pm_validateSponsorshipPolicies): the client's limits, and each policy's budgets. */
+export interface SponsorshipRoom {
+  /** The first of the client's limits that is used up (then no policy sponsors), or undefined. */
+  limit?: PaymasterDenial;
+  /** Per policy of the request, in its order: the first of its budgets that is used up, or undefined. */
+  budgets: (PaymasterDenial | undefined)[];
+}
+
 export interface SponsorshipLimits {
   check(request: SponsorshipLimitRequest): Promise<SponsorshipLimitOutcome>;
+  /**
+   * Reads, as stub data does (used plus live holds, by the chain's time), whether the limits and each
+   * given policy's budgets have room; consumes and holds nothing. Every policy is read, not only the first.
+   */
+  room(request: Omit<SponsorshipLimitRequest, 'consume' | 'gas' | 'holdUntil'>): Promise<SponsorshipRoom>;
 }
 
 /**
@@ -181,6 +194,17 @@ export function createSponsorshipLimits({
   };
 
   return {
+    async room(request) {
+      const at = now();
+      const reading: SponsorshipLimitRequest = { ...request, consume: false };
+      const terms = await termsOf(reading, at);
+      const room = await readRoom(db, countedRules(terms, reading), budgetCandidates(reading, terms), at);
+      return {
+        ...(room.limit && { limit: room.limit.denial() }),
+        budgets: (request.policies ?? []).length === 0 ? [] : room.budgets.map((budget) => budget?.denial()),
+      };
+    },
+
     async check(request) {
       const at = now();
       const terms = await termsOf(request, at);
@@ -190,24 +214,11 @@ export function createSponsorshipLimits({
       if (!request.consume) {
         // Stub data reads the counters (the limits', then every candidate's budgets', in one round
         // trip): a window already used up denies estimation too.
-        const usage = await limitCountersUsage(
-          db,
-          [...counted, ...candidates.flatMap((candidate) => candidate.budgets)].map((rule) => rule.counter),
-          at,
-        );
-        const usedUp = (rules: CountedRule[], from: number) =>
-          rules.find((rule, index) => usage[from + index]! >= rule.limit!);
-        const limit = usedUp(counted, 0);
-        if (limit) return { ok: false, denial: limit.denial() };
-        let from = counted.length;
-        let firstBudget: CountedRule | undefined;
-        for (const candidate of candidates) {
-          const budget = usedUp(candidate.budgets, from);
-          if (!budget) return { ok: true, policyId: candidate.policyId };
-          firstBudget ??= budget;
-          from += candidate.budgets.length;
-        }
-        return firstBudget ? { ok: false, denial: firstBudget.denial() } : { ok: true };
+        const room = await readRoom(db, counted, candidates, at);
+        if (room.limit) return { ok: false, denial: room.limit.denial() };
+        const withRoom = room.budgets.findIndex((budget) => budget === undefined);
+        if (withRoom >= 0) return { ok: true, policyId: candidates[withRoom]!.policyId };
+        return { ok: false, denial: room.budgets[0]!.denial() };
       }
 
       // A dollar rule always applies to a sponsored operation (the platform budget): price it, then
@@ -233,6 +244,33 @@ export function createSponsorshipLimits({
       };
     },
   };
+}
+
+/**
+ * Used plus live holds of the limits' and every candidate's budgets' counters, in one round trip: the
+ * first used-up limit, and per candidate its first used-up budget (undefined: it has room).
+ */
+async function readRoom(
+  db: Db,
+  counted: CountedRule[],
+  candidates: BudgetCandidate[],
+  at: Date,
+): Promise<{ limit?: CountedRule; budgets: (CountedRule | undefined)[] }> {
+  const usage = await limitCountersUsage(
+    db,
+    [...counted, ...candidates.flatMap((candidate) => candidate.budgets)].map((rule) => rule.counter),
+    at,
+  );
+  const usedUp = (rules: CountedRule[], from: number) =>
+    rules.find((rule, index) => usage[from + index]! >= rule.limit!);
+  let from = counted.length;
+  const budgets = candidates.map((candidate) => {
+    const budget = usedUp(candidate.budgets, from);
+    from += candidate.budgets.length;
+    return budget;
+  });
+  const limit = usedUp(counted, 0);
+  return { ...(limit && { limit }), budgets };
 }
 
 /** A candidate policy and its budgets as counted rules for this operation. */

@@ -76,16 +76,14 @@ export function readOperationCalls(
 
 /**
  * Deny rules before the allowlist (SPEC rule 9): the sender, the delegated owner, every call target;
- * then decoding, the delegated transfer, the batch rules, and the client's policies in order: those
- * whose chains, window and allowlist pass are the candidates, the first whose budgets have room
- * sponsoring (selectSponsorshipPolicy.ts): one denied call denies the whole operation, before signing.
+ * then decoding, the delegated transfer and the batch rules: everything about the calls that holds
+ * whichever policy sponsors.
  */
-export function checkCallPolicies(
+export function checkOperationCalls(
   calls: OperationCalls,
-  reads: Pick<PaymasterDecisionReads, 'denyRules' | 'allowlisted' | 'policies'>,
-  { chainId, userOp }: SponsorshipRequest,
-  now: Date,
-): DeniedAnswer | { ok: true; candidates: SponsorshipPolicyRules[] } {
+  reads: Pick<PaymasterDecisionReads, 'denyRules'>,
+  { chainId, userOp }: Pick<SponsorshipRequest, 'chainId' | 'userOp'>,
+): DeniedAnswer | undefined {
   const { decoded, delegated, transfer, delegationManager } = calls;
   const denyRules = denyRulesOutcome(reads.denyRules, {
     chainId,
@@ -102,8 +100,24 @@ export function checkCallPolicies(
   if (delegated && !delegated.ok) return answerDenial(delegated.denial);
   const rules = checkExecutionRules(decoded.execution, { delegationManager });
   if (!rules.ok) return answerDenial(rules.denial);
+  return undefined;
+}
+
+/**
+ * The calls' checks (checkOperationCalls), then the client's policies in order: those whose chains,
+ * window and allowlist pass are the candidates, the first whose budgets have room sponsoring
+ * (selectSponsorshipPolicy.ts): one denied call denies the whole operation, before signing.
+ */
+export function checkCallPolicies(
+  calls: OperationCalls,
+  reads: Pick<PaymasterDecisionReads, 'denyRules' | 'allowlisted' | 'policies'>,
+  sponsorship: SponsorshipRequest,
+  now: Date,
+): DeniedAnswer | { ok: true; candidates: SponsorshipPolicyRules[] } {
+  const refused = checkOperationCalls(calls, reads, sponsorship);
+  if (refused) return refused;
   const selected = selectSponsorshipPolicy(reads.policies, {
-    chainId,
+    chainId: sponsorship.chainId,
     allowlistTargets: calls.allowlistTargets,
     sharedAllowlisted: reads.allowlisted,
     now,

@@ -10,7 +10,8 @@ import { allowlistOutcome } from './merchantPolicies';
  * one). Its budgets are the last rule: they are consumed with the client's limits, so this selection
  * answers the candidates in order (those whose static rules pass), and the limit step takes the first
  * whose budgets have room (paymaster/limits/policyBudgets.ts). A candidate without budgets always has
- * room: the ones after it are never tried.
+ * room: the ones after it are never tried. An approval webhook is asked only of the candidate that
+ * would sponsor, right before signing (paymaster/rpc/approveSponsorship.ts).
  *
  * When none passes, the answer is the refusal of the first policy that covers the chain and is open
  * now (for the default policy: today's allowlist refusal, word for word); when no policy covers the
@@ -21,8 +22,8 @@ import { allowlistOutcome } from './merchantPolicies';
 /** One policy's verdict on an operation. */
 export type PolicyVerdict =
   | { kind: 'sponsors' }
-  /** The policy does not apply: another chain, or outside its window. */
-  | { kind: 'not_applicable' }
+  /** The policy does not apply: another chain, or outside its window (`why`, in words). */
+  | { kind: 'not_applicable'; why: string }
   | { kind: 'refuses'; denial: PaymasterDenial };
 
 export type PolicySelection =
@@ -45,10 +46,12 @@ export interface PolicyOperation {
 /** Whether one policy would sponsor the operation on its static rules (chains, window, allowlist), budgets aside. */
 export function judgePolicy(policy: SponsorshipPolicyRules, operation: PolicyOperation): PolicyVerdict {
   const { chainId, now } = operation;
-  if (policy.chainIds !== null && !policy.chainIds.includes(chainId)) return { kind: 'not_applicable' };
+  if (policy.chainIds !== null && !policy.chainIds.includes(chainId))
+    return { kind: 'not_applicable', why: `it covers chains ${policy.chainIds.join(', ')}, not ${chainId}` };
   if (policy.startsAt !== null && now.getTime() < policy.startsAt.getTime())
-    return { kind: 'not_applicable' };
-  if (policy.endsAt !== null && now.getTime() >= policy.endsAt.getTime()) return { kind: 'not_applicable' };
+    return { kind: 'not_applicable', why: `its window opens at ${policy.startsAt.toISOString()}` };
+  if (policy.endsAt !== null && now.getTime() >= policy.endsAt.getTime())
+    return { kind: 'not_applicable', why: `its window closed at ${policy.endsAt.toISOString()}` };
   const allowed =
     policy.allowlist === null
       ? operation.sharedAllowlisted
@@ -59,17 +62,6 @@ export function judgePolicy(policy: SponsorshipPolicyRules, operation: PolicyOpe
         );
   const allowlist = allowlistOutcome(allowed, { chainId, targets: operation.allowlistTargets });
   if (!allowlist.ok) return { kind: 'refuses', denial: allowlist.denial };
-  // Fail closed: a rule this release does not check yet cannot be said to pass (docs/decisions.md).
-  if (policy.approvalWebhook !== null) {
-    return {
-      kind: 'refuses',
-      denial: denial(
-        'paymaster_target_not_allowed',
-        `policy "${policy.name}" has an approval webhook, which is not enforced yet: it sponsors nothing`,
-        'policy_rules_unchecked',
-      ),
-    };
-  }
   return { kind: 'sponsors' };
 }
 

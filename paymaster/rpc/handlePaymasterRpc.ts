@@ -11,6 +11,7 @@ import {
   jsonRpcError,
   jsonRpcResult,
   parseJsonRpcEnvelope,
+  type JsonRpcRequestEnvelope,
   type JsonRpcResponse,
 } from './jsonRpc';
 import type { SponsorshipLimitOutcome, SponsorshipLimits } from '../limits/limits';
@@ -26,6 +27,13 @@ import { delegatedWindow } from '../delegation/delegatedTransferWindow';
 import { readSponsorshipRequest, type SponsorshipRequest } from './readSponsorshipRequest';
 import { answerDenial, denyWithError, type DeniedAnswer, type SponsorshipAnswer } from './sponsorshipAnswer';
 import { signAndRecord, type SigningDependencies } from './signAndRecord';
+import { approveSponsorship } from './approveSponsorship';
+import {
+  answerValidateSponsorshipPolicies,
+  DRY_RUN_METHOD,
+  type DryRunRate,
+} from './validateSponsorshipPolicies';
+import type { ApprovalDependencies } from '../policy/approvalWebhook';
 import { boundSignedOperation, type OperationBounds, type SignedGas } from './boundSignedOperation';
 import {
   checkCallPolicies,
@@ -44,7 +52,8 @@ import {
  * decoding (a delegated transfer's delegation included) and allowlist → the owner's signature of a
  * delegated transfer, on its chain → prepaid balance → sponsorship limits (paymaster/limits/limits.ts, the
  * delegated owner's per-account limits with the sender's), then the candidate policies' budgets, by the
- * chain's time (paymaster/limits/policyBudgets.ts) → signer → usage row.
+ * chain's time (paymaster/limits/policyBudgets.ts) → the sponsoring policy's approval webhook
+ * (approveSponsorship.ts) → signer → usage row.
  */
 
 export interface PaymasterRpcDependencies {
@@ -67,6 +76,10 @@ export interface PaymasterRpcDependencies {
   bounds?: OperationBounds;
   /** Prices user-paid gas (the token's rate and the client's per-operation cap); needed to sign ERC-20 data. */
   userPaidPricer?: SigningDependencies['userPaidPricer'];
+  /** Sends approval requests (policies with an approval webhook); needed to sign for such a policy. */
+  approvals?: ApprovalDependencies;
+  /** The client's budget of dry runs (pm_validateSponsorshipPolicies); none: unlimited (benchmarks). */
+  dryRuns?: DryRunRate;
 }
 
 export type PaymasterRpcOutcome =
@@ -84,6 +97,11 @@ export async function handlePaymasterRpc(
   deps: PaymasterRpcDependencies,
   { client, body }: { client: PaymasterClient; body: unknown },
 ): Promise<PaymasterRpcOutcome> {
+  // A dry run consumes and records nothing, not even a refused chain's usage row: its own answer.
+  if (methodOf(body) === DRY_RUN_METHOD) {
+    const envelope = parseJsonRpcEnvelope(body);
+    if (envelope.ok) return { kind: 'jsonrpc', response: await answerDryRun(deps, client, envelope.request) };
+  }
   // The client check answers HTTP 403 for a chain outside allowedChainIds before the JSON-RPC
   // request is examined (SPEC); the JSON-RPC stage re-checks it.
   const requestedChainId = peekRequestedChainId(body);
@@ -106,6 +124,20 @@ export async function handlePaymasterRpc(
     }
   }
   return { kind: 'jsonrpc', response: await answerJsonRpcRequest(deps, { client, body }) };
+}
+
+/** pm_validateSponsorshipPolicies (validateSponsorshipPolicies.ts); never throws. */
+async function answerDryRun(
+  deps: PaymasterRpcDependencies,
+  client: PaymasterClient,
+  request: JsonRpcRequestEnvelope,
+): Promise<JsonRpcResponse> {
+  try {
+    return await answerValidateSponsorshipPolicies(deps, client, request);
+  } catch (error) {
+    deps.logger.error({ err: error, clientId: client.clientId }, 'paymaster dry run failed');
+    return jsonRpcError(request.id, { code: JSON_RPC_ERRORS.internalError, message: 'Internal error' });
+  }
 }
 
 /** The JSON-RPC stage on its own: every answer from -32700 on, with HTTP 200. */
@@ -220,6 +252,26 @@ async function decideSponsorship(
     limits,
     ...(calls.transfer && { delegatedOwner: calls.transfer.owner }),
     ...(bounded?.signedGas && { signedGas: bounded.signedGas }),
+    approve: (estimatedUsd) =>
+      approveSponsorship(
+        deps,
+        {
+          clientId: client.id,
+          chainId,
+          sender: userOp.sender,
+          calls: calls.decoded.ok
+            ? calls.decoded.execution.calls.map((call) => ({
+                to: call.target,
+                value: call.value.toString(),
+                data: call.data,
+              }))
+            : [],
+          candidates: budgeted.candidates,
+          consumption: limits.consumption,
+        },
+        facts,
+        estimatedUsd,
+      ),
   });
 }
 

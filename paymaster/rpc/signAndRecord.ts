@@ -8,8 +8,9 @@ import type { Logger } from '../../logging/logger';
 import type { PaymasterClient } from '../policy/clientChecks';
 import { delegatedByReason } from '../delegation/delegatedTransferWindow';
 import { JSON_RPC_ERRORS } from './jsonRpc';
-import type { ConsumptionAttempt, PendingConsumption, SponsorshipLimits } from '../limits/limits';
-import type { CounterConsumption } from '../../db/paymasterLimits';
+import type { PendingConsumption, SponsorshipLimits } from '../limits/limits';
+import { firstAttemptTaken } from './firstAttemptTaken';
+import type { ApprovalGate } from './approveSponsorship';
 import { denyWithError, answerDenial, type SponsorshipAnswer } from './sponsorshipAnswer';
 import type { SignerClient, SignerFailure } from './signerClient';
 import type { PaymasterMethod, SponsorshipUserOperation } from './sponsorshipParams';
@@ -49,6 +50,7 @@ export async function signAndRecord(
     limits,
     delegatedOwner,
     signedGas,
+    approve,
   }: {
     client: PaymasterClient;
     facts: UsageFacts;
@@ -64,6 +66,11 @@ export async function signAndRecord(
     delegatedOwner?: Address;
     /** The gas as it will be signed: what a user-paid operation's maximum charge is priced on. */
     signedGas?: Parameters<typeof maxGasCostWei>[0];
+    /**
+     * The approval webhook of the policy that would sponsor (approveSponsorship.ts), asked with the
+     * operation's estimated USD cost before anything is signed; it answers what the recording may take.
+     */
+    approve?: (estimatedUsd: string | null) => Promise<ApprovalGate>;
   },
 ): Promise<SponsorshipAnswer> {
   const { db } = deps;
@@ -74,6 +81,11 @@ export async function signAndRecord(
       : undefined;
   if (userPaid && !userPaid.ok) return answerDenial(userPaid.denial);
   if (userPaid?.snapshot) facts.usdSnapshot = userPaid.snapshot;
+  // No signature exists before the receiver approved: a refusal answers with nothing signed or held.
+  const gate = approve
+    ? await approve(facts.usdSnapshot?.estimatedCostUsd ?? null)
+    : { ok: true as const, consumption: limits.consumption };
+  if (!gate.ok) return gate;
   const signed = await deps.signer.signPaymasterData({
     chainId,
     entryPoint: entryPoint.address,
@@ -87,7 +99,7 @@ export async function signAndRecord(
   if (!signed.ok) {
     // Nothing was consumed. A limit (or every candidate's budget) that would deny this operation still
     // answers first (SPEC's order: limits before the signer): the consumption is tried and rolled back.
-    const limitDenial = limits.consumption && (await wouldBeDenied(db, limits.consumption, facts));
+    const limitDenial = gate.consumption && (await wouldBeDenied(db, gate.consumption, facts));
     return limitDenial ?? answerSignerFailure(deps.logger, signed.failure, chainId);
   }
 
@@ -100,7 +112,7 @@ export async function signAndRecord(
   });
   // Limits and usage row in one round trip, committed before the signature leaves: an operation we
   // cannot account for is not released, and one that any limit denies is not answered.
-  const consumption = limits.consumption ?? nothingToConsume(deps.now(), client.merchantId, facts.policyId);
+  const consumption = gate.consumption ?? nothingToConsume(deps.now(), client.merchantId, facts.policyId);
   // First match wins with budgets: each candidate's attempt is atomic, so a refused one took nothing,
   // and the row names the policy whose attempt was taken.
   const taken = await firstAttemptTaken(consumption, async (consumptions, policyId) => {
@@ -164,27 +176,6 @@ function nothingToConsume(now: Date, merchantId: string, policyId: string | unde
     ],
     hold: { holdId: randomUUID(), expiresAt: now, now, merchantId },
   };
-}
-
-/**
- * Runs the candidates' attempts in order until one is taken (`run` answers the refused position, or
- * what it recorded) or a client limit refuses one (answered at once, whatever the later candidates
- * would do). When every candidate's budget refuses, the first candidate's refusal answers, as the
- * first applying policy's refusal does for the static rules.
- */
-async function firstAttemptTaken<R>(
-  consumption: PendingConsumption,
-  run: (consumptions: CounterConsumption[], policyId: string | undefined) => Promise<number | undefined | R>,
-): Promise<{ attempt: ConsumptionAttempt; deniedAt?: number; result?: R }> {
-  let firstBudgetRefusal: { attempt: ConsumptionAttempt; deniedAt: number } | undefined;
-  for (const attempt of consumption.attempts) {
-    const outcome = await run(attempt.consumptions, attempt.policyId);
-    if (typeof outcome !== 'number') return { attempt, ...(outcome !== undefined && { result: outcome }) };
-    if (outcome < attempt.budgetsFrom) return { attempt, deniedAt: outcome };
-    firstBudgetRefusal ??= { attempt, deniedAt: outcome };
-  }
-  if (!firstBudgetRefusal) throw new Error('a pending consumption has at least one attempt');
-  return firstBudgetRefusal;
 }
 
 /** The signing service's failure as the RPC answers it: its denials unchanged (SPEC rule 10), the rest -32603. */

@@ -91,9 +91,12 @@ describe('paymaster policies routes (JWT)', () => {
       ],
       approvalWebhook: { url: 'https://approvals.example.com/hook', timeoutMs: 2000, onError: 'deny' },
     });
+    // The approval signing secret is shown in this answer only.
+    const { secret, ...webhookRead } = created.body.approvalWebhook;
+    expect(secret).toMatch(/^whsec_/);
     const read = await call(merchant, 'GET', `${policiesOf(client.id)}/${created.body.id}`);
     expect(read.status).toBe(200);
-    expect(read.body).toEqual(created.body);
+    expect(read.body).toEqual({ ...created.body, approvalWebhook: webhookRead });
   });
 
   it('PATCH changes rules, not the position; null restores every chain and the shared allowlist', async () => {

@@ -169,45 +169,6 @@ describe('paymaster policies: first match wins', () => {
     expect(rows.every((row) => row.status === 'denied_target' && row.policyId === null)).toBe(true);
   });
 
-  it('a policy with an approval webhook sponsors nothing while the webhook is not enforced (fail closed); one with budgets sponsors', async () => {
-    const owner = await signInNewMerchant(app);
-    const client = await createPaymasterClient(app, owner);
-    const [defaultPolicy] = (await app.request(policiesOf(client.id), { headers: owner.auth })).body.data;
-    const patch = (rules: Record<string, unknown>) =>
-      app.request(`${policiesOf(client.id)}/${defaultPolicy.id}`, {
-        method: 'PATCH',
-        headers: owner.auth,
-        json: { allowlist: ownAllowlist(), ...rules },
-      });
-
-    expect(
-      (
-        await patch({
-          budgets: [{ kind: 'operations', amount: '1000', period: 'lifetime', scope: 'policy' }],
-        })
-      ).status,
-    ).toBe(200);
-    expect(
-      (await paymasterRpc(app, client.clientId, signedDataRequest({ nonce: 1 }))).body.result,
-    ).toBeDefined();
-
-    expect(
-      (
-        await patch({
-          budgets: [],
-          approvalWebhook: { url: 'https://approvals.example.com/hook', onError: 'allow' },
-        })
-      ).status,
-    ).toBe(200);
-    const response = await paymasterRpc(app, client.clientId, signedDataRequest({ nonce: 2 }));
-    expect(response.body.error).toEqual({
-      code: -32602,
-      message:
-        'Policy denied: paymaster_target_not_allowed: policy "Default policy" has an approval webhook, which is not enforced yet: it sponsors nothing',
-    });
-    expect((await usageRows(app, owner)).map((row) => row.reason)).toEqual(['policy_rules_unchecked', null]);
-  });
-
   it('a client whose policies were all deleted sponsors nothing', async () => {
     const owner = await signInNewMerchant(app);
     const client = await createPaymasterClient(app, owner);

@@ -1,4 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import type { PolicyApprovalWebhook } from '../../../db/schema';
+import { approvalSecretBinding } from '../../../paymaster/policy/approvalWebhook';
+import { generateWebhookSecret } from '../../../webhooks/webhookSecrets';
 import {
   deleteSponsorshipPolicy,
   findMerchantClient,
@@ -14,6 +18,7 @@ import type { AppContext } from '../../appContext';
 import { conflict, invalidField, notFound } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 import { idParams } from './fields';
+import { paymasterPolicyDryRunRoutes } from './policyDryRun';
 import {
   checkPolicyRules,
   createPolicyBody,
@@ -43,6 +48,27 @@ const listSchema = z.object({ data: z.array(policyModel) });
 const common = { auth: 'jwt', tag: 'Paymaster policies', audience: 'dashboard' } as const;
 const base = '/v1/paymaster/clients/:id/policies';
 
+/**
+ * An approval webhook as stored, with its signing secret sealed to the policy: the stored one kept when
+ * the policy already has one, a new one otherwise (`secret`: what the answer shows, once).
+ */
+function sealedApprovalWebhook(
+  app: AppContext,
+  policyId: string,
+  webhook: Omit<PolicyApprovalWebhook, 'secretCiphertext'>,
+  stored: PolicyApprovalWebhook | null,
+): { webhook: PolicyApprovalWebhook; secret?: string } {
+  if (stored?.secretCiphertext) return { webhook: { ...webhook, secretCiphertext: stored.secretCiphertext } };
+  const secret = generateWebhookSecret();
+  return {
+    webhook: {
+      ...webhook,
+      secretCiphertext: app.webhookSecrets.seal(secret, approvalSecretBinding(policyId)),
+    },
+    secret,
+  };
+}
+
 /** What every policy route needs: the merchant's active client (404 otherwise) and the URL rules. */
 function policyRouteContext(app: AppContext) {
   return {
@@ -56,7 +82,7 @@ function policyRouteContext(app: AppContext) {
 }
 
 export function paymasterPolicyRoutes(app: AppContext): AnyRoute[] {
-  return [...policyCollectionRoutes(app), ...policyItemRoutes(app)];
+  return [...policyCollectionRoutes(app), ...paymasterPolicyDryRunRoutes(app), ...policyItemRoutes(app)];
 }
 
 /** The list, create and order routes. */
@@ -76,7 +102,7 @@ function policyCollectionRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, params }) {
         const client = await clientOf(merchantId, params.id);
         const policies = await listSponsorshipPolicies(app.db, client.id);
-        return { status: 200, body: { data: policies.map(toPolicyModel) } };
+        return { status: 200, body: { data: policies.map((row) => toPolicyModel(row)) } };
       },
     }),
 
@@ -96,14 +122,22 @@ function policyCollectionRoutes(app: AppContext): AnyRoute[] {
       async handler({ merchantId, params, body }) {
         const client = await clientOf(merchantId, params.id);
         checkPolicyRules(body, { now: app.now(), clientChainIds: client.allowed_chain_ids, urlPolicy });
+        const id = randomUUID();
+        const approval = body.approvalWebhook
+          ? sealedApprovalWebhook(app, id, body.approvalWebhook, null)
+          : undefined;
         const created = await insertSponsorshipPolicy(app.db, {
+          id,
           merchantId,
           clientId: client.id,
-          fields: policyFieldsOf(body) as SponsorshipPolicyFields,
+          fields: {
+            ...(policyFieldsOf(body) as SponsorshipPolicyFields),
+            ...(approval && { approvalWebhook: approval.webhook }),
+          },
         });
         if (!created.ok && created.reason === 'client_not_found') throw clientNotFound();
         if (!created.ok) throw conflict(`A client holds at most ${MAX_POLICIES_PER_CLIENT} policies`);
-        return { status: 201, body: toPolicyModel(created.policy) };
+        return { status: 201, body: toPolicyModel(created.policy, approval?.secret) };
       },
     }),
 
@@ -129,7 +163,7 @@ function policyCollectionRoutes(app: AppContext): AnyRoute[] {
         if (!reordered.ok && reordered.reason === 'client_not_found') throw clientNotFound();
         if (!reordered.ok)
           throw invalidField('policyIds', "must name each of the client's policies exactly once");
-        return { status: 200, body: { data: reordered.policies.map(toPolicyModel) } };
+        return { status: 200, body: { data: reordered.policies.map((row) => toPolicyModel(row)) } };
       },
     }),
   ];
@@ -179,10 +213,13 @@ function policyItemRoutes(app: AppContext): AnyRoute[] {
           clientChainIds: client.allowed_chain_ids,
           urlPolicy,
         });
+        const approval = body.approvalWebhook
+          ? sealedApprovalWebhook(app, stored.id, body.approvalWebhook, stored.approval_webhook)
+          : undefined;
         const updated = await updateSponsorshipPolicy(app.db, {
           clientId: client.id,
           policyId: params.policyId,
-          fields: policyFieldsOf(body),
+          fields: { ...policyFieldsOf(body), ...(approval && { approvalWebhook: approval.webhook }) },
         });
         if (!updated) throw policyNotFound();
         if (updated === 'window_ends_before_start')
@@ -190,7 +227,7 @@ function policyItemRoutes(app: AppContext): AnyRoute[] {
             'endsAt',
             'must be after startsAt (the policy changed meanwhile: read it again)',
           );
-        return { status: 200, body: toPolicyModel(updated) };
+        return { status: 200, body: toPolicyModel(updated, approval?.secret) };
       },
     }),
 

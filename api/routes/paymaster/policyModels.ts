@@ -139,14 +139,29 @@ export const policyModel = z
       }),
     ),
     approvalWebhook: z
-      .object({ url: z.string(), timeoutMs: z.number(), onError: z.enum(['deny', 'allow']) })
+      .object({
+        url: z.string(),
+        timeoutMs: z.number(),
+        onError: z.enum(['deny', 'allow']),
+        secret: z
+          .string()
+          .optional()
+          .describe(
+            'The whsec_ secret approval requests are signed with (X-Service-Signature, as events): only in the answer that set the webhook up; stored encrypted',
+          ),
+      })
       .nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
   .meta({ id: 'PaymasterPolicy' });
 
-export function toPolicyModel(row: SponsorshipPolicyRow): z.infer<typeof policyModel> {
+/** A policy as the API shows it; `approvalSecret` only in the answer that generated it (shown once). */
+export function toPolicyModel(
+  row: SponsorshipPolicyRow,
+  approvalSecret?: string,
+): z.infer<typeof policyModel> {
+  const webhook = row.approval_webhook;
   return {
     id: row.id,
     clientId: row.client_id,
@@ -162,7 +177,12 @@ export function toPolicyModel(row: SponsorshipPolicyRow): z.infer<typeof policyM
     startsAt: row.starts_at?.toISOString() ?? null,
     endsAt: row.ends_at?.toISOString() ?? null,
     budgets: row.budgets,
-    approvalWebhook: row.approval_webhook,
+    approvalWebhook: webhook && {
+      url: webhook.url,
+      timeoutMs: webhook.timeoutMs,
+      onError: webhook.onError,
+      ...(approvalSecret !== undefined && { secret: approvalSecret }),
+    },
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

@@ -8,12 +8,15 @@ import { createEthUsdPrices } from '../../../paymaster/pricing/prices';
 import { PAYMASTER_METHODS } from '../../../paymaster/rpc/sponsorshipParams';
 import { createUserPaidPricer } from '../../../paymaster/pricing/userPaidPricing';
 import type { AppContext } from '../../appContext';
+import type { DryRunDependencies } from '../../../paymaster/rpc/dryRunPolicies';
+import { DRY_RUN_METHOD, type DryRunRate } from '../../../paymaster/rpc/validateSponsorshipPolicies';
 import { HttpError } from '../../httpErrors';
 import { defineRoute, type AnyRoute } from '../../routing/route';
 
 /**
  * | POST | /v1/paymaster/rpc | CLIENT (X-Client-Id, Origin) | JSON-RPC 2.0: pm_getPaymasterStubData,
- * |      |                   |                              | pm_getPaymasterData, pm_sponsorUserOperation |
+ * |      |                   |                              | pm_getPaymasterData, pm_sponsorUserOperation, |
+ * |      |                   |                              | pm_validateSponsorshipPolicies (a dry run) |
  *
  * HTTP 401 paymaster_unauthorized (client id missing, unknown or revoked) and 403
  * paymaster_origin_not_allowed come from the client authenticator; HTTP 403 `Policy denied:
@@ -33,6 +36,13 @@ const jsonRpcResponse = z
         paymasterPostOpGasLimit: z.string(),
       }),
     }),
+    z
+      .object({
+        jsonrpc: z.literal('2.0'),
+        id: z.union([z.string(), z.number()]),
+        result: z.array(z.object({ sponsorshipPolicyId: z.string(), data: z.object({ name: z.string() }) })),
+      })
+      .describe('pm_validateSponsorshipPolicies: the policies that would sponsor the operation now'),
     z.object({
       jsonrpc: z.literal('2.0'),
       id: z.union([z.string(), z.number(), z.null()]),
@@ -44,25 +54,41 @@ const jsonRpcResponse = z
 const jsonRpcRequest = z
   .unknown()
   .describe(
-    `JSON-RPC 2.0 request { jsonrpc: "2.0", id, method, params: [userOp, entryPoint, chainId, context?] }; method one of ${PAYMASTER_METHODS.join(', ')}. ` +
+    `JSON-RPC 2.0 request { jsonrpc: "2.0", id, method, params: [userOp, entryPoint, chainId, context?] }; method one of ${PAYMASTER_METHODS.join(', ')}; or ${DRY_RUN_METHOD} with params [userOp, entryPoint, chainId, sponsorshipPolicyIds?] (a dry run: consumes nothing, records nothing, PAYMASTER_DRY_RUNS_PER_CLIENT_PER_MINUTE per client). ` +
       'Read by the handler itself, so a malformed request answers JSON-RPC -32700 rather than HTTP 400.',
   );
 
-export function paymasterRpcRoutes(app: AppContext): AnyRoute[] {
-  const deps: PaymasterRpcDependencies = {
+/** What the dry run needs (the RPC's pm_validateSponsorshipPolicies and the dashboard's policy check). */
+export function dryRunDependencies(app: AppContext): DryRunDependencies & { dryRuns: DryRunRate } {
+  return {
     db: app.db,
-    signer: app.paymasterSigner,
-    paymasterFor: (chainId, version) =>
-      paymasterFromContracts(app.networks.byChainId(chainId)?.contracts, version),
     delegationManagerFor: (chainId) =>
       delegationManagerFor(app.config, chainId, app.networks.byChainId(chainId)?.contracts),
     caveatEnforcersFor: (chainId) =>
       resolveDelegationFramework(chainId, app.networks.byChainId(chainId)?.contracts),
     publicClientFor: (chainId) => app.publicClients.forChain(chainId),
     chainClocks: app.chainClocks,
+    limits: app.sponsorshipLimits,
+    dryRuns: {
+      rate: app.requestRates.paymasterDryRuns,
+      perMinute: app.config.PAYMASTER_DRY_RUNS_PER_CLIENT_PER_MINUTE,
+    },
     now: app.now,
     logger: app.logger,
-    limits: app.sponsorshipLimits,
+  };
+}
+
+export function paymasterRpcRoutes(app: AppContext): AnyRoute[] {
+  const deps: PaymasterRpcDependencies = {
+    ...dryRunDependencies(app),
+    signer: app.paymasterSigner,
+    paymasterFor: (chainId, version) =>
+      paymasterFromContracts(app.networks.byChainId(chainId)?.contracts, version),
+    approvals: {
+      allowPrivateTargets: app.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      openSecret: (sealed, binding) => app.webhookSecrets.open(sealed, binding),
+      now: app.now,
+    },
     bounds: {
       chainFees: app.chainFees,
       feeBoundBps: app.config.PAYMASTER_FEE_BOUND_BPS,

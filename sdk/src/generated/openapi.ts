@@ -1466,7 +1466,7 @@ export interface paths {
     put?: never;
     /**
      * Add a sponsorship policy after the last one
-     * @description Adds a sponsorship policy after the client’s others (chains, allowlist, window, budgets).
+     * @description Adds a sponsorship policy after the client’s others (chains, allowlist, window, budgets, approval webhook: its signing secret is shown in this answer only).
      */
     post: operations['createSponsorshipPolicy'];
     delete?: never;
@@ -1489,6 +1489,26 @@ export interface paths {
      */
     put: operations['orderSponsorshipPolicies'];
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/paymaster/clients/{id}/policies/dry-run': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Would this operation be sponsored now? Every policy with why not; consumes nothing
+     * @description Would this user operation be sponsored now? Every policy with why not, and the one that would sponsor it; consumes nothing.
+     */
+    post: operations['dryRunSponsorshipPolicies'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3139,6 +3159,8 @@ export interface components {
         timeoutMs: number;
         /** @enum {string} */
         onError: 'deny' | 'allow';
+        /** @description The whsec_ secret approval requests are signed with (X-Service-Signature, as events): only in the answer that set the webhook up; stored encrypted */
+        secret?: string;
       } | null;
       createdAt: string;
       updatedAt: string;
@@ -3193,6 +3215,33 @@ export interface components {
     PaymasterPolicyOrder: {
       /** @description Every policy of the client, each once, in the new order (the first is tried first) */
       policyIds: string[];
+    };
+    PaymasterPolicyDryRunResult: {
+      /** @description The first policy in order that would sponsor it now; null: none would */
+      wouldSponsor: {
+        policyId: string;
+        name: string;
+      } | null;
+      /** @description What refuses the operation whichever policy (deny rule, chain, client limit…); null: none */
+      refusal: string | null;
+      policies: {
+        policyId: string;
+        name: string;
+        sponsors: boolean;
+        /** @description Why the policy would not sponsor it now; null when it would */
+        reason: string | null;
+        /** @description The policy asks its approval webhook when signing; a dry run does not ask it */
+        asksApproval: boolean;
+      }[];
+    };
+    PaymasterPolicyDryRun: {
+      /** @description The user operation as a wallet would send it (v0.7/v0.8 unpacked fields) */
+      userOperation: {
+        [key: string]: unknown;
+      };
+      entryPoint: string;
+      chainId: number | string;
+      policyIds?: string[];
     };
     PaymasterPolicyUpdate: {
       name?: string;
@@ -3666,6 +3715,17 @@ export interface components {
             paymasterVerificationGasLimit: string;
             paymasterPostOpGasLimit: string;
           };
+        }
+      | {
+          /** @constant */
+          jsonrpc: '2.0';
+          id: string | number;
+          result: {
+            sponsorshipPolicyId: string;
+            data: {
+              name: string;
+            };
+          }[];
         }
       | {
           /** @constant */
@@ -9772,6 +9832,90 @@ export interface operations {
       /** @description Request body larger than the limit (1 MiB) */
       413: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  dryRunSponsorshipPolicies: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PaymasterPolicyDryRun'];
+      };
+    };
+    responses: {
+      /** @description Each policy and the one that would sponsor */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PaymasterPolicyDryRunResult'];
+        };
+      };
+      /** @description A malformed user operation, entry point or chain (the field named) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown client */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description More than PAYMASTER_DRY_RUNS_PER_CLIENT_PER_MINUTE (30) dry runs a minute */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {

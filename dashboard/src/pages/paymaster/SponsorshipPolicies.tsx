@@ -4,6 +4,8 @@ import { Async, useLoad } from '../../components/async';
 import { Address, Chain, Section, Time } from '../../components/bits';
 import { Field, FormError, useForm } from '../../components/form';
 import type { PaymasterClient } from './Clients';
+import { PolicyDryRun } from './PolicyDryRun';
+import { PolicyEditor, type PolicyBudget } from './PolicyEditor';
 
 /** A client's sponsorship policy (docs/paymaster.md "Sponsorship policies (issue 43)"), as `/v1/paymaster/clients/{id}/policies` answers it. */
 interface SponsorshipPolicy {
@@ -14,7 +16,7 @@ interface SponsorshipPolicy {
   allowlist: { chainId: number; contractAddress: string; label: string | null }[] | null;
   startsAt: string | null;
   endsAt: string | null;
-  budgets: { kind: 'usd' | 'operations'; amount: string; period: string; scope: string }[];
+  budgets: PolicyBudget[];
   approvalWebhook: { url: string; timeoutMs: number; onError: 'deny' | 'allow' } | null;
 }
 
@@ -100,6 +102,7 @@ function ClientPolicies({ clientId }: { clientId: string }) {
     get<{ data: SponsorshipPolicy[] }>(`/v1/paymaster/clients/${clientId}/policies`),
   );
   const [error, setError] = useState<string>();
+  const [editing, setEditing] = useState<string>();
   const act = async (action: () => Promise<unknown>) => {
     setError(undefined);
     try {
@@ -130,11 +133,19 @@ function ClientPolicies({ clientId }: { clientId: string }) {
                   <button
                     type="button"
                     onClick={() => moveUp(result.data, index)}
-                    aria-label={`Move ${policy.name} up`}
+                    aria-label={`Move up: ${policy.name}`}
                   >
                     Move up
                   </button>
                 )}{' '}
+                <button
+                  type="button"
+                  aria-expanded={editing === policy.id}
+                  onClick={() => setEditing(editing === policy.id ? undefined : policy.id)}
+                  aria-label={`Edit the window and budgets of ${policy.name}`}
+                >
+                  Window and budgets
+                </button>{' '}
                 <button
                   type="button"
                   class="danger"
@@ -143,6 +154,16 @@ function ClientPolicies({ clientId }: { clientId: string }) {
                 >
                   Delete
                 </button>
+                {editing === policy.id && (
+                  <PolicyEditor
+                    clientId={clientId}
+                    policy={policy}
+                    onSaved={() => {
+                      setEditing(undefined);
+                      policies.reload();
+                    }}
+                  />
+                )}
               </li>
             ))}
           </ol>
@@ -154,6 +175,7 @@ function ClientPolicies({ clientId }: { clientId: string }) {
         </p>
       )}
       <NewPolicyForm clientId={clientId} onCreated={policies.reload} />
+      <PolicyDryRun clientId={clientId} />
     </>
   );
 }
