@@ -319,13 +319,22 @@ describe('forwarder refunds', () => {
     const operator = stack.operator.address;
     const nonceBefore = await chain().getTransactionCount({ address: operator });
 
-    await stack.stopWorkers();
+    let workersRunning = true;
+    const stopWorkers = async () => {
+      await stack.stopWorkers();
+      workersRunning = false;
+    };
+    const startWorkers = async () => {
+      await stack.startWorkers();
+      workersRunning = true;
+    };
+    await stopWorkers();
     expect((await authorize(session.id, created.body.id, signature)).status).toBe(200);
     // The relay is signed, recorded and broadcast, but not mined; then the worker goes away and the node
     // forgets the transaction.
     await chain().setAutomine(false);
     try {
-      await stack.startWorkers();
+      await startWorkers();
       const recorded = await waitFor(async () => {
         const row = await refundRow(created.body.id);
         return row.tx_hash ? row : undefined;
@@ -337,7 +346,7 @@ describe('forwarder refunds', () => {
           ? true
           : undefined,
       );
-      await stack.stopWorkers();
+      await stopWorkers();
       await chain().dropTransaction({ hash: recorded.tx_hash as Hex });
       expect(
         await chain()
@@ -345,12 +354,12 @@ describe('forwarder refunds', () => {
           .catch(() => null),
       ).toBeNull();
       await chain().setAutomine(true);
-      await stack.startWorkers();
+      await startWorkers();
       const ended = await succeeded(created.body.id);
       expect(ended).toMatchObject({ status: 'succeeded', tx_hash: recorded.tx_hash });
     } finally {
       await chain().setAutomine(true);
-      await stack.startWorkers().catch(() => undefined);
+      if (!workersRunning) await startWorkers();
     }
     expect(await chain().getTransactionCount({ address: operator })).toBe(nonceBefore + 1);
     expect(await balanceOf(session.usdc.tokenAddress, payer)).toBe(3_000_000n);
@@ -362,6 +371,13 @@ describe('forwarder refunds', () => {
     const payer = randomAddress();
     const created = await createRefund(session.id, { amount: '8', address: payer });
     expect(created.body.source).toBe('forwarder');
+    // Deployed, as a sweep would find it (anyone may deploy a forwarder).
+    await chain().writeContract({
+      address: stack.contracts(ETHEREUM_SEPOLIA).forwarderFactory!,
+      abi: ForwarderFactory.abi,
+      functionName: 'deploy',
+      args: [sessionIdToBytes16(session.id), stack.merchant.account.address],
+    });
 
     // While the refund is live, retry-forwarder refuses to sweep, and so does the flush step itself.
     const retry = await stack.app.request(`/v1/merchants/me/sessions/${session.id}/retry-forwarder`, {
