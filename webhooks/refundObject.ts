@@ -69,8 +69,7 @@ const typedDataSchema = z
       amount: z.string().describe('Token base units, exact, as a decimal string'),
       refundId: z.string(),
     }),
-  })
-  .meta({ id: 'RefundTypedData' });
+  });
 
 const authorizationSchema = z
   .object({

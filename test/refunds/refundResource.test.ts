@@ -122,6 +122,7 @@ describe('refunds', () => {
         to: getAddress(payer),
         amount: '30000001',
       },
+      authorization: null,
       createdAt: expect.any(String),
     });
     const [row] = await refundsOf(session.id);

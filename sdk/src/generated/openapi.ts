@@ -2919,33 +2919,32 @@ export interface components {
         /** @description The payout address bound into the forwarder: the only key whose signature is accepted */
         signer: string;
         /** @description EIP-712 typed data, ready for `eth_signTypedData_v4` */
-        typedData: components['schemas']['RefundTypedData'];
+        typedData: {
+          domain: {
+            name: string;
+            version: string;
+            chainId: number;
+            verifyingContract: string;
+          };
+          types: {
+            [key: string]: {
+              name: string;
+              type: string;
+            }[];
+          };
+          /** @constant */
+          primaryType: 'Refund';
+          message: {
+            forwarder: string;
+            token: string;
+            to: string;
+            /** @description Token base units, exact, as a decimal string */
+            amount: string;
+            refundId: string;
+          };
+        };
       } | null;
       createdAt: string;
-    };
-    RefundTypedData: {
-      domain: {
-        name: string;
-        version: string;
-        chainId: number;
-        verifyingContract: string;
-      };
-      types: {
-        [key: string]: {
-          name: string;
-          type: string;
-        }[];
-      };
-      /** @constant */
-      primaryType: 'Refund';
-      message: {
-        forwarder: string;
-        token: string;
-        to: string;
-        /** @description Token base units, exact, as a decimal string */
-        amount: string;
-        refundId: string;
-      };
     };
     RefundCreate: {
       /** @description Decimal USD, at most 6 decimals; defaults to all that is refundable */
