@@ -169,6 +169,8 @@ export interface SessionsTable {
   workflow_started_at: NullableTimestamp;
   /** The subscription whose period this session invoices (issue 42); null for every other session. */
   subscription_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Checksummed address refunds of the session go to when they name none (migration 2026_11_29_0101). */
+  refund_address: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }

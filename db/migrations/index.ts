@@ -51,6 +51,7 @@ import * as subscriptionCharging from './2026_11_28_1520_subscription_charging';
 import * as refunds from './2026_11_28_1600_refunds';
 import * as refundEvents from './2026_11_28_1601_refund_events';
 import * as refundForwarderRelay from './2026_11_29_0100_refund_forwarder_relay';
+import * as sessionRefundAddress from './2026_11_29_0101_session_refund_address';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -106,4 +107,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_28_1600_refunds': refunds,
   '2026_11_28_1601_refund_events': refundEvents,
   '2026_11_29_0100_refund_forwarder_relay': refundForwarderRelay,
+  '2026_11_29_0101_session_refund_address': sessionRefundAddress,
 };

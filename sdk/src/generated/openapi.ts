@@ -2574,6 +2574,8 @@ export interface components {
       /** Format: uri */
       successUrl?: string;
       sandboxMode?: boolean;
+      /** @description Where refunds of this session go when a refund names no address (then no claim link is needed); never defaulted from the deposit’s sender */
+      refundAddress?: string;
     };
     LineItem: {
       name: string;
