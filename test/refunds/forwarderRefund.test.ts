@@ -15,7 +15,8 @@ import { payDeposit, startSettlementStack, type SettlementStack } from '../settl
  * address's EIP-712 authorization, relayed by the operator. A signature by another key, over another refund,
  * or replayed moves nothing (4xx, the chain's balances unchanged); two authorizations racing make one relay;
  * a worker restart after the relay was recorded (its transaction forgotten by the node) sends that same
- * transaction, never a second; a sweep of the forwarder and a live refund of its money are exclusive.
+ * transaction, never a second; a sweep of the forwarder and a live refund of its money are exclusive; a relay
+ * the forwarder would refuse is not sent and the refund fails.
  */
 const ETHEREUM_SEPOLIA = 11155111;
 const CONFIRMATIONS = 3;
@@ -436,5 +437,57 @@ describe('forwarder refunds', () => {
     expect((await authorize(session.id, created.body.id, signature)).status).toBe(200);
     expect((await succeeded(created.body.id)).status).toBe('succeeded');
     expect(await balanceOf(session.usdc.tokenAddress, payer)).toBe(8_000_000n);
+  }, 240_000);
+
+  it('a relay the forwarder refuses (its money gone meanwhile) sends nothing and fails with refund.failed', async () => {
+    const session = await expiredWithPartialDeposit(6_000_000n);
+    await chain().writeContract({
+      address: stack.contracts(ETHEREUM_SEPOLIA).forwarderFactory!,
+      abi: ForwarderFactory.abi,
+      functionName: 'deploy',
+      args: [sessionIdToBytes16(session.id), stack.merchant.account.address],
+    });
+    const payer = randomAddress();
+    const created = await createRefund(session.id, { address: payer });
+    const typedData: TypedData = created.body.authorization.typedData;
+    const signature = await sign(stack.merchant.account, typedData);
+    const operator = stack.operator.address;
+    const nonceBefore = await chain().getTransactionCount({ address: operator });
+
+    await stack.stopWorkers();
+    try {
+      expect((await authorize(session.id, created.body.id, signature)).status).toBe(200);
+      // Before the worker relays it, the payout key signs another refund of the whole balance outside the
+      // service, and anyone relays that one: the money this refund was promised is gone.
+      const elsewhere = randomAddress();
+      const otherId = `0x${randomBytes(16).toString('hex')}${'0'.repeat(32)}` as Hex;
+      const otherSignature = await sign(stack.merchant.account, typedData, {
+        to: elsewhere,
+        refundId: otherId,
+      });
+      const receipt = await chain().waitForTransactionReceipt({
+        hash: await chain().writeContract({
+          address: session.usdc.depositAddress,
+          abi: Forwarder.abi,
+          functionName: 'refund',
+          args: [session.usdc.tokenAddress, elsewhere, 6_000_000n, otherId, otherSignature],
+        }),
+      });
+      expect(receipt.status).toBe('success');
+    } finally {
+      await stack.startWorkers();
+    }
+    const ended = await succeeded(created.body.id);
+    expect(ended.status).toBe('failed');
+    expect(ended.failure_reason).toMatch(/RefundExceedsBalance/);
+    expect(ended.tx_hash).toBeNull();
+    expect(await chain().getTransactionCount({ address: operator })).toBe(nonceBefore);
+    expect(await balanceOf(session.usdc.tokenAddress, payer)).toBe(0n);
+    const events = await stack.db
+      .selectFrom('events')
+      .select('type')
+      .where('refund_id', '=', created.body.id)
+      .execute();
+    expect(events.map((event) => event.type)).toEqual(['refund.failed']);
   }, 240_000);
 });
