@@ -5601,7 +5601,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Not in a retryable state */
+      /** @description Not in a retryable state, or a refund from the session’s forwarder is pending (the sweep waits until it ends) */
       409: {
         headers: {
           [name: string]: unknown;
