@@ -52,24 +52,23 @@ function authorizationOf(row: RefundRow) {
   return { signer: getAddress(row.payout_address), typedData };
 }
 
-const typedDataSchema = z
-  .object({
-    domain: z.object({
-      name: z.string(),
-      version: z.string(),
-      chainId: z.number().int(),
-      verifyingContract: z.string(),
-    }),
-    types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
-    primaryType: z.literal('Refund'),
-    message: z.object({
-      forwarder: z.string(),
-      token: z.string(),
-      to: z.string(),
-      amount: z.string().describe('Token base units, exact, as a decimal string'),
-      refundId: z.string(),
-    }),
-  });
+const typedDataSchema = z.object({
+  domain: z.object({
+    name: z.string(),
+    version: z.string(),
+    chainId: z.number().int(),
+    verifyingContract: z.string(),
+  }),
+  types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+  primaryType: z.literal('Refund'),
+  message: z.object({
+    forwarder: z.string(),
+    token: z.string(),
+    to: z.string(),
+    amount: z.string().describe('Token base units, exact, as a decimal string'),
+    refundId: z.string(),
+  }),
+});
 
 const authorizationSchema = z
   .object({
