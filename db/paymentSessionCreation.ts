@@ -23,6 +23,8 @@ export interface PaymentSessionFields {
   paymentOptionSymbols?: readonly StablecoinSymbol[];
   sandboxMode?: boolean;
   successUrl?: string;
+  /** Where refunds of the session go when they name no address. */
+  refundAddress?: string;
 }
 
 export interface NewPaymentSession {
@@ -84,6 +86,7 @@ export async function insertPaymentSession(
       payment_option_symbols: [...new Set(options.map((option) => option.symbol))],
       sandbox_mode: sandboxMode,
       success_url: fields.successUrl ?? null,
+      refund_address: fields.refundAddress ?? null,
       payout_address: payoutAddress,
       expires_at: expiresAt,
       created_at: now,

@@ -99,7 +99,13 @@ export interface RefundableOption {
   symbol: string;
   tokenAddress: string;
   decimals: number;
-  /** Base units received and not swept yet, less what forwarder refunds hold from it (never below 0). */
+  /** The option's forwarder (lower-case) and the payout address bound into it: who signs a forwarder refund. */
+  depositAddress: string;
+  payoutAddress: string;
+  /**
+   * Base units received and not swept yet, less what forwarder refunds hold from it (never below 0); 0 while a
+   * flush of the option is in flight.
+   */
   unsweptUnits: bigint;
   /** Block of the option's first deposit, or null when nothing arrived there. */
   firstDepositBlock: bigint | null;
@@ -114,6 +120,8 @@ export async function refundableOptionsOf(trx: Db, sessionId: string): Promise<R
       'o.symbol',
       'o.token_address',
       'o.decimals',
+      'o.deposit_address',
+      'o.payout_address',
       (eb) =>
         eb
           .selectFrom('deposits as d')
@@ -140,18 +148,30 @@ export async function refundableOptionsOf(trx: Db, sessionId: string): Promise<R
           .where('r.status', 'not in', [...RELEASED_REFUND_STATUSES])
           .where((inner) => inner('r.token_address', '=', inner.fn<string>('lower', ['o.token_address'])))
           .as('held'),
+      // A flush in flight sweeps the forwarder: nothing of it is promised to a refund meanwhile.
+      (eb) =>
+        eb
+          .selectFrom('settlements as f')
+          .select(sql<boolean>`count(*) > 0`.as('f'))
+          .whereRef('f.session_id', '=', 'o.session_id')
+          .whereRef('f.chain_id', '=', 'o.chain_id')
+          .where('f.usde_amount', 'is', null)
+          .where((inner) => inner('f.token_address', '=', inner.fn<string>('lower', ['o.token_address'])))
+          .as('flushing'),
     ])
     .where('o.session_id', '=', sessionId)
     .orderBy('o.chain_id')
     .orderBy('o.symbol')
     .execute();
   return options.map((option) => {
-    const unswept = BigInt(option.unswept ?? '0') - BigInt(option.held ?? '0');
+    const unswept = option.flushing ? 0n : BigInt(option.unswept ?? '0') - BigInt(option.held ?? '0');
     return {
       chainId: option.chain_id,
       symbol: option.symbol,
       tokenAddress: option.token_address.toLowerCase(),
       decimals: option.decimals,
+      depositAddress: option.deposit_address.toLowerCase(),
+      payoutAddress: option.payout_address,
       unsweptUnits: unswept > 0n ? unswept : 0n,
       firstDepositBlock: option.first_block === null ? null : BigInt(option.first_block),
     };
@@ -358,7 +378,13 @@ export async function recordClaimedAddress(
   }: {
     claimTokenHash: string;
     address: string;
-    option: { chainId: number; tokenAddress: string; decimals: number };
+    option: {
+      chainId: number;
+      tokenAddress: string;
+      decimals: number;
+      depositAddress: string;
+      payoutAddress: string;
+    };
     amountUnits: string;
     status: 'awaiting_authorization' | 'awaiting_payment';
     now: Date;
@@ -372,6 +398,10 @@ export async function recordClaimedAddress(
       token_address: option.tokenAddress.toLowerCase(),
       token_decimals: option.decimals,
       amount_units: amountUnits,
+      ...(status === 'awaiting_authorization' && {
+        forwarder_address: option.depositAddress.toLowerCase(),
+        payout_address: option.payoutAddress,
+      }),
       status,
       updated_at: now,
     })
@@ -380,4 +410,152 @@ export async function recordClaimedAddress(
     .where('claim_expires_at', '>', now)
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * Base units of `token` that forwarder refunds authorized from this forwarder still have to take and have
+ * no relay transaction yet (a relayed one has left the balance, or is pending in it): what the forwarder's
+ * balance must still cover besides a new authorization.
+ */
+export async function unrelayedForwarderRefundUnits(
+  db: Db,
+  { forwarder, token }: { forwarder: string; token: string },
+): Promise<bigint> {
+  const row = await db
+    .selectFrom('refunds')
+    .select(sql<string>`coalesce(sum(amount_units), 0)::text`.as('units'))
+    .where('source', '=', 'forwarder')
+    .where('status', '=', 'processing')
+    .where('tx_hash', 'is', null)
+    .where('forwarder_address', '=', forwarder.toLowerCase())
+    .where('token_address', '=', token.toLowerCase())
+    .executeTakeFirstOrThrow();
+  return BigInt(row.units);
+}
+
+/**
+ * Live forwarder refunds of this forwarder and token (waiting for their address or authorization, or
+ * processing): a flush must leave their money where it is.
+ */
+export async function liveForwarderRefundUnits(
+  db: Db,
+  { sessionId, chainId, token }: { sessionId: string; chainId: number; token: string },
+): Promise<bigint> {
+  const row = await db
+    .selectFrom('refunds')
+    .select(sql<string>`coalesce(sum(amount_units), 0)::text`.as('units'))
+    .where('source', '=', 'forwarder')
+    .where('session_id', '=', sessionId)
+    .where('chain_id', '=', chainId)
+    .where('token_address', '=', token.toLowerCase())
+    .where('status', 'in', ['awaiting_address', 'awaiting_authorization', 'processing'])
+    .executeTakeFirstOrThrow();
+  return BigInt(row.units);
+}
+
+/**
+ * The payout address's accepted authorization: a forwarder refund awaiting it becomes `processing` with the
+ * signature stored (a conditional write: of two authorizations racing, or a cancel, one wins). Undefined when
+ * the refund was no longer waiting for its authorization.
+ */
+export async function markRefundAuthorized(
+  db: Db,
+  {
+    refundId,
+    signature,
+    gasPricing,
+    now,
+  }: {
+    refundId: string;
+    signature: string;
+    /** Mainnets: the ETH/USD price (decimal) and markup the relay's gas is charged at. */
+    gasPricing?: { ethUsdPrice: string; markupBps: number };
+    now: Date;
+  },
+): Promise<RefundRow | undefined> {
+  return db
+    .updateTable('refunds')
+    .set({
+      status: 'processing',
+      authorization_signature: signature,
+      relay_eth_usd_price: gasPricing?.ethUsdPrice ?? null,
+      relay_markup_bps: gasPricing?.markupBps ?? null,
+      updated_at: now,
+    })
+    .where('id', '=', refundId)
+    .where('status', '=', 'awaiting_authorization')
+    .where('source', '=', 'forwarder')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Records the relay transaction, signed with the operator's nonce, before it is broadcast (under the
+ * operator's lock): a retry after a crash finds it and brings this same transaction to a receipt. Undefined
+ * when a relay is already recorded (another attempt got there first).
+ */
+export async function recordRefundRelaySigned(
+  db: Db,
+  {
+    refundId,
+    rawTransaction,
+    txHash,
+    nonce,
+    now,
+  }: { refundId: string; rawTransaction: string; txHash: string; nonce: number; now: Date },
+): Promise<RefundRow | undefined> {
+  return db
+    .updateTable('refunds')
+    .set({
+      relay_raw_tx: rawTransaction,
+      tx_hash: txHash.toLowerCase(),
+      relay_nonce: String(nonce),
+      updated_at: now,
+    })
+    .where('id', '=', refundId)
+    .where('status', '=', 'processing')
+    .where('source', '=', 'forwarder')
+    .where('tx_hash', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A recorded relay whose nonce another transaction took (it never happened): forgotten, so it is relayed again. */
+export async function discardRefundRelay(
+  db: Db,
+  { refundId, txHash }: { refundId: string; txHash: string },
+): Promise<void> {
+  await db
+    .updateTable('refunds')
+    .set({ relay_raw_tx: null, tx_hash: null, relay_nonce: null })
+    .where('id', '=', refundId)
+    .where('status', '=', 'processing')
+    .where('tx_hash', '=', txHash.toLowerCase())
+    .execute();
+}
+
+/** A relay found mined by its Refunded event (relayed by someone else, or recorded under a lost answer). */
+export async function recordRefundRelayFound(
+  db: Db,
+  { refundId, txHash, now }: { refundId: string; txHash: string; now: Date },
+): Promise<void> {
+  await db
+    .updateTable('refunds')
+    .set({ tx_hash: txHash.toLowerCase(), updated_at: now })
+    .where('id', '=', refundId)
+    .where('status', '=', 'processing')
+    .where('tx_hash', 'is', null)
+    .execute();
+}
+
+/** Whether a forwarder refund of the session is live (waiting for its address or authorization, or processing). */
+export async function hasLiveForwarderRefund(db: Db, sessionId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('refunds')
+    .select('id')
+    .where('session_id', '=', sessionId)
+    .where('source', '=', 'forwarder')
+    .where('status', 'in', ['awaiting_address', 'awaiting_authorization', 'processing'])
+    .executeTakeFirst();
+  return row !== undefined;
 }

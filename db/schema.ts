@@ -169,6 +169,8 @@ export interface SessionsTable {
   workflow_started_at: NullableTimestamp;
   /** The subscription whose period this session invoices (issue 42); null for every other session. */
   subscription_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Checksummed address refunds of the session go to when they name none (migration 2026_11_29_0101). */
+  refund_address: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
@@ -848,6 +850,20 @@ export interface RefundsTable {
   canceled_at: NullableTimestamp;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Lower-case forwarder (deposit address) a forwarder refund is paid from, once its chain is known (migration 2026_11_29_0100). */
+  forwarder_address: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The payout address bound into that forwarder: the one that signs the refund. */
+  payout_address: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The payout address's EIP-712 signature, stored when the authorization is accepted. */
+  authorization_signature: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The relay transaction, signed and recorded before it is broadcast (raw bytes and the operator nonce). */
+  relay_raw_tx: ColumnType<string | null, string | null | undefined, string | null>;
+  relay_nonce: ColumnType<string | null, string | null | undefined, string | null>;
+  /** numeric(78,0): what the relay cost the operator, gasUsed × effectiveGasPrice wei. */
+  relay_gas_wei: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Mainnets: numeric(20,8) ETH/USD and the markup the relay's gas is charged at, fixed at authorization. */
+  relay_eth_usd_price: ColumnType<string | null, string | null | undefined, string | null>;
+  relay_markup_bps: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface Database {

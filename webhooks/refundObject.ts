@@ -1,5 +1,10 @@
 import { getAddress } from 'viem';
 import { z } from 'zod';
+import {
+  forwarderRefundTypedDataJson,
+  refundIdToBytes32,
+  type ForwarderRefund,
+} from '../chain/forwarderRefunds';
 import type { RefundRow } from '../db/refunds';
 import { REFUND_SOURCES, REFUND_STATUSES } from '../db/refundStatus';
 import { normaliseDecimal } from '../money/baseUnits';
@@ -21,6 +26,66 @@ function preparedTransferOf(row: RefundRow) {
     amount: row.amount_units,
   };
 }
+
+/** A forwarder refund whose destination is known, as the forwarder's `refund` call and its signature take it. */
+export function forwarderRefundOf(row: RefundRow): ForwarderRefund {
+  return {
+    chainId: row.chain_id!,
+    forwarder: getAddress(row.forwarder_address!),
+    token: getAddress(row.token_address!),
+    to: getAddress(row.address!),
+    amount: BigInt(row.amount_units!),
+    refundId: refundIdToBytes32(row.id),
+  };
+}
+
+/**
+ * What the payout address signs for a forwarder refund waiting for its authorization: the EIP-712 typed data
+ * exactly as `eth_signTypedData_v4` takes it (uint256 values as decimal strings); null in every other state.
+ */
+function authorizationOf(row: RefundRow) {
+  if (row.source !== 'forwarder' || row.status !== 'awaiting_authorization') return null;
+  if (!row.address || !row.forwarder_address || !row.payout_address || !row.token_address) return null;
+  const typedData = JSON.parse(
+    forwarderRefundTypedDataJson(forwarderRefundOf(row)),
+  ) as RefundAuthorization['typedData'];
+  return { signer: getAddress(row.payout_address), typedData };
+}
+
+const typedDataSchema = z.object({
+  domain: z.object({
+    name: z.string(),
+    version: z.string(),
+    chainId: z.number().int(),
+    verifyingContract: z.string(),
+  }),
+  types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+  primaryType: z.literal('Refund'),
+  message: z.object({
+    forwarder: z.string(),
+    token: z.string(),
+    to: z.string(),
+    amount: z.string().describe('Token base units, exact, as a decimal string'),
+    refundId: z.string(),
+  }),
+});
+
+const authorizationSchema = z
+  .object({
+    signer: z
+      .string()
+      .describe('The payout address bound into the forwarder: the only key whose signature is accepted'),
+    typedData: typedDataSchema.describe('EIP-712 typed data, ready for `eth_signTypedData_v4`'),
+  })
+  .nullable()
+  .describe(
+    'A forwarder refund waiting for its authorization: what the payout address signs (then `POST …/authorize { signature }`); null otherwise',
+  );
+
+type RefundAuthorization = {
+  signer: string;
+  typedData: z.infer<typeof typedDataSchema>;
+};
 
 export const refundSchema = z
   .object({
@@ -56,6 +121,7 @@ export const refundSchema = z
       .describe(
         'A merchant-paid refund’s prepared ERC-20 transfer, once its address is known: send exactly this, then report the transaction',
       ),
+    authorization: authorizationSchema,
     createdAt: z.string(),
   })
   .strict()
@@ -78,6 +144,7 @@ export function toRefundModel(row: RefundRow, claimUrl: string | null = null): R
     txHash: row.tx_hash,
     failureReason: row.failure_reason,
     transfer: preparedTransferOf(row),
+    authorization: authorizationOf(row),
     createdAt: row.created_at.toISOString(),
   };
 }

@@ -318,6 +318,7 @@ describe('OpenAPI documents', () => {
         'lineItems',
         'merchantName',
         'paymentOptionSymbols',
+        'refundAddress',
         'sandboxMode',
         'successUrl',
       ].sort(),

@@ -106,7 +106,8 @@ export async function createRefund(
   app: AppContext,
   { merchantId, sessionId, request, idempotencyKey }: CreateRefundParameters,
 ): Promise<{ status: number; body: RefundModel }> {
-  const claimToken = request.address === undefined ? newClaimToken() : undefined;
+  // Used only when neither the request nor the session names an address (a claim link is then needed).
+  const claimToken = newClaimToken();
   const now = app.now();
   const work = async (trx: Db) => {
     const session = await lockMerchantSession(trx, merchantId, sessionId);
@@ -122,23 +123,28 @@ export async function createRefund(
         'Session is still being paid or settled; refund it once it is completed, expired or failed',
       );
     const amount = amountOf(request.amount, (await sessionAmountOf(trx, sessionId)).refundableAmount);
-    const route = routeOf(await refundableOptionsOf(trx, sessionId), { ...request, amount });
+    // The session's refundAddress, given at its creation, when the refund names none.
+    const address = request.address ?? session.refund_address ?? undefined;
+    const route = routeOf(await refundableOptionsOf(trx, sessionId), { ...request, address, amount });
     const row = await insertRefund(trx, {
       id: randomUUID(),
       merchant_id: merchantId,
       session_id: sessionId,
       amount,
       reason: request.reason ?? null,
-      status: statusOf(route, request.address),
+      status: statusOf(route, address),
       source: route.source,
       chain_id: route.option?.chainId ?? null,
       token_symbol: route.symbol,
       token_address: route.option?.tokenAddress ?? null,
       token_decimals: route.option?.decimals ?? null,
       amount_units: route.option ? toBaseUnits(amount, route.option.decimals).toString() : null,
-      address: request.address ?? null,
-      claim_token_hash: claimToken === undefined ? null : hashClaimToken(claimToken),
-      claim_expires_at: claimToken === undefined ? null : new Date(now.getTime() + CLAIM_LINK_TTL_MS),
+      // A forwarder refund is paid from the option's forwarder on the signature of its payout address.
+      forwarder_address: route.source === 'forwarder' ? route.option!.depositAddress : null,
+      payout_address: route.source === 'forwarder' ? route.option!.payoutAddress : null,
+      address: address ?? null,
+      claim_token_hash: address === undefined ? hashClaimToken(claimToken) : null,
+      claim_expires_at: address === undefined ? new Date(now.getTime() + CLAIM_LINK_TTL_MS) : null,
       idempotency_key: idempotencyKey ?? null,
     });
     // A concurrent request with the same key committed its refund first: answer as it did.
@@ -157,7 +163,7 @@ export async function createRefund(
       status: created.status,
       body: {
         ...created.body,
-        claimUrl: claimToken === undefined ? null : claimUrlOf(app.config.PUBLIC_BASE_URL, claimToken),
+        claimUrl: created.body.address === null ? claimUrlOf(app.config.PUBLIC_BASE_URL, claimToken) : null,
       },
     };
   }

@@ -50,6 +50,8 @@ import * as subscriptions from './2026_11_28_1510_subscriptions';
 import * as subscriptionCharging from './2026_11_28_1520_subscription_charging';
 import * as refunds from './2026_11_28_1600_refunds';
 import * as refundEvents from './2026_11_28_1601_refund_events';
+import * as refundForwarderRelay from './2026_11_29_0100_refund_forwarder_relay';
+import * as sessionRefundAddress from './2026_11_29_0101_session_refund_address';
 import * as subscriptionManageTokens from './2026_11_29_0300_subscription_manage_tokens';
 import * as subscriptionGasCharges from './2026_11_29_0301_subscription_gas_charges';
 
@@ -106,6 +108,8 @@ export const migrations: Record<string, Migration> = {
   '2026_11_28_1520_subscription_charging': subscriptionCharging,
   '2026_11_28_1600_refunds': refunds,
   '2026_11_28_1601_refund_events': refundEvents,
+  '2026_11_29_0100_refund_forwarder_relay': refundForwarderRelay,
+  '2026_11_29_0101_session_refund_address': sessionRefundAddress,
   '2026_11_29_0300_subscription_manage_tokens': subscriptionManageTokens,
   '2026_11_29_0301_subscription_gas_charges': subscriptionGasCharges,
 };

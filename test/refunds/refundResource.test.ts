@@ -122,6 +122,7 @@ describe('refunds', () => {
         to: getAddress(payer),
         amount: '30000001',
       },
+      authorization: null,
       createdAt: expect.any(String),
     });
     const [row] = await refundsOf(session.id);
@@ -399,5 +400,48 @@ describe('refunds', () => {
       .execute();
     const tokenOf = (url: string) => createHash('sha256').update(url.split('/refund/')[1]!).digest('hex');
     expect(row!.claim_token_hash).toBe(tokenOf(claimAgain.body.claimUrl));
+  });
+
+  it('pays refunds of a session created with refundAddress there, without a claim link; a bad one is 400', async () => {
+    const payer = randomAddress();
+    const bad = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: sk,
+      json: { amount: '5', sandboxMode: true, refundAddress: '0x1234' },
+    });
+    expect([bad.status, bad.body.message]).toEqual([400, expect.stringContaining('refundAddress')]);
+
+    const created = await app.request('/v1/sessions', {
+      method: 'POST',
+      headers: sk,
+      json: { amount: '5', sandboxMode: true, paymentOptionSymbols: ['USDC'], refundAddress: payer },
+    });
+    expect(created.status).toBe(201);
+    const usdc = (await app.request(`/v1/sessions/${created.body.id}`)).body.paymentOptions[0];
+    await deposit(created.body.id, usdc, 5_000_000n);
+    await sql`update deposits set settled_at = now() where session_id = ${created.body.id}`.execute(app.db);
+    await sql`update sessions set status = 'completed', paid_chain_id = ${usdc.chainId},
+      settled_amount = '5' where id = ${created.body.id}`.execute(app.db);
+
+    const refunded = await refund(created.body.id, { amount: '2' });
+    expect(refunded.status).toBe(201);
+    expect(refunded.body).toMatchObject({
+      status: 'awaiting_payment',
+      source: 'merchant',
+      address: getAddress(payer),
+      claimUrl: null,
+      transfer: { to: getAddress(payer), amount: '2000000' },
+    });
+    expect((await refundsOf(created.body.id))[0]!.claim_token_hash).toBeNull();
+    // An address in the refund itself still wins.
+    const elsewhere = randomAddress();
+    const named = await refund(created.body.id, { amount: '1', address: elsewhere });
+    expect(named.body).toMatchObject({ address: getAddress(elsewhere), claimUrl: null });
+
+    // Without refundAddress a refund without an address still waits for the payer's claim.
+    const plain = await completedSession('3', 3_000_000n);
+    const claimed = await refund(plain.id, {});
+    expect(claimed.body).toMatchObject({ status: 'awaiting_address', address: null });
+    expect(claimed.body.claimUrl).toMatch(/\/refund\//);
   });
 });

@@ -131,7 +131,10 @@ export function dashboardSessionRoutes(app: AppContext): AnyRoute[] {
           }),
         },
         404: { description: 'Unknown or foreign session' },
-        409: { description: 'Not in a retryable state' },
+        409: {
+          description:
+            'Not in a retryable state, or a refund from the session’s forwarder is pending (the sweep waits until it ends)',
+        },
       },
       handler: ({ merchantId, params }) => retrySessionForwarder(app, { merchantId, sessionId: params.id }),
     }),

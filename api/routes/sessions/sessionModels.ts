@@ -1,4 +1,4 @@
-import type { Address } from 'viem';
+import { getAddress, isAddress, type Address } from 'viem';
 import { z } from 'zod';
 import { STABLECOIN_SYMBOLS } from '../../../chain/stablecoins';
 import { decimalString, unitsOf, usdAmount } from '../../routing/decimalAmounts';
@@ -58,6 +58,14 @@ export const createSessionBody = z
       )
       .optional(),
     sandboxMode: z.boolean({ error: 'must be a boolean' }).optional(),
+    refundAddress: z
+      .string({ error: 'must be a 0x address' })
+      .refine((value) => isAddress(value, { strict: false }), 'must be a 0x address')
+      .transform((value) => getAddress(value))
+      .describe(
+        'Where refunds of this session go when a refund names no address (then no claim link is needed); never defaulted from the deposit’s sender',
+      )
+      .optional(),
   })
   .strict()
   .meta({ id: 'SessionCreate' });

@@ -1035,6 +1035,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/merchants/me/sessions/{id}/refunds/{refundId}/authorize': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Authorize a forwarder refund with the payout address’s EIP-712 signature (dashboard)
+     * @description The dashboard twin of the API-key route of the same name: same body and answers, merchant token instead of the `sk_` key.
+     */
+    post: operations['authorizeDashboardRefund'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/sessions/{id}/refunds': {
     parameters: {
       query?: never;
@@ -1113,6 +1133,26 @@ export interface paths {
      * @description Reports the transaction that sent a merchant-paid refund’s prepared `transfer`. It is read from the refund’s chain, never taken on trust: the receipt must hold a Transfer of exactly that token, to that address, of that amount, and no other refund may name it. The refund is `processing` until the chain’s confirmations, then `succeeded` (`refund.succeeded`).
      */
     post: operations['reportRefundTransaction'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sessions/{id}/refunds/{refundId}/authorize': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Authorize a forwarder refund with the payout address’s EIP-712 signature (API key)
+     * @description Authorizes a forwarder refund (`source` `forwarder`, status `awaiting_authorization`): `signature` is the payout address’s `eth_signTypedData_v4` signature of the refund’s `authorization.typedData` (ECDSA, or accepted by its ERC-1271 contract). It is checked as the forwarder checks it before anything is stored (400 `signature` otherwise, nothing moved); the refund becomes `processing`, the operator relays it from the forwarder and pays the gas, and it is `succeeded` (`refund.succeeded`) once confirmed. 409 when it is not awaiting its authorization, a sweep of the forwarder is in flight, or the forwarder no longer holds the amount.
+     */
+    post: operations['authorizeRefund'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2614,6 +2654,8 @@ export interface components {
       /** Format: uri */
       successUrl?: string;
       sandboxMode?: boolean;
+      /** @description Where refunds of this session go when a refund names no address (then no claim link is needed); never defaulted from the deposit’s sender */
+      refundAddress?: string;
     };
     LineItem: {
       name: string;
@@ -2954,6 +2996,36 @@ export interface components {
         /** @description Token base units, exact */
         amount: string;
       } | null;
+      /** @description A forwarder refund waiting for its authorization: what the payout address signs (then `POST …/authorize { signature }`); null otherwise */
+      authorization: {
+        /** @description The payout address bound into the forwarder: the only key whose signature is accepted */
+        signer: string;
+        /** @description EIP-712 typed data, ready for `eth_signTypedData_v4` */
+        typedData: {
+          domain: {
+            name: string;
+            version: string;
+            chainId: number;
+            verifyingContract: string;
+          };
+          types: {
+            [key: string]: {
+              name: string;
+              type: string;
+            }[];
+          };
+          /** @constant */
+          primaryType: 'Refund';
+          message: {
+            forwarder: string;
+            token: string;
+            to: string;
+            /** @description Token base units, exact, as a decimal string */
+            amount: string;
+            refundId: string;
+          };
+        };
+      } | null;
       createdAt: string;
     };
     RefundCreate: {
@@ -2968,6 +3040,10 @@ export interface components {
     RefundTransactionReport: {
       /** @description The transaction that sent the prepared transfer, on the refund’s chain */
       txHash: string;
+    };
+    RefundAuthorization: {
+      /** @description The payout address’s `eth_signTypedData_v4` signature of the refund’s `authorization.typedData` (ECDSA, or what its ERC-1271 contract accepts) */
+      signature: string;
     };
     RefundClaim: {
       /** @description Decimal USD the payer gets back */
@@ -5667,7 +5743,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Not in a retryable state */
+      /** @description Not in a retryable state, or a refund from the session’s forwarder is pending (the sweep waits until it ends) */
       409: {
         headers: {
           [name: string]: unknown;
@@ -8112,6 +8188,89 @@ export interface operations {
       };
     };
   };
+  authorizeDashboardRefund: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        refundId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RefundAuthorization'];
+      };
+    };
+    responses: {
+      /** @description The refund, processing: the operator relays it and it succeeds once confirmed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Refund'];
+        };
+      };
+      /** @description The signature is not hex, or not the payout address’s (ECDSA or ERC-1271) over exactly this refund: nothing moved */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign refund */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not a forwarder refund awaiting its authorization (already authorized, used, canceled or finished), a sweep of the forwarder is in flight, or the forwarder no longer holds the amount */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   listRefunds: {
     parameters: {
       query?: never;
@@ -8434,6 +8593,89 @@ export interface operations {
         };
       };
       /** @description Not a merchant-paid refund waiting for its payment, or the transaction already pays another refund */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Request body larger than the limit (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A dependency (database, workflow engine) did not answer in time; nothing was applied, retry after Retry-After */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  authorizeRefund: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        refundId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RefundAuthorization'];
+      };
+    };
+    responses: {
+      /** @description The refund, processing: the operator relays it and it succeeds once confirmed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Refund'];
+        };
+      };
+      /** @description The signature is not hex, or not the payout address’s (ECDSA or ERC-1271) over exactly this refund: nothing moved */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing, malformed, expired or unknown credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unknown or foreign refund */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not a forwarder refund awaiting its authorization (already authorized, used, canceled or finished), a sweep of the forwarder is in flight, or the forwarder no longer holds the amount */
       409: {
         headers: {
           [name: string]: unknown;
