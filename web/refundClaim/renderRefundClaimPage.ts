@@ -24,9 +24,12 @@ export interface RefundClaimView {
   address: string | null;
 }
 
-// The checkout page's stylesheet: one look for the pages a payer sees.
-const css = readFileSync(join(__dirname, '..', 'checkout', 'checkout.css'), 'utf8');
-if (/<\/style/i.test(css)) throw new Error('web/checkout/checkout.css must not contain </style');
+// The checkout page's stylesheet (one look for the pages a payer sees), then this page's form controls.
+const css = [
+  readFileSync(join(__dirname, '..', 'checkout', 'checkout.css'), 'utf8'),
+  readFileSync(join(__dirname, 'refundClaim.css'), 'utf8'),
+].join('\n');
+if (/<\/style/i.test(css)) throw new Error('the claim page’s stylesheets must not contain </style');
 const claimScript = readPageScript('refundClaim.js');
 
 const networkName = (chainId: number, fallback: string) => networkByChainId(chainId)?.displayName ?? fallback;
@@ -56,8 +59,10 @@ export function renderRefundClaimPage({
   const merchant = view.merchantName ?? 'The merchant';
   const waiting = view.status === 'awaiting_address';
   const received = view.chainId !== null && view.address !== null;
+  const network = view.chainId === null ? '' : networkName(view.chainId, '');
   const clientData: RefundClaimClientData = {
     claimUrl,
+    token: view.token,
     networks: Object.fromEntries(
       view.chains.map((chain) => [chain.chainId, networkName(chain.chainId, chain.network)]),
     ),
@@ -76,7 +81,9 @@ export function renderRefundClaimPage({
           <section class="card summary" aria-label="Refund">
             <p class="total-label">You get back</p>
             <p class="total-amount" data-testid="refund-amount">${formatUsd(view.amount)}</p>
-            <p class="hint">Paid in ${view.token}, on the network you choose below.</p>
+            <p class="hint" data-claim-hint>
+              ${received ? `Paid in ${view.token} on ${network}.` : `Paid in ${view.token}, on the network you choose below.`}
+            </p>
           </section>
           <section
             class="card pay"
@@ -86,7 +93,7 @@ export function renderRefundClaimPage({
           >
             <label class="field">
               <span class="field-label">Network</span>
-              <select name="chainId" data-testid="claim-chain">
+              <select name="chainId" class="control" data-testid="claim-chain">
                 ${view.chains.map(
                   (chain) =>
                     html`<option value="${chain.chainId}">
@@ -99,21 +106,23 @@ export function renderRefundClaimPage({
               <span class="field-label">Your ${view.token} address on that network</span>
               <input
                 name="address"
+                class="control"
                 data-testid="claim-address"
                 autocomplete="off"
+                autocapitalize="off"
                 spellcheck="false"
                 placeholder="0x…"
               />
             </label>
-            <label class="field"
-              ><input type="checkbox" name="confirm" data-testid="claim-confirm" />
+            <label class="confirm">
+              <input type="checkbox" name="confirm" data-testid="claim-confirm" />
               <span
                 >This address is mine and can receive ${view.token} on the network above. It cannot be changed
                 once sent.</span
-              ></label
-            >
-            <p class="hint" role="alert" data-claim-error data-testid="claim-error" hidden></p>
-            <button type="button" class="button" data-claim-submit data-testid="claim-submit">
+              >
+            </label>
+            <p class="claim-error" role="alert" data-claim-error data-testid="claim-error" hidden></p>
+            <button type="button" class="submit" data-claim-submit data-testid="claim-submit">
               Send my address
             </button>
           </section>
@@ -123,12 +132,29 @@ export function renderRefundClaimPage({
             ${!received && trustedHtml('hidden')}
             data-testid="claim-received"
           >
-            <h2>Address received</h2>
+            <h2>${view.status === 'succeeded' ? 'Refund sent' : 'Address received'}</h2>
             <p>
-              ${merchant} will send the refund to
+              ${view.status === 'succeeded' ? 'The refund was sent' : `${merchant} will send the refund`} to
               <span class="reference" data-claim-address>${view.address ?? ''}</span> on
-              <span data-claim-network>${view.chainId === null ? '' : networkName(view.chainId, '')}</span>.
+              <span data-claim-network>${network}</span>.
             </p>
+            ${
+              view.status !== 'succeeded' &&
+              html`<ul class="next-steps" aria-label="What happens next">
+                <li>
+                  ${merchant} approves the refund, then it is sent to this address: nothing more to do on your
+                  side.
+                </li>
+                <li>
+                  It arrives as ${view.token} once the transaction is confirmed, in the wallet that holds this
+                  address.
+                </li>
+                <li>
+                  The address can no longer be changed. If the refund has not arrived in a few days, contact
+                  ${merchant}.
+                </li>
+              </ul>`
+            }
           </section>
           ${
             !waiting &&
