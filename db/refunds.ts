@@ -99,6 +99,9 @@ export interface RefundableOption {
   symbol: string;
   tokenAddress: string;
   decimals: number;
+  /** The option's forwarder (lower-case) and the payout address bound into it: who signs a forwarder refund. */
+  depositAddress: string;
+  payoutAddress: string;
   /** Base units received and not swept yet, less what forwarder refunds hold from it (never below 0). */
   unsweptUnits: bigint;
   /** Block of the option's first deposit, or null when nothing arrived there. */
@@ -114,6 +117,8 @@ export async function refundableOptionsOf(trx: Db, sessionId: string): Promise<R
       'o.symbol',
       'o.token_address',
       'o.decimals',
+      'o.deposit_address',
+      'o.payout_address',
       (eb) =>
         eb
           .selectFrom('deposits as d')
@@ -152,6 +157,8 @@ export async function refundableOptionsOf(trx: Db, sessionId: string): Promise<R
       symbol: option.symbol,
       tokenAddress: option.token_address.toLowerCase(),
       decimals: option.decimals,
+      depositAddress: option.deposit_address.toLowerCase(),
+      payoutAddress: option.payout_address,
       unsweptUnits: unswept > 0n ? unswept : 0n,
       firstDepositBlock: option.first_block === null ? null : BigInt(option.first_block),
     };
@@ -358,7 +365,13 @@ export async function recordClaimedAddress(
   }: {
     claimTokenHash: string;
     address: string;
-    option: { chainId: number; tokenAddress: string; decimals: number };
+    option: {
+      chainId: number;
+      tokenAddress: string;
+      decimals: number;
+      depositAddress: string;
+      payoutAddress: string;
+    };
     amountUnits: string;
     status: 'awaiting_authorization' | 'awaiting_payment';
     now: Date;
@@ -372,6 +385,10 @@ export async function recordClaimedAddress(
       token_address: option.tokenAddress.toLowerCase(),
       token_decimals: option.decimals,
       amount_units: amountUnits,
+      ...(status === 'awaiting_authorization' && {
+        forwarder_address: option.depositAddress.toLowerCase(),
+        payout_address: option.payoutAddress,
+      }),
       status,
       updated_at: now,
     })
@@ -380,4 +397,123 @@ export async function recordClaimedAddress(
     .where('claim_expires_at', '>', now)
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * Base units of `token` that forwarder refunds authorized from this forwarder still have to take and have
+ * no relay transaction yet (a relayed one has left the balance, or is pending in it): what the forwarder's
+ * balance must still cover besides a new authorization.
+ */
+export async function unrelayedForwarderRefundUnits(
+  db: Db,
+  { forwarder, token }: { forwarder: string; token: string },
+): Promise<bigint> {
+  const row = await db
+    .selectFrom('refunds')
+    .select(sql<string>`coalesce(sum(amount_units), 0)::text`.as('units'))
+    .where('source', '=', 'forwarder')
+    .where('status', '=', 'processing')
+    .where('tx_hash', 'is', null)
+    .where('forwarder_address', '=', forwarder.toLowerCase())
+    .where('token_address', '=', token.toLowerCase())
+    .executeTakeFirstOrThrow();
+  return BigInt(row.units);
+}
+
+/**
+ * Live forwarder refunds of this forwarder and token (waiting for their address or authorization, or
+ * processing): a flush must leave their money where it is.
+ */
+export async function liveForwarderRefundUnits(
+  db: Db,
+  { sessionId, chainId, token }: { sessionId: string; chainId: number; token: string },
+): Promise<bigint> {
+  const row = await db
+    .selectFrom('refunds')
+    .select(sql<string>`coalesce(sum(amount_units), 0)::text`.as('units'))
+    .where('source', '=', 'forwarder')
+    .where('session_id', '=', sessionId)
+    .where('chain_id', '=', chainId)
+    .where('token_address', '=', token.toLowerCase())
+    .where('status', 'in', ['awaiting_address', 'awaiting_authorization', 'processing'])
+    .executeTakeFirstOrThrow();
+  return BigInt(row.units);
+}
+
+/**
+ * The payout address's accepted authorization: a forwarder refund awaiting it becomes `processing` with the
+ * signature stored (a conditional write: of two authorizations racing, or a cancel, one wins). Undefined when
+ * the refund was no longer waiting for its authorization.
+ */
+export async function markRefundAuthorized(
+  db: Db,
+  { refundId, signature, now }: { refundId: string; signature: string; now: Date },
+): Promise<RefundRow | undefined> {
+  return db
+    .updateTable('refunds')
+    .set({ status: 'processing', authorization_signature: signature, updated_at: now })
+    .where('id', '=', refundId)
+    .where('status', '=', 'awaiting_authorization')
+    .where('source', '=', 'forwarder')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Records the relay transaction, signed with the operator's nonce, before it is broadcast (under the
+ * operator's lock): a retry after a crash finds it and brings this same transaction to a receipt. Undefined
+ * when a relay is already recorded (another attempt got there first).
+ */
+export async function recordRefundRelaySigned(
+  db: Db,
+  {
+    refundId,
+    rawTransaction,
+    txHash,
+    nonce,
+    now,
+  }: { refundId: string; rawTransaction: string; txHash: string; nonce: number; now: Date },
+): Promise<RefundRow | undefined> {
+  return db
+    .updateTable('refunds')
+    .set({
+      relay_raw_tx: rawTransaction,
+      tx_hash: txHash.toLowerCase(),
+      relay_nonce: String(nonce),
+      updated_at: now,
+    })
+    .where('id', '=', refundId)
+    .where('status', '=', 'processing')
+    .where('source', '=', 'forwarder')
+    .where('tx_hash', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A recorded relay whose nonce another transaction took (it never happened): forgotten, so it is relayed again. */
+export async function discardRefundRelay(
+  db: Db,
+  { refundId, txHash }: { refundId: string; txHash: string },
+): Promise<void> {
+  await db
+    .updateTable('refunds')
+    .set({ relay_raw_tx: null, tx_hash: null, relay_nonce: null })
+    .where('id', '=', refundId)
+    .where('status', '=', 'processing')
+    .where('tx_hash', '=', txHash.toLowerCase())
+    .execute();
+}
+
+/** A relay found mined by its Refunded event (relayed by someone else, or recorded under a lost answer). */
+export async function recordRefundRelayFound(
+  db: Db,
+  { refundId, txHash, now }: { refundId: string; txHash: string; now: Date },
+): Promise<void> {
+  await db
+    .updateTable('refunds')
+    .set({ tx_hash: txHash.toLowerCase(), updated_at: now })
+    .where('id', '=', refundId)
+    .where('status', '=', 'processing')
+    .where('tx_hash', 'is', null)
+    .execute();
 }

@@ -822,6 +822,17 @@ export interface RefundsTable {
   canceled_at: NullableTimestamp;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Lower-case forwarder (deposit address) a forwarder refund is paid from, once its chain is known (migration 2026_11_29_0100). */
+  forwarder_address: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The payout address bound into that forwarder: the one that signs the refund. */
+  payout_address: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The payout address's EIP-712 signature, stored when the authorization is accepted. */
+  authorization_signature: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The relay transaction, signed and recorded before it is broadcast (raw bytes and the operator nonce). */
+  relay_raw_tx: ColumnType<string | null, string | null | undefined, string | null>;
+  relay_nonce: ColumnType<string | null, string | null | undefined, string | null>;
+  /** numeric(78,0): what the relay cost the operator, gasUsed × effectiveGasPrice wei. */
+  relay_gas_wei: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface Database {

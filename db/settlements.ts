@@ -92,6 +92,15 @@ export async function findUnfinishedFlush(
     .executeTakeFirst();
 }
 
+/**
+ * Whether a flush of this (session, chain, token) is prepared, signed or in flight and not yet stored as
+ * mined: it sweeps the forwarder's balance, so no forwarder refund may be promised that money meanwhile.
+ */
+export async function hasFlushInFlight(db: Db, option: SettlementOption): Promise<boolean> {
+  const row = await settlementsOf(db, option).where('usde_amount', 'is', null).executeTakeFirst();
+  return row !== undefined;
+}
+
 export interface FlushedEvent {
   amountIn: bigint;
   usdeAmount: bigint;

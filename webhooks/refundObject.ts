@@ -1,5 +1,6 @@
-import { getAddress } from 'viem';
+import { getAddress, type Address } from 'viem';
 import { z } from 'zod';
+import { forwarderRefundTypedDataJson, refundIdToBytes32 } from '../chain/forwarderRefunds';
 import type { RefundRow } from '../db/refunds';
 import { REFUND_SOURCES, REFUND_STATUSES } from '../db/refundStatus';
 import { normaliseDecimal } from '../money/baseUnits';
@@ -21,6 +22,63 @@ function preparedTransferOf(row: RefundRow) {
     amount: row.amount_units,
   };
 }
+
+/**
+ * What the payout address signs for a forwarder refund waiting for its authorization: the EIP-712 typed data
+ * exactly as `eth_signTypedData_v4` takes it (uint256 values as decimal strings); null in every other state.
+ */
+function authorizationOf(row: RefundRow) {
+  if (row.source !== 'forwarder' || row.status !== 'awaiting_authorization') return null;
+  if (!row.address || !row.forwarder_address || !row.payout_address || !row.token_address) return null;
+  const typedData = JSON.parse(
+    forwarderRefundTypedDataJson({
+      chainId: row.chain_id!,
+      forwarder: row.forwarder_address as Address,
+      token: row.token_address as Address,
+      to: row.address as Address,
+      amount: BigInt(row.amount_units!),
+      refundId: refundIdToBytes32(row.id),
+    }),
+  ) as RefundAuthorization['typedData'];
+  return { signer: getAddress(row.payout_address), typedData };
+}
+
+const typedDataSchema = z
+  .object({
+    domain: z.object({
+      name: z.string(),
+      version: z.string(),
+      chainId: z.number().int(),
+      verifyingContract: z.string(),
+    }),
+    types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+    primaryType: z.literal('Refund'),
+    message: z.object({
+      forwarder: z.string(),
+      token: z.string(),
+      to: z.string(),
+      amount: z.string().describe('Token base units, exact, as a decimal string'),
+      refundId: z.string(),
+    }),
+  })
+  .meta({ id: 'RefundTypedData' });
+
+const authorizationSchema = z
+  .object({
+    signer: z
+      .string()
+      .describe('The payout address bound into the forwarder: the only key whose signature is accepted'),
+    typedData: typedDataSchema.describe('EIP-712 typed data, ready for `eth_signTypedData_v4`'),
+  })
+  .nullable()
+  .describe(
+    'A forwarder refund waiting for its authorization: what the payout address signs (then `POST …/authorize { signature }`); null otherwise',
+  );
+
+type RefundAuthorization = {
+  signer: string;
+  typedData: z.infer<typeof typedDataSchema>;
+};
 
 export const refundSchema = z
   .object({
@@ -56,6 +114,7 @@ export const refundSchema = z
       .describe(
         'A merchant-paid refund’s prepared ERC-20 transfer, once its address is known: send exactly this, then report the transaction',
       ),
+    authorization: authorizationSchema,
     createdAt: z.string(),
   })
   .strict()
@@ -78,6 +137,7 @@ export function toRefundModel(row: RefundRow, claimUrl: string | null = null): R
     txHash: row.tx_hash,
     failureReason: row.failure_reason,
     transfer: preparedTransferOf(row),
+    authorization: authorizationOf(row),
     createdAt: row.created_at.toISOString(),
   };
 }

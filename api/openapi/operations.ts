@@ -239,6 +239,11 @@ export const OPERATIONS: Record<string, OperationNaming> = {
       'Reports the transaction that sent a merchant-paid refund’s prepared `transfer`. It is read from the refund’s chain, never taken on trust: the receipt must hold a Transfer of exactly that token, to that address, of that amount, and no other refund may name it. The refund is `processing` until the chain’s confirmations, then `succeeded` (`refund.succeeded`).',
   },
 
+  'POST /v1/sessions/{id}/refunds/{refundId}/authorize': {
+    operationId: 'authorizeRefund',
+    description:
+      'Authorizes a forwarder refund (`source` `forwarder`, status `awaiting_authorization`): `signature` is the payout address’s `eth_signTypedData_v4` signature of the refund’s `authorization.typedData` (ECDSA, or accepted by its ERC-1271 contract). It is checked as the forwarder checks it before anything is stored (400 `signature` otherwise, nothing moved); the refund becomes `processing`, the operator relays it from the forwarder and pays the gas, and it is `succeeded` (`refund.succeeded`) once confirmed. 409 when it is not awaiting its authorization, a sweep of the forwarder is in flight, or the forwarder no longer holds the amount.',
+  },
   'GET /refund/{token}': {
     operationId: 'getRefundClaimPage',
     description:
@@ -274,6 +279,10 @@ export const OPERATIONS: Record<string, OperationNaming> = {
   },
   'POST /v1/merchants/me/sessions/{id}/refunds/{refundId}/transaction': {
     operationId: 'reportDashboardRefundTransaction',
+    description: DASHBOARD_TWIN,
+  },
+  'POST /v1/merchants/me/sessions/{id}/refunds/{refundId}/authorize': {
+    operationId: 'authorizeDashboardRefund',
     description: DASHBOARD_TWIN,
   },
 

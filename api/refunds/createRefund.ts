@@ -136,6 +136,9 @@ export async function createRefund(
       token_address: route.option?.tokenAddress ?? null,
       token_decimals: route.option?.decimals ?? null,
       amount_units: route.option ? toBaseUnits(amount, route.option.decimals).toString() : null,
+      // A forwarder refund is paid from the option's forwarder on the signature of its payout address.
+      forwarder_address: route.source === 'forwarder' ? route.option!.depositAddress : null,
+      payout_address: route.source === 'forwarder' ? route.option!.payoutAddress : null,
       address: request.address ?? null,
       claim_token_hash: claimToken === undefined ? null : hashClaimToken(claimToken),
       claim_expires_at: claimToken === undefined ? null : new Date(now.getTime() + CLAIM_LINK_TTL_MS),

@@ -88,7 +88,13 @@ export async function submitRefundClaim(
   const claimed = await recordClaimedAddress(app.db, {
     claimTokenHash: refund.claim_token_hash!,
     address,
-    option: { chainId: option.chain_id, tokenAddress: option.token_address, decimals: option.decimals },
+    option: {
+      chainId: option.chain_id,
+      tokenAddress: option.token_address,
+      decimals: option.decimals,
+      depositAddress: option.deposit_address,
+      payoutAddress: option.payout_address,
+    },
     amountUnits: toBaseUnits(normaliseDecimal(refund.amount), option.decimals).toString(),
     status: refund.source === 'forwarder' ? 'awaiting_authorization' : 'awaiting_payment',
     now,

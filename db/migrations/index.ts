@@ -50,6 +50,7 @@ import * as subscriptions from './2026_11_28_1510_subscriptions';
 import * as subscriptionCharging from './2026_11_28_1520_subscription_charging';
 import * as refunds from './2026_11_28_1600_refunds';
 import * as refundEvents from './2026_11_28_1601_refund_events';
+import * as refundForwarderRelay from './2026_11_29_0100_refund_forwarder_relay';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -104,4 +105,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_28_1520_subscription_charging': subscriptionCharging,
   '2026_11_28_1600_refunds': refunds,
   '2026_11_28_1601_refund_events': refundEvents,
+  '2026_11_29_0100_refund_forwarder_relay': refundForwarderRelay,
 };

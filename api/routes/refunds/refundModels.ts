@@ -45,3 +45,15 @@ export const reportTransactionBody = z
   })
   .strict()
   .meta({ id: 'RefundTransactionReport' });
+
+export const authorizeRefundBody = z
+  .object({
+    signature: z
+      .string({ error: 'must be 0x hex bytes' })
+      .regex(/^0x(?:[0-9a-fA-F]{2})+$/, 'must be 0x hex bytes')
+      .describe(
+        'The payout address’s `eth_signTypedData_v4` signature of the refund’s `authorization.typedData` (ECDSA, or what its ERC-1271 contract accepts)',
+      ),
+  })
+  .strict()
+  .meta({ id: 'RefundAuthorization' });

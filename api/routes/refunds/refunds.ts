@@ -3,6 +3,7 @@ import { cancelRefund, findMerchantRefund, listSessionRefunds } from '../../../d
 import { findMerchantSession } from '../../../db/sessions';
 import { createRefund } from '../../refunds/createRefund';
 import { reportRefundTransaction } from '../../refunds/reportRefundTransaction';
+import { authorizeRefund } from '../../refunds/authorizeRefund';
 import { wakeRefundWorkflow } from '../../refunds/refundWorkflowSignals';
 import type { AppContext } from '../../appContext';
 import { conflict, notFound } from '../../httpErrors';
@@ -11,7 +12,12 @@ import { defineRoute, type AnyRoute } from '../../routing/route';
 import { twinRouteSets, type TwinRouteSet } from '../../routing/twinRouteSets';
 import { sessionIdParams, sessionNotFound } from '../sessions/sessions';
 import { refundSchema, toRefundModel } from '../../../webhooks/refundObject';
-import { createRefundBody, refundPathParams, reportTransactionBody } from './refundModels';
+import {
+  authorizeRefundBody,
+  createRefundBody,
+  refundPathParams,
+  reportTransactionBody,
+} from './refundModels';
 
 /**
  * Refunds of a session under `/v1/merchants/me/sessions/{id}/refunds` (JWT) and `/v1/sessions/{id}/refunds`
@@ -21,6 +27,7 @@ import { createRefundBody, refundPathParams, reportTransactionBody } from './ref
  * | GET  | /{refundId}           | 200 refund |
  * | POST | /{refundId}/cancel    | 200 canceled refund (again: unchanged); 409 once money moved |
  * | POST | /{refundId}/transaction | 200 processing refund (merchant-paid; verified on chain); 400 not that transfer; 409 not awaiting payment or tx used |
+ * | POST | /{refundId}/authorize | 200 processing refund (forwarder; the payout address's signature verified); 400 signature; 409 not awaiting authorization, used, or not covered |
  */
 
 const REFUND_ROUTE_SETS = twinRouteSets({ jwtBase: '/v1/merchants/me/sessions', skBase: '/v1/sessions' });
@@ -165,6 +172,38 @@ function refundItemRoutes(app: AppContext, { base, auth, audience, label }: Twin
           app,
           { merchantId, sessionId: params.id, refundId: params.refundId },
           body.txHash,
+        ),
+    }),
+
+    defineRoute({
+      method: 'post',
+      path: `${collection}/:refundId/authorize`,
+      auth,
+      tag: REFUNDS_TAG,
+      audience,
+      summary: `Authorize a forwarder refund with the payout address’s EIP-712 signature (${label})`,
+      params: refundPathParams,
+      body: authorizeRefundBody,
+      responses: {
+        200: {
+          description: 'The refund, processing: the operator relays it and it succeeds once confirmed',
+          schema: refundSchema,
+        },
+        400: {
+          description:
+            'The signature is not hex, or not the payout address’s (ECDSA or ERC-1271) over exactly this refund: nothing moved',
+        },
+        404: { description: 'Unknown or foreign refund' },
+        409: {
+          description:
+            'Not a forwarder refund awaiting its authorization (already authorized, used, canceled or finished), a sweep of the forwarder is in flight, or the forwarder no longer holds the amount',
+        },
+      },
+      handler: ({ merchantId, params, body }) =>
+        authorizeRefund(
+          app,
+          { merchantId, sessionId: params.id, refundId: params.refundId },
+          body.signature as `0x${string}`,
         ),
     }),
   ];
