@@ -270,7 +270,9 @@ function RefundActions({ refund, onChange }: { refund: Refund; onChange: () => v
   const canPay = refund.status === 'awaiting_payment' && refund.transfer !== null;
   const canAuthorize = refund.status === 'awaiting_authorization' && Boolean(refund.authorization);
   const canCancel = CANCELABLE.includes(refund.status) && !sent;
-  if (!canPay && !canAuthorize && !canCancel && !message) return null;
+  // Once the refund is final its status says it all; a refusal stays until the next try.
+  const shown = message && (!message.ok || OPEN_STATUSES.includes(refund.status)) ? message : undefined;
+  if (!canPay && !canAuthorize && !canCancel && !shown) return null;
   return (
     <div class="refund-actions">
       {canPay && refund.transfer && (
@@ -335,13 +337,13 @@ function RefundActions({ refund, onChange }: { refund: Refund; onChange: () => v
         <p class="hint">No browser wallet was found in this browser.</p>
       )}
       {canPay && !sent && <ReportTransaction path={path} onReported={onChange} />}
-      {message && (
+      {shown && (
         <p
-          class={message.ok ? 'muted' : 'field-error'}
-          role={message.ok ? 'status' : 'alert'}
+          class={shown.ok ? 'muted' : 'field-error'}
+          role={shown.ok ? 'status' : 'alert'}
           data-testid="refund-message"
         >
-          {message.text}
+          {shown.text}
         </p>
       )}
     </div>
