@@ -47,6 +47,81 @@ function head(title: string, nonce: string): SafeHtml {
   </head>`;
 }
 
+/** The chain, the address and the confirmation, sent once by the page's script; hidden once an address is in. */
+function claimForm(view: RefundClaimView, waiting: boolean): SafeHtml {
+  return html`<section
+    class="card pay"
+    data-claim-form
+    ${!waiting && trustedHtml('hidden')}
+    aria-label="Where to send the refund"
+  >
+    <label class="field">
+      <span class="field-label">Network</span>
+      <select name="chainId" class="control" data-testid="claim-chain">
+        ${view.chains.map(
+          (chain) =>
+            html`<option value="${chain.chainId}">${networkName(chain.chainId, chain.network)}</option>`,
+        )}
+      </select>
+    </label>
+    <label class="field">
+      <span class="field-label">Your ${view.token} address on that network</span>
+      <input
+        name="address"
+        class="control"
+        data-testid="claim-address"
+        autocomplete="off"
+        autocapitalize="off"
+        spellcheck="false"
+        placeholder="0x…"
+      />
+    </label>
+    <label class="confirm">
+      <input type="checkbox" name="confirm" data-testid="claim-confirm" />
+      <span
+        >This address is mine and can receive ${view.token} on the network above. It cannot be changed once
+        sent.</span
+      >
+    </label>
+    <p class="claim-error" role="alert" data-claim-error data-testid="claim-error" hidden></p>
+    <button type="button" class="submit" data-claim-submit data-testid="claim-submit">Send my address</button>
+  </section>`;
+}
+
+/** The address received, and what happens next (or that the refund was sent). */
+function receivedSection(view: RefundClaimView, merchant: string, received: boolean): SafeHtml {
+  const network = view.chainId === null ? '' : networkName(view.chainId, '');
+  return html`<section
+    class="card state state-success"
+    data-claim-received
+    ${!received && trustedHtml('hidden')}
+    data-testid="claim-received"
+  >
+    <h2>${view.status === 'succeeded' ? 'Refund sent' : 'Address received'}</h2>
+    <p>
+      ${view.status === 'succeeded' ? 'The refund was sent' : `${merchant} will send the refund`} to
+      <span class="reference" data-claim-address>${view.address ?? ''}</span> on
+      <span data-claim-network>${network}</span>.
+    </p>
+    ${
+      view.status !== 'succeeded' &&
+      html`<ul class="next-steps" aria-label="What happens next">
+        <li>
+          ${merchant} approves the refund, then it is sent to this address: nothing more to do on your side.
+        </li>
+        <li>
+          It arrives as ${view.token} once the transaction is confirmed, in the wallet that holds this
+          address.
+        </li>
+        <li>
+          The address can no longer be changed. If the refund has not arrived in a few days, contact
+          ${merchant}.
+        </li>
+      </ul>`
+    }
+  </section>`;
+}
+
 export function renderRefundClaimPage({
   view,
   claimUrl,
@@ -85,77 +160,7 @@ export function renderRefundClaimPage({
               ${received ? `Paid in ${view.token} on ${network}.` : `Paid in ${view.token}, on the network you choose below.`}
             </p>
           </section>
-          <section
-            class="card pay"
-            data-claim-form
-            ${!waiting && trustedHtml('hidden')}
-            aria-label="Where to send the refund"
-          >
-            <label class="field">
-              <span class="field-label">Network</span>
-              <select name="chainId" class="control" data-testid="claim-chain">
-                ${view.chains.map(
-                  (chain) =>
-                    html`<option value="${chain.chainId}">
-                      ${networkName(chain.chainId, chain.network)}
-                    </option>`,
-                )}
-              </select>
-            </label>
-            <label class="field">
-              <span class="field-label">Your ${view.token} address on that network</span>
-              <input
-                name="address"
-                class="control"
-                data-testid="claim-address"
-                autocomplete="off"
-                autocapitalize="off"
-                spellcheck="false"
-                placeholder="0x…"
-              />
-            </label>
-            <label class="confirm">
-              <input type="checkbox" name="confirm" data-testid="claim-confirm" />
-              <span
-                >This address is mine and can receive ${view.token} on the network above. It cannot be changed
-                once sent.</span
-              >
-            </label>
-            <p class="claim-error" role="alert" data-claim-error data-testid="claim-error" hidden></p>
-            <button type="button" class="submit" data-claim-submit data-testid="claim-submit">
-              Send my address
-            </button>
-          </section>
-          <section
-            class="card state state-success"
-            data-claim-received
-            ${!received && trustedHtml('hidden')}
-            data-testid="claim-received"
-          >
-            <h2>${view.status === 'succeeded' ? 'Refund sent' : 'Address received'}</h2>
-            <p>
-              ${view.status === 'succeeded' ? 'The refund was sent' : `${merchant} will send the refund`} to
-              <span class="reference" data-claim-address>${view.address ?? ''}</span> on
-              <span data-claim-network>${network}</span>.
-            </p>
-            ${
-              view.status !== 'succeeded' &&
-              html`<ul class="next-steps" aria-label="What happens next">
-                <li>
-                  ${merchant} approves the refund, then it is sent to this address: nothing more to do on your
-                  side.
-                </li>
-                <li>
-                  It arrives as ${view.token} once the transaction is confirmed, in the wallet that holds this
-                  address.
-                </li>
-                <li>
-                  The address can no longer be changed. If the refund has not arrived in a few days, contact
-                  ${merchant}.
-                </li>
-              </ul>`
-            }
-          </section>
+          ${claimForm(view, waiting)} ${receivedSection(view, merchant, received)}
           ${
             !waiting &&
             !received &&

@@ -201,12 +201,20 @@ function RefundItem({ refund, onChange }: { refund: Refund; onChange: () => void
 
 type Message = { ok: boolean; text: string };
 
-/** What the merchant can do with the refund now: pay it, authorize it, report a transaction, cancel it. */
-function RefundActions({ refund, onChange }: { refund: Refund; onChange: () => void }) {
+/**
+ * The refund's actions and their state: which one runs, its outcome, and a transaction the wallet sent that
+ * the service has not taken yet.
+ */
+function useRefundActions(refund: Refund, onChange: () => void) {
   const [busy, setBusy] = useState<string>();
   const [message, setMessage] = useState<Message>();
   const [sent, setSent] = useState(() => sessionStorage.getItem(sentKey(refund.id)) ?? undefined);
   const path = `${refundsPath(refund.sessionId)}/${refund.id}`;
+  const remember = (txHash: string | undefined) => {
+    if (txHash) sessionStorage.setItem(sentKey(refund.id), txHash);
+    else sessionStorage.removeItem(sentKey(refund.id));
+    setSent(txHash);
+  };
   const act = async (label: string, action: () => Promise<Message>) => {
     setBusy(label);
     setMessage(undefined);
@@ -221,44 +229,37 @@ function RefundActions({ refund, onChange }: { refund: Refund; onChange: () => v
   };
   const report = async (txHash: string): Promise<Message> => {
     await post<Refund>(`${path}/transaction`, { txHash });
-    sessionStorage.removeItem(sentKey(refund.id));
-    setSent(undefined);
+    remember(undefined);
     return { ok: true, text: 'Transaction received: the refund succeeds once it has its confirmations.' };
   };
-  const pay = () =>
-    act('pay', async () => {
-      const transfer = refund.transfer!;
-      let mined: { txHash: string; reverted: boolean };
-      try {
-        mined = await sendPreparedTransfer(transfer, (txHash) => {
-          sessionStorage.setItem(sentKey(refund.id), txHash);
-          setSent(txHash);
-          setMessage({ ok: true, text: 'Sent: waiting for the transaction to be mined…' });
-        });
-      } catch (caught) {
-        throw new Error(walletErrorMessage(caught, transfer.chainId), { cause: caught });
-      }
-      if (mined.reverted) {
-        sessionStorage.removeItem(sentKey(refund.id));
-        setSent(undefined);
-        return {
-          ok: false,
-          text: 'The transaction reverted: nothing was sent. Check the token balance and try again.',
-        };
-      }
-      return report(mined.txHash);
-    });
-  const authorize = () =>
-    act('authorize', async () => {
-      let signature: string;
-      try {
-        signature = await signRefundAuthorization(refund.authorization!);
-      } catch (caught) {
-        throw new Error(walletErrorMessage(caught), { cause: caught });
-      }
-      await post<Refund>(`${path}/authorize`, { signature });
-      return { ok: true, text: 'Authorized: the refund is being sent from the deposit address.' };
-    });
+  const pay = async (): Promise<Message> => {
+    const transfer = refund.transfer!;
+    let mined: { txHash: string; reverted: boolean };
+    try {
+      mined = await sendPreparedTransfer(transfer, (txHash) => {
+        remember(txHash);
+        setMessage({ ok: true, text: 'Sent: waiting for the transaction to be mined…' });
+      });
+    } catch (caught) {
+      throw new Error(walletErrorMessage(caught, transfer.chainId), { cause: caught });
+    }
+    if (!mined.reverted) return report(mined.txHash);
+    remember(undefined);
+    return {
+      ok: false,
+      text: 'The transaction reverted: nothing was sent. Check the token balance and try again.',
+    };
+  };
+  const authorize = async (): Promise<Message> => {
+    let signature: string;
+    try {
+      signature = await signRefundAuthorization(refund.authorization!);
+    } catch (caught) {
+      throw new Error(walletErrorMessage(caught), { cause: caught });
+    }
+    await post<Refund>(`${path}/authorize`, { signature });
+    return { ok: true, text: 'Authorized: the refund is being sent from the deposit address.' };
+  };
   const cancel = () => {
     if (!confirm(`Cancel this refund of ${formatUsd(refund.amount)}? Its amount becomes refundable again.`))
       return;
@@ -267,27 +268,30 @@ function RefundActions({ refund, onChange }: { refund: Refund; onChange: () => v
       return { ok: true, text: 'Refund canceled.' };
     });
   };
+  // Once the refund is final its status says it all; a refusal stays until the next try.
+  const shown = message && (!message.ok || OPEN_STATUSES.includes(refund.status)) ? message : undefined;
+  return {
+    path,
+    busy,
+    shown,
+    sent,
+    pay: () => act('pay', pay),
+    reportSent: () => act('report', () => report(sent!)),
+    authorize: () => act('authorize', authorize),
+    cancel,
+  };
+}
+
+/** What the merchant can do with the refund now: pay it, authorize it, report a transaction, cancel it. */
+function RefundActions({ refund, onChange }: { refund: Refund; onChange: () => void }) {
+  const { path, busy, shown, sent, pay, reportSent, authorize, cancel } = useRefundActions(refund, onChange);
   const canPay = refund.status === 'awaiting_payment' && refund.transfer !== null;
   const canAuthorize = refund.status === 'awaiting_authorization' && Boolean(refund.authorization);
   const canCancel = CANCELABLE.includes(refund.status) && !sent;
-  // Once the refund is final its status says it all; a refusal stays until the next try.
-  const shown = message && (!message.ok || OPEN_STATUSES.includes(refund.status)) ? message : undefined;
   if (!canPay && !canAuthorize && !canCancel && !shown) return null;
   return (
     <div class="refund-actions">
-      {canPay && refund.transfer && (
-        <p class="hint">
-          Send {formatUsd(refund.amount)} in {refund.token} on {chainName(refund.transfer.chainId)} to the
-          address above from the wallet that holds it; the refund succeeds once the service has seen the
-          transfer confirmed.
-        </p>
-      )}
-      {canAuthorize && refund.authorization && (
-        <p class="hint">
-          Your payout address <code>{refund.authorization.signer}</code> signs the refund; the service sends
-          it from the deposit address and pays the gas. Nothing leaves your wallet.
-        </p>
-      )}
+      <RefundActionHint refund={refund} canPay={canPay} canAuthorize={canAuthorize} />
       <div class="actions">
         {canPay && !sent && (
           <button
@@ -301,12 +305,7 @@ function RefundActions({ refund, onChange }: { refund: Refund; onChange: () => v
           </button>
         )}
         {canPay && sent && busy !== 'pay' && (
-          <button
-            type="button"
-            class="primary"
-            onClick={() => act('report', () => report(sent))}
-            disabled={busy !== undefined}
-          >
+          <button type="button" class="primary" onClick={reportSent} disabled={busy !== undefined}>
             Report the sent transaction
           </button>
         )}
@@ -333,9 +332,6 @@ function RefundActions({ refund, onChange }: { refund: Refund; onChange: () => v
           </button>
         )}
       </div>
-      {(canPay || canAuthorize) && !walletAvailable() && (
-        <p class="hint">No browser wallet was found in this browser.</p>
-      )}
       {canPay && !sent && <ReportTransaction path={path} onReported={onChange} />}
       {shown && (
         <p
@@ -347,6 +343,38 @@ function RefundActions({ refund, onChange }: { refund: Refund; onChange: () => v
         </p>
       )}
     </div>
+  );
+}
+
+/** What the action asks of the merchant, and that it needs a browser wallet. */
+function RefundActionHint({
+  refund,
+  canPay,
+  canAuthorize,
+}: {
+  refund: Refund;
+  canPay: boolean;
+  canAuthorize: boolean;
+}) {
+  return (
+    <>
+      {canPay && refund.transfer && (
+        <p class="hint">
+          Send {formatUsd(refund.amount)} in {refund.token} on {chainName(refund.transfer.chainId)} to the
+          address above from the wallet that holds it; the refund succeeds once the service has seen the
+          transfer confirmed.
+        </p>
+      )}
+      {canAuthorize && refund.authorization && (
+        <p class="hint">
+          Your payout address <code>{refund.authorization.signer}</code> signs the refund; the service sends
+          it from the deposit address and pays the gas. Nothing leaves your wallet.
+        </p>
+      )}
+      {(canPay || canAuthorize) && !walletAvailable() && (
+        <p class="hint">No browser wallet was found in this browser.</p>
+      )}
+    </>
   );
 }
 
