@@ -18,6 +18,7 @@ import {
   recordFlushSettled,
   type SettlementRow,
 } from '../db/settlements';
+import { liveForwarderRefundUnits } from '../db/refunds';
 import { awaitRecordedFlush, signAndRecordFlush } from './flushTransactions';
 import {
   heartbeating,
@@ -94,12 +95,7 @@ export function flushForwarder(
       args: [minUsdeOut],
     });
     const value = bridgeFeeWithMargin(bridgeFee);
-    const row = await preparePendingSettlement(db, {
-      sessionId,
-      chainId,
-      tokenAddress: token,
-      forwarderAddress: forwarder,
-    });
+    const row = await prepareFlushBesideRefunds(db, { sessionId, chainId, token, forwarder });
     try {
       await client.simulateContract({
         address: forwarder,
@@ -122,6 +118,42 @@ export function flushForwarder(
     if (receipt === 'dropped')
       throw new Error(`flush transaction ${signed.flush_tx_hash} was replaced before it was mined; retrying`);
     return completeFlush(context, signed, receipt, client, tokenDecimals);
+  });
+}
+
+/** A flush refused because forwarder refunds of the session hold money in the forwarder. */
+export const REFUND_PENDING = 'RefundPending';
+
+/**
+ * The flush's pending record, written under the session's row lock, the lock a refund is created and
+ * authorized under (docs/operations.md "Forwarder refunds and sweeps"): while a forwarder refund of this
+ * option is live (waiting for its address or authorization, or processing), the flush is refused and sends
+ * nothing, since it would sweep the refund's money; once the record exists, no forwarder refund of the option
+ * is created or authorized until the flush is stored as mined.
+ */
+async function prepareFlushBesideRefunds(
+  db: SettlementStepContext['db'],
+  {
+    sessionId,
+    chainId,
+    token,
+    forwarder,
+  }: { sessionId: string; chainId: number; token: Address; forwarder: Address },
+): Promise<SettlementRow> {
+  return db.transaction().execute(async (trx) => {
+    await trx.selectFrom('sessions').select('id').where('id', '=', sessionId).forUpdate().execute();
+    const held = await liveForwarderRefundUnits(trx, { sessionId, chainId, token });
+    if (held > 0n)
+      throw ApplicationFailure.nonRetryable(
+        `forwarder ${forwarder} holds ${held} base units of ${token} for refunds of the session; the sweep waits until they end`,
+        REFUND_PENDING,
+      );
+    return preparePendingSettlement(trx, {
+      sessionId,
+      chainId,
+      tokenAddress: token,
+      forwarderAddress: forwarder,
+    });
   });
 }
 

@@ -1,16 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Address, Hex } from 'viem';
 import type { NetworkRegistry } from '../chain/networkRegistry';
+import type { OperatorChains } from '../chain/operatorChains';
 import type { PublicClients } from '../chain/publicClients';
 import { checkRefundTransfer } from '../chain/refundTransfers';
 import type { Db } from '../db/client';
 import { insertRefundEventOnce } from '../db/events';
+import { recordRefundRelayGas } from '../db/refundGasCharges';
 import { finishRefund, findRefundById, type RefundRow } from '../db/refunds';
 import type { RefundStatus } from '../db/refundStatus';
 import { effectiveStatus, findSessionById } from '../db/sessions';
 import { newEventId, serialiseRefundEvent } from '../webhooks/events';
 import { toRefundModel } from '../webhooks/refundObject';
 import { eventSessionOf } from '../webhooks/sessionLifecycleEvents';
+import { bringRecordedRelayToChain, relayAuthorizedRefund } from './forwarderRefundRelay';
+import { settlementStepContext, type SettlementStepContext } from './settlementSteps';
 
 /**
  * What the refund workflow (workflows/refund.ts) asks of the world: where its refund stands, and for a
@@ -21,6 +25,8 @@ export interface RefundActivityDependencies {
   db: Db;
   networks: NetworkRegistry;
   publicClients: PublicClients;
+  /** The operator key that relays forwarder refunds (and deploys a forwarder first when it has no code). */
+  operator: OperatorChains;
 }
 
 export interface RefundStep {
@@ -57,7 +63,55 @@ async function storeRefundEvent(trx: Db, row: RefundRow): Promise<{ id: string }
   });
 }
 
-export function createRefundActivities({ db, networks, publicClients }: RefundActivityDependencies) {
+/**
+ * A processing forwarder refund before its transfer can be read: relayed when nothing is recorded yet (or the
+ * recorded relay was dropped), its recorded relay brought to the chain otherwise. Answers the step to return
+ * while the relay is not mined, or undefined once it is (then its transfer is checked like any refund's).
+ */
+async function relayStep(
+  context: SettlementStepContext,
+  row: RefundRow,
+): Promise<RefundStep | { refused: string } | undefined> {
+  if (row.tx_hash) {
+    const state = await bringRecordedRelayToChain(context, row);
+    return state === 'mined' ? undefined : { status: 'processing', awaitingConfirmations: true };
+  }
+  const relayed = await relayAuthorizedRefund(context, row);
+  if (!relayed.sent) return { refused: relayed.reason };
+  return { status: 'processing', awaitingConfirmations: true };
+}
+
+export function createRefundActivities({
+  db,
+  networks,
+  publicClients,
+  operator,
+}: RefundActivityDependencies) {
+  const settlement = settlementStepContext({ db, operator });
+  /** Ends the refund with its event, and for a relayed forwarder refund its gas, in one transaction. */
+  const finish = async (
+    row: RefundRow,
+    outcome: { outcome: 'succeeded' } | { outcome: 'failed'; failureReason: string },
+  ): Promise<RefundStep> => {
+    const chainId = row.chain_id!;
+    const receipt =
+      row.source === 'forwarder' && row.tx_hash
+        ? await publicClients
+            .forChain(chainId)!
+            .getTransactionReceipt({ hash: row.tx_hash as Hex })
+            .catch(() => undefined)
+        : undefined;
+    const finished = await finishRefund(
+      db,
+      { refundId: row.id, ...outcome, now: new Date() },
+      async (trx, ended) => {
+        if (receipt) await recordRefundRelayGas(trx, ended, receipt.gasUsed * receipt.effectiveGasPrice);
+        return storeRefundEvent(trx, ended);
+      },
+    );
+    if (!finished) return { status: (await findRefundById(db, row.id))!.status };
+    return { status: finished.row.status, eventId: finished.eventId };
+  };
   return {
     /**
      * Advances the refund as far as the world allows: a processing refund whose transfer has its chain's
@@ -65,8 +119,16 @@ export function createRefundActivities({ db, networks, publicClients }: RefundAc
      * receipt not found keeps it processing: after a reorg the transaction is usually mined again.
      */
     async advanceRefund({ refundId }: { refundId: string }): Promise<RefundStep> {
-      const row = await findRefundById(db, refundId);
+      let row = await findRefundById(db, refundId);
       if (!row) return { status: 'canceled' };
+      if (row.status === 'processing' && row.source === 'forwarder') {
+        const relay = await relayStep(settlement, row);
+        // Nothing was sent: the amount is refundable again (from the merchant's wallet if the money left).
+        if (relay && 'refused' in relay)
+          return finish(row, { outcome: 'failed', failureReason: relay.refused });
+        if (relay) return relay;
+        row = (await findRefundById(db, refundId))!;
+      }
       // Either source: a relayed forwarder refund's transaction holds the same Transfer (forwarder → address).
       if (row.status !== 'processing' || !row.tx_hash) return { status: row.status };
       const chainId = row.chain_id!;
@@ -82,15 +144,10 @@ export function createRefundActivities({ db, networks, publicClients }: RefundAc
       if (!check.found && !check.mined) return { status: 'processing', awaitingConfirmations: true };
       if (check.found && check.confirmations < BigInt(network.confirmations))
         return { status: 'processing', awaitingConfirmations: true };
-      const finished = await finishRefund(
-        db,
-        check.found
-          ? { refundId, outcome: 'succeeded', now: new Date() }
-          : { refundId, outcome: 'failed', failureReason: check.reason, now: new Date() },
-        storeRefundEvent,
+      return finish(
+        row,
+        check.found ? { outcome: 'succeeded' } : { outcome: 'failed', failureReason: check.reason },
       );
-      if (!finished) return { status: (await findRefundById(db, refundId))!.status };
-      return { status: finished.row.status, eventId: finished.eventId };
     },
   };
 }

@@ -102,7 +102,10 @@ export interface RefundableOption {
   /** The option's forwarder (lower-case) and the payout address bound into it: who signs a forwarder refund. */
   depositAddress: string;
   payoutAddress: string;
-  /** Base units received and not swept yet, less what forwarder refunds hold from it (never below 0). */
+  /**
+   * Base units received and not swept yet, less what forwarder refunds hold from it (never below 0); 0 while a
+   * flush of the option is in flight.
+   */
   unsweptUnits: bigint;
   /** Block of the option's first deposit, or null when nothing arrived there. */
   firstDepositBlock: bigint | null;
@@ -145,13 +148,23 @@ export async function refundableOptionsOf(trx: Db, sessionId: string): Promise<R
           .where('r.status', 'not in', [...RELEASED_REFUND_STATUSES])
           .where((inner) => inner('r.token_address', '=', inner.fn<string>('lower', ['o.token_address'])))
           .as('held'),
+      // A flush in flight sweeps the forwarder: nothing of it is promised to a refund meanwhile.
+      (eb) =>
+        eb
+          .selectFrom('settlements as f')
+          .select(sql<boolean>`count(*) > 0`.as('f'))
+          .whereRef('f.session_id', '=', 'o.session_id')
+          .whereRef('f.chain_id', '=', 'o.chain_id')
+          .where('f.usde_amount', 'is', null)
+          .where((inner) => inner('f.token_address', '=', inner.fn<string>('lower', ['o.token_address'])))
+          .as('flushing'),
     ])
     .where('o.session_id', '=', sessionId)
     .orderBy('o.chain_id')
     .orderBy('o.symbol')
     .execute();
   return options.map((option) => {
-    const unswept = BigInt(option.unswept ?? '0') - BigInt(option.held ?? '0');
+    const unswept = option.flushing ? 0n : BigInt(option.unswept ?? '0') - BigInt(option.held ?? '0');
     return {
       chainId: option.chain_id,
       symbol: option.symbol,
@@ -447,11 +460,28 @@ export async function liveForwarderRefundUnits(
  */
 export async function markRefundAuthorized(
   db: Db,
-  { refundId, signature, now }: { refundId: string; signature: string; now: Date },
+  {
+    refundId,
+    signature,
+    gasPricing,
+    now,
+  }: {
+    refundId: string;
+    signature: string;
+    /** Mainnets: the ETH/USD price (decimal) and markup the relay's gas is charged at. */
+    gasPricing?: { ethUsdPrice: string; markupBps: number };
+    now: Date;
+  },
 ): Promise<RefundRow | undefined> {
   return db
     .updateTable('refunds')
-    .set({ status: 'processing', authorization_signature: signature, updated_at: now })
+    .set({
+      status: 'processing',
+      authorization_signature: signature,
+      relay_eth_usd_price: gasPricing?.ethUsdPrice ?? null,
+      relay_markup_bps: gasPricing?.markupBps ?? null,
+      updated_at: now,
+    })
     .where('id', '=', refundId)
     .where('status', '=', 'awaiting_authorization')
     .where('source', '=', 'forwarder')
@@ -516,4 +546,16 @@ export async function recordRefundRelayFound(
     .where('status', '=', 'processing')
     .where('tx_hash', 'is', null)
     .execute();
+}
+
+/** Whether a forwarder refund of the session is live (waiting for its address or authorization, or processing). */
+export async function hasLiveForwarderRefund(db: Db, sessionId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('refunds')
+    .select('id')
+    .where('session_id', '=', sessionId)
+    .where('source', '=', 'forwarder')
+    .where('status', 'in', ['awaiting_address', 'awaiting_authorization', 'processing'])
+    .executeTakeFirst();
+  return row !== undefined;
 }

@@ -833,6 +833,9 @@ export interface RefundsTable {
   relay_nonce: ColumnType<string | null, string | null | undefined, string | null>;
   /** numeric(78,0): what the relay cost the operator, gasUsed × effectiveGasPrice wei. */
   relay_gas_wei: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Mainnets: numeric(20,8) ETH/USD and the markup the relay's gas is charged at, fixed at authorization. */
+  relay_eth_usd_price: ColumnType<string | null, string | null | undefined, string | null>;
+  relay_markup_bps: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface Database {

@@ -1,6 +1,10 @@
-import { getAddress, type Address } from 'viem';
+import { getAddress } from 'viem';
 import { z } from 'zod';
-import { forwarderRefundTypedDataJson, refundIdToBytes32 } from '../chain/forwarderRefunds';
+import {
+  forwarderRefundTypedDataJson,
+  refundIdToBytes32,
+  type ForwarderRefund,
+} from '../chain/forwarderRefunds';
 import type { RefundRow } from '../db/refunds';
 import { REFUND_SOURCES, REFUND_STATUSES } from '../db/refundStatus';
 import { normaliseDecimal } from '../money/baseUnits';
@@ -23,6 +27,18 @@ function preparedTransferOf(row: RefundRow) {
   };
 }
 
+/** A forwarder refund whose destination is known, as the forwarder's `refund` call and its signature take it. */
+export function forwarderRefundOf(row: RefundRow): ForwarderRefund {
+  return {
+    chainId: row.chain_id!,
+    forwarder: getAddress(row.forwarder_address!),
+    token: getAddress(row.token_address!),
+    to: getAddress(row.address!),
+    amount: BigInt(row.amount_units!),
+    refundId: refundIdToBytes32(row.id),
+  };
+}
+
 /**
  * What the payout address signs for a forwarder refund waiting for its authorization: the EIP-712 typed data
  * exactly as `eth_signTypedData_v4` takes it (uint256 values as decimal strings); null in every other state.
@@ -31,14 +47,7 @@ function authorizationOf(row: RefundRow) {
   if (row.source !== 'forwarder' || row.status !== 'awaiting_authorization') return null;
   if (!row.address || !row.forwarder_address || !row.payout_address || !row.token_address) return null;
   const typedData = JSON.parse(
-    forwarderRefundTypedDataJson({
-      chainId: row.chain_id!,
-      forwarder: row.forwarder_address as Address,
-      token: row.token_address as Address,
-      to: row.address as Address,
-      amount: BigInt(row.amount_units!),
-      refundId: refundIdToBytes32(row.id),
-    }),
+    forwarderRefundTypedDataJson(forwarderRefundOf(row)),
   ) as RefundAuthorization['typedData'];
   return { signer: getAddress(row.payout_address), typedData };
 }

@@ -148,12 +148,13 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
         composeRetryAfterMs: settlement.composeRetryAfterMs,
         bridgeDeliveries: settlement.bridgeDeliveries,
       })),
-    // Refunds read their transfers from the same chains (workflows/refund.ts).
+    // Refunds read their transfers from the same chains, and the operator relays forwarder refunds (workflows/refund.ts).
     ...(settlement &&
       createRefundActivities({
         db,
         networks: settlement.networks,
         publicClients: createPublicClients(settlement.networks),
+        operator: settlement.operator,
       })),
   }),
   chains: ({ db, temporal, settlement, paymasterReceipts }, taskQueues) => ({

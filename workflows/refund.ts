@@ -22,8 +22,9 @@ import type { SessionEventActivities } from '../activities/sessionEvents';
  * the workflow holds no state of its own but where it is, and reads the row through its activity.
  */
 const { advanceRefund } = proxyActivities<RefundActivities>({
-  // A row read, a receipt read and a transaction: RPC hiccups and database restarts are retried.
-  startToCloseTimeout: '1 minute',
+  // A row read, a receipt read, and for a forwarder refund a forwarder deploy and the relay: RPC hiccups and
+  // database restarts are retried; a relay is recorded before it is broadcast, so a retry never sends twice.
+  startToCloseTimeout: '3 minutes',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 

@@ -1,21 +1,17 @@
 import { erc20Abi, getAddress, type Address, type Hex } from 'viem';
 import { getCode, readContract } from 'viem/actions';
-import {
-  isForwarderRefundIdUsed,
-  refundIdToBytes32,
-  verifyForwarderRefundSignature,
-  type ForwarderRefund,
-} from '../../chain/forwarderRefunds';
+import { isForwarderRefundIdUsed, verifyForwarderRefundSignature } from '../../chain/forwarderRefunds';
 import type { Db } from '../../db/client';
+import { chargedChain } from '../../db/gasCharges';
+import { feedAnswerToDecimal } from '../../money/usdPriceAnswers';
 import {
   findMerchantRefund,
   lockMerchantSession,
   markRefundAuthorized,
   unrelayedForwarderRefundUnits,
-  type RefundRow,
 } from '../../db/refunds';
 import { hasFlushInFlight } from '../../db/settlements';
-import { toRefundModel, type RefundModel } from '../../webhooks/refundObject';
+import { forwarderRefundOf, toRefundModel, type RefundModel } from '../../webhooks/refundObject';
 import type { AppContext } from '../appContext';
 import { conflict, invalidField, notFound, serviceUnavailable } from '../httpErrors';
 import { wakeRefundWorkflow } from './refundWorkflowSignals';
@@ -30,16 +26,22 @@ import { wakeRefundWorkflow } from './refundWorkflowSignals';
  * no flush may be in flight; the refund becomes `processing` and its workflow relays it.
  */
 
-/** The refund as the forwarder's `refund` call takes it. */
-export function forwarderRefundOf(row: RefundRow): ForwarderRefund {
-  return {
-    chainId: row.chain_id!,
-    forwarder: getAddress(row.forwarder_address!),
-    token: getAddress(row.token_address!),
-    to: getAddress(row.address!),
-    amount: BigInt(row.amount_units!),
-    refundId: refundIdToBytes32(row.id),
-  };
+/**
+ * On a mainnet the relay's gas is charged to the prepaid balance like other platform gas, at the ETH/USD price
+ * of now with the paymaster's markup (docs/decisions.md "Forwarder refunds: relay and gas"); without a fresh
+ * price nothing is authorized (503). Testnet gas is not the merchant's money: no pricing.
+ */
+async function relayGasPricing(
+  app: AppContext,
+  chainId: number,
+): Promise<{ ethUsdPrice: string; markupBps: number } | undefined> {
+  if (!chargedChain(chainId)) return undefined;
+  const price = await app.ethUsdPrices.fresh(chainId);
+  if (!price)
+    throw serviceUnavailable(
+      `No fresh ETH/USD price on chain ${chainId} to charge the refund's gas at; nothing was authorized, retry shortly`,
+    );
+  return { ethUsdPrice: feedAnswerToDecimal(price.answer), markupBps: app.config.PAYMASTER_MARKUP_BPS };
 }
 
 export async function authorizeRefund(
@@ -66,6 +68,7 @@ export async function authorizeRefund(
   if (code && code !== '0x' && (await isForwarderRefundIdUsed(client, forwarderRefund)))
     throw conflict('This refund was already paid by the forwarder');
 
+  const gasPricing = await relayGasPricing(app, refund.chain_id!);
   const authorized = await app.db.transaction().execute(async (trx: Db) => {
     if (!(await lockMerchantSession(trx, ids.merchantId, ids.sessionId))) throw notFound('Refund not found');
     if (
@@ -92,7 +95,7 @@ export async function authorizeRefund(
       throw conflict(
         `The forwarder holds ${balance} base units, ${promised} of them promised to authorized refunds: not enough for this refund`,
       );
-    return markRefundAuthorized(trx, { refundId: refund.id, signature, now: app.now() });
+    return markRefundAuthorized(trx, { refundId: refund.id, signature, gasPricing, now: app.now() });
   });
   // Another authorization (or a cancel) got there first.
   if (!authorized) {

@@ -7,7 +7,8 @@ import { sql, type Kysely } from 'kysely';
  * authorization is accepted; the relay transaction is signed with the operator's next nonce and recorded
  * (raw bytes, hash, nonce) before it is broadcast, as a flush is, so a restarted worker brings that same
  * transaction to a receipt instead of sending another. `relay_gas_wei` is what the relay cost the operator
- * (gasUsed × effectiveGasPrice), billed per docs/decisions.md.
+ * (gasUsed × effectiveGasPrice), charged on mainnets at the ETH/USD price and markup fixed when the refund
+ * was authorized (docs/decisions.md "Forwarder refunds: relay and gas").
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -18,6 +19,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('relay_raw_tx', 'text')
     .addColumn('relay_nonce', sql`numeric(78,0)`)
     .addColumn('relay_gas_wei', sql`numeric(78,0)`)
+    // Mainnets: the ETH/USD price and markup the relay's gas is charged at, fixed when it is authorized.
+    .addColumn('relay_eth_usd_price', sql`numeric(20,8)`)
+    .addColumn('relay_markup_bps', 'integer')
     .execute();
   // A forwarder refund that knows its destination knows where it is paid from and who signs it.
   await sql`
@@ -53,5 +57,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     .dropColumn('relay_raw_tx')
     .dropColumn('relay_nonce')
     .dropColumn('relay_gas_wei')
+    .dropColumn('relay_eth_usd_price')
+    .dropColumn('relay_markup_bps')
     .execute();
 }

@@ -1,6 +1,7 @@
 import { getAddress } from 'viem';
 import type { DepositDetected } from '../../../activities/sessions';
 import { findUnsettledDeposits } from '../../../db/deposits';
+import { hasLiveForwarderRefund } from '../../../db/refunds';
 import { effectiveStatus, findMerchantSession, listPaymentOptions } from '../../../db/sessions';
 import { retryForwarder } from '../../../workflowClient/sessions';
 import { withTemporalDeadline } from '../../../workflowClient/connection';
@@ -28,6 +29,12 @@ export async function retrySessionForwarder(
       `Session is not in a retryable state (status ${status}${status === 'expired' || status === 'completed' ? ', no unsettled deposit' : ''})`,
     );
   }
+  // A sweep would take the money a forwarder refund is paid from (docs/operations.md "Forwarder refunds and
+  // sweeps"); the flush step refuses it too, under the session's lock.
+  if (await hasLiveForwarderRefund(app.db, session.id))
+    throw conflict(
+      'A refund from this session’s forwarder is pending; cancel it or let it finish before sweeping the forwarder',
+    );
   const outcome = await withTemporalDeadline(app.temporal, app.config.TEMPORAL_START_TIMEOUT_MS, () =>
     retryForwarder(app.temporal, {
       sessionId: session.id,
