@@ -350,6 +350,12 @@ describe('refunds on the dashboard and the claim page in chromium', () => {
       path: join(SCREENSHOTS, 'forwarder-claim-received-375.png'),
       fullPage: true,
     });
+    await claimPage.setViewportSize(DESKTOP);
+    expect(await seriousAccessibilityViolations(claimPage)).toEqual([]);
+    await claimPage.screenshot({
+      path: join(SCREENSHOTS, 'forwarder-claim-received-1280.png'),
+      fullPage: true,
+    });
     expect(claimProblems).toEqual([]);
     await phone.close();
 
