@@ -63,8 +63,13 @@ export async function revokeToken(token: string): Promise<void> {
   );
 }
 
-export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+export async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  extraHeaders: Record<string, string> = {},
+): Promise<T> {
+  const headers: Record<string, string> = { ...extraHeaders, accept: 'application/json' };
   const token = currentToken();
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -101,7 +106,8 @@ function safeJson(text: string): unknown {
 }
 
 export const get = <T>(path: string) => request<T>('GET', path);
-export const post = <T>(path: string, body: unknown = {}) => request<T>('POST', path, body);
+export const post = <T>(path: string, body: unknown = {}, headers?: Record<string, string>) =>
+  request<T>('POST', path, body, headers);
 export const patch = <T>(path: string, body: unknown) => request<T>('PATCH', path, body);
 export const del = <T>(path: string) => request<T>('DELETE', path);
 

@@ -11,6 +11,22 @@ export function chainName(chainId: number): string {
   return NETWORKS.find((network) => network.chainId === chainId)?.displayName ?? `Chain ${chainId}`;
 }
 
+/** Each network's public block explorer, for a transaction's link (a link the merchant follows, not a request the page makes). */
+const EXPLORERS: Record<number, string> = {
+  1: 'https://etherscan.io',
+  8453: 'https://basescan.org',
+  42161: 'https://arbiscan.io',
+  11155111: 'https://sepolia.etherscan.io',
+  84532: 'https://sepolia.basescan.org',
+  421614: 'https://sepolia.arbiscan.io',
+};
+
+/** A transaction's page on its chain's explorer, or undefined for a chain without one (a local chain). */
+export function explorerTxUrl(chainId: number, txHash: string): string | undefined {
+  const explorer = EXPLORERS[chainId];
+  return explorer && `${explorer}/tx/${txHash}`;
+}
+
 export const KNOWN_CHAINS = NETWORKS.map((network) => ({ id: network.chainId, name: network.displayName }));
 
 /** Token base units as a decimal string, trailing zeros trimmed to at least two decimals. */

@@ -26,3 +26,25 @@ export interface Page<T> {
   hasMore?: boolean;
   nextCursor?: string | null;
 }
+
+/** A merchant-paid refund's prepared ERC-20 transfer (token base units, exact). */
+export type PreparedTransfer = NonNullable<Schemas['Refund']['transfer']>;
+
+/**
+ * A forwarder refund's authorization while it awaits one: the payout address and the EIP-712 typed data it
+ * signs with eth_signTypedData_v4 (uint256 values as decimal strings).
+ */
+export interface RefundAuthorization {
+  signer: string;
+  typedData: {
+    domain: Record<string, unknown>;
+    types: Record<string, { name: string; type: string }[]>;
+    primaryType: string;
+    message: Record<string, unknown>;
+  };
+}
+
+/** A refund of a session (GET /v1/merchants/me/sessions/{id}/refunds), with its authorization when it awaits one. */
+export type Refund = Omit<Schemas['Refund'], 'authorization'> & {
+  authorization?: RefundAuthorization | null;
+};

@@ -24,9 +24,12 @@ export interface RefundClaimView {
   address: string | null;
 }
 
-// The checkout page's stylesheet: one look for the pages a payer sees.
-const css = readFileSync(join(__dirname, '..', 'checkout', 'checkout.css'), 'utf8');
-if (/<\/style/i.test(css)) throw new Error('web/checkout/checkout.css must not contain </style');
+// The checkout page's stylesheet (one look for the pages a payer sees), then this page's form controls.
+const css = [
+  readFileSync(join(__dirname, '..', 'checkout', 'checkout.css'), 'utf8'),
+  readFileSync(join(__dirname, 'refundClaim.css'), 'utf8'),
+].join('\n');
+if (/<\/style/i.test(css)) throw new Error('the claim page’s stylesheets must not contain </style');
 const claimScript = readPageScript('refundClaim.js');
 
 const networkName = (chainId: number, fallback: string) => networkByChainId(chainId)?.displayName ?? fallback;
@@ -44,6 +47,81 @@ function head(title: string, nonce: string): SafeHtml {
   </head>`;
 }
 
+/** The chain, the address and the confirmation, sent once by the page's script; hidden once an address is in. */
+function claimForm(view: RefundClaimView, waiting: boolean): SafeHtml {
+  return html`<section
+    class="card pay"
+    data-claim-form
+    ${!waiting && trustedHtml('hidden')}
+    aria-label="Where to send the refund"
+  >
+    <label class="field">
+      <span class="field-label">Network</span>
+      <select name="chainId" class="control" data-testid="claim-chain">
+        ${view.chains.map(
+          (chain) =>
+            html`<option value="${chain.chainId}">${networkName(chain.chainId, chain.network)}</option>`,
+        )}
+      </select>
+    </label>
+    <label class="field">
+      <span class="field-label">Your ${view.token} address on that network</span>
+      <input
+        name="address"
+        class="control"
+        data-testid="claim-address"
+        autocomplete="off"
+        autocapitalize="off"
+        spellcheck="false"
+        placeholder="0x…"
+      />
+    </label>
+    <label class="confirm">
+      <input type="checkbox" name="confirm" data-testid="claim-confirm" />
+      <span
+        >This address is mine and can receive ${view.token} on the network above. It cannot be changed once
+        sent.</span
+      >
+    </label>
+    <p class="claim-error" role="alert" data-claim-error data-testid="claim-error" hidden></p>
+    <button type="button" class="submit" data-claim-submit data-testid="claim-submit">Send my address</button>
+  </section>`;
+}
+
+/** The address received, and what happens next (or that the refund was sent). */
+function receivedSection(view: RefundClaimView, merchant: string, received: boolean): SafeHtml {
+  const network = view.chainId === null ? '' : networkName(view.chainId, '');
+  return html`<section
+    class="card state state-success"
+    data-claim-received
+    ${!received && trustedHtml('hidden')}
+    data-testid="claim-received"
+  >
+    <h2>${view.status === 'succeeded' ? 'Refund sent' : 'Address received'}</h2>
+    <p>
+      ${view.status === 'succeeded' ? 'The refund was sent' : `${merchant} will send the refund`} to
+      <span class="reference" data-claim-address>${view.address ?? ''}</span> on
+      <span data-claim-network>${network}</span>.
+    </p>
+    ${
+      view.status !== 'succeeded' &&
+      html`<ul class="next-steps" aria-label="What happens next">
+        <li>
+          ${merchant} approves the refund, then it is sent to this address: nothing more to do on your side.
+        </li>
+        <li>
+          It arrives as ${view.token} once the transaction is confirmed, in the wallet that holds this
+          address.
+        </li>
+        <li>
+          The address can no longer be changed. If the refund has not arrived in a few days, contact
+          ${merchant}.
+        </li>
+      </ul>`
+    }
+  </section>`;
+}
+
 export function renderRefundClaimPage({
   view,
   claimUrl,
@@ -56,8 +134,10 @@ export function renderRefundClaimPage({
   const merchant = view.merchantName ?? 'The merchant';
   const waiting = view.status === 'awaiting_address';
   const received = view.chainId !== null && view.address !== null;
+  const network = view.chainId === null ? '' : networkName(view.chainId, '');
   const clientData: RefundClaimClientData = {
     claimUrl,
+    token: view.token,
     networks: Object.fromEntries(
       view.chains.map((chain) => [chain.chainId, networkName(chain.chainId, chain.network)]),
     ),
@@ -76,60 +156,11 @@ export function renderRefundClaimPage({
           <section class="card summary" aria-label="Refund">
             <p class="total-label">You get back</p>
             <p class="total-amount" data-testid="refund-amount">${formatUsd(view.amount)}</p>
-            <p class="hint">Paid in ${view.token}, on the network you choose below.</p>
-          </section>
-          <section
-            class="card pay"
-            data-claim-form
-            ${!waiting && trustedHtml('hidden')}
-            aria-label="Where to send the refund"
-          >
-            <label class="field">
-              <span class="field-label">Network</span>
-              <select name="chainId" data-testid="claim-chain">
-                ${view.chains.map(
-                  (chain) =>
-                    html`<option value="${chain.chainId}">
-                      ${networkName(chain.chainId, chain.network)}
-                    </option>`,
-                )}
-              </select>
-            </label>
-            <label class="field">
-              <span class="field-label">Your ${view.token} address on that network</span>
-              <input
-                name="address"
-                data-testid="claim-address"
-                autocomplete="off"
-                spellcheck="false"
-                placeholder="0x…"
-              />
-            </label>
-            <label class="field"
-              ><input type="checkbox" name="confirm" data-testid="claim-confirm" />
-              <span
-                >This address is mine and can receive ${view.token} on the network above. It cannot be changed
-                once sent.</span
-              ></label
-            >
-            <p class="hint" role="alert" data-claim-error data-testid="claim-error" hidden></p>
-            <button type="button" class="button" data-claim-submit data-testid="claim-submit">
-              Send my address
-            </button>
-          </section>
-          <section
-            class="card state state-success"
-            data-claim-received
-            ${!received && trustedHtml('hidden')}
-            data-testid="claim-received"
-          >
-            <h2>Address received</h2>
-            <p>
-              ${merchant} will send the refund to
-              <span class="reference" data-claim-address>${view.address ?? ''}</span> on
-              <span data-claim-network>${view.chainId === null ? '' : networkName(view.chainId, '')}</span>.
+            <p class="hint" data-claim-hint>
+              ${received ? `Paid in ${view.token} on ${network}.` : `Paid in ${view.token}, on the network you choose below.`}
             </p>
           </section>
+          ${claimForm(view, waiting)} ${receivedSection(view, merchant, received)}
           ${
             !waiting &&
             !received &&

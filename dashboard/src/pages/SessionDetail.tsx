@@ -4,6 +4,7 @@ import { Link } from '../router';
 import { Address, Chain, CopyButton, Section, StatusBadge, Time } from '../components/bits';
 import { formatUnits, formatUsd } from '../format';
 import type { SessionEvent, SessionStatus, SessionSummary } from '../types';
+import { Refunds } from './session/Refunds';
 import { Timeline } from './session/Timeline';
 
 interface PaymentOption {
@@ -143,6 +144,11 @@ export function SessionDetail({ id }: { id: string }) {
           <Timeline session={session} events={events} />
         </Section>
       </div>
+      <Refunds
+        session={session}
+        chainIds={[...new Set((options ?? []).map((option) => option.chainId))]}
+        onChange={refresh}
+      />
       <Section title="Deposit addresses">
         {options === undefined ? (
           <p role="status">Loading…</p>

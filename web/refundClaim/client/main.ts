@@ -16,6 +16,7 @@ const confirmed = form.querySelector<HTMLInputElement>('input[name="confirm"]')!
 const error = form.querySelector<HTMLElement>('[data-claim-error]')!;
 const submit = form.querySelector<HTMLButtonElement>('[data-claim-submit]')!;
 const received = document.querySelector<HTMLElement>('[data-claim-received]')!;
+const summaryHint = document.querySelector<HTMLElement>('[data-claim-hint]')!;
 
 function showError(message: string): void {
   error.textContent = message;
@@ -57,7 +58,9 @@ submit.addEventListener('click', () => {
         return;
       }
       received.querySelector('[data-claim-address]')!.textContent = body.address ?? '';
-      received.querySelector('[data-claim-network]')!.textContent = data.networks[String(body.chainId)] ?? '';
+      const network = data.networks[String(body.chainId)] ?? '';
+      received.querySelector('[data-claim-network]')!.textContent = network;
+      summaryHint.textContent = `Paid in ${data.token} on ${network}.`;
       form.hidden = true;
       received.hidden = false;
     })
