@@ -451,4 +451,61 @@ describe('never miss a deposit: the monitor at 1,000,000 watched addresses and s
       if (!restarted) await stack.startWorkers();
     }
   }, 240_000);
+
+  /** The deposit monitor's scan in flight (Temporal's view of the workflow's pending activity). */
+  async function monitorActivityInFlight(chainId: number) {
+    const handle = stack.temporal.workflow.getHandle(chainMonitorWorkflowId(chainId, stack.prefix));
+    const pending = (await handle.describe()).raw.pendingActivities ?? [];
+    const scan = pending.find((activity) => activity.activityType?.name === 'scanDeposits');
+    return (
+      scan && { activityId: scan.activityId!, startedAt: Number(scan.lastStartedTime?.seconds ?? 0) * 1000 }
+    );
+  }
+
+  it('a worker killed while one monitor activity covers several ranges: the deposit it had signalled stays once, the one in hand is found by the retried activity, once', async () => {
+    const proxy = proxies.get(ETHEREUM_SEPOLIA)!;
+    await stack.stopWorkers();
+    let restarted = false;
+    // A cycle longer than this test's steps: one activity must cover both payments' blocks.
+    const first = startWorkerProcess({ ...stack.workerEnv, CHAIN_MONITOR_CYCLE_MS: '90000' });
+    try {
+      await waitForOutput(first, /worker polling/);
+      const pollingSince = Date.now() - 1_000;
+      // The cycle this worker started (the stopped workers' cycle ended at their shutdown).
+      let cycle = await monitorActivityInFlight(ETHEREUM_SEPOLIA);
+      while (!cycle || cycle.startedAt < pollingSince) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        cycle = await monitorActivityInFlight(ETHEREUM_SEPOLIA);
+      }
+      const paidFirst = await createSession('14');
+      const paidSecond = await createSession('15');
+      await payInFull(paidFirst, ETHEREUM_SEPOLIA);
+      await confirm(ETHEREUM_SEPOLIA);
+      await waitForStatus(paidFirst.id, ['confirming', 'bridging', 'completed']);
+
+      const held = proxy.holdRangeReaching((await head(ETHEREUM_SEPOLIA)) + 1n);
+      await payInFull(paidSecond, ETHEREUM_SEPOLIA);
+      await confirm(ETHEREUM_SEPOLIA);
+      await held.reached;
+      // The range in hand is read by the activity that signalled the first payment: one activity, two ranges.
+      expect((await monitorActivityInFlight(ETHEREUM_SEPOLIA))?.activityId).toBe(cycle.activityId);
+      first.kill('SIGKILL');
+      await new Promise((resolve) => first.once('exit', resolve));
+      held.release();
+      expect(await depositRows(paidSecond.id)).toEqual([]);
+
+      await stack.startWorkers();
+      restarted = true;
+      // The killed cycle is retried once its heartbeat times out (20 s), from the checkpoint it had written.
+      await waitForStatus(paidSecond.id, ['confirming', 'bridging', 'completed'], 120_000);
+      for (const session of [paidFirst, paidSecond]) {
+        const rows = await depositRows(session.id);
+        expect(rows).toHaveLength(1);
+        expect(rows[0]!.kind).toBe('accepted');
+      }
+    } finally {
+      if (first.exitCode === null && first.signalCode === null) first.kill('SIGKILL');
+      if (!restarted) await stack.startWorkers();
+    }
+  }, 300_000);
 });
