@@ -61,10 +61,14 @@ interface Step {
   name: 'per-block' | 'cycle';
   env: Record<string, string>;
 }
-const STEPS: Step[] = [
+/** WORKER_IDLE_STEPS (comma-separated step names) runs only those, for a profile of one shape. */
+const ALL_STEPS: Step[] = [
   { name: 'per-block', env: { CHAIN_MONITOR_CYCLE_MS: '0' } },
   { name: 'cycle', env: {} },
 ];
+const STEPS = ALL_STEPS.filter(
+  ({ name }) => !process.env.WORKER_IDLE_STEPS || process.env.WORKER_IDLE_STEPS.split(',').includes(name),
+);
 
 interface WindowFigures {
   cpuSec: number;
@@ -264,12 +268,14 @@ async function main(): Promise<void> {
         msPerExpiry: expired > 0 ? ((expiring - chainsOnly) * expiringSec * 1000) / expired : undefined,
       };
     };
-    const before = summary('per-block');
-    const after = summary('cycle');
     const profiles = PROFILE
       ? (await readdir(profileDir)).filter((file) => file.endsWith('.cpuprofile'))
       : [];
     if (PROFILE) process.stdout.write(`profiles in ${profileDir}: ${profiles.join(', ')}\n`);
+    // One step alone (a profile of one shape) has no ratio to report.
+    if (STEPS.length < ALL_STEPS.length) return;
+    const before = summary('per-block');
+    const after = summary('cycle');
     reportBenchmark('workerIdle', {
       ratios: {
         chainsOnlyCycleVsPerBlock: after.chainsOnlyShare / before.chainsOnlyShare,
