@@ -241,7 +241,7 @@ export function createChainMonitorActivities({
     ]);
     const fetched = joinTransfers(first, rest);
     const logs = fetched.logs;
-    const nextBlockRange = nextRange({ fetched, range, span: toBlock - fromBlock + 1n, maxBlockRange });
+    const nextBlockRange = nextRange({ fetched, form, range, span: toBlock - fromBlock + 1n, maxBlockRange });
 
     const payments = await matchPayments(db, client, { chainId, expiringAfter }, logs, toBlock, toBlockTime);
     const acceptedLogs = payments.filter(({ open }) => open);
@@ -349,16 +349,18 @@ function inActivity(): boolean {
 
 /**
  * The range the next scan tries: the widest span that succeeded after a refusal; after a range of at
- * least SMALL_SCAN_LOGS logs (a busy chain's unfiltered ranges), the blocks that hold about
+ * least SMALL_SCAN_LOGS logs, or any unfiltered range with logs, the blocks that hold about
  * TARGET_LOGS_PER_RANGE at this range's logs per block; twice this one after a small scan, up to the maximum.
  */
 function nextRange({
   fetched,
+  form,
   range,
   span,
   maxBlockRange,
 }: {
   fetched: { logs: unknown[]; acceptedSpan?: bigint };
+  form: ScanForm;
   /** The range this scan was allowed, and the blocks it covered (fewer at the safe head). */
   range: bigint;
   span: bigint;
@@ -367,8 +369,11 @@ function nextRange({
   const logs = fetched.logs.length;
   // Sized by the blocks actually covered, not the range allowed: a probe-sized unfiltered range covers
   // fewer blocks than it was allowed, and the next one (asked without a probe) must not take them all.
+  // An unfiltered range holds the chain's traffic: sized by its logs per block even when small (a caught-up
+  // one-block scan of 400 logs doubled the advice to the maximum, and the range after a worker restart then
+  // asked for every block missed at once: 121 MB in the workerIdle bench, refused forever).
   const fitting =
-    logs < SMALL_SCAN_LOGS
+    logs < SMALL_SCAN_LOGS && !(form === 'unfiltered' && logs > 0)
       ? Math.min(Number(range) * 2, maxBlockRange)
       : Math.min(maxBlockRange, Math.max(1, Math.floor((Number(span) * TARGET_LOGS_PER_RANGE) / logs)));
   return fetched.acceptedSpan !== undefined ? Math.min(Number(fetched.acceptedSpan), fitting) : fitting;
