@@ -50,6 +50,13 @@ export interface ChainMonitorDependencies {
   /** How often a scan waiting for the next block asks for the head (default 250 ms). */
   headPollMs?: number;
   /**
+   * How long one `scanDeposits` activity keeps scanning (CHAIN_MONITOR_CYCLE_MS): each range as its blocks
+   * become safe, its checkpoint written and its sessions signalled before the next, so the workflow task and
+   * activity task of a monitor cycle are paid once per cycle instead of once per block. 0: one range per
+   * activity (the monitor's shape before).
+   */
+  cycleMs?: number;
+  /**
    * Starts an event's webhook delivery: a transfer mined after its session's expiry gets its
    * `session.paid_late` event and deliveries. A monitor run without it (benchmarks) records transfers only.
    */
@@ -88,6 +95,8 @@ export interface ScanResult {
   form?: ScanForm;
   /** True when the scan reached the safe head (the monitor may sleep). */
   caughtUp: boolean;
+  /** Ranges scanned (a cycle covers several; one otherwise, or 0 when nothing was past the checkpoint). */
+  ranges: number;
   /** Transfer logs fetched (filtered form: all of them into watched deposit addresses). */
   logs: number;
   accepted: number;
@@ -111,6 +120,12 @@ export const DEFAULT_ADDRESSES_PER_REQUEST = 500;
 export const DEFAULT_LATE_WATCH_SEC = 7 * 24 * 3600;
 /** A waiting scan asks for the head this often: a quarter of a 1 s block, 4 requests a second per chain. */
 export const DEFAULT_HEAD_POLL_MS = 250;
+/**
+ * One monitor activity covers this long of the chain (docs/decisions.md, "Monitor cycle"): 30 blocks of a
+ * 1 s chain per workflow task and activity task instead of one. Well inside the activity's 2-minute
+ * start-to-close timeout; its heartbeats (every 5 s) keep a dead worker's cycle noticed within 20 s.
+ */
+export const DEFAULT_CYCLE_MS = 30_000;
 /**
  * Above this many watched payment options a range is asked for unfiltered. Measured (docs/decisions.md,
  * "Deposit scan at steady traffic"): see bench/monitorTraffic.bench.ts.
@@ -155,6 +170,7 @@ export function createChainMonitorActivities({
   lateWatchSecByChain = {},
   filteredMaxWatched = DEFAULT_FILTERED_MAX_WATCHED,
   headPollMs = DEFAULT_HEAD_POLL_MS,
+  cycleMs = DEFAULT_CYCLE_MS,
   onScanned,
   startWebhookDelivery,
 }: ChainMonitorDependencies) {
@@ -166,12 +182,12 @@ export function createChainMonitorActivities({
     return client;
   };
 
-  const scan = async (input: ScanInput): Promise<ScanResult> => {
+  const scan = async (input: ScanInput, signal?: AbortSignal): Promise<ScanResult> => {
     const { chainId, monitorId, maxBlockRange } = input;
     const network = networks.byChainId(chainId);
     if (!network) throw new Error(`unknown chain ${chainId}`);
     const client = clientFor(chainId);
-    const window = await nextScanWindow(db, client, network.confirmations, input, headPollMs);
+    const window = await nextScanWindow(db, client, network.confirmations, input, headPollMs, signal);
     const { fromBlock, range } = window;
     if (window.toBlock < fromBlock) {
       onScanned?.({ chainId, blocksBehindSafeHead: window.safeHead - window.checkpoint });
@@ -179,6 +195,7 @@ export function createChainMonitorActivities({
         fromBlock: fromBlock.toString(),
         toBlock: window.checkpoint.toString(),
         caughtUp: true,
+        ranges: 0,
         ...NOTHING_SCANNED,
         nextBlockRange: Number(range),
       };
@@ -224,7 +241,7 @@ export function createChainMonitorActivities({
     ]);
     const fetched = joinTransfers(first, rest);
     const logs = fetched.logs;
-    const nextBlockRange = nextRange({ fetched, range, span: toBlock - fromBlock + 1n, maxBlockRange });
+    const nextBlockRange = nextRange({ fetched, form, range, span: toBlock - fromBlock + 1n, maxBlockRange });
 
     const payments = await matchPayments(db, client, { chainId, expiringAfter }, logs, toBlock, toBlockTime);
     const acceptedLogs = payments.filter(({ open }) => open);
@@ -240,6 +257,7 @@ export function createChainMonitorActivities({
       toBlock: toBlock.toString(),
       form,
       caughtUp: toBlock >= window.safeHead,
+      ranges: 1,
       logs: logs.length,
       accepted: acceptedLogs.length,
       late: payments.length - acceptedLogs.length,
@@ -250,11 +268,61 @@ export function createChainMonitorActivities({
     };
   };
 
+  /**
+   * Scans range after range for `cycleMs`: a caught-up scan waits for the next safe block (up to the
+   * cycle's end) and scans it at once, so a deposit is seen as soon as one scan per activity saw it. Every
+   * range is a complete scan of its own (recorded, signalled, checkpoint written), so a worker that dies
+   * in a cycle loses at most the range in hand: the retried activity resumes from the durable checkpoint,
+   * scans that range again and records nothing twice (the deposits' unique transfer key), as a retried
+   * single scan does. Worker shutdown cancels the activity: the cycle returns after the range in hand.
+   */
+  const cycle = async (input: ScanInput, signal?: AbortSignal): Promise<ScanResult> => {
+    const endsAt = Date.now() + cycleMs;
+    let blockRange = input.blockRange;
+    let previousForm = input.previousForm;
+    let total: ScanResult | undefined;
+    for (;;) {
+      const result = await scan(
+        {
+          ...input,
+          ...(blockRange !== undefined && { blockRange }),
+          ...(previousForm && { previousForm }),
+          waitForBlockMs: Math.max(0, endsAt - Date.now()),
+        },
+        signal,
+      );
+      total = total ? addScans(total, result) : result;
+      blockRange = result.nextBlockRange;
+      previousForm = result.form ?? previousForm;
+      if (Date.now() >= endsAt || signal?.aborted) return total;
+    }
+  };
+
   return {
     async scanDeposits(input: ScanInput): Promise<ScanResult> {
-      // Called directly (benches, tests) there is no activity to heartbeat for.
-      return inActivity() ? heartbeating(() => scan(input)) : scan(input);
+      // Called directly (benches, tests) there is no activity to heartbeat for, and no cycle: one range.
+      if (!inActivity()) return scan(input);
+      const { cancellationSignal } = Context.current();
+      return heartbeating(() => (cycleMs > 0 ? cycle(input, cancellationSignal) : scan(input)));
     },
+  };
+}
+
+/** Two consecutive scans as one: the first's start, the second's end, form and advice; counts added. */
+function addScans(first: ScanResult, second: ScanResult): ScanResult {
+  return {
+    fromBlock: first.ranges > 0 ? first.fromBlock : second.fromBlock,
+    toBlock: second.toBlock,
+    ...((second.form ?? first.form) && { form: second.form ?? first.form }),
+    caughtUp: second.caughtUp,
+    ranges: first.ranges + second.ranges,
+    logs: first.logs + second.logs,
+    accepted: first.accepted + second.accepted,
+    late: first.late + second.late,
+    watched: second.ranges > 0 ? second.watched : first.watched,
+    requests: first.requests + second.requests,
+    refusals: first.refusals + second.refusals,
+    nextBlockRange: second.nextBlockRange,
   };
 }
 
@@ -281,16 +349,18 @@ function inActivity(): boolean {
 
 /**
  * The range the next scan tries: the widest span that succeeded after a refusal; after a range of at
- * least SMALL_SCAN_LOGS logs (a busy chain's unfiltered ranges), the blocks that hold about
+ * least SMALL_SCAN_LOGS logs, or any unfiltered range with logs, the blocks that hold about
  * TARGET_LOGS_PER_RANGE at this range's logs per block; twice this one after a small scan, up to the maximum.
  */
 function nextRange({
   fetched,
+  form,
   range,
   span,
   maxBlockRange,
 }: {
   fetched: { logs: unknown[]; acceptedSpan?: bigint };
+  form: ScanForm;
   /** The range this scan was allowed, and the blocks it covered (fewer at the safe head). */
   range: bigint;
   span: bigint;
@@ -299,8 +369,11 @@ function nextRange({
   const logs = fetched.logs.length;
   // Sized by the blocks actually covered, not the range allowed: a probe-sized unfiltered range covers
   // fewer blocks than it was allowed, and the next one (asked without a probe) must not take them all.
+  // An unfiltered range holds the chain's traffic: sized by its logs per block even when small (a caught-up
+  // one-block scan of 400 logs doubled the advice to the maximum, and the range after a worker restart then
+  // asked for every block missed at once: 121 MB in the workerIdle bench, refused forever).
   const fitting =
-    logs < SMALL_SCAN_LOGS
+    logs < SMALL_SCAN_LOGS && !(form === 'unfiltered' && logs > 0)
       ? Math.min(Number(range) * 2, maxBlockRange)
       : Math.min(maxBlockRange, Math.max(1, Math.floor((Number(span) * TARGET_LOGS_PER_RANGE) / logs)));
   return fetched.acceptedSpan !== undefined ? Math.min(Number(fetched.acceptedSpan), fitting) : fitting;
@@ -318,6 +391,7 @@ async function nextScanWindow(
   confirmations: number,
   { monitorId, maxBlockRange, blockRange, waitForBlockMs = 0 }: ScanInput,
   headPollMs: number,
+  signal?: AbortSignal,
 ): Promise<{ fromBlock: bigint; toBlock: bigint; checkpoint: bigint; safeHead: bigint; range: bigint }> {
   const range = BigInt(Math.max(1, Math.min(blockRange ?? maxBlockRange, maxBlockRange)));
   // No cache: viem keeps a block number for 4 s by default, which would delay detection by blocks.
@@ -328,8 +402,11 @@ async function nextScanWindow(
   let head = firstHead;
   if (stored !== undefined && waitForBlockMs > 0) {
     const waitUntil = Date.now() + waitForBlockMs;
-    while (head - BigInt(confirmations) <= stored && Date.now() < waitUntil) {
-      await delay(Math.min(headPollMs, Math.max(0, waitUntil - Date.now())));
+    while (head - BigInt(confirmations) <= stored && Date.now() < waitUntil && !signal?.aborted) {
+      // A cancelled wait (worker shutdown) ends early: the scan returns what it has, nothing is lost.
+      await delay(Math.min(headPollMs, Math.max(0, waitUntil - Date.now())), undefined, { signal }).catch(
+        () => undefined,
+      );
       head = await client.getBlockNumber({ cacheTime: 0 });
     }
   }

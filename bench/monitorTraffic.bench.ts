@@ -27,6 +27,7 @@ import {
   signUpBenchMerchant,
   type BenchMerchant,
 } from './lib/merchantApi';
+import { heapAfterGcProbe } from './lib/heapAfterGc';
 import { percentile } from './lib/percentiles';
 import { cpuSeconds, cpuSecondsWithChildren, parentOf, processMemory } from './lib/procStats';
 import { reportBenchmark, type GoalRow } from './lib/results';
@@ -46,7 +47,9 @@ import { depositSignallerFor } from '../workflowClient/sessions';
  * - deposit → `confirming`: payments arrive open loop; blocks from the transfer's inclusion to the first
  *   status view at or past `confirming` (as settlement.bench.ts measures it), p95;
  * - the worker's and Postgres' CPU per block over a window of traffic alone;
- * - the worker's resident memory at the end of the step.
+ * - the worker's memory at the end of the step: the used heap of its isolates (main thread and workflow
+ *   threads) after a forced full collection, the median of five samples (bench/lib/heapAfterGc.ts), with
+ *   its resident memory beside it (one RSS sample counts whatever garbage the last collection left).
  *
  * Each step runs its own fresh worker process, started once the step's options are seeded (and the tables
  * vacuumed), so the steps differ by the watched set, not by what the worker did or grew before them.
@@ -96,6 +99,7 @@ interface World {
   payers: BenchWalletClient[];
   db: Db;
   postmaster: number;
+  heap: Awaited<ReturnType<typeof heapAfterGcProbe>>;
 }
 
 /** One payment: a session, a USDC transfer of its amount; blocks from inclusion to `confirming` seen. */
@@ -140,6 +144,8 @@ async function measureStep(world: World, watched: number) {
   const blocksMined = Number(world.watcher.head() - headBefore);
   const workerMsPerBlock = ((after.worker - before.worker) * 1000) / blocksMined;
   const postgresMsPerBlock = ((after.postgres - before.postgres) * 1000) / blocksMined;
+  const workerRssMiB = processMemory(world.worker.pid).rssKiB / 1024;
+  const heap = await world.heap.measure(world.worker.pid);
   return {
     watched,
     blocksToConfirming: blocks,
@@ -149,7 +155,10 @@ async function measureStep(world: World, watched: number) {
     workerMsPerBlock,
     postgresMsPerBlock,
     cpuMsPerBlock: workerMsPerBlock + postgresMsPerBlock,
-    workerRssMiB: processMemory(world.worker.pid).rssKiB / 1024,
+    workerRssMiB,
+    workerHeapAfterGcMiB: heap.medianMiB,
+    workerHeapAfterGcSamplesMiB: heap.samplesMiB,
+    workerIsolates: heap.isolates,
     load: machineLoad(),
   };
 }
@@ -219,7 +228,12 @@ async function main(): Promise<void> {
     const tokens = [chain.contracts.usdc!, chain.contracts.usdt!] as Address[];
     // Each step gets a fresh worker process (below), so neither step's CPU or memory inherits the other's
     // heap or the time it has lived: what differs between them is the watched set.
-    const workerEnv = { ...services.env, OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey };
+    const heap = await heapAfterGcProbe();
+    const workerEnv = {
+      ...services.env,
+      OPERATOR_PRIVATE_KEY: LOCAL_SETTLEMENT_OPERATOR.privateKey,
+      ...heap.env(),
+    };
     let worker = await startWorkerProcess(workerEnv);
     cleanups.unshift(() => worker.stop());
     workerOutput = worker.output;
@@ -249,6 +263,7 @@ async function main(): Promise<void> {
       payers,
       db,
       postmaster: parentOf(rows[0]!.pid),
+      heap,
     };
 
     const traffic: BackgroundTransfers = await startBackgroundTransfers({
@@ -437,11 +452,11 @@ async function main(): Promise<void> {
         baseline: `${smallUnfiltered!.cpuMsPerBlock.toFixed(1)} ms per block at 1k (worker ${smallUnfiltered!.workerMsPerBlock.toFixed(1)}, Postgres ${smallUnfiltered!.postgresMsPerBlock.toFixed(1)})`,
       },
       {
-        label: 'worker memory, 1M watched over 1k, unfiltered form (MiB)',
-        now: large!.workerRssMiB - smallUnfiltered!.workerRssMiB,
+        label: 'worker heap after GC (median of 5), 1M watched over 1k, unfiltered form (MiB)',
+        now: large!.workerHeapAfterGcMiB - smallUnfiltered!.workerHeapAfterGcMiB,
         goal: { atMost: MEMORY_BOUND_MIB },
-        subject: `${large!.workerRssMiB.toFixed(0)} MiB resident at 1M`,
-        baseline: `${smallUnfiltered!.workerRssMiB.toFixed(0)} MiB at 1k`,
+        subject: `${large!.workerHeapAfterGcMiB.toFixed(1)} MiB heap after GC at 1M (${large!.workerRssMiB.toFixed(0)} MiB resident)`,
+        baseline: `${smallUnfiltered!.workerHeapAfterGcMiB.toFixed(1)} MiB at 1k (${smallUnfiltered!.workerRssMiB.toFixed(0)} MiB resident)`,
       },
     ];
     reportBenchmark('monitorTraffic', {
@@ -467,6 +482,8 @@ async function main(): Promise<void> {
         // The product as configured: 1M (unfiltered) against 1k under the switch point (filtered).
         cpuPerBlock_1MOver1kFiltered: large!.cpuMsPerBlock / small!.cpuMsPerBlock,
         memoryMiB_1MOver1kFiltered: large!.workerRssMiB - small!.workerRssMiB,
+        heapAfterGcMiB_1MOver1kUnfiltered:
+          large!.workerHeapAfterGcMiB - smallUnfiltered!.workerHeapAfterGcMiB,
         unfilteredScanCpuPerBlock_1MOver1k: unfilteredCpuRatio,
       },
       goals,

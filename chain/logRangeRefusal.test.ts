@@ -1,4 +1,10 @@
-import { HttpRequestError, InvalidParamsRpcError, LimitExceededRpcError, RpcRequestError } from 'viem';
+import {
+  HttpRequestError,
+  InvalidParamsRpcError,
+  LimitExceededRpcError,
+  ResponseBodyTooLargeError,
+  RpcRequestError,
+} from 'viem';
 import { isLogRangeRefusal } from './logRangeRefusal';
 
 const rpcError = (code: number, message: string) =>
@@ -19,6 +25,7 @@ describe('isLogRangeRefusal', () => {
     ['BNB-style', rpcError(-32000, 'exceed maximum block range: 5000')],
     ['Cloudflare', rpcError(-32047, 'block range too large')],
     ['any -32005', new LimitExceededRpcError(rpcError(-32005, 'rate or size limited'))],
+    ['viem’s own answer-size cap', new ResponseBodyTooLargeError({ maxSize: 10485760, size: 121022696 })],
     [
       'wrapped by viem',
       new InvalidParamsRpcError(rpcError(-32602, 'query returned more than 10000 results')),

@@ -12,6 +12,9 @@ import { BaseError } from 'viem';
  * - QuickNode: "eth_getLogs and eth_newFilter are limited to a 10,000 blocks range"
  * - Ankr: "block range is too wide"; BNB-style nodes: "exceed maximum block range: 5000"
  * - Cloudflare, public nodes: "block range too large", "range too large", "too many logs"
+ * - viem itself: "HTTP response body exceeded the size limit" (ResponseBodyTooLargeError, its 10 MiB cap on an
+ *   answer, about 25,000 Transfer logs): an unfiltered range resumed after a worker restart on a chain of
+ *   400 logs a block (the workerIdle bench, 2026-11-29) met it and retried the same growing range forever
  */
 const REFUSAL_TEXTS = [
   /log response size exceeded/i,
@@ -23,6 +26,7 @@ const REFUSAL_TEXTS = [
   /too many (?:logs|results|blocks)/i,
   /response size (?:should not|exceeds?|is larger)/i,
   /this block range should work/i,
+  /response body exceeded the size limit/i,
 ];
 
 /** JSON-RPC "limit exceeded" (EIP-1474), which Infura and geth use for oversized log queries. */

@@ -389,6 +389,12 @@ export const configSchema = z.object({
    * follows the chain's stablecoin traffic, not the watched set). Measured: docs/decisions.md.
    */
   CHAIN_MONITOR_FILTERED_MAX_WATCHED: z.coerce.number().int().min(0).max(1_000_000).default(2_000),
+  /**
+   * How long one deposit-monitor or receipt-tracker activity keeps scanning, block by block as they become
+   * safe, before it returns to its workflow (docs/decisions.md, "Monitor cycle"); 0: one range per
+   * activity. Under the activities' 2-minute start-to-close timeout.
+   */
+  CHAIN_MONITOR_CYCLE_MS: z.coerce.number().int().min(0).max(90_000).default(30_000),
   ...lateWatchByChainVariables,
   /** Webhook targets on private, loopback and link-local addresses are refused unless this is set. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),

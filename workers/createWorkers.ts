@@ -64,7 +64,12 @@ export interface WorkerDependencies {
    */
   settlement?: SettlementWorkerSettings;
   /** Chains whose paymaster receipts are tracked; without it the worker serves no receipt activities. */
-  paymasterReceipts?: { networks: NetworkRegistry; markupBps?: number };
+  paymasterReceipts?: {
+    networks: NetworkRegistry;
+    markupBps?: number;
+    /** CHAIN_MONITOR_CYCLE_MS: how long one tracker activity keeps scanning (default 30 s; 0 one scan). */
+    cycleMs?: number;
+  };
   /** Yield deployments: the key that deploys vault sets, and how domains' TXT records are looked up. */
   yield?: YieldWorkerSettings;
   /** Subscription charging (issue 42); without it the worker serves no subscription activities. */
@@ -104,6 +109,8 @@ export interface SettlementWorkerSettings {
   lateWatchSec?: number;
   lateWatchSecByChain?: Partial<Record<number, number>>;
   filteredMaxWatched?: number;
+  /** CHAIN_MONITOR_CYCLE_MS: how long one monitor activity keeps scanning (default 30 s; 0 one range). */
+  cycleMs?: number;
   onScanned?: ChainMonitorDependencies['onScanned'];
 }
 
@@ -172,6 +179,7 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
         lateWatchSec: settlement.lateWatchSec,
         lateWatchSecByChain: settlement.lateWatchSecByChain,
         filteredMaxWatched: settlement.filteredMaxWatched,
+        cycleMs: settlement.cycleMs,
         onScanned: settlement.onScanned,
       })),
     ...(paymasterReceipts && createPaymasterReceiptActivities({ db, ...paymasterReceipts })),

@@ -92,6 +92,7 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
             lateWatchSec: config.CHAIN_MONITOR_LATE_WATCH_SEC,
             lateWatchSecByChain: lateWatchSecByChain(config),
             filteredMaxWatched: config.CHAIN_MONITOR_FILTERED_MAX_WATCHED,
+            cycleMs: config.CHAIN_MONITOR_CYCLE_MS,
             onScanned: metrics.onScanned,
           }
         : undefined;
@@ -118,7 +119,11 @@ export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Pr
             }),
           },
           settlement,
-          paymasterReceipts: { networks, markupBps: config.PAYMASTER_MARKUP_BPS },
+          paymasterReceipts: {
+            networks,
+            markupBps: config.PAYMASTER_MARKUP_BPS,
+            cycleMs: config.CHAIN_MONITOR_CYCLE_MS,
+          },
           yield: { deployer: yieldDeployer, lookupTxt: createTxtLookup(config.YIELD_DNS_SERVER) },
           subscriptions: {
             networks,

@@ -27,7 +27,10 @@ const SCANS_PER_RUN = 200;
 
 /**
  * `chain-monitor-<chainId>`: the deposit monitor of one chain. Scans in bounded, adaptive ranges until
- * it has caught up with the safe head, then polls; continues as new to keep its history bounded.
+ * it has caught up with the safe head, then polls; continues as new to keep its history bounded. One
+ * activity covers a cycle of ranges (the worker's CHAIN_MONITOR_CYCLE_MS, 30 s by default: each range
+ * scanned as its blocks become safe, checkpointed, its sessions signalled), so this loop turns about twice
+ * a minute, not once per block.
  */
 export async function chainMonitorWorkflow(input: ChainMonitorInput): Promise<never> {
   // Adaptive: a provider's size refusal narrows the range, small scans grow it back (the activity advises).

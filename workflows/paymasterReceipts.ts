@@ -3,6 +3,9 @@ import type { PaymasterReceiptActivities } from '../activities/paymasterReceipts
 
 const { scanPaymasterReceipts } = proxyActivities<PaymasterReceiptActivities>({
   startToCloseTimeout: '2 minutes',
+  // A scan runs for a cycle of blocks (CHAIN_MONITOR_CYCLE_MS) and heartbeats: a worker that dies in one
+  // has it retried (from the checkpoint) by another within 20 s, not after the start-to-close timeout.
+  heartbeatTimeout: '20 seconds',
   // RPC outages: back off up to a minute between tries, forever; the checkpoint makes retries resume.
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
@@ -30,6 +33,7 @@ export async function paymasterReceiptTrackerWorkflow(input: PaymasterReceiptTra
       monitorId: input.monitorId,
       maxBlockRange: input.maxBlockRange,
       droppedGraceSeconds: input.droppedGraceSeconds,
+      headPollMs: input.pollIntervalMs,
     });
     if (result.caughtUp) await sleep(input.pollIntervalMs);
   }

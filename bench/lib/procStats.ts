@@ -129,3 +129,24 @@ export function serverProcessOf(pid: number): number {
     current = children[0]!;
   return current;
 }
+
+/**
+ * CPU seconds of each of a process's threads, summed by thread name (`comm`: node's main thread is
+ * `node`, workflow threads and libuv's pool have their own names, the Temporal core's Rust threads
+ * theirs), to say which part of a process a window's CPU went to.
+ */
+export function cpuSecondsByThreadName(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SEC;
+      byName.set(name, (byName.get(name) ?? 0) + seconds);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return byName;
+}

@@ -358,6 +358,26 @@ describe('never miss a deposit: the monitor at 1,000,000 watched addresses and s
     }
   }, 240_000);
 
+  it('an unfiltered range of a few hundred logs a block advises the next range by its logs, so the blocks a restarted worker missed are not asked for at once', async () => {
+    const eth = traffic.get(ETHEREUM_SEPOLIA)!;
+    const monitor = ownMonitor(ETHEREUM_SEPOLIA);
+    await monitor.startAfter(await head(ETHEREUM_SEPOLIA));
+    // About Ethereum's 400 logs a block: 250 and 150 in two blocks, under the 1,000 of a "small" scan.
+    await eth.send(400);
+    await confirm(ETHEREUM_SEPOLIA);
+    const scans = (await monitor.scanAll(2_000)).filter(
+      (scan) => scan.form === 'unfiltered' && scan.logs > 0,
+    );
+    expect(scans.length).toBeGreaterThan(0);
+    for (const scan of scans) {
+      const span = Number(BigInt(scan.toBlock) - BigInt(scan.fromBlock) + 1n);
+      // Sized by the logs (about 5,000 a range), never doubled toward the 2,000-block maximum: a range of
+      // every block missed at 400 logs each outgrew what a provider (or viem, at 10 MiB) answers.
+      expect(scan.nextBlockRange).toBe(Math.min(2_000, Math.max(1, Math.floor((span * 5_000) / scan.logs))));
+      expect(scan.nextBlockRange).toBeLessThan(2_000);
+    }
+  }, 120_000);
+
   it('a Transfer of another token contract and an ERC-721 Transfer into watched deposit addresses are never matched, in either form', async () => {
     const session = await createSession('10');
     for (const chainId of [ETHEREUM_SEPOLIA, BASE_SEPOLIA]) {
@@ -451,4 +471,61 @@ describe('never miss a deposit: the monitor at 1,000,000 watched addresses and s
       if (!restarted) await stack.startWorkers();
     }
   }, 240_000);
+
+  /** The deposit monitor's scan in flight (Temporal's view of the workflow's pending activity). */
+  async function monitorActivityInFlight(chainId: number) {
+    const handle = stack.temporal.workflow.getHandle(chainMonitorWorkflowId(chainId, stack.prefix));
+    const pending = (await handle.describe()).raw.pendingActivities ?? [];
+    const scan = pending.find((activity) => activity.activityType?.name === 'scanDeposits');
+    return (
+      scan && { activityId: scan.activityId!, startedAt: Number(scan.lastStartedTime?.seconds ?? 0) * 1000 }
+    );
+  }
+
+  it('a worker killed while one monitor activity covers several ranges: the deposit it had signalled stays once, the one in hand is found by the retried activity, once', async () => {
+    const proxy = proxies.get(ETHEREUM_SEPOLIA)!;
+    await stack.stopWorkers();
+    let restarted = false;
+    // A cycle longer than this test's steps: one activity must cover both payments' blocks.
+    const first = startWorkerProcess({ ...stack.workerEnv, CHAIN_MONITOR_CYCLE_MS: '90000' });
+    try {
+      await waitForOutput(first, /worker polling/);
+      const pollingSince = Date.now() - 1_000;
+      // The cycle this worker started (the stopped workers' cycle ended at their shutdown).
+      let cycle = await monitorActivityInFlight(ETHEREUM_SEPOLIA);
+      while (!cycle || cycle.startedAt < pollingSince) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        cycle = await monitorActivityInFlight(ETHEREUM_SEPOLIA);
+      }
+      const paidFirst = await createSession('14');
+      const paidSecond = await createSession('15');
+      await payInFull(paidFirst, ETHEREUM_SEPOLIA);
+      await confirm(ETHEREUM_SEPOLIA);
+      await waitForStatus(paidFirst.id, ['confirming', 'bridging', 'completed']);
+
+      const held = proxy.holdRangeReaching((await head(ETHEREUM_SEPOLIA)) + 1n);
+      await payInFull(paidSecond, ETHEREUM_SEPOLIA);
+      await confirm(ETHEREUM_SEPOLIA);
+      await held.reached;
+      // The range in hand is read by the activity that signalled the first payment: one activity, two ranges.
+      expect((await monitorActivityInFlight(ETHEREUM_SEPOLIA))?.activityId).toBe(cycle.activityId);
+      first.kill('SIGKILL');
+      await new Promise((resolve) => first.once('exit', resolve));
+      held.release();
+      expect(await depositRows(paidSecond.id)).toEqual([]);
+
+      await stack.startWorkers();
+      restarted = true;
+      // The killed cycle is retried once its heartbeat times out (20 s), from the checkpoint it had written.
+      await waitForStatus(paidSecond.id, ['confirming', 'bridging', 'completed'], 120_000);
+      for (const session of [paidFirst, paidSecond]) {
+        const rows = await depositRows(session.id);
+        expect(rows).toHaveLength(1);
+        expect(rows[0]!.kind).toBe('accepted');
+      }
+    } finally {
+      if (first.exitCode === null && first.signalCode === null) first.kill('SIGKILL');
+      if (!restarted) await stack.startWorkers();
+    }
+  }, 300_000);
 });
