@@ -6,7 +6,7 @@ import { debitPrepaidBalance } from './prepaidLedger';
 import type { RefundRow } from './refunds';
 
 /**
- * The gas of a relayed forwarder refund (docs/decisions.md "Forwarder refunds: relay and gas"): the operator
+ * The gas of a relayed forwarder refund (docs/decisions.md "Forwarder refunds: authorization, relay and gas"): the operator
  * pays it; on a mainnet it is debited from the merchant's prepaid balance like a sponsored operation's gas —
  * actual cost × the ETH/USD price fixed at authorization × (1 + the paymaster's markup), rounded up once —
  * with ledger reference `refund-gas:<refundId>`, so it is charged once however often the step runs.

@@ -28,7 +28,7 @@ import { wakeRefundWorkflow } from './refundWorkflowSignals';
 
 /**
  * On a mainnet the relay's gas is charged to the prepaid balance like other platform gas, at the ETH/USD price
- * of now with the paymaster's markup (docs/decisions.md "Forwarder refunds: relay and gas"); without a fresh
+ * of now with the paymaster's markup (docs/decisions.md "Forwarder refunds: authorization, relay and gas"); without a fresh
  * price nothing is authorized (503). Testnet gas is not the merchant's money: no pricing.
  */
 async function relayGasPricing(

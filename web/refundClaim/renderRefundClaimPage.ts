@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { networkByChainId } from '../../config/networks';
 import { html, jsonForScriptElement, trustedHtml, type SafeHtml } from '../html';
 import { readPageScript } from '../pageScript';
+import { publicPageHead, readPublicPageStylesheets } from '../publicPageHead';
 import { formatUsd } from '../checkout/formatAmount';
 import { REFUND_CLAIM_DATA_ELEMENT_ID, type RefundClaimClientData } from './clientData';
 
@@ -25,27 +25,12 @@ export interface RefundClaimView {
 }
 
 // The checkout page's stylesheet (one look for the pages a payer sees), then this page's form controls.
-const css = [
-  readFileSync(join(__dirname, '..', 'checkout', 'checkout.css'), 'utf8'),
-  readFileSync(join(__dirname, 'refundClaim.css'), 'utf8'),
-].join('\n');
-if (/<\/style/i.test(css)) throw new Error('the claim page’s stylesheets must not contain </style');
+const css = readPublicPageStylesheets('refund claim', join('refundClaim', 'refundClaim.css'));
 const claimScript = readPageScript('refundClaim.js');
 
 const networkName = (chainId: number, fallback: string) => networkByChainId(chainId)?.displayName ?? fallback;
 
-function head(title: string, nonce: string): SafeHtml {
-  return html`<head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <meta name="robots" content="noindex" />
-    <title>${title}</title>
-    <link rel="icon" href="data:," />
-    <style nonce="${nonce}">
-      ${trustedHtml(css)}
-    </style>
-  </head>`;
-}
+const head = (title: string, nonce: string): SafeHtml => publicPageHead(title, nonce, css);
 
 /** The chain, the address and the confirmation, sent once by the page's script; hidden once an address is in. */
 function claimForm(view: RefundClaimView, waiting: boolean): SafeHtml {

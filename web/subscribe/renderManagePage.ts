@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { networkByChainId } from '../../config/networks';
 import type { SubscriptionStatus } from '../../db/schema';
 import { formatUsd } from '../checkout/formatAmount';
 import { html, jsonForScriptElement, trustedHtml, type SafeHtml } from '../html';
 import { readPageScript } from '../pageScript';
+import { publicPageHead, readPublicPageStylesheets } from '../publicPageHead';
 import { MANAGE_DATA_ELEMENT_ID, type ManageClientData } from './clientData';
 import { dayLabel, endingSentence } from './permissionWording';
 
@@ -28,25 +28,10 @@ export interface ManageView {
   cancelAtPeriodEnd: boolean;
 }
 
-const css = [
-  readFileSync(join(__dirname, '..', 'checkout', 'checkout.css'), 'utf8'),
-  readFileSync(join(__dirname, 'subscribe.css'), 'utf8'),
-].join('\n');
-if (/<\/style/i.test(css)) throw new Error('the subscribe page stylesheets must not contain </style');
+const css = readPublicPageStylesheets('subscribe', join('subscribe', 'subscribe.css'));
 const manageScript = readPageScript('subscriptionManage.js');
 
-function head(title: string, nonce: string): SafeHtml {
-  return html`<head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <meta name="robots" content="noindex" />
-    <title>${title}</title>
-    <link rel="icon" href="data:," />
-    <style nonce="${nonce}">
-      ${trustedHtml(css)}
-    </style>
-  </head>`;
-}
+const head = (title: string, nonce: string): SafeHtml => publicPageHead(title, nonce, css);
 
 const STATUS_WORDS: Record<SubscriptionStatus, string> = {
   trialing: 'Trial',

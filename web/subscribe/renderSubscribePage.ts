@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PlanInterval } from '../../db/schema';
 import { fromBaseUnits } from '../../money/baseUnits';
@@ -6,6 +5,7 @@ import { periodSeconds } from '../../subscriptions/periods';
 import { formatUsd } from '../checkout/formatAmount';
 import { html, jsonForScriptElement, trustedHtml, type SafeHtml } from '../html';
 import { readPageScript } from '../pageScript';
+import { publicPageHead, readPublicPageStylesheets } from '../publicPageHead';
 import { SUBSCRIBE_DATA_ELEMENT_ID, type SubscribeClientData, type SubscribeOption } from './clientData';
 import { periodLabel, permissionSentences } from './permissionWording';
 
@@ -30,25 +30,10 @@ export interface SubscribePlanView {
   merchantName: string | null;
 }
 
-const css = [
-  readFileSync(join(__dirname, '..', 'checkout', 'checkout.css'), 'utf8'),
-  readFileSync(join(__dirname, 'subscribe.css'), 'utf8'),
-].join('\n');
-if (/<\/style/i.test(css)) throw new Error('the subscribe page stylesheets must not contain </style');
+const css = readPublicPageStylesheets('subscribe', join('subscribe', 'subscribe.css'));
 const subscribeScript = readPageScript('subscribe.js');
 
-function head(title: string, nonce: string): SafeHtml {
-  return html`<head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <meta name="robots" content="noindex" />
-    <title>${title}</title>
-    <link rel="icon" href="data:," />
-    <style nonce="${nonce}">
-      ${trustedHtml(css)}
-    </style>
-  </head>`;
-}
+const head = (title: string, nonce: string): SafeHtml => publicPageHead(title, nonce, css);
 
 const optionLabel = (option: SubscribeOption) => `${option.symbol} on ${option.network}`;
 
