@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import type { Hex } from 'viem';
 import { resolveDelegationFramework } from '../chain/delegationFramework';
 import type { NetworkRegistry } from '../chain/networkRegistry';
@@ -17,10 +17,12 @@ import {
   type SubscriptionRow,
 } from '../db/subscriptions';
 import { normaliseDecimal } from '../money/baseUnits';
+import { awaitPeriodOnChain, type ChainTimeWaitDetails } from '../subscriptions/awaitPeriodOnChain';
+import { enforcerPeriodStart } from '../subscriptions/chargeSchedule';
 import { decodeExpiry } from '../subscriptions/grantVerification';
 import { chargePeriod } from '../subscriptions/periodCharge';
 import { openPeriod } from '../subscriptions/periodSession';
-import { delegationFromJson } from '../subscriptions/subscribe';
+import { chargeScheduleOf, delegationFromJson } from '../subscriptions/subscribe';
 import { storeSubscriptionEvent } from '../subscriptions/subscriptionEvents';
 import { sendWithNextNonce } from './lockedSends';
 
@@ -50,7 +52,18 @@ export interface SubscriptionActivityDependencies {
    * and the chain's fresh ETH/USD answer. Without it nothing is billed.
    */
   redemptionGas?: RedemptionGasPricing;
+  /** Reported while a charge waits for the chain to reach its period (default: the activity's heartbeat). */
+  heartbeat?: (details: ChainTimeWaitDetails) => void;
 }
+
+/** How often a charge reads the latest block while the chain has not reached the period's start. */
+const CHAIN_TIME_POLL_MS = 1_000;
+/**
+ * How long one attempt waits for it: well inside the charge's 5-minute start-to-close, leaving the
+ * redemption its time. A chain still behind then fails the attempt as retryable (Temporal tries again), never
+ * as a failed charge.
+ */
+const CHAIN_TIME_MAX_WAIT_MS = 120_000;
 
 export interface RedemptionGasPricing {
   markupBps: number;
@@ -128,6 +141,24 @@ async function chargeOnePeriod(
   if (!framework) return { kind: 'failed', failureReason: 'no_delegation_framework' };
   const client = executor.client(subscription.chain_id);
 
+  // Due by chain time: wait for a block in the enforcer's period before opening, reading or sending.
+  const periodStart = BigInt(
+    Math.ceil(enforcerPeriodStart(chargeScheduleOf(subscription), periodIndex) / 1000),
+  );
+  const chainNow = await awaitPeriodOnChain(client, {
+    periodStart,
+    maxWaitMs: CHAIN_TIME_MAX_WAIT_MS,
+    pollMs: CHAIN_TIME_POLL_MS,
+    heartbeat: dependencies.heartbeat ?? heartbeat,
+    sleep,
+  });
+  if (chainNow === undefined) {
+    throw ApplicationFailure.retryable(
+      `chain ${subscription.chain_id} has not reached the period's start (${periodStart}) yet`,
+      'ChainBehindPeriodStart',
+    );
+  }
+
   const opened = await openPeriod(db, networks, {
     subscription,
     plan,
@@ -156,7 +187,6 @@ async function chargeOnePeriod(
     same(caveat.enforcer, framework.timestampEnforcer),
   );
   const expiry = expiryCaveat && decodeExpiry(expiryCaveat.terms);
-  const chainNow = (await client.getBlock()).timestamp;
   // An expired permission would only revert: nothing is sent (the enforcer checks the next block's time).
   if (expiry && expiry.validBefore !== 0n && expiry.validBefore <= chainNow + 1n) {
     await markChargeFailed(db, opened.charge.id, 'permission_expired');

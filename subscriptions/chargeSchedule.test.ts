@@ -1,4 +1,10 @@
-import { chargeAttemptTimes, chargeWindowEnd, periodDueAt, type ChargeSchedule } from './chargeSchedule';
+import {
+  chargeAttemptTimes,
+  chargeWindowEnd,
+  enforcerPeriodStart,
+  periodDueAt,
+  type ChargeSchedule,
+} from './chargeSchedule';
 
 const DAY = 86_400_000;
 
@@ -20,5 +26,16 @@ describe('a subscription’s charge schedule', () => {
     expect(chargeWindowEnd(schedule, 0)).toBe(7 * DAY);
     expect(chargeAttemptTimes(schedule, 0)).toEqual([3 * DAY, 4 * DAY, 6 * DAY]);
     expect(chargeAttemptTimes(schedule, 1)).toEqual([10 * DAY, 11 * DAY, 13 * DAY]);
+  });
+
+  it('a charge waits for the enforcer’s period that holds its due time, not for the due time', () => {
+    // Due at the permission's start: the chain must reach the due time itself.
+    expect(
+      enforcerPeriodStart({ firstDueMs: 5 * DAY, periodMs: 30 * DAY, enforcerStartMs: 5 * DAY }, 2),
+    ).toBe(65 * DAY);
+    // Weekly, 3 trial days: due on day 10, the enforcer's period holding it began on day 7.
+    expect(enforcerPeriodStart({ firstDueMs: 3 * DAY, periodMs: 7 * DAY, enforcerStartMs: 0 }, 1)).toBe(
+      7 * DAY,
+    );
   });
 });

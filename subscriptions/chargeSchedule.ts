@@ -29,11 +29,21 @@ export const periodDueAt = (schedule: ChargeSchedule, periodIndex: number) =>
 export const periodEndAt = (schedule: ChargeSchedule, periodIndex: number) =>
   periodDueAt(schedule, periodIndex) + schedule.periodMs;
 
+/**
+ * The start of the ERC20PeriodTransferEnforcer's period that holds the period's due time: the earliest
+ * chain time at which the enforcer grants this period's allowance. The charge waits for a block at or after
+ * it, since before it the enforcer answers its previous period (already charged) or nothing (before the
+ * permission's start), and the chain's latest block trails our clock by a few seconds.
+ */
+export function enforcerPeriodStart(schedule: ChargeSchedule, periodIndex: number): number {
+  const due = periodDueAt(schedule, periodIndex);
+  const enforcerPeriod = Math.max(0, Math.floor((due - schedule.enforcerStartMs) / schedule.periodMs));
+  return schedule.enforcerStartMs + enforcerPeriod * schedule.periodMs;
+}
+
 /** The moment after which no charge of the period may be sent (see above). */
 export function chargeWindowEnd(schedule: ChargeSchedule, periodIndex: number): number {
-  const due = periodDueAt(schedule, periodIndex);
-  const enforcerPeriod = Math.floor((due - schedule.enforcerStartMs) / schedule.periodMs);
-  const enforcerEnd = schedule.enforcerStartMs + (enforcerPeriod + 1) * schedule.periodMs;
+  const enforcerEnd = enforcerPeriodStart(schedule, periodIndex) + schedule.periodMs;
   return Math.min(periodEndAt(schedule, periodIndex), enforcerEnd);
 }
 

@@ -11,7 +11,8 @@ import { encodePeriodicChargeRedemption, readPeriodAllowance } from '../chain/pe
  * the chain before it sends, so a retry after a crash between the redemption and its record finds the
  * transfer already made (the deposit address is the period's own) and never sends a second one. Nothing
  * is sent when the permission is revoked, the period already used, or the balance below the amount: no
- * partial charge.
+ * partial charge. The caller has waited for a block in the enforcer's period first (awaitPeriodOnChain.ts):
+ * read from an earlier block, the allowance is the previous period's.
  */
 
 export interface PeriodChargeRequest {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { heartbeat } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
-import { getAddress, type Address, type Hex } from 'viem';
+import { getAddress, numberToHex, type Address, type Hex } from 'viem';
 import { createSessionEventActivities } from '../../activities/sessionEvents';
 import { createSubscriptionActivities, type PeriodChargeResult } from '../../activities/subscriptions';
 import { createNetworkRegistry } from '../../chain/networkRegistry';
@@ -9,7 +10,8 @@ import { createOperatorChains, type OperatorChains } from '../../chain/operatorC
 import { findSubscriptionById, type SubscriptionRow } from '../../db/subscriptions';
 import { findSubscriptionPlanById } from '../../db/subscriptionPlans';
 import { startTimeSkippingTestEnvironment } from '../../dev/services/temporal';
-import { chargeAttemptTimes } from '../../subscriptions/chargeSchedule';
+import type { ChainTimeWaitDetails } from '../../subscriptions/awaitPeriodOnChain';
+import { chargeAttemptTimes, periodDueAt } from '../../subscriptions/chargeSchedule';
 import { chargePeriod } from '../../subscriptions/periodCharge';
 import { openPeriod } from '../../subscriptions/periodSession';
 import { chargeScheduleOf, delegationFromJson } from '../../subscriptions/subscribe';
@@ -19,7 +21,9 @@ import { subscriptionWorkflowId } from '../../workflows/workflowIds';
 import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant } from '../harness/merchants';
 import { quietTemporalRuntime } from '../harness/workers';
-import { frameworkOn, usdcBalance } from '../delegation/delegatorAccounts';
+import { frameworkOn, usdcBalance, type LocalChain } from '../delegation/delegatorAccounts';
+import { startAnvilChains, type StartAnvilChainsReturnType } from '../../dev/services/anvil';
+import { publicClientFor, rpc } from '../paymaster/smartAccounts';
 import {
   TOKENS,
   fundedExecutorKey,
@@ -40,7 +44,12 @@ import {
  */
 
 const AMOUNT = 10n * TOKENS;
-const chain = localChain();
+/**
+ * A private fork of the stack's chain (same id and contracts): its clock follows the time-skipping server's,
+ * which runs days ahead once a test skipped, since a charge is due by chain time; moving the shared chain's
+ * clock would move every other file's.
+ */
+let chain: LocalChain;
 
 describe('the subscription charging workflow', () => {
   let app: TestApp;
@@ -48,6 +57,7 @@ describe('the subscription charging workflow', () => {
   let executor: OperatorChains;
   let executorAddress: Address;
   let clockOffsetMs = 0;
+  let fork: StartAnvilChainsReturnType;
   const startedSessions: string[] = [];
   /** Per test: what an attempt of the charge activity does instead of the real one alone. */
   let chargeInterference:
@@ -57,10 +67,18 @@ describe('the subscription charging workflow', () => {
         real: () => Promise<PeriodChargeResult>,
       ) => Promise<PeriodChargeResult>)
     | undefined;
+  /** Per test: told each time a charge found the chain behind its period's start (its heartbeat). */
+  let onChainBehind: ((details: ChainTimeWaitDetails) => void) | undefined;
   type ChargeInput = { subscriptionId: string; periodIndex: number; sessionExpiresAt: string };
 
   beforeAll(async () => {
     quietTemporalRuntime();
+    const shared = localChain();
+    fork = await startAnvilChains({
+      chains: [{ chainId: shared.chainId, forkUrl: shared.rpcUrl }],
+      silent: true,
+    });
+    chain = { ...shared, rpcUrl: fork.chains[0]!.rpcUrl };
     const executorKey = await fundedExecutorKey(chain);
     executorAddress = executorKey.address;
     env = await startTimeSkippingTestEnvironment();
@@ -70,6 +88,7 @@ describe('the subscription charging workflow', () => {
       {
         SUBSCRIPTION_EXECUTOR_ADDRESS: executorAddress,
         TEMPORAL_TASK_QUEUE_PREFIX: `charging-${randomUUID()}-`,
+        [`RPC_URL_${chain.chainId}`]: chain.rpcUrl,
       },
       { now: () => new Date(Date.now() + clockOffsetMs) },
     );
@@ -79,11 +98,21 @@ describe('the subscription charging workflow', () => {
   afterAll(async () => {
     await app?.close();
     await env?.teardown();
+    await fork?.stop();
   });
+
+  /** Moves the chain's clock to `unixSeconds` (never back) and mines a block there. */
+  async function chainTimeAtLeast(unixSeconds: bigint) {
+    const latest = (await publicClientFor(chain.rpcUrl).getBlock()).timestamp;
+    if (latest >= unixSeconds) return;
+    await rpc(chain.rpcUrl, 'evm_setNextBlockTimestamp', [numberToHex(unixSeconds)]);
+    await rpc(chain.rpcUrl, 'evm_mine', []);
+  }
 
   async function subscribedCustomer(
     balance: bigint,
     planFields: Record<string, unknown> = {},
+    permission: { startTime?: bigint } = {},
   ): Promise<{
     customer: Customer;
     sk: { authorization: string };
@@ -91,6 +120,8 @@ describe('the subscription charging workflow', () => {
     merchantId: string;
   }> {
     clockOffsetMs = (await env.currentTimeMs()) - Date.now();
+    // The chain's clock follows the workflow's, as in production (a charge is due by chain time).
+    await chainTimeAtLeast(BigInt(Math.ceil((Date.now() + clockOffsetMs) / 1000)));
     const merchant = await signInNewMerchant(app);
     const sk = { authorization: `Bearer ${await createApiKey(app, merchant)}` };
     const plan = await app.request('/v1/plans', {
@@ -99,7 +130,11 @@ describe('the subscription charging workflow', () => {
       json: { name: 'Monthly', amount: '10', interval: 'month', ...planFields },
     });
     const customer = await newCustomer(balance, chain);
-    const delegation = await periodicPermission(customer, { executor: executorAddress, amount: AMOUNT });
+    const delegation = await periodicPermission(customer, {
+      executor: executorAddress,
+      amount: AMOUNT,
+      startTime: permission.startTime,
+    });
     const subscribed = await app.request(`/v1/subscribe/${plan.body.id}`, {
       method: 'POST',
       json: subscribeBodyOf(delegation),
@@ -125,6 +160,10 @@ describe('the subscription charging workflow', () => {
       },
       // The api's clock: the events' times follow one clock.
       now: () => new Date(Date.now() + clockOffsetMs),
+      heartbeat: (details) => {
+        heartbeat(details);
+        onChainBehind?.(details);
+      },
     });
     const attempts = new Map<string, number>();
     const worker = await Worker.create({
@@ -360,6 +399,69 @@ describe('the subscription charging workflow', () => {
       currentPeriodEnd: new Date(schedule.firstDueMs + schedule.periodMs).toISOString(),
     });
     expect(schedule.firstDueMs - row.current_period_start.getTime()).toBe(14 * 86_400_000);
+    expect(await usdcBalance(chain, customer.account)).toBe(90n * TOKENS);
+  });
+
+  it('a permission that starts at the due time is charged once the chain reaches it, though its latest block trails our clock', async () => {
+    // The permission begins exactly at the first charge's due time (a wallet's own grant, not our page's),
+    // and the chain's latest block is stamped three seconds before it when the charge runs.
+    const chainClient = publicClientFor(chain.rpcUrl);
+    const chainTime = (await chainClient.getBlock()).timestamp;
+    const ourTime = BigInt(Math.ceil((await env.currentTimeMs()) / 1000));
+    // Ahead of both clocks by more than the customer's setup takes on chain.
+    const due = (chainTime > ourTime ? chainTime : ourTime) + 120n;
+    const { customer, row, merchantId } = await subscribedCustomer(100n * TOKENS, {}, { startTime: due });
+    expect(periodDueAt(chargeScheduleOf(row), 0)).toBe(Number(due) * 1000);
+    await chainTimeAtLeast(due - 3n);
+
+    let sawChainBehind!: (details: ChainTimeWaitDetails) => void;
+    const chainBehind = new Promise<ChainTimeWaitDetails>((resolve) => (sawChainBehind = resolve));
+    onChainBehind = (details) => sawChainBehind(details);
+    await withWorker(async (taskQueue) => {
+      const handle = await start(row, taskQueue);
+      // To the due time by the workflow's clock (its timer fires).
+      await env.sleep(Number(due) * 1000 - (await env.currentTimeMs()));
+      // The charge runs at the due time by the workflow's clock and finds the chain behind it; a charge that
+      // read the allowance now would find none (the permission has not begun on chain) and fail instead.
+      const behind = await Promise.race([
+        chainBehind,
+        until(
+          () => eventsOf(merchantId),
+          (events) => events.some((event) => event.type === 'subscription.payment_failed'),
+        ).then((events) => {
+          throw new Error(`the charge failed: ${JSON.stringify(events.at(-1))}`);
+        }),
+      ]);
+      expect(behind.periodStart).toBe(due.toString());
+      expect(BigInt(behind.chainTime)).toBeLessThan(due);
+      expect(await chargesOf(row.id)).toEqual([]);
+
+      // The chain reaches the due time: the waiting charge redeems the period.
+      await chainTimeAtLeast(due);
+      await until(
+        () => eventsOf(merchantId),
+        (events) => events.some((event) => event.type === 'subscription.renewed'),
+      );
+      await handle.signal(cancelSubscriptionSignal, { atPeriodEnd: false });
+      // Canceled in the next period's wait: the charged period was the only one.
+      expect(await handle.result()).toEqual({ ended: 'canceled', periodIndex: 1 });
+    });
+    onChainBehind = undefined;
+
+    expect((await eventsOf(merchantId)).map((event) => event.type)).toEqual([
+      'subscription.created',
+      'subscription.renewed',
+      'subscription.canceled',
+    ]);
+    expect(await chargesOf(row.id)).toMatchObject([
+      { period_index: 0, status: 'redeemed', failed_attempts: 0 },
+    ]);
+    const sessions = await app.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('subscription_id', '=', row.id)
+      .execute();
+    expect(sessions).toHaveLength(1);
     expect(await usdcBalance(chain, customer.account)).toBe(90n * TOKENS);
   });
 });
