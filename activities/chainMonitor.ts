@@ -214,32 +214,15 @@ export function createChainMonitorActivities({
         ? 'any'
         : // Lower-case is what the topic needs (no checksum keccak per address).
           ((await findWatchedDepositAddresses(db, { chainId, expiringAfter })) as Address[]);
-    const fetchRange = (from: bigint, to: bigint) =>
-      fetchDepositTransfers(client, {
-        tokens: [...tokens.values()].map((token) => token.address as Address),
-        recipients,
-        fromBlock: from,
-        toBlock: to,
-        recipientsPerRequest: addressesPerRequest,
-      });
-    // Unfiltered, a range holds the chain's whole traffic: unless the previous scan was unfiltered too (its
-    // advised range is already sized by the chain's logs), its first block is asked for alone and the rest
-    // sized to about TARGET_LOGS_PER_RANGE logs at that block's count, so no request is far larger (after a
-    // switch from the filtered form, whose quiet ranges grow to the maximum, the advised range says nothing
-    // about the chain's traffic). Caught up, a range is one block and this is its only request.
-    let toBlock = window.toBlock;
-    let first: DepositTransfers | undefined;
-    if (form === 'unfiltered' && input.previousForm !== 'unfiltered' && toBlock > fromBlock) {
-      first = await fetchRange(fromBlock, fromBlock);
-      const span = Math.max(1, Math.floor(TARGET_LOGS_PER_RANGE / Math.max(1, first.logs.length)));
-      if (fromBlock + BigInt(span) - 1n < toBlock) toBlock = fromBlock + BigInt(span) - 1n;
-    }
-    // The range's last block's timestamp is needed whatever the logs: asked for beside them.
-    const [rest, toBlockTime] = await Promise.all([
-      first && toBlock === fromBlock ? undefined : fetchRange(first ? fromBlock + 1n : fromBlock, toBlock),
-      blockTimestamps(client, [toBlock]).then((times) => times.get(toBlock)!),
-    ]);
-    const fetched = joinTransfers(first, rest);
+    const { fetched, toBlock, toBlockTime } = await fetchWindowTransfers(client, {
+      tokens: [...tokens.values()].map((token) => token.address as Address),
+      recipients,
+      recipientsPerRequest: addressesPerRequest,
+      form,
+      previousForm: input.previousForm,
+      fromBlock,
+      toBlock: window.toBlock,
+    });
     const logs = fetched.logs;
     const nextBlockRange = nextRange({ fetched, form, range, span: toBlock - fromBlock + 1n, maxBlockRange });
 
@@ -268,44 +251,96 @@ export function createChainMonitorActivities({
     };
   };
 
-  /**
-   * Scans range after range for `cycleMs`: a caught-up scan waits for the next safe block (up to the
-   * cycle's end) and scans it at once, so a deposit is seen as soon as one scan per activity saw it. Every
-   * range is a complete scan of its own (recorded, signalled, checkpoint written), so a worker that dies
-   * in a cycle loses at most the range in hand: the retried activity resumes from the durable checkpoint,
-   * scans that range again and records nothing twice (the deposits' unique transfer key), as a retried
-   * single scan does. Worker shutdown cancels the activity: the cycle returns after the range in hand.
-   */
-  const cycle = async (input: ScanInput, signal?: AbortSignal): Promise<ScanResult> => {
-    const endsAt = Date.now() + cycleMs;
-    let blockRange = input.blockRange;
-    let previousForm = input.previousForm;
-    let total: ScanResult | undefined;
-    for (;;) {
-      const result = await scan(
-        {
-          ...input,
-          ...(blockRange !== undefined && { blockRange }),
-          ...(previousForm && { previousForm }),
-          waitForBlockMs: Math.max(0, endsAt - Date.now()),
-        },
-        signal,
-      );
-      total = total ? addScans(total, result) : result;
-      blockRange = result.nextBlockRange;
-      previousForm = result.form ?? previousForm;
-      if (Date.now() >= endsAt || signal?.aborted) return total;
-    }
-  };
-
   return {
     async scanDeposits(input: ScanInput): Promise<ScanResult> {
       // Called directly (benches, tests) there is no activity to heartbeat for, and no cycle: one range.
       if (!inActivity()) return scan(input);
       const { cancellationSignal } = Context.current();
-      return heartbeating(() => (cycleMs > 0 ? cycle(input, cancellationSignal) : scan(input)));
+      return heartbeating(() =>
+        cycleMs > 0 ? scanForCycle(scan, cycleMs, input, cancellationSignal) : scan(input),
+      );
     },
   };
+}
+
+/**
+ * The window's transfers and its last block's timestamp. Unfiltered, a range holds the chain's whole
+ * traffic: unless the previous scan was unfiltered too (its advised range is already sized by the chain's
+ * logs), its first block is asked for alone and the rest sized to about TARGET_LOGS_PER_RANGE logs at that
+ * block's count, so no request is far larger (after a switch from the filtered form, whose quiet ranges
+ * grow to the maximum, the advised range says nothing about the chain's traffic). Caught up, a range is one
+ * block and this is its only request. The range may end before the window's `toBlock`.
+ */
+async function fetchWindowTransfers(
+  client: PublicClient,
+  {
+    tokens,
+    recipients,
+    recipientsPerRequest,
+    form,
+    previousForm,
+    fromBlock,
+    toBlock: windowEnd,
+  }: {
+    tokens: Address[];
+    recipients: Address[] | 'any';
+    recipientsPerRequest: number;
+    form: ScanForm;
+    previousForm: ScanForm | undefined;
+    fromBlock: bigint;
+    toBlock: bigint;
+  },
+): Promise<{ fetched: DepositTransfers; toBlock: bigint; toBlockTime: Date }> {
+  const fetchRange = (from: bigint, to: bigint) =>
+    fetchDepositTransfers(client, { tokens, recipients, fromBlock: from, toBlock: to, recipientsPerRequest });
+  let toBlock = windowEnd;
+  let first: DepositTransfers | undefined;
+  if (form === 'unfiltered' && previousForm !== 'unfiltered' && toBlock > fromBlock) {
+    first = await fetchRange(fromBlock, fromBlock);
+    const span = Math.max(1, Math.floor(TARGET_LOGS_PER_RANGE / Math.max(1, first.logs.length)));
+    if (fromBlock + BigInt(span) - 1n < toBlock) toBlock = fromBlock + BigInt(span) - 1n;
+  }
+  // The range's last block's timestamp is needed whatever the logs: asked for beside them.
+  const [rest, toBlockTime] = await Promise.all([
+    first && toBlock === fromBlock ? undefined : fetchRange(first ? fromBlock + 1n : fromBlock, toBlock),
+    blockTimestamps(client, [toBlock]).then((times) => times.get(toBlock)!),
+  ]);
+  return { fetched: joinTransfers(first, rest), toBlock, toBlockTime };
+}
+
+/**
+ * Scans range after range for `cycleMs`: a caught-up scan waits for the next safe block (up to the
+ * cycle's end) and scans it at once, so a deposit is seen as soon as one scan per activity saw it. Every
+ * range is a complete scan of its own (recorded, signalled, checkpoint written), so a worker that dies
+ * in a cycle loses at most the range in hand: the retried activity resumes from the durable checkpoint,
+ * scans that range again and records nothing twice (the deposits' unique transfer key), as a retried
+ * single scan does. Worker shutdown cancels the activity: the cycle returns after the range in hand.
+ */
+async function scanForCycle(
+  scan: (input: ScanInput, signal?: AbortSignal) => Promise<ScanResult>,
+  cycleMs: number,
+  input: ScanInput,
+  signal?: AbortSignal,
+): Promise<ScanResult> {
+  const endsAt = Date.now() + cycleMs;
+  let blockRange = input.blockRange;
+  let previousForm = input.previousForm;
+  let total: ScanResult | undefined;
+  for (;;) {
+    const result = await scan(
+      {
+        ...input,
+        ...(blockRange !== undefined && { blockRange }),
+        ...(previousForm && { previousForm }),
+        waitForBlockMs: Math.max(0, endsAt - Date.now()),
+      },
+      signal,
+    );
+    total = total ? addScans(total, result) : result;
+    blockRange = result.nextBlockRange;
+    previousForm = result.form ?? previousForm;
+    if (Date.now() >= endsAt || signal?.aborted) return total;
+  }
 }
 
 /** Two consecutive scans as one: the first's start, the second's end, form and advice; counts added. */

@@ -35,23 +35,8 @@ export interface RunWorkerOptions {
  */
 export async function runWorker({ bridgeDeliveries }: RunWorkerOptions = {}): Promise<void> {
   const config = loadConfigOrExit(process.env, WORKER_SETTING_CHECKS);
-  const missingMemory = missingMemorySettings();
-  if (missingMemory.length)
-    process.stderr.write(
-      `worker started without ${missingMemory.join(' ')}: after a load it keeps hundreds of MiB more ` +
-        '(workers/processMemory.ts, docs/operations.md "Worker memory")\n',
-    );
-  // The runtime drains in-flight tasks on SIGINT/SIGTERM (Worker.shutdown: polling stops, tasks finish);
-  // if Temporal itself is gone the drain cannot finish, so never outlive the signal by more than the deadline.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      process.stdout.write(`worker stopping (${signal}): no new tasks, finishing those in flight\n`);
-      setTimeout(() => {
-        process.stderr.write(`worker stop deadline (${config.WORKER_STOP_DEADLINE_MS} ms) passed: exiting\n`);
-        process.exit(1);
-      }, config.WORKER_STOP_DEADLINE_MS).unref();
-    });
-  }
+  warnAboutMissingMemorySettings();
+  exitAfterStopDeadline(config.WORKER_STOP_DEADLINE_MS);
   const db = createDb({
     connectionString: requireSetting(config, 'DATABASE_URL'),
     ...boundedWaitsFrom(config),
@@ -293,4 +278,29 @@ function redemptionGasPricingOf(config: WorkerConfig, networks: NetworkRegistry)
     markupBps: config.PAYMASTER_MARKUP_BPS,
     ethUsdAnswer: async (chainId) => (await prices.fresh(chainId))?.answer,
   };
+}
+
+function warnAboutMissingMemorySettings(): void {
+  const missingMemory = missingMemorySettings();
+  if (missingMemory.length)
+    process.stderr.write(
+      `worker started without ${missingMemory.join(' ')}: after a load it keeps hundreds of MiB more ` +
+        '(workers/processMemory.ts, docs/operations.md "Worker memory")\n',
+    );
+}
+
+/**
+ * The runtime drains in-flight tasks on SIGINT/SIGTERM (Worker.shutdown: polling stops, tasks finish); if
+ * Temporal itself is gone the drain cannot finish, so never outlive the signal by more than the deadline.
+ */
+function exitAfterStopDeadline(deadlineMs: number): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      process.stdout.write(`worker stopping (${signal}): no new tasks, finishing those in flight\n`);
+      setTimeout(() => {
+        process.stderr.write(`worker stop deadline (${deadlineMs} ms) passed: exiting\n`);
+        process.exit(1);
+      }, deadlineMs).unref();
+    });
+  }
 }
