@@ -8,7 +8,7 @@ import { sql, type Kysely } from 'kysely';
  * (raw bytes, hash, nonce) before it is broadcast, as a flush is, so a restarted worker brings that same
  * transaction to a receipt instead of sending another. `relay_gas_wei` is what the relay cost the operator
  * (gasUsed × effectiveGasPrice), charged on mainnets at the ETH/USD price and markup fixed when the refund
- * was authorized (docs/decisions.md "Forwarder refunds: relay and gas").
+ * was authorized (docs/decisions.md "Forwarder refunds: authorization, relay and gas").
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
