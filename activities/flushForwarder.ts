@@ -9,7 +9,8 @@ import {
 } from 'viem';
 import type { OperatorClient } from '../chain/operatorChains';
 import { toMicroUsdRoundingDown } from '../money/microUsd';
-import { Forwarder } from '../contracts/artifacts';
+import { CappedForwarder, Forwarder } from '../contracts/artifacts';
+import { findHoldCapMicroUsd } from '../db/sessions';
 import {
   discardFlush,
   findUnfinishedFlush,
@@ -70,17 +71,26 @@ export function flushForwarder(
       if (receipt !== 'dropped') return completeFlush(context, recorded, receipt, client, tokenDecimals);
     }
 
-    const balance = await client.readContract({
-      address: token,
-      abi: erc20Abi,
-      functionName: 'balanceOf',
-      args: [forwarder],
-    });
+    // What the flush will settle: the whole balance, or for a held overpayment what the cap still lets through.
+    const balance =
+      (await findHoldCapMicroUsd(db, sessionId)) === undefined
+        ? await client.readContract({
+            address: token,
+            abi: erc20Abi,
+            functionName: 'balanceOf',
+            args: [forwarder],
+          })
+        : await client.readContract({
+            address: forwarder,
+            abi: CappedForwarder.abi,
+            functionName: 'flushable',
+            args: [token],
+          });
     if (balance === 0n) {
       const done = await lastFlushOutcome(context, sessionId, chainId, token);
       if (done) return done;
       throw ApplicationFailure.nonRetryable(
-        `forwarder ${forwarder} holds no ${token} to flush`,
+        `forwarder ${forwarder} holds no ${token} to flush (or only a held overpayment)`,
         SETTLEMENT_REVERTED,
       );
     }
