@@ -919,5 +919,5 @@ export interface Database {
   refunds: RefundsTable;
 }
 
-/** What a session does with money paid above its amount (DESIGN §9.1). */
+/** What a session does with money paid above its amount (docs/service-contract.md "Routes": `overpayment`). */
 export type SessionOverpayment = 'settle' | 'hold';
