@@ -50,7 +50,8 @@ export interface FlushForwarderInput {
 }
 
 /**
- * Swaps the forwarder's whole balance of `token` to USDe with a quoted minimum, then stakes it for the
+ * Swaps the forwarder's whole balance of `token` (for a session that holds an overpayment, what its capped
+ * forwarder's `flushable` still lets through) to USDe with a quoted minimum, then stakes it for the
  * payout address (settlement chain) or sends it over the bridge (layer-2). The flush transaction is
  * recorded before it is broadcast, and a repeated step finishes a recorded flush instead of sending
  * another (activities/flushTransactions.ts). A revert is final for this attempt (SettlementReverted,
