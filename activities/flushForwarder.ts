@@ -9,7 +9,8 @@ import {
 } from 'viem';
 import type { OperatorClient } from '../chain/operatorChains';
 import { toMicroUsdRoundingDown } from '../money/microUsd';
-import { Forwarder } from '../contracts/artifacts';
+import { CappedForwarder, Forwarder } from '../contracts/artifacts';
+import { findHoldCapMicroUsd } from '../db/sessions';
 import {
   discardFlush,
   findUnfinishedFlush,
@@ -49,7 +50,8 @@ export interface FlushForwarderInput {
 }
 
 /**
- * Swaps the forwarder's whole balance of `token` to USDe with a quoted minimum, then stakes it for the
+ * Swaps the forwarder's whole balance of `token` (for a session that holds an overpayment, what its capped
+ * forwarder's `flushable` still lets through) to USDe with a quoted minimum, then stakes it for the
  * payout address (settlement chain) or sends it over the bridge (layer-2). The flush transaction is
  * recorded before it is broadcast, and a repeated step finishes a recorded flush instead of sending
  * another (activities/flushTransactions.ts). A revert is final for this attempt (SettlementReverted,
@@ -70,17 +72,26 @@ export function flushForwarder(
       if (receipt !== 'dropped') return completeFlush(context, recorded, receipt, client, tokenDecimals);
     }
 
-    const balance = await client.readContract({
-      address: token,
-      abi: erc20Abi,
-      functionName: 'balanceOf',
-      args: [forwarder],
-    });
+    // What the flush will settle: the whole balance, or for a held overpayment what the cap still lets through.
+    const balance =
+      (await findHoldCapMicroUsd(db, sessionId)) === undefined
+        ? await client.readContract({
+            address: token,
+            abi: erc20Abi,
+            functionName: 'balanceOf',
+            args: [forwarder],
+          })
+        : await client.readContract({
+            address: forwarder,
+            abi: CappedForwarder.abi,
+            functionName: 'flushable',
+            args: [token],
+          });
     if (balance === 0n) {
       const done = await lastFlushOutcome(context, sessionId, chainId, token);
       if (done) return done;
       throw ApplicationFailure.nonRetryable(
-        `forwarder ${forwarder} holds no ${token} to flush`,
+        `forwarder ${forwarder} holds no ${token} to flush (or only a held overpayment)`,
         SETTLEMENT_REVERTED,
       );
     }

@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { encodeFunctionData, erc20Abi, getAddress, type Address } from 'viem';
 import { sessionIdToBytes16 } from '../chain/depositAddress';
-import { ForwarderFactory } from '../contracts/artifacts';
+import { CappedForwarderFactory, ForwarderFactory } from '../contracts/artifacts';
 import { isDepositSettled } from '../db/deposits';
-import { findPayoutAddress } from '../db/sessions';
+import { findHoldCapMicroUsd, findPayoutAddress } from '../db/sessions';
 import { findUnfinishedFlush } from '../db/settlements';
 import { sendWithNextNonce } from './lockedSends';
 import { DEPOSIT_MISSING, heartbeating, type SettlementStepContext } from './settlementSteps';
@@ -46,14 +46,20 @@ export function verifyDepositBalance(
   });
 }
 
-/** Deploys the session's forwarder on `chainId` (skipped when its code exists); returns its address. */
+/**
+ * Deploys the session's forwarder on `chainId` (skipped when its code exists); returns its address. A session that
+ * holds an overpayment gets its CappedForwarder, bound to its amount (chain/depositAddress.ts).
+ */
 export function deployForwarder(
-  { db, operator, factoryOf }: SettlementStepContext,
+  context: SettlementStepContext,
   { sessionId, chainId }: { sessionId: string; chainId: number },
 ): Promise<Address> {
+  const { db, operator } = context;
   return heartbeating(async () => {
     const client = operator.client(chainId);
-    const factory = factoryOf(chainId);
+    const capMicroUsd = await findHoldCapMicroUsd(db, sessionId);
+    if (capMicroUsd !== undefined) return deployCappedForwarder(context, { sessionId, chainId, capMicroUsd });
+    const factory = context.factoryOf(chainId);
     const payout = await findPayoutAddress(db, { sessionId, chainId });
     if (!payout)
       throw ApplicationFailure.nonRetryable(
@@ -82,4 +88,34 @@ export function deployForwarder(
     if (receipt.status !== 'success') throw new Error(`forwarder deployment ${hash} reverted`);
     return forwarder;
   });
+}
+
+async function deployCappedForwarder(
+  { db, operator, cappedFactoryOf }: SettlementStepContext,
+  { sessionId, chainId, capMicroUsd }: { sessionId: string; chainId: number; capMicroUsd: bigint },
+): Promise<Address> {
+  const client = operator.client(chainId);
+  const factory = cappedFactoryOf(chainId);
+  const payout = await findPayoutAddress(db, { sessionId, chainId });
+  if (!payout)
+    throw ApplicationFailure.nonRetryable(
+      `session ${sessionId} has no payment option on chain ${chainId}`,
+      'SessionNotFound',
+    );
+  const args = [sessionIdToBytes16(sessionId), getAddress(payout), capMicroUsd] as const;
+  const forwarder = await client.readContract({
+    address: factory,
+    abi: CappedForwarderFactory.abi,
+    functionName: 'predict',
+    args,
+  });
+  const code = await client.getCode({ address: forwarder });
+  if (code && code !== '0x') return forwarder;
+  const hash = await sendWithNextNonce(db, client, {
+    to: factory,
+    data: encodeFunctionData({ abi: CappedForwarderFactory.abi, functionName: 'deploy', args }),
+  });
+  const receipt = await client.waitForTransactionReceipt({ hash, timeout: 120_000 });
+  if (receipt.status !== 'success') throw new Error(`capped forwarder deployment ${hash} reverted`);
+  return forwarder;
 }

@@ -17,6 +17,8 @@ export interface SettlementStepContext {
   operator: OperatorChains;
   /** The chain's forwarder factory; a chain without one is a non-retryable ChainNotConfigured. */
   factoryOf(chainId: number): Address;
+  /** The chain's capped forwarder factory (sessions that hold an overpayment); ChainNotConfigured without one. */
+  cappedFactoryOf(chainId: number): Address;
   /** The factory's settlement configuration on the chain (messenger, composer, settlement chain id, ...). */
   settlementConfig(chainId: number): Promise<SettlementConfig>;
 }
@@ -45,10 +47,20 @@ export function settlementStepContext({
       );
     return factory;
   };
+  const cappedFactoryOf = (chainId: number): Address => {
+    const factory = operator.network(chainId).cappedForwarderFactory;
+    if (!factory)
+      throw ApplicationFailure.nonRetryable(
+        `chain ${chainId} has no capped forwarder factory`,
+        'ChainNotConfigured',
+      );
+    return factory;
+  };
   return {
     db,
     operator,
     factoryOf,
+    cappedFactoryOf,
     settlementConfig: async (chainId) => readSettlementConfig(operator, factoryOf(chainId), chainId),
   };
 }

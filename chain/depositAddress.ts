@@ -22,6 +22,10 @@ import {
  *   args      = abi.encodePacked(address merchant, bytes16 sessionId)           (36 bytes)
  *   init code = OpenZeppelin Clones' clone-with-immutable-args init code for (implementation, args)
  *   address   = CREATE2(factory, salt, keccak256(init code))
+ *
+ * A session that holds an overpayment (`overpayment: "hold"`) has a CappedForwarder clone made by the
+ * CappedForwarderFactory instead: same salt, args = abi.encodePacked(merchant, sessionId, uint64 capMicroUsd)
+ * (44 bytes), so the cap is part of its address (contracts/CappedForwarder.sol).
  */
 
 export interface PredictDepositAddressParameters {
@@ -34,6 +38,11 @@ export interface PredictDepositAddressParameters {
   chainId: number;
   /** The merchant payout address bound into the clone. */
   merchant: Address;
+  /**
+   * For a CappedForwarder (then `factory` and `implementation` are the capped ones): the most its flushes settle,
+   * the session's amount in micro-dollars, 1 to 2^64 − 1. Absent for today's uncapped Forwarder.
+   */
+  capMicroUsd?: bigint;
 }
 
 export type PredictDepositAddressReturnType = Address;
@@ -52,7 +61,7 @@ export class InvalidSessionIdError extends Error {
 export class InvalidDepositParameterError extends Error {
   override name = 'InvalidDepositParameterError';
   constructor(
-    readonly parameter: 'factory' | 'implementation' | 'merchant' | 'chainId',
+    readonly parameter: 'factory' | 'implementation' | 'merchant' | 'chainId' | 'capMicroUsd',
     detail: string,
   ) {
     super(`Invalid ${parameter}: ${detail}.`);
@@ -74,6 +83,7 @@ export function predictDepositAddress({
   sessionId,
   chainId,
   merchant,
+  capMicroUsd,
 }: PredictDepositAddressParameters): PredictDepositAddressReturnType {
   for (const [parameter, address] of [
     ['factory', factory],
@@ -90,11 +100,18 @@ export function predictDepositAddress({
     throw new InvalidDepositParameterError('chainId', `${chainId} is not a positive integer`);
   }
 
+  // The capped factory refuses a zero cap (ZeroCap); a uint64 holds the rest.
+  if (capMicroUsd !== undefined && (capMicroUsd <= 0n || capMicroUsd >= 2n ** 64n))
+    throw new InvalidDepositParameterError('capMicroUsd', `${capMicroUsd} is not between 1 and 2^64 − 1`);
+
   const session = sessionIdToBytes16(sessionId);
   const salt = keccak256(
     encodeAbiParameters([{ type: 'bytes16' }, { type: 'uint256' }], [session, BigInt(chainId)]),
   );
-  const args = encodePacked(['address', 'bytes16'], [merchant, session]);
+  const args =
+    capMicroUsd === undefined
+      ? encodePacked(['address', 'bytes16'], [merchant, session])
+      : encodePacked(['address', 'bytes16', 'uint64'], [merchant, session, capMicroUsd]);
   return getContractAddress({
     opcode: 'CREATE2',
     from: factory,

@@ -10,7 +10,7 @@ import {
   getContractAddress,
 } from 'viem';
 import { readContract, waitForTransactionReceipt, writeContract } from 'viem/actions';
-import { ForwarderFactory } from '../contracts/artifacts';
+import { CappedForwarderFactory, ForwarderFactory } from '../contracts/artifacts';
 import { deployDeterministic, deterministicDeploymentAddress } from './deterministicDeployer';
 
 /** Salt of the ForwarderFactory deployment through the deterministic deployer (the same on every chain). */
@@ -21,6 +21,12 @@ export interface ForwarderFactoryAddresses {
   forwarderFactory: Address;
   /** The Forwarder the factory creates in its constructor (CREATE from the factory at nonce 1). */
   forwarderImplementation: Address;
+  /**
+   * The CappedForwarderFactory beside it (deposit addresses of sessions that hold an overpayment), deployed
+   * through the deterministic deployer with `forwarderFactory` as its constructor argument, and its implementation.
+   */
+  cappedForwarderFactory: Address;
+  cappedForwarderImplementation: Address;
 }
 
 export interface ForwarderFactoryIdentity {
@@ -48,19 +54,38 @@ function initCode({ owner }: ForwarderFactoryIdentity): Hex {
   return `${ForwarderFactory.bytecode}${args.slice(2)}` as Hex;
 }
 
+/** The CappedForwarderFactory's init code: it reads its settlement configuration from `base`. */
+function cappedInitCode(base: Address): Hex {
+  const args = encodeAbiParameters([{ type: 'address' }], [base]);
+  return `${CappedForwarderFactory.bytecode}${args.slice(2)}` as Hex;
+}
+
 /** Where the ForwarderFactory of `owner` built from this checkout's sources lives, on every chain. */
 export function forwarderFactoryAddresses(owner: Address): ForwarderFactoryAddresses {
   const forwarderFactory = deterministicDeploymentAddress({
     initCode: initCode({ owner }),
     salt: FORWARDER_FACTORY_SALT,
   });
+  const cappedForwarderFactory = deterministicDeploymentAddress({
+    initCode: cappedInitCode(forwarderFactory),
+    salt: FORWARDER_FACTORY_SALT,
+  });
   return {
     forwarderFactory,
     forwarderImplementation: getContractAddress({ opcode: 'CREATE', from: forwarderFactory, nonce: 1n }),
+    cappedForwarderFactory,
+    cappedForwarderImplementation: getContractAddress({
+      opcode: 'CREATE',
+      from: cappedForwarderFactory,
+      nonce: 1n,
+    }),
   };
 }
 
-/** Deploys the ForwarderFactory of `owner` (when absent) and returns its address and its implementation's. */
+/**
+ * Deploys the ForwarderFactory of `owner` and the CappedForwarderFactory beside it (each when absent) and returns
+ * their addresses and their implementations'.
+ */
 export async function deployForwarderFactory(
   client: Client<Transport, Chain, Account>,
   { owner }: ForwarderFactoryIdentity,
@@ -80,7 +105,16 @@ export async function deployForwarderFactory(
       `ForwarderFactory ${forwarderFactory} reports implementation ${forwarderImplementation}, expected ${expected.forwarderImplementation}`,
     );
   }
-  return { forwarderFactory, forwarderImplementation };
+  const cappedForwarderFactory = await deployDeterministic(client, {
+    initCode: cappedInitCode(forwarderFactory),
+    salt: FORWARDER_FACTORY_SALT,
+  });
+  return {
+    forwarderFactory,
+    forwarderImplementation,
+    cappedForwarderFactory,
+    cappedForwarderImplementation: expected.cappedForwarderImplementation,
+  };
 }
 
 /** The factory's current settlement configuration (all zero until its owner sets one). */

@@ -15,6 +15,9 @@ export interface ConfiguredNetwork extends NetworkDefinition {
   rpcUrl?: string;
   forwarderFactory?: Address;
   forwarderImplementation?: Address;
+  /** The CappedForwarderFactory (sessions that hold an overpayment) and its implementation, when deployed. */
+  cappedForwarderFactory?: Address;
+  cappedForwarderImplementation?: Address;
   tokens: TokenDeployment[];
   contracts: Record<string, Address>;
 }
@@ -42,6 +45,8 @@ export function createNetworkRegistry(
       rpcUrl: configuredRpc ?? deployment?.rpcUrl,
       forwarderFactory: contracts.forwarderFactory,
       forwarderImplementation: contracts.forwarderImplementation,
+      cappedForwarderFactory: contracts.cappedForwarderFactory,
+      cappedForwarderImplementation: contracts.cappedForwarderImplementation,
       tokens: STABLECOINS.flatMap((token) =>
         contracts[token.contractKey]
           ? [{ symbol: token.symbol, address: contracts[token.contractKey]!, decimals: token.decimals }]

@@ -45,6 +45,7 @@ export function buildPaymentOptions({
   symbols,
   networks,
   payoutAddressOf,
+  holdCapMicroUsd,
 }: {
   sessionId: string;
   amountUsd: string;
@@ -52,16 +53,26 @@ export function buildPaymentOptions({
   networks: ConfiguredNetwork[];
   /** The address the forwarder on `chainId` binds and settles to. */
   payoutAddressOf: (chainId: number) => Address;
+  /**
+   * A session that holds an overpayment: its deposit addresses are CappedForwarder clones settling at most this
+   * many micro-dollars, so only networks with a capped forwarder factory offer it. Absent: today's Forwarder.
+   */
+  holdCapMicroUsd?: bigint;
 }): PaymentOption[] {
   return networks.flatMap((network) => {
-    if (!network.forwarderFactory || !network.forwarderImplementation) return [];
+    const [factory, implementation] =
+      holdCapMicroUsd === undefined
+        ? [network.forwarderFactory, network.forwarderImplementation]
+        : [network.cappedForwarderFactory, network.cappedForwarderImplementation];
+    if (!factory || !implementation) return [];
     const payoutAddress = payoutAddressOf(network.chainId);
     const depositAddress = predictDepositAddress({
-      factory: network.forwarderFactory,
-      implementation: network.forwarderImplementation,
+      factory,
+      implementation,
       sessionId,
       chainId: network.chainId,
       merchant: payoutAddress,
+      capMicroUsd: holdCapMicroUsd,
     });
     return network.tokens
       .filter((token) => symbols.includes(token.symbol))

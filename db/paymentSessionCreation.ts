@@ -3,6 +3,8 @@ import type { NetworkRegistry } from '../chain/networkRegistry';
 import { buildPaymentOptions } from '../chain/paymentOptions';
 import { STABLECOIN_SYMBOLS, type StablecoinSymbol } from '../chain/stablecoins';
 import type { Db } from './client';
+import type { SessionOverpayment } from './schema';
+import { toBaseUnits } from '../money/baseUnits';
 import { findMerchantById } from './merchants';
 import { insertSessionWithOptionsAtOnce, type SessionRow } from './sessions';
 
@@ -25,6 +27,8 @@ export interface PaymentSessionFields {
   successUrl?: string;
   /** Where refunds of the session go when they name no address. */
   refundAddress?: string;
+  /** `hold`: capped forwarders keep what is paid above `amount` for a refund (default `settle`). */
+  overpayment?: SessionOverpayment;
 }
 
 export interface NewPaymentSession {
@@ -50,9 +54,11 @@ export class UnknownMerchantError extends Error {
 /** No network of the session's class offers the requested stablecoins: the message is the caller's answer. */
 export class NoPaymentOptionError extends Error {
   override name = 'NoPaymentOptionError';
-  constructor(sandboxMode: boolean, symbols: readonly string[]) {
+  constructor(sandboxMode: boolean, symbols: readonly string[], overpayment: SessionOverpayment = 'settle') {
+    const factory =
+      overpayment === 'hold' ? 'capped forwarder factory (overpayment "hold")' : 'forwarder factory';
     super(
-      `No payment option is available: no ${sandboxMode ? 'testnet' : 'mainnet'} with a deployed forwarder factory offers ${symbols.join(', ')}`,
+      `No payment option is available: no ${sandboxMode ? 'testnet' : 'mainnet'} with a deployed ${factory} offers ${symbols.join(', ')}`,
     );
   }
 }
@@ -73,8 +79,10 @@ export async function insertPaymentSession(
     symbols,
     networks: networks.paymentNetworks(sandboxMode),
     payoutAddressOf: payoutAddressOf ?? (() => payoutAddress),
+    // A held overpayment: each deposit address is a capped forwarder whose flushes settle at most the amount.
+    holdCapMicroUsd: fields.overpayment === 'hold' ? toBaseUnits(fields.amount, 6) : undefined,
   });
-  if (options.length === 0) throw new NoPaymentOptionError(sandboxMode, symbols);
+  if (options.length === 0) throw new NoPaymentOptionError(sandboxMode, symbols, fields.overpayment);
   return insertSessionWithOptionsAtOnce(
     db,
     {
@@ -87,6 +95,7 @@ export async function insertPaymentSession(
       sandbox_mode: sandboxMode,
       success_url: fields.successUrl ?? null,
       refund_address: fields.refundAddress ?? null,
+      overpayment: fields.overpayment ?? 'settle',
       payout_address: payoutAddress,
       expires_at: expiresAt,
       created_at: now,

@@ -130,6 +130,31 @@ export async function refundableOptionsOf(trx: Db, sessionId: string): Promise<R
           .whereRef('d.chain_id', '=', 'o.chain_id')
           .where((inner) => inner('d.token_address', '=', inner.fn<string>('lower', ['o.token_address'])))
           .as('unswept'),
+      // A held overpayment is the remainder of deposits a capped flush marked swept: there, what is unswept is
+      // everything deposited less what the flushes took in (docs/decisions.md "Sessions: overpayment hold").
+      (eb) =>
+        eb
+          .selectFrom('deposits as d')
+          .select(sql<string>`coalesce(sum(d.amount), 0)::text`.as('a'))
+          .whereRef('d.session_id', '=', 'o.session_id')
+          .whereRef('d.chain_id', '=', 'o.chain_id')
+          .where((inner) => inner('d.token_address', '=', inner.fn<string>('lower', ['o.token_address'])))
+          .as('deposited'),
+      (eb) =>
+        eb
+          .selectFrom('settlements as f')
+          .select(sql<string>`coalesce(sum(f.amount_in), 0)::text`.as('t'))
+          .whereRef('f.session_id', '=', 'o.session_id')
+          .whereRef('f.chain_id', '=', 'o.chain_id')
+          .where('f.usde_amount', 'is not', null)
+          .where((inner) => inner('f.token_address', '=', inner.fn<string>('lower', ['o.token_address'])))
+          .as('flushed'),
+      (eb) =>
+        eb
+          .selectFrom('sessions as s')
+          .select(sql<boolean>`s.overpayment = 'hold'`.as('h'))
+          .whereRef('s.id', '=', 'o.session_id')
+          .as('holds'),
       (eb) =>
         eb
           .selectFrom('deposits as d')
@@ -164,7 +189,10 @@ export async function refundableOptionsOf(trx: Db, sessionId: string): Promise<R
     .orderBy('o.symbol')
     .execute();
   return options.map((option) => {
-    const unswept = option.flushing ? 0n : BigInt(option.unswept ?? '0') - BigInt(option.held ?? '0');
+    const notFlushed = option.holds
+      ? BigInt(option.deposited ?? '0') - BigInt(option.flushed ?? '0')
+      : BigInt(option.unswept ?? '0');
+    const unswept = option.flushing ? 0n : notFlushed - BigInt(option.held ?? '0');
     return {
       chainId: option.chain_id,
       symbol: option.symbol,

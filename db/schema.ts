@@ -171,6 +171,8 @@ export interface SessionsTable {
   subscription_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Checksummed address refunds of the session go to when they name none (migration 2026_11_29_0101). */
   refund_address: ColumnType<string | null, string | null | undefined, string | null>;
+  /** `settle` sweeps all that is paid; `hold` keeps what is paid above `amount` in capped forwarders (migration 2026_11_29_0600). */
+  overpayment: ColumnType<SessionOverpayment, SessionOverpayment | undefined, SessionOverpayment>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
@@ -916,3 +918,6 @@ export interface Database {
   subscription_charges: SubscriptionChargesTable;
   refunds: RefundsTable;
 }
+
+/** What a session does with money paid above its amount (docs/service-contract.md "Routes": `overpayment`). */
+export type SessionOverpayment = 'settle' | 'hold';

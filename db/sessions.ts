@@ -8,7 +8,7 @@ import {
   type SessionEventSerialiser,
 } from './sessionEvents';
 import { receivedAmountOf, usdDifference, usdExceeds } from './receivedAmounts';
-import { normaliseDecimal } from '../money/baseUnits';
+import { normaliseDecimal, toBaseUnits } from '../money/baseUnits';
 
 export type SessionRow = Selectable<SessionsTable>;
 export type PaymentOptionRow = Selectable<PaymentOptionsTable>;
@@ -392,6 +392,19 @@ export async function recordSweepFailure(
 }
 
 /** The payout address the session's forwarder on `chainId` binds (its payment options on that chain share it). */
+/**
+ * The cap of a session that holds an overpayment (`overpayment: "hold"`): its amount in micro-dollars, bound into
+ * its capped forwarders; undefined for a session that settles everything (or an unknown one).
+ */
+export async function findHoldCapMicroUsd(db: Db, sessionId: string): Promise<bigint | undefined> {
+  const row = await db
+    .selectFrom('sessions')
+    .select(['amount', 'overpayment'])
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+  return row?.overpayment === 'hold' ? toBaseUnits(normaliseDecimal(row.amount), 6) : undefined;
+}
+
 export async function findPayoutAddress(
   db: Db,
   { sessionId, chainId }: { sessionId: string; chainId: number },

@@ -305,6 +305,7 @@ describe('OpenAPI documents', () => {
     expect(body.properties.sandboxMode).toEqual({ type: 'boolean' });
     expect(body.properties.expiresInSec).toMatchObject({ type: 'integer', minimum: 60, maximum: 604800 });
     expect(body.properties.paymentOptionSymbols.items.enum).toEqual(['USDC', 'USDT', 'USDe']);
+    expect(body.properties.overpayment.enum).toEqual(['settle', 'hold']);
     expect(resolveSchema(full, body.properties.lineItems.items).required).toEqual([
       'name',
       'quantity',
@@ -317,6 +318,7 @@ describe('OpenAPI documents', () => {
         'expiresInSec',
         'lineItems',
         'merchantName',
+        'overpayment',
         'paymentOptionSymbols',
         'refundAddress',
         'sandboxMode',

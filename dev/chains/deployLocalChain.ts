@@ -70,6 +70,9 @@ export type LocalChainDeployment = {
   entryPointV08: Address;
   forwarderFactory: Address;
   forwarderImplementation: Address;
+  /** Deposit addresses of sessions that hold an overpayment (contracts/CappedForwarderFactory.sol). */
+  cappedForwarderFactory: Address;
+  cappedForwarderImplementation: Address;
   usdc: Address;
   usdt: Address;
   usde: Address;

@@ -29,9 +29,11 @@ import { injectWallet } from './injectedWallet';
  *   tokens at the payer's address, the refund `succeeded` on the page and `refund.succeeded` received with a
  *   valid signature; a refund above what is refundable is refused beside its field, and a claim-link refund
  *   shows its link once and is canceled;
- * - money still in the forwarder refunded through the claim link: the payer gives the address on the claim
- *   page, the merchant's payout address signs the authorization in the injected wallet on the dashboard, the
- *   operator relays it, the tokens reach the payer and `refund.succeeded` is received and verified.
+ * - an overpaid session that held its surplus (`overpayment: "hold"`: paid 30 USDC on time for 25 USD, 25
+ *   settled, 5 left in its capped forwarder) refunded through the claim link: the payer gives the address on
+ *   the claim page, the merchant's payout address signs the authorization in the injected wallet on the
+ *   dashboard, the operator relays it from the forwarder, the tokens reach the payer and `refund.succeeded` is
+ *   received and verified.
  * The pages show no script error, make no foreign request and have no serious axe violation at 375 and
  * 1280 px; screenshots are kept in test-output/refunds.
  */
@@ -279,36 +281,27 @@ describe('refunds on the dashboard and the claim page in chromium', () => {
   }, 300_000);
 
   /**
-   * A session whose money is still in its forwarder: it expired unpaid, then the customer paid 30 USDC for
-   * its 25 USD, late (the API's clock runs 52 s behind the chain's so that the shortest expiry, 60 s, passes
-   * in seconds). A late deposit is not swept: the surplus is refunded from the forwarder.
+   * An overpaid session that holds its overpayment (`overpayment: "hold"`): the customer paid 30 USDC on time for
+   * its 25 USD, the session completed with 25 settled, and the surplus stayed in its capped forwarder.
    */
-  async function sessionWithLateOverpayment() {
-    const chainNowMs = Number((await chain().getBlock()).timestamp) * 1000;
-    const offsetMs = chainNowMs - Date.now() - 52_000;
-    const app = await stack.startApp({ now: () => new Date(Date.now() + offsetMs) });
-    const session = await createSession({ amount: '25', expiresInSec: 60 }, app);
-    await new Promise((resolve) =>
-      setTimeout(resolve, Math.max(0, Date.parse(session.expiresAt) - chainNowMs) + 1_000),
-    );
-    await confirm();
-    const [expired] = await eventsWhere(
-      (event) => event.type === 'session.expired' && event.data.session?.id === session.id,
-      1,
-    );
-    expect(expired).toBeDefined();
+  async function overpaidSessionHoldingTheSurplus() {
+    const session = await createSession({ amount: '25', overpayment: 'hold' });
     await payDeposit(chain(), { token: session.token, to: session.depositAddress, amount: 30_000_000n });
     await confirm();
-    const [late] = await eventsWhere(
-      (event) => event.type === 'session.paid_late' && event.data.session?.id === session.id,
+    const [overpaid] = await eventsWhere(
+      (event) => event.type === 'session.overpaid' && event.data.session?.id === session.id,
       1,
     );
-    expect(late!.data.receivedAmount).toBe('30');
+    expect(overpaid!.data).toMatchObject({ receivedAmount: '30', overpaidAmount: '5' });
+    expect(overpaid!.data.session).toMatchObject({ status: 'completed' });
+    const read = await stack.app.request(`/v1/sessions/${session.id}`);
+    expect(read.body).toMatchObject({ overpayment: 'hold', settledAmount: '25', receivedAmount: '30' });
+    expect(await balanceOf(session.token, session.depositAddress)).toBe(5_000_000n);
     return session;
   }
 
-  it('refunds the surplus still in the forwarder through the claim link and the payout address’s authorization', async () => {
-    const session = await sessionWithLateOverpayment();
+  it('refunds an overpaid session’s held surplus from its forwarder through the claim link and the payout address’s authorization', async () => {
+    const session = await overpaidSessionHoldingTheSurplus();
     const { page, injected } = await sessionPage(session.id, {
       account: stack.merchant.account,
       chainId: ETHEREUM_SEPOLIA,
@@ -369,6 +362,7 @@ describe('refunds on the dashboard and the claim page in chromium', () => {
     await confirmRefundTransaction(session.id, refund!.id);
     await waitForStatus(page, refund!.id, 'succeeded');
     expect((await balanceOf(session.token, payer)) - before).toBe(5_000_000n);
+    expect(await balanceOf(session.token, session.depositAddress)).toBe(0n);
     await page.getByTestId('refund-refunded').getByText('$5.00', { exact: true }).waitFor();
 
     const [succeeded] = await eventsWhere(
@@ -385,5 +379,50 @@ describe('refunds on the dashboard and the claim page in chromium', () => {
     });
     expect(succeeded!.data.session).toMatchObject({ id: session.id });
     await checkBothWidths(page, 'dashboard-refund-forwarder-succeeded');
+  }, 300_000);
+
+  /**
+   * A session that expired unpaid, then received 30 USDC late (the API's clock runs 52 s behind the chain's so
+   * that the shortest expiry, 60 s, passes in seconds).
+   */
+  async function sessionPaidLate() {
+    const chainNowMs = Number((await chain().getBlock()).timestamp) * 1000;
+    const offsetMs = chainNowMs - Date.now() - 52_000;
+    const app = await stack.startApp({ now: () => new Date(Date.now() + offsetMs) });
+    const session = await createSession({ amount: '25', expiresInSec: 60 }, app);
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, Date.parse(session.expiresAt) - chainNowMs) + 1_000),
+    );
+    await confirm();
+    await eventsWhere(
+      (event) => event.type === 'session.expired' && event.data.session?.id === session.id,
+      1,
+    );
+    await payDeposit(chain(), { token: session.token, to: session.depositAddress, amount: 30_000_000n });
+    await confirm();
+    const [late] = await eventsWhere(
+      (event) => event.type === 'session.paid_late' && event.data.session?.id === session.id,
+      1,
+    );
+    expect(late!.data.receivedAmount).toBe('30');
+    return session;
+  }
+
+  it('shows a late-paid session’s deposit as received on its timeline, with the session.paid_late event under it', async () => {
+    const session = await sessionPaidLate();
+    const { page } = await sessionPage(session.id, { account: MERCHANT_WALLET, chainId: ETHEREUM_SEPOLIA });
+    const timeline = page.getByTestId('timeline');
+    const deposit = timeline.locator('li.done').filter({ hasText: 'Deposit received' });
+    await deposit.getByText('$30.00 received').waitFor();
+    expect(await deposit.locator('.sr-only').textContent()).toBe(' (done)');
+    await timeline
+      .locator('li.bad')
+      .filter({ hasText: /^Expired/ })
+      .waitFor();
+    expect(await timeline.getByText('Expired unpaid').count()).toBe(0);
+    // The paid_late event sits right after the deposit step, before the settling step.
+    const labels = await timeline.locator(':scope > li').allTextContents();
+    const depositAt = labels.findIndex((text) => text.startsWith('Deposit received'));
+    expect(labels[depositAt + 1]).toContain('session.paid_late');
   }, 300_000);
 });

@@ -29,6 +29,16 @@ export const sessionTools: AnyToolDefinition[] = [
       expiresInSec: z.number().int().optional().describe('60 to 604800; default 3600'),
       successUrl: z.string().optional().describe('absolute https URL the checkout returns to'),
       sandboxMode: z.boolean().optional(),
+      refundAddress: z
+        .string()
+        .optional()
+        .describe('0x address refunds of the session go to when they name none (as the customer gave it)'),
+      overpayment: z
+        .enum(['settle', 'hold'])
+        .optional()
+        .describe(
+          'money paid above amount: "settle" (default) sweeps it with the rest; "hold" keeps it in the deposit address for a refund',
+        ),
     },
     auth: 'jwt',
     method: 'POST',

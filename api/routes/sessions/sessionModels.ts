@@ -66,6 +66,12 @@ export const createSessionBody = z
         'Where refunds of this session go when a refund names no address (then no claim link is needed); never defaulted from the deposit’s sender',
       )
       .optional(),
+    overpayment: z
+      .enum(['settle', 'hold'], { error: 'must be "settle" or "hold"' })
+      .describe(
+        'What happens to money paid above `amount`: `settle` (default) sweeps it to the payout address with the rest; `hold` keeps it in the session’s deposit address, whose contract settles at most `amount`, until the merchant refunds it from there (source `forwarder`)',
+      )
+      .optional(),
   })
   .strict()
   .meta({ id: 'SessionCreate' });
@@ -119,6 +125,11 @@ const sessionFields = {
     .describe(
       'USD a new refund may still take: `receivedAmount` less every refund not failed or canceled (decimal string, exact)',
     ),
+  overpayment: z
+    .enum(['settle', 'hold'])
+    .describe(
+      'What happens to money paid above `amount` (`settle`: swept with the rest; `hold`: kept for a refund)',
+    ),
   merchantName: z.string().nullable(),
   sandboxMode: z.boolean(),
   expiresAt: z.string(),
@@ -137,7 +148,15 @@ export const publicSessionSchema = z
   .meta({ id: 'Session' });
 
 export const sessionSummarySchema = z
-  .object({ ...sessionFields, webhookDelivered: z.boolean(), failureReason: z.string().nullable() })
+  .object({
+    ...sessionFields,
+    webhookDelivered: z.boolean(),
+    failureReason: z.string().nullable(),
+    refundAddress: z
+      .string()
+      .nullable()
+      .describe('Where refunds that name no address go, as given at creation (null when not given)'),
+  })
   .meta({ id: 'SessionSummary' });
 
 export const sessionStatusViewSchema = z
@@ -162,6 +181,7 @@ function commonFields(row: SessionRow, { publicBaseUrl, now, amounts }: SessionV
     receivedAmount: amounts.receivedAmount,
     refundedAmount: amounts.refundedAmount,
     refundableAmount: amounts.refundableAmount,
+    overpayment: row.overpayment,
     merchantName: row.merchant_name,
     sandboxMode: row.sandbox_mode,
     expiresAt: row.expires_at.toISOString(),
@@ -199,5 +219,6 @@ export function toSessionSummary(row: SessionRow, view: SessionView) {
     ...commonFields(row, view),
     webhookDelivered: row.webhook_delivered,
     failureReason: row.failure_reason,
+    refundAddress: row.refund_address,
   };
 }

@@ -2656,6 +2656,11 @@ export interface components {
       sandboxMode?: boolean;
       /** @description Where refunds of this session go when a refund names no address (then no claim link is needed); never defaulted from the deposit’s sender */
       refundAddress?: string;
+      /**
+       * @description What happens to money paid above `amount`: `settle` (default) sweeps it to the payout address with the rest; `hold` keeps it in the session’s deposit address, whose contract settles at most `amount`, until the merchant refunds it from there (source `forwarder`)
+       * @enum {string}
+       */
+      overpayment?: 'settle' | 'hold';
     };
     LineItem: {
       name: string;
@@ -2679,6 +2684,11 @@ export interface components {
       refundedAmount: string;
       /** @description USD a new refund may still take: `receivedAmount` less every refund not failed or canceled (decimal string, exact) */
       refundableAmount: string;
+      /**
+       * @description What happens to money paid above `amount` (`settle`: swept with the rest; `hold`: kept for a refund)
+       * @enum {string}
+       */
+      overpayment: 'settle' | 'hold';
       merchantName: string | null;
       sandboxMode: boolean;
       expiresAt: string;
@@ -2723,6 +2733,11 @@ export interface components {
       refundedAmount: string;
       /** @description USD a new refund may still take: `receivedAmount` less every refund not failed or canceled (decimal string, exact) */
       refundableAmount: string;
+      /**
+       * @description What happens to money paid above `amount` (`settle`: swept with the rest; `hold`: kept for a refund)
+       * @enum {string}
+       */
+      overpayment: 'settle' | 'hold';
       merchantName: string | null;
       sandboxMode: boolean;
       expiresAt: string;
@@ -2731,6 +2746,8 @@ export interface components {
       txHash?: string;
       webhookDelivered: boolean;
       failureReason: string | null;
+      /** @description Where refunds that name no address go, as given at creation (null when not given) */
+      refundAddress: string | null;
     };
     SessionEvent: {
       /** @description evt_… id, as sent in the webhook body and `X-Service-Event-Id` */

@@ -18,20 +18,25 @@ function statusSteps(session: SessionSummary): Step[] {
   const order: SessionStatus[] = ['awaiting_payment', 'confirming', 'bridging', 'completed'];
   const reached = order.indexOf(session.status);
   const paid = Boolean(session.paidAt);
+  // A payment mined after expiry (or too little in time) sets no paidAt, yet money arrived: the step is reached.
+  const received = session.receivedAmount !== '0';
   const steps: Step[] = [
     { eventTypes: [], label: 'Created', state: 'done', detail: <Time iso={session.createdAt} /> },
     {
-      eventTypes: ['session.confirming', 'session.underpaid'],
+      eventTypes: ['session.confirming', 'session.underpaid', 'session.paid_late'],
       label: 'Deposit received',
-      state: paid
-        ? 'done'
-        : session.status === 'awaiting_payment' || session.status === 'pending'
-          ? 'current'
-          : 'todo',
+      state:
+        paid || received
+          ? 'done'
+          : session.status === 'awaiting_payment' || session.status === 'pending'
+            ? 'current'
+            : 'todo',
       detail: paid ? (
         <>
           <Time iso={session.paidAt} /> {session.txHash && <Address value={session.txHash} />}
         </>
+      ) : received ? (
+        `${formatUsd(session.receivedAmount)} received`
       ) : (
         'Waiting for the customer'
       ),
@@ -54,7 +59,8 @@ function statusSteps(session: SessionSummary): Step[] {
   else if (session.status === 'expired')
     steps.push({
       eventTypes: ['session.expired'],
-      label: 'Expired unpaid',
+      // Expired with money in (too little in time, or paid after expiry): not "unpaid".
+      label: received ? 'Expired' : 'Expired unpaid',
       state: 'bad',
       detail: <Time iso={session.expiresAt} />,
     });
