@@ -5,6 +5,7 @@ import type { Address, PublicClient } from 'viem';
 import { fetchDepositTransfers, type DepositTransfers } from '../chain/depositTransfers';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import { createPublicClients } from '../chain/publicClients';
+import { createDepositAddressFilters, type DepositAddressFilters } from './depositAddressFilters';
 import type { Db } from '../db/client';
 import {
   countWatchedDepositAddresses,
@@ -45,6 +46,11 @@ export interface ChainMonitorDependencies {
    * it, the scan reads every Transfer of the supported tokens and matches recipients in Postgres.
    */
   filteredMaxWatched?: number;
+  /**
+   * The filters of watched addresses an unfiltered range's recipients pass before Postgres is asked about
+   * them (activities/depositAddressFilters.ts); one of its own by default. Tests pass theirs to rebuild it.
+   */
+  addressFilters?: DepositAddressFilters;
   /** Each scan's lag behind the chain's safe head, for the worker's /metrics. */
   onScanned?: (scan: { chainId: number; blocksBehindSafeHead: bigint }) => void;
   /** How often a scan waiting for the next block asks for the head (default 250 ms). */
@@ -99,6 +105,11 @@ export interface ScanResult {
   ranges: number;
   /** Transfer logs fetched (filtered form: all of them into watched deposit addresses). */
   logs: number;
+  /**
+   * Distinct recipients asked about in Postgres: in the unfiltered form, those that passed the address
+   * filter (ours, and the filter's false positives); in the filtered form, all of them.
+   */
+  lookedUp: number;
   accepted: number;
   late: number;
   /**
@@ -169,12 +180,14 @@ export function createChainMonitorActivities({
   lateWatchSec = DEFAULT_LATE_WATCH_SEC,
   lateWatchSecByChain = {},
   filteredMaxWatched = DEFAULT_FILTERED_MAX_WATCHED,
+  addressFilters,
   headPollMs = DEFAULT_HEAD_POLL_MS,
   cycleMs = DEFAULT_CYCLE_MS,
   onScanned,
   startWebhookDelivery,
 }: ChainMonitorDependencies) {
   const events = startWebhookDelivery && createSessionEventActivities({ db, startWebhookDelivery });
+  const filters = addressFilters ?? createDepositAddressFilters({ db, ...(logger && { logger }) });
   const publicClients = createPublicClients(networks);
   const clientFor = (chainId: number): PublicClient => {
     const client = publicClients.forChain(chainId);
@@ -226,7 +239,20 @@ export function createChainMonitorActivities({
     const logs = fetched.logs;
     const nextBlockRange = nextRange({ fetched, form, range, span: toBlock - fromBlock + 1n, maxBlockRange });
 
-    const payments = await matchPayments(db, client, { chainId, expiringAfter }, logs, toBlock, toBlockTime);
+    // Unfiltered, the range holds the chain's traffic: only recipients that pass the filter reach Postgres.
+    // Refreshed here, after the logs were fetched: an address a payment in them reached was committed before.
+    const narrow =
+      form === 'unfiltered'
+        ? (recipients: string[]) => filters.candidates(chainId, expiringAfter, recipients)
+        : async (recipients: string[]) => recipients;
+    const { payments, lookedUp } = await matchPayments(
+      db,
+      client,
+      { chainId, expiringAfter, narrow },
+      logs,
+      toBlock,
+      toBlockTime,
+    );
     const acceptedLogs = payments.filter(({ open }) => open);
     const totals = await recordPayments(db, chainId, payments, acceptedLogs);
     const signals = depositSignals(chainId, acceptedLogs, tokens, totals);
@@ -242,6 +268,7 @@ export function createChainMonitorActivities({
       caughtUp: toBlock >= window.safeHead,
       ranges: 1,
       logs: logs.length,
+      lookedUp,
       accepted: acceptedLogs.length,
       late: payments.length - acceptedLogs.length,
       watched,
@@ -352,6 +379,7 @@ function addScans(first: ScanResult, second: ScanResult): ScanResult {
     caughtUp: second.caughtUp,
     ranges: first.ranges + second.ranges,
     logs: first.logs + second.logs,
+    lookedUp: first.lookedUp + second.lookedUp,
     accepted: first.accepted + second.accepted,
     late: first.late + second.late,
     watched: second.ranges > 0 ? second.watched : first.watched,
@@ -414,7 +442,15 @@ function nextRange({
   return fetched.acceptedSpan !== undefined ? Math.min(Number(fetched.acceptedSpan), fitting) : fitting;
 }
 
-const NOTHING_SCANNED = { logs: 0, accepted: 0, late: 0, watched: 0, requests: 0, refusals: 0 } as const;
+const NOTHING_SCANNED = {
+  logs: 0,
+  lookedUp: 0,
+  accepted: 0,
+  late: 0,
+  watched: 0,
+  requests: 0,
+  refusals: 0,
+} as const;
 
 /**
  * The blocks this scan covers: from past the checkpoint, at most `range` of them, up to the chain's safe
@@ -467,12 +503,22 @@ type Payment = { log: TransferLog; target: DepositTarget; open: boolean; afterEx
 async function matchPayments(
   db: Db,
   client: PublicClient,
-  { chainId, expiringAfter }: { chainId: number; expiringAfter: Date },
+  {
+    chainId,
+    expiringAfter,
+    narrow,
+  }: {
+    chainId: number;
+    expiringAfter: Date;
+    /** The recipients worth asking Postgres about (the address filter, in the unfiltered form). */
+    narrow: (recipients: string[]) => Promise<string[]>;
+  },
   logs: TransferLog[],
   toBlock: bigint,
   toBlockTime: Date,
-): Promise<Payment[]> {
-  const recipients = [...new Set(logs.map((log) => log.args.to.toLowerCase()))];
+): Promise<{ payments: Payment[]; lookedUp: number }> {
+  // Decoded lower-case already (chain/depositTransfers.ts).
+  const recipients = await narrow([...new Set(logs.map((log) => log.args.to))]);
   const targets = await findDepositTargets(db, chainId, recipients, expiringAfter);
   // Targets by (address, token): one lookup per log instead of a scan of every target.
   const targetOf = new Map<string, DepositTarget>();
@@ -480,8 +526,9 @@ async function matchPayments(
     const key = `${target.depositAddress.toLowerCase()}:${target.tokenAddress}`;
     if (!targetOf.has(key)) targetOf.set(key, target);
   }
+  if (targetOf.size === 0) return { payments: [], lookedUp: recipients.length };
   const matchedLogs = logs.flatMap((log) => {
-    const target = targetOf.get(`${log.args.to.toLowerCase()}:${log.address.toLowerCase()}`);
+    const target = targetOf.get(`${log.args.to}:${log.address.toLowerCase()}`);
     return target ? [{ log, target }] : [];
   });
   // A flush swaps into the forwarder itself (the router pays USDe to it): those transfers are not payments.
@@ -508,12 +555,15 @@ async function matchPayments(
 
   // A session its timer expired may still have been paid on time (it waits for lagging scans, but
   // not forever): such a transfer counts as paying it; retry-forwarder settles it.
-  return payments.map((payment) => {
-    const { target } = payment;
-    const onTime = onTimeOf(payment);
-    const open = onTime && (target.status === 'awaiting_payment' || target.status === 'expired');
-    return { ...payment, open, afterExpiry: !onTime };
-  });
+  return {
+    payments: payments.map((payment) => {
+      const { target } = payment;
+      const onTime = onTimeOf(payment);
+      const open = onTime && (target.status === 'awaiting_payment' || target.status === 'expired');
+      return { ...payment, open, afterExpiry: !onTime };
+    }),
+    lookedUp: recipients.length,
+  };
 }
 
 /**

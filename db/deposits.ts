@@ -56,6 +56,94 @@ export async function countWatchedDepositAddresses(
 }
 
 /**
+ * The earliest `watch_changed_at` a row not yet visible to a statement run after this one can carry: the
+ * start of the oldest transaction open in this database now (a row's stamp is its writer's `now()`, and a
+ * transaction invisible to a later snapshot is either open now or starts later), and never later than now
+ * − `overlapMs` (the margin for backends this role cannot see and for the server's clock stepping back).
+ * Client backends only: autovacuum and replication never write payment options.
+ */
+function watchHorizon(overlapMs: number) {
+  // As text, passed back as text: a JS Date would cut the microseconds (and could round up past a stamp).
+  return sql<string>`least(
+    now() - make_interval(secs => ${overlapMs / 1000}::double precision),
+    (select min(xact_start) from pg_stat_activity
+      where datname = current_database() and backend_type = 'client backend' and xact_start is not null))::text`;
+}
+
+/**
+ * Every deposit address `findWatchedDepositAddresses` would answer, streamed page by page through a cursor
+ * (the set is never in memory at once), and the horizon to read changes from afterwards
+ * (`findWatchChangesSince`): read before the cursor's snapshot, so every option that snapshot misses
+ * carries a stamp at or after it. `expected` (counted first) sizes the caller's filter.
+ */
+export async function streamWatchedDepositAddresses(
+  db: Db,
+  {
+    chainId,
+    expiringAfter,
+    overlapMs,
+    pageSize = 20_000,
+    start,
+  }: {
+    chainId: number;
+    expiringAfter: Date;
+    overlapMs: number;
+    pageSize?: number;
+    /** Called once with the count; answers the page consumer. */
+    start: (expected: number) => (addresses: string[]) => void;
+  },
+): Promise<{ horizon: string; count: number }> {
+  return db.transaction().execute(async (trx) => {
+    // Read committed: this statement's read of pg_stat_activity comes before the cursor's snapshot.
+    const { rows } = await sql<{ horizon: string; expected: string }>`
+      select ${watchHorizon(overlapMs)} as horizon,
+             (select count(*) from payment_options
+              where chain_id = ${chainId} and session_expires_at > ${expiringAfter})::text as expected`.execute(
+      trx,
+    );
+    const consume = start(Number(rows[0]!.expected));
+    await sql`
+      declare watched_addresses no scroll cursor for
+      select lower(deposit_address) as address from payment_options
+      where chain_id = ${chainId} and session_expires_at > ${expiringAfter}`.execute(trx);
+    let count = 0;
+    for (;;) {
+      const page = await sql<{
+        address: string;
+      }>`fetch ${sql.raw(String(pageSize))} from watched_addresses`.execute(trx);
+      if (page.rows.length === 0) break;
+      count += page.rows.length;
+      consume(page.rows.map((row) => row.address));
+    }
+    await sql`close watched_addresses`.execute(trx);
+    return { horizon: rows[0]!.horizon, count };
+  });
+}
+
+/**
+ * The deposit addresses on `chainId` whose options entered or changed in the watch at or after `since` and
+ * are still watched (expiring after `expiringAfter`), and the horizon to read from next time (see
+ * watchHorizon): one statement through the (chain_id, watch_changed_at) index, whose rows are few (the
+ * options created since the last read, plus the overlap).
+ */
+export async function findWatchChangesSince(
+  db: Db,
+  {
+    chainId,
+    since,
+    expiringAfter,
+    overlapMs,
+  }: { chainId: number; since: string; expiringAfter: Date; overlapMs: number },
+): Promise<{ addresses: string[]; horizon: string }> {
+  const { rows } = await sql<{ horizon: string; addresses: string[] }>`
+    select ${watchHorizon(overlapMs)} as horizon,
+           array(select lower(deposit_address) from payment_options
+                 where chain_id = ${chainId} and watch_changed_at >= ${since}::timestamptz
+                   and session_expires_at > ${expiringAfter}) as addresses`.execute(db);
+  return { addresses: rows[0]!.addresses, horizon: rows[0]!.horizon };
+}
+
+/**
  * The payment options on `chainId` whose deposit address is one of `recipients` (lower-case) and whose
  * session expires after `expiringAfter` (the watch: open sessions and the late window), with their
  * session's state. One array parameter (never one bind parameter per address) through the

@@ -192,6 +192,11 @@ export interface PaymentOptionsTable {
   payout_address: string;
   /** Its session's expires_at (fixed at creation), so the monitor's watched set reads one index range. */
   session_expires_at: ColumnType<Date, Date | string, never>;
+  /**
+   * When the row last entered or changed in the deposit watch: its writing transaction's start, set by a
+   * trigger only (migration 0550), so the monitor's address filter can read what changed since its last read.
+   */
+  watch_changed_at: ColumnType<Date, never, never>;
   created_at: CreatedAt;
 }
 

@@ -2,6 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { getAddress, type Hex } from 'viem';
 import { createChainMonitorActivities, type ScanForm, type ScanResult } from '../../activities/chainMonitor';
+import {
+  createDepositAddressFilters,
+  type DepositAddressFilters,
+} from '../../activities/depositAddressFilters';
 import { TestCollectible, TestStablecoin } from '../../contracts/artifacts';
 import { createDb } from '../../db/client';
 import { countWatchedDepositAddresses, readCheckpoint, writeCheckpoint } from '../../db/deposits';
@@ -154,13 +158,14 @@ describe('never miss a deposit: the monitor at 1,000,000 watched addresses and s
   const matchedIn = (scans: ScanResult[]) => scans.reduce((sum, scan) => sum + scan.accepted + scan.late, 0);
 
   /** A monitor of the test's own (own checkpoint) on the stack's database, chains and Temporal. */
-  function ownMonitor(chainId: number, filteredMaxWatched?: number) {
+  function ownMonitor(chainId: number, filteredMaxWatched?: number, addressFilters?: DepositAddressFilters) {
     const monitorId = `detection-${randomBytes(4).toString('hex')}`;
     const { scanDeposits } = createChainMonitorActivities({
       db: stack.db,
       signalDepositDetected: depositSignallerFor(stack.temporal),
       networks: stack.networks,
       filteredMaxWatched,
+      ...(addressFilters && { addressFilters }),
       lateWatchSecByChain: { [ETHEREUM_SEPOLIA]: LATE_WINDOW_SEC },
     });
     return {
@@ -307,6 +312,125 @@ describe('never miss a deposit: the monitor at 1,000,000 watched addresses and s
     for (const session of sessions) {
       expect((await depositRows(session.id)).map((row) => row.kind)).toEqual(['accepted']);
     }
+  }, 180_000);
+
+  const lookedUpIn = (scans: ScanResult[]) => scans.reduce((sum, scan) => sum + scan.lookedUp, 0);
+  const lateWindowStart = () => new Date(Date.now() - LATE_WINDOW_SEC * 1000);
+
+  it('a deposit to an address created after the address filter was built (between two ranges) is found: the filter reads the options changed since its last read', async () => {
+    const filters = createDepositAddressFilters({ db: stack.db });
+    const monitor = ownMonitor(ETHEREUM_SEPOLIA, undefined, filters);
+    const eth = traffic.get(ETHEREUM_SEPOLIA)!;
+    await monitor.startAfter(await head(ETHEREUM_SEPOLIA));
+    await eth.send(300);
+    await confirm(ETHEREUM_SEPOLIA);
+    const before = await monitor.scanAll();
+    expect(before.some((scan) => scan.form === 'unfiltered')).toBe(true);
+    const built = filters.describe(ETHEREUM_SEPOLIA)!;
+    expect(built.added).toBeGreaterThanOrEqual(WATCHED);
+
+    // Created after the build: its address reaches the filter only through the read of changes.
+    const session = await createSession('16');
+    const address = usdcOption(session, ETHEREUM_SEPOLIA).depositAddress;
+    expect(filters.mightContain(ETHEREUM_SEPOLIA, address)).toBe(false);
+    await eth.send(300);
+    await payInFull(session, ETHEREUM_SEPOLIA);
+    await eth.send(300);
+    await confirm(ETHEREUM_SEPOLIA);
+    const after = await monitor.scanAll();
+
+    expect(after.every((scan) => scan.form === undefined || scan.form === 'unfiltered')).toBe(true);
+    expect(matchedIn(after)).toBe(1);
+    expect((await depositRows(session.id)).map((row) => row.kind)).toEqual(['accepted']);
+    // The same filter (no rebuild), the new address in it; of the ranges' recipients (a pool of 5,000
+    // strangers), Postgres was asked about ours and the filter's few false positives only.
+    expect(filters.describe(ETHEREUM_SEPOLIA)!.builtAt).toBe(built.builtAt);
+    expect(filters.mightContain(ETHEREUM_SEPOLIA, address)).toBe(true);
+    expect(lookedUpIn(after)).toBeGreaterThanOrEqual(1);
+    expect(lookedUpIn(after)).toBeLessThan(20);
+  }, 180_000);
+
+  it('an address watched only in the late window (expired 29 days ago) is in the rebuilt address filter and its payment is found late; one expired 31 days ago falls out of it', async () => {
+    const filters = createDepositAddressFilters({ db: stack.db });
+    const monitor = ownMonitor(ETHEREUM_SEPOLIA, undefined, filters);
+    const inWindow = await createSession('17');
+    const outside = await createSession('18');
+    await monitor.startAfter(await head(ETHEREUM_SEPOLIA));
+    await confirm(ETHEREUM_SEPOLIA);
+    await monitor.scanAll(); // built while both sessions are open: both addresses in
+    for (const session of [inWindow, outside]) {
+      expect(
+        filters.mightContain(ETHEREUM_SEPOLIA, usdcOption(session, ETHEREUM_SEPOLIA).depositAddress),
+      ).toBe(true);
+    }
+    for (const [session, days] of [
+      [inWindow, 29],
+      [outside, 31],
+    ] as const) {
+      await stack.temporal.workflow.getHandle(`session-${session.id}`).terminate('test: expiry');
+      await sql`UPDATE sessions SET status = 'expired', expires_at = now() - make_interval(days => ${days})
+                WHERE id = ${session.id}`.execute(stack.db);
+    }
+
+    await filters.rebuild(ETHEREUM_SEPOLIA, lateWindowStart());
+    const rebuilt = filters.describe(ETHEREUM_SEPOLIA)!;
+    // As rebuilt, before any read of changes: the late-window address in, the one past the window out.
+    expect(
+      filters.mightContain(ETHEREUM_SEPOLIA, usdcOption(inWindow, ETHEREUM_SEPOLIA).depositAddress),
+    ).toBe(true);
+    expect(filters.mightContain(ETHEREUM_SEPOLIA, usdcOption(outside, ETHEREUM_SEPOLIA).depositAddress)).toBe(
+      false,
+    );
+    await traffic.get(ETHEREUM_SEPOLIA)!.send(300);
+    await payInFull(inWindow, ETHEREUM_SEPOLIA);
+    await payInFull(outside, ETHEREUM_SEPOLIA);
+    await confirm(ETHEREUM_SEPOLIA);
+    const scans = await monitor.scanAll();
+
+    expect(filters.describe(ETHEREUM_SEPOLIA)!.builtAt).toBe(rebuilt.builtAt);
+    expect(scans.reduce((sum, scan) => sum + scan.late, 0)).toBe(1);
+    expect((await depositRows(inWindow.id)).map((row) => row.kind)).toEqual(['late']);
+    expect(await depositRows(outside.id)).toEqual([]);
+  }, 180_000);
+
+  it('a recipient that passes the address filter but is no deposit address of ours (a false positive) is asked about in Postgres and matches nothing', async () => {
+    const filters = createDepositAddressFilters({ db: stack.db });
+    const monitor = ownMonitor(ETHEREUM_SEPOLIA, undefined, filters);
+    const session = await createSession('19');
+    const option = usdcOption(session, ETHEREUM_SEPOLIA);
+    // Words 0 and 2 of our address flipped by the same bits: the same probes (their XOR is a seed), another
+    // address. The filter cannot tell them apart; Postgres can.
+    const hex = option.depositAddress.slice(2).toLowerCase();
+    const flip = (word: string) => ((parseInt(word, 16) ^ 0x5a5a5a5a) >>> 0).toString(16).padStart(8, '0');
+    const twin = `0x${flip(hex.slice(0, 8))}${hex.slice(8, 16)}${flip(hex.slice(16, 24))}${hex.slice(24)}`;
+    await monitor.startAfter(await head(ETHEREUM_SEPOLIA));
+    await confirm(ETHEREUM_SEPOLIA);
+    await monitor.scanAll();
+    expect(twin).not.toBe(`0x${hex}`);
+    expect(filters.mightContain(ETHEREUM_SEPOLIA, twin)).toBe(true);
+
+    await traffic.get(ETHEREUM_SEPOLIA)!.send(300);
+    await payDeposit(stack.chain(ETHEREUM_SEPOLIA), {
+      token: option.tokenAddress,
+      to: getAddress(twin),
+      amount: BigInt(option.amount),
+    });
+    await confirm(ETHEREUM_SEPOLIA);
+    const scans = await monitor.scanAll();
+
+    expect(scans.some((scan) => scan.form === 'unfiltered')).toBe(true);
+    expect(lookedUpIn(scans)).toBeGreaterThanOrEqual(1);
+    expect(matchedIn(scans)).toBe(0);
+    expect(await depositRows(session.id)).toEqual([]);
+    const intoTwin = await stack.db
+      .selectFrom('deposits')
+      .select('id')
+      .where(sql<string>`lower(deposit_address)`, '=', twin)
+      .execute();
+    expect(intoTwin).toEqual([]);
+    expect((await stack.app.request(`/v1/sessions/${session.id}/status`)).body.status).toBe(
+      'awaiting_payment',
+    );
   }, 180_000);
 
   it('a range the node refuses for size is split in halves (unfiltered form), and unfiltered ranges are sized to about 5,000 logs', async () => {
