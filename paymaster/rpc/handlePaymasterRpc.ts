@@ -191,19 +191,22 @@ async function decideSponsorship(
   const sponsorship = read.request;
   const { signs, userOp, chainId, mode, token } = sponsorship;
 
-  // The calls its callData makes (a delegated transfer's included), its window and fingerprint, and
-  // everything the checks below read from Postgres, in one round trip.
+  // The calls its callData makes (a delegated transfer's included), its window, a signing request's
+  // fingerprint, and everything the checks below read: from the merchant's cached configuration (no round
+  // trip), else from Postgres in one.
   const calls = readOperationCalls(deps, sponsorship);
   facts.targets = calls.targets.map((target) => target.toLowerCase());
   const window = delegatedWindow(sponsorshipWindow(deps.now()), calls.transfer);
-  const requestFingerprint = signingRequestFingerprint({
-    chainId,
-    entryPoint: sponsorship.entryPoint.address,
-    mode,
-    ...(token && { token }),
-    ...window,
-    userOp,
-  });
+  const requestFingerprint = signs
+    ? signingRequestFingerprint({
+        chainId,
+        entryPoint: sponsorship.entryPoint.address,
+        mode,
+        ...(token && { token }),
+        ...window,
+        userOp,
+      })
+    : '';
   const reads = await readDecisionInputs(deps, client, sponsorship, calls, requestFingerprint);
 
   // Deny rules, decoding, batch rules and the client's policies (the first that passes sponsors); then a
