@@ -16,6 +16,11 @@ import { requireApiKey, requireMerchantToken } from './auth/authenticate';
 import { ApiKeyCache, uncachedApiKeyLookups, type ApiKeyLookups } from './auth/apiKeyCache';
 import { ListenedCache, uncachedLookups, type CachedLookups } from './auth/listenedCache';
 import {
+  PAYMASTER_CONFIG_CHANGES_CHANNEL,
+  readMerchantPaymasterConfig,
+  type MerchantPaymasterConfig,
+} from '../db/paymasterMerchantConfig';
+import {
   PAYMASTER_CLIENT_CHANGES_CHANNEL,
   findActivePaymasterClient,
   type PaymasterClientRow,
@@ -131,6 +136,8 @@ export interface App {
   apiKeys: ApiKeyLookups;
   /** Paymaster client lookups (the LISTEN/NOTIFY-invalidated cache); tests read its stats. */
   paymasterClients: CachedLookups<PaymasterClientRow>;
+  /** The merchants' paymaster configuration (the LISTEN/NOTIFY-invalidated cache, issue 46); tests read its stats. */
+  paymasterConfigs: CachedLookups<MerchantPaymasterConfig>;
   /** From now on `/ready` answers 503 (`stopping`): the graceful stop's first step (api/httpServer.ts). */
   markNotReady(): void;
   /**
@@ -149,7 +156,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     interceptors: deps.tracing?.workflowClientInterceptors,
   });
   const context = await appContextOf(deps, temporal.client);
-  const { apiKeys, sessionRevocations, paymasterClients, requestRates } = context;
+  const { apiKeys, sessionRevocations, paymasterClients, paymasterConfigs, requestRates } = context;
   const lifecycle = { stopping: false };
   const revision = resolveRevision(deps.config.REVISION);
   const metrics = createHttpMetrics();
@@ -203,12 +210,14 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     routes,
     apiKeys,
     paymasterClients,
+    paymasterConfigs,
     markNotReady: () => {
       lifecycle.stopping = true;
     },
     close: async () => {
       await apiKeys.close();
       await paymasterClients.close();
+      await paymasterConfigs.close();
       await sessionRevocations.close();
       await context.mailer.drain();
       await temporal.close();
@@ -223,11 +232,13 @@ export async function createApp(deps: AppDependencies): Promise<App> {
 function credentialCaches(deps: AppDependencies): {
   apiKeys: ApiKeyLookups;
   paymasterClients: CachedLookups<PaymasterClientRow>;
+  paymasterConfigs: CachedLookups<MerchantPaymasterConfig>;
   sessionRevocations: SessionRevocationChecks;
 } {
   const lookupApiKey = (keyHash: string) => findActiveApiKeyByHash(deps.db, keyHash);
   const lookupPaymasterClient = (clientId: string) => findActivePaymasterClient(deps.db, clientId);
   const lookupRevocation = (tokenId: string) => isSessionTokenRevoked(deps.db, tokenId);
+  const lookupPaymasterConfig = (merchantId: string) => readMerchantPaymasterConfig(deps.db, merchantId);
   // The listeners connect on first use, to the database the pool uses.
   return {
     apiKeys: deps.config.DATABASE_URL
@@ -250,6 +261,18 @@ function credentialCaches(deps: AppDependencies): {
           logger: deps.logger,
         })
       : uncachedLookups(lookupPaymasterClient),
+    // The signed answer's decision reads (issue 46): its one round trip is then the recording.
+    paymasterConfigs: deps.config.DATABASE_URL
+      ? new ListenedCache({
+          connectionString: deps.config.DATABASE_URL,
+          channel: PAYMASTER_CONFIG_CHANGES_CHANNEL,
+          applicationName: 'stablepay-paymaster-config-cache',
+          lostMessage: 'paymaster configuration cache listener lost; serving from the database',
+          lookup: lookupPaymasterConfig,
+          logger: deps.logger,
+          maxEntries: 2_000,
+        })
+      : uncachedLookups(lookupPaymasterConfig),
     sessionRevocations: deps.config.DATABASE_URL
       ? new SessionRevocationList({
           connectionString: deps.config.DATABASE_URL,

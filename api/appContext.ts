@@ -12,6 +12,7 @@ import type { SignerClient } from '../paymaster/rpc/signerClient';
 import type { ApiKeyLookups } from './auth/apiKeyCache';
 import type { CachedLookups } from './auth/listenedCache';
 import type { PaymasterClientRow } from '../db/paymasterClients';
+import type { MerchantPaymasterConfig } from '../db/paymasterMerchantConfig';
 import type { EmailCodes } from './auth/emailCodes';
 import type { MerchantTokenService } from './auth/merchantTokens';
 import type { Mailer } from '../mail/mailer';
@@ -51,6 +52,11 @@ export interface AppContext {
   apiKeys: ApiKeyLookups;
   /** Active paymaster clients by publishable id, cached and invalidated through LISTEN/NOTIFY (migration 990). */
   paymasterClients: CachedLookups<PaymasterClientRow>;
+  /**
+   * A merchant's paymaster configuration (deny rules, allowlist, limits, policies) by merchant id, cached
+   * and invalidated through LISTEN/NOTIFY (migration 2026_11_29_0900); routes that change it invalidate.
+   */
+  paymasterConfigs: CachedLookups<MerchantPaymasterConfig>;
   /** Signed-out session tokens, kept current by LISTEN/NOTIFY beside the API-key cache. */
   sessionRevocations: SessionRevocationChecks;
   /** The service-wide request rates (per client IP, paymaster client, merchant), counted in Postgres. */

@@ -5,7 +5,8 @@
  * With `NODE_OPTIONS="-r ./bench/lib/cpuProfilePreload.cjs" PROFILE_TARGETS=api.ts,signer.ts` the
  * targets also write CPU profiles of the measured window to PROFILE_DIR (default /tmp).
  * The api reaches the signer on its Unix-domain socket, as `npm start` runs them; `SIGNER_LEG=tcp` puts it
- * on the signer's TCP port instead (A/B runs of the socket's worth).
+ * on the signer's TCP port instead (A/B runs of the socket's worth). The api reaches Postgres over TCP
+ * unless `PG_LEG=socket`: then on the server's Unix-domain socket (localPostgresSocketUrl).
  * Run: `npx tsx bench/paymasterCpuPerAnswer.ts` (not part of `npm run bench`: it has no baseline).
  */
 import { randomBytes } from 'node:crypto';
@@ -27,6 +28,7 @@ import { startBenchServices } from './lib/services';
 import { startTarget } from './lib/target';
 import { machineLoad } from './lib/rounds';
 import { cpuSeconds, cpuSecondsWithChildren, parentOf } from './lib/procStats';
+import { localPostgresSocketUrl } from '../dev/services/postgresSocket';
 
 const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 const cpuMsWithChildren = (pid: number) => cpuSecondsWithChildren(pid) * 1000;
@@ -71,8 +73,10 @@ async function main() {
     SIGNER_SOCKET_PATH: socketPath,
   });
   const leg = process.env.SIGNER_LEG === 'tcp' ? 'tcp' : 'socket';
+  const pgLeg = process.env.PG_LEG === 'socket' ? 'socket' : 'tcp';
   const api = await startTarget('api.ts', [], {
     ...env,
+    ...(pgLeg === 'socket' && { DATABASE_URL: localPostgresSocketUrl(services.databaseUrl) }),
     SIGNER_URL: leg === 'tcp' ? signer.url : `unix://${socketPath}`,
     SIGNER_SHARED_SECRET: secret,
     ...GENEROUS_PAYMASTER_LIMITS,
@@ -105,6 +109,7 @@ async function main() {
   console.log(
     JSON.stringify({
       signerLeg: leg,
+      postgresLeg: pgLeg,
       requestsPerSec: figures.requestsPerSec,
       p99: figures.latencyP99Ms,
       answers,

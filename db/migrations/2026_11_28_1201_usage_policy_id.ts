@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely';
  * (migration 600) writes `usage->>'policy_id'` into the row it inserts. Same signature and behaviour
  * otherwise; a usage object without the key stores null, as before.
  */
-const recordSignedOperation = (withPolicy: boolean) => `
+export const recordSignedOperation = (withPolicy: boolean): string => `
     CREATE OR REPLACE FUNCTION record_signed_paymaster_operation(
       counter_keys text[],
       window_starts timestamptz[],

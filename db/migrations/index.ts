@@ -56,6 +56,8 @@ import * as subscriptionManageTokens from './2026_11_29_0300_subscription_manage
 import * as subscriptionGasCharges from './2026_11_29_0301_subscription_gas_charges';
 import * as paymentOptionsWatchStamp from './2026_11_29_0550_payment_options_watch_stamp';
 import * as sessionOverpayment from './2026_11_29_0600_session_overpayment';
+import * as paymasterConfigNotifications from './2026_11_29_0900_paymaster_config_notifications';
+import * as signedRepeatInRecord from './2026_11_29_0901_signed_repeat_in_record';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -116,4 +118,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_0301_subscription_gas_charges': subscriptionGasCharges,
   '2026_11_29_0550_payment_options_watch_stamp': paymentOptionsWatchStamp,
   '2026_11_29_0600_session_overpayment': sessionOverpayment,
+  '2026_11_29_0900_paymaster_config_notifications': paymasterConfigNotifications,
+  '2026_11_29_0901_signed_repeat_in_record': signedRepeatInRecord,
 };

@@ -3,6 +3,9 @@ import type { Logger } from '../../logging/logger';
 import type { EntryPointVersion } from '../../chain/entryPoints';
 import type { Db } from '../../db/client';
 import { readPaymasterDecisionInputs } from '../../db/paymasterDecisionReads';
+import { findSignedResult } from '../../db/paymasterUsage';
+import type { StoredPaymasterResult } from '../../db/schema';
+import { cachedDecisionReads, type MerchantConfigs } from '../policy/merchantConfigCache';
 import { checkChainAllowed, checkPrepaidBalance, type PaymasterClient } from '../policy/clientChecks';
 import { PAYMASTER_DENIALS, describeDenialForRpc } from './denials';
 import { type CaveatEnforcers } from '../delegation/decodeDelegatedTransfer';
@@ -80,6 +83,11 @@ export interface PaymasterRpcDependencies {
   approvals?: ApprovalDependencies;
   /** The client's budget of dry runs (pm_validateSponsorshipPolicies); none: unlimited (benchmarks). */
   dryRuns?: DryRunRate;
+  /**
+   * The merchants' paymaster configuration cached per process (merchantConfigCache.ts): the decision reads
+   * without a round trip, the repeat of a signed request found by the recording. None: read per request.
+   */
+  merchantConfigs?: MerchantConfigs;
 }
 
 export type PaymasterRpcOutcome =
@@ -183,20 +191,23 @@ async function decideSponsorship(
   const sponsorship = read.request;
   const { signs, userOp, chainId, mode, token } = sponsorship;
 
-  // The calls its callData makes (a delegated transfer's included), its window and fingerprint, and
-  // everything the checks below read from Postgres, in one round trip.
+  // The calls its callData makes (a delegated transfer's included), its window, a signing request's
+  // fingerprint, and everything the checks below read: from the merchant's cached configuration (no round
+  // trip), else from Postgres in one.
   const calls = readOperationCalls(deps, sponsorship);
   facts.targets = calls.targets.map((target) => target.toLowerCase());
   const window = delegatedWindow(sponsorshipWindow(deps.now()), calls.transfer);
-  const requestFingerprint = signingRequestFingerprint({
-    chainId,
-    entryPoint: sponsorship.entryPoint.address,
-    mode,
-    ...(token && { token }),
-    ...window,
-    userOp,
-  });
-  const reads = await readDecisionInputs(deps.db, client, sponsorship, calls, requestFingerprint);
+  const requestFingerprint = signs
+    ? signingRequestFingerprint({
+        chainId,
+        entryPoint: sponsorship.entryPoint.address,
+        mode,
+        ...(token && { token }),
+        ...window,
+        userOp,
+      })
+    : '';
+  const reads = await readDecisionInputs(deps, client, sponsorship, calls, requestFingerprint);
 
   // Deny rules, decoding, batch rules and the client's policies (the first that passes sponsors); then a
   // delegated transfer's owner signature, on its chain.
@@ -214,7 +225,10 @@ async function decideSponsorship(
 
   // A repeat of an operation already signed (identical request in the same second, from any client)
   // answers what was signed then and consumes nothing: one operation, one usage row, one charge.
-  if (signs && reads.signedResult) return { ok: true, result: reads.signedResult };
+  const repeat = signs
+    ? await signedRepeat(deps, reads, sponsorship, policies.candidates, requestFingerprint)
+    : undefined;
+  if (repeat) return { ok: true, result: repeat };
 
   // Bounds of a signed operation: its gas (the paymaster limits as the signer will sign them) and fees.
   const bounded = signs ? await boundSignedOperation(deps, chainId, userOp.gas, token) : undefined;
@@ -276,26 +290,53 @@ async function decideSponsorship(
 }
 
 /**
- * Everything read from Postgres before deciding, in one round trip: the deny rules matching the
- * operation, its allowlisted targets, what an identical signing request already answered, and the
- * merchant's limits. The checks still decide in SPEC's order.
+ * Everything read before deciding: the deny rules matching the operation, its allowlisted targets, the
+ * merchant's limits and the client's policies, from the merchant's cached configuration when the app has
+ * the cache (no round trip), else in one statement with what an identical signing request already
+ * answered. The checks still decide in SPEC's order.
  */
-function readDecisionInputs(
-  db: Db,
+async function readDecisionInputs(
+  deps: Pick<PaymasterRpcDependencies, 'db' | 'merchantConfigs'>,
   client: PaymasterClient,
   { chainId, userOp, signs, entryPoint }: SponsorshipRequest,
   calls: OperationCalls,
   requestFingerprint: string,
-): ReturnType<typeof readPaymasterDecisionInputs> {
-  return readPaymasterDecisionInputs(db, {
+): Promise<Awaited<ReturnType<typeof readPaymasterDecisionInputs>> & { repeatRead: boolean }> {
+  const operation = {
     merchantId: client.merchantId,
     clientId: client.id,
     chainId,
     senders: [userOp.sender.toLowerCase(), ...(calls.transfer ? [calls.transfer.owner.toLowerCase()] : [])],
     denyTargets: calls.targets.map((target) => target.toLowerCase()),
     allowlistTargets: calls.decoded.ok ? calls.allowlistTargets.map((target) => target.toLowerCase()) : [],
+  };
+  if (deps.merchantConfigs) {
+    const reads = await cachedDecisionReads(deps.merchantConfigs, operation);
+    return { ...reads, signedResult: undefined, repeatRead: false };
+  }
+  const reads = await readPaymasterDecisionInputs(deps.db, {
+    ...operation,
     ...(signs && { signedRequest: { entryPoint: entryPoint.address, requestFingerprint } }),
   });
+  return { ...reads, repeatRead: true };
+}
+
+/**
+ * What an identical signing request already answered (step 13). Read with the decision inputs when they
+ * come from Postgres; from the cache, `record_signed_paymaster_operation` finds it after the signer
+ * (migration 2026_11_29_0901), except where a candidate policy has an approval webhook: its receiver must
+ * not be asked again for an operation already signed, so the repeat is read here first.
+ */
+async function signedRepeat(
+  deps: Pick<PaymasterRpcDependencies, 'db'>,
+  reads: { signedResult: StoredPaymasterResult | undefined; repeatRead: boolean },
+  { chainId, entryPoint }: SponsorshipRequest,
+  candidates: readonly SponsorshipPolicyRules[],
+  requestFingerprint: string,
+): Promise<StoredPaymasterResult | undefined> {
+  if (reads.repeatRead) return reads.signedResult;
+  if (!candidates.some((policy) => policy.approvalWebhook !== null)) return undefined;
+  return findSignedResult(deps.db, { chainId, entryPoint: entryPoint.address, requestFingerprint });
 }
 
 /**

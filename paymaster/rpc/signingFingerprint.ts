@@ -1,4 +1,5 @@
-import { type Address, type Hex, keccak256, stringToHex } from 'viem';
+import { createHash } from 'node:crypto';
+import type { Address, Hex } from 'viem';
 import type { SponsorshipMode } from '../../db/schema';
 import type { SponsorshipUserOperation } from './sponsorshipParams';
 
@@ -6,7 +7,10 @@ import type { SponsorshipUserOperation } from './sponsorshipParams';
  * The identity of a signing request: the operation's fields that the signature covers, the chain,
  * entry point, gas mode, token and validity window. The signing service is deterministic, so two
  * requests with one fingerprint get the same paymaster data and the same userOpHash; the RPC finds a
- * repeat by it before consuming any limit (db/paymasterUsage.ts `findSignedResult`).
+ * repeat by it before consuming any limit (`record_signed_paymaster_operation`, migration
+ * 2026_11_29_0901). SHA-256 of node:crypto (issue 46): a fingerprint is only ever compared with those of
+ * requests in the same second, and keccak in JavaScript was 5 % of the api's busy time per signed answer;
+ * a repeat across a release that changed the hash is still found by its userOpHash.
  */
 export function signingRequestFingerprint({
   chainId,
@@ -45,5 +49,5 @@ export function signingRequestFingerprint({
     userOp.eip7702Delegate?.toLowerCase() ?? null,
     gas,
   ];
-  return keccak256(stringToHex(JSON.stringify(identity)));
+  return `0x${createHash('sha256').update(JSON.stringify(identity)).digest('hex')}`;
 }

@@ -7,6 +7,7 @@ import { generateSigningJwk } from '../../config/signingJwk';
 import type { ApiKeyLookups } from '../../api/auth/apiKeyCache';
 import type { CachedLookups } from '../../api/auth/listenedCache';
 import type { PaymasterClientRow } from '../../db/paymasterClients';
+import type { MerchantPaymasterConfig } from '../../db/paymasterMerchantConfig';
 import type { AnyRoute } from '../../api/routing/route';
 import { createDb, type Db } from '../../db/client';
 import { createLogger } from '../../logging/logger';
@@ -21,6 +22,8 @@ export interface TestApp {
   apiKeys?: ApiKeyLookups;
   /** The paymaster client cache of this instance (LISTEN/NOTIFY-invalidated). */
   paymasterClients?: CachedLookups<PaymasterClientRow>;
+  /** The merchants' paymaster configuration cache of this instance (LISTEN/NOTIFY-invalidated, issue 46). */
+  paymasterConfigs?: CachedLookups<MerchantPaymasterConfig>;
   /** Every log line the app wrote, for assertions that secrets never reach the logs. */
   logLines: string[];
   /** fetch against the app with JSON helpers. */
@@ -93,6 +96,7 @@ export async function startTestApp(
     routes,
     apiKeys,
     paymasterClients,
+    paymasterConfigs,
     close: closeApp,
   } = await createApp({ config, db, logger, now });
   const { server } = createApiServer(koa.callback());
@@ -107,6 +111,7 @@ export async function startTestApp(
     routes,
     apiKeys,
     paymasterClients,
+    paymasterConfigs,
     logLines,
     async request(path, init = {}) {
       const { json, ...rest } = init;

@@ -75,6 +75,7 @@ export function paymasterAllowlistRoutes(app: AppContext): AnyRoute[] {
           contractAddress: body.contractAddress,
           label: body.label ?? null,
         });
+        app.paymasterConfigs.invalidate(merchantId);
         return { status: 200, body: toEntry(row) };
       },
     }),
@@ -87,8 +88,9 @@ export function paymasterAllowlistRoutes(app: AppContext): AnyRoute[] {
       params: idParams,
       responses: { 204: { description: 'Removed' }, 404: { description: 'Unknown entry' } },
       async handler({ merchantId, params }) {
-        if (!(await deleteAllowlistEntry(app.db, merchantId, params.id)))
-          throw notFound('Allowlist entry not found');
+        const deleted = await deleteAllowlistEntry(app.db, merchantId, params.id);
+        app.paymasterConfigs.invalidate(merchantId);
+        if (!deleted) throw notFound('Allowlist entry not found');
         return { status: 204 };
       },
     }),

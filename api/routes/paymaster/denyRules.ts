@@ -83,6 +83,7 @@ export function paymasterDenyRuleRoutes(app: AppContext): AnyRoute[] {
           address: body.address,
           label: body.label ?? null,
         });
+        app.paymasterConfigs.invalidate(merchantId);
         return { status: 200, body: toRule(row) };
       },
     }),
@@ -95,7 +96,9 @@ export function paymasterDenyRuleRoutes(app: AppContext): AnyRoute[] {
       params: idParams,
       responses: { 204: { description: 'Removed' }, 404: { description: 'Unknown rule' } },
       async handler({ merchantId, params }) {
-        if (!(await deleteDenyRule(app.db, merchantId, params.id))) throw notFound('Deny rule not found');
+        const deleted = await deleteDenyRule(app.db, merchantId, params.id);
+        app.paymasterConfigs.invalidate(merchantId);
+        if (!deleted) throw notFound('Deny rule not found');
         return { status: 204 };
       },
     }),

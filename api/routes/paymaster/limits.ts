@@ -129,6 +129,7 @@ export function paymasterLimitRoutes(app: AppContext): AnyRoute[] {
           LIMIT_KEYS.filter((key) => body[key] !== undefined).map((key) => [key, body[key]]),
         ) as Partial<Pick<LimitsView, LimitKey>>;
         await saveMerchantLimits(app.db, merchantId, given);
+        app.paymasterConfigs.invalidate(merchantId);
         return { status: 200, body: await limitsViews(app.db, app.config, merchantId) };
       },
     }),

@@ -135,6 +135,7 @@ function policyCollectionRoutes(app: AppContext): AnyRoute[] {
             ...(approval && { approvalWebhook: approval.webhook }),
           },
         });
+        app.paymasterConfigs.invalidate(merchantId);
         if (!created.ok && created.reason === 'client_not_found') throw clientNotFound();
         if (!created.ok) throw conflict(`A client holds at most ${MAX_POLICIES_PER_CLIENT} policies`);
         return { status: 201, body: toPolicyModel(created.policy, approval?.secret) };
@@ -160,6 +161,7 @@ function policyCollectionRoutes(app: AppContext): AnyRoute[] {
           clientId: client.id,
           policyIds: body.policyIds,
         });
+        app.paymasterConfigs.invalidate(merchantId);
         if (!reordered.ok && reordered.reason === 'client_not_found') throw clientNotFound();
         if (!reordered.ok)
           throw invalidField('policyIds', "must name each of the client's policies exactly once");
@@ -221,6 +223,7 @@ function policyItemRoutes(app: AppContext): AnyRoute[] {
           policyId: params.policyId,
           fields: { ...policyFieldsOf(body), ...(approval && { approvalWebhook: approval.webhook }) },
         });
+        app.paymasterConfigs.invalidate(merchantId);
         if (!updated) throw policyNotFound();
         if (updated === 'window_ends_before_start')
           throw invalidField(
@@ -245,6 +248,7 @@ function policyItemRoutes(app: AppContext): AnyRoute[] {
           clientId: client.id,
           policyId: params.policyId,
         });
+        app.paymasterConfigs.invalidate(merchantId);
         if (!deleted) throw policyNotFound();
         return { status: 204 };
       },

@@ -82,6 +82,7 @@ export function paymasterRpcRoutes(app: AppContext): AnyRoute[] {
   const deps: PaymasterRpcDependencies = {
     ...dryRunDependencies(app),
     signer: app.paymasterSigner,
+    merchantConfigs: app.paymasterConfigs,
     paymasterFor: (chainId, version) =>
       paymasterFromContracts(app.networks.byChainId(chainId)?.contracts, version),
     approvals: {
