@@ -1,6 +1,6 @@
 import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import type { Db } from '../db/client';
-import { readCheckpointTimes } from '../db/deposits';
+import { findCoveringAcceptedDeposit, readCheckpointTimes } from '../db/deposits';
 import { findLatestSessionEventOfType } from '../db/sessionEvents';
 import {
   completeSession,
@@ -22,7 +22,19 @@ export interface SessionActivityDependencies {
   chainMonitorIdOf?: (chainId: number) => string;
   /** How long an unpaid session's expiry waits for lagging deposit monitors (default 30 minutes). */
   expiryScanWaitMs?: number;
+  /**
+   * Starts the deliveries of a stored event (activities/sessionEvents.ts `startWebhookDeliveries`), so an
+   * expiry starts its event's deliveries itself; without it the workflow starts them.
+   */
+  startEventDeliveries?: (eventId: string) => Promise<unknown>;
 }
+
+/**
+ * The end of an unpaid session's life, decided in one activity (docs/decisions.md "Expiry in one
+ * activity"): paid on time by a covering deposit the monitors recorded, or expired with its event.
+ */
+export type ExpiryOutcome =
+  { paid: DepositDetected } | { expired: SessionChange; deliveriesStarted: boolean };
 
 /** Failure type of a completion refused because the settled funds do not cover the amount. */
 export const SESSION_UNDERPAID = 'SessionUnderpaid';
@@ -88,6 +100,12 @@ async function awaitCheckpointsPast(
   }
 }
 
+/** The payment options' chains of a session, as their deposit monitors' checkpoint keys. */
+async function monitorIdsOf(db: Db, sessionId: string, chainMonitorIdOf: (chainId: number) => string) {
+  const chainIds = [...new Set((await listPaymentOptions(db, sessionId)).map((option) => option.chain_id))];
+  return chainIds.map(chainMonitorIdOf);
+}
+
 /** The change, with the latest event of these types the session holds (the one the change stored). */
 async function changeWithEvent(
   db: Db,
@@ -103,8 +121,42 @@ export function createSessionActivities({
   db,
   chainMonitorIdOf,
   expiryScanWaitMs = DEFAULT_EXPIRY_SCAN_WAIT_MS,
+  startEventDeliveries,
 }: SessionActivityDependencies) {
+  const expire = async (sessionId: string): Promise<SessionChange> => {
+    const changed = await expireSession(db, sessionId, serialiseSessionLifecycleEvent);
+    return changeWithEvent(db, sessionId, changed, ['session.expired', 'session.underpaid']);
+  };
   return {
+    /**
+     * An unpaid session's expiry in one activity, so its workflow wakes once (its timer's task, then this
+     * activity's completion) instead of three times: waits as `awaitDepositScansPast` does (heartbeating,
+     * until every monitor of the session's chains has scanned a block stamped at or after `expiresAt`, at
+     * most `expiryScanWaitMs`), then reads the session's on-time (`accepted`) deposits the monitors
+     * recorded. One covering an option: the session was paid on time, answered as the deposit signal the
+     * monitor sent (recorded before its checkpoint moved past the block, so it is there by now). None:
+     * `expired` (or `session.underpaid`) with its event, whose deliveries it starts. Idempotent: a retry
+     * finds the change made and answers its event.
+     */
+    async expireAfterDepositScans({
+      sessionId,
+      expiresAt,
+    }: {
+      sessionId: string;
+      expiresAt: string;
+    }): Promise<ExpiryOutcome> {
+      if (chainMonitorIdOf)
+        await awaitCheckpointsPast(db, await monitorIdsOf(db, sessionId, chainMonitorIdOf), {
+          expiresAt,
+          deadline: Date.now() + expiryScanWaitMs,
+        });
+      const covering = await findCoveringAcceptedDeposit(db, sessionId);
+      if (covering) return { paid: covering };
+      const expired = await expire(sessionId);
+      if (expired.eventId && startEventDeliveries) await startEventDeliveries(expired.eventId);
+      return { expired, deliveriesStarted: startEventDeliveries !== undefined };
+    },
+
     /**
      * Whether a payment was on time is decided by chain time: before an unpaid session expires, wait
      * (heartbeating) until the deposit monitor of every chain it can be paid on has scanned a block stamped
@@ -121,10 +173,7 @@ export function createSessionActivities({
       expiresAt: string;
     }): Promise<boolean> {
       if (!chainMonitorIdOf) return true;
-      const chainIds = [
-        ...new Set((await listPaymentOptions(db, sessionId)).map((option) => option.chain_id)),
-      ];
-      return awaitCheckpointsPast(db, chainIds.map(chainMonitorIdOf), {
+      return awaitCheckpointsPast(db, await monitorIdsOf(db, sessionId, chainMonitorIdOf), {
         expiresAt,
         deadline: Date.now() + expiryScanWaitMs,
       });
@@ -135,8 +184,7 @@ export function createSessionActivities({
      * deposit arrived) `session.underpaid`; unchanged when the session moved on meanwhile.
      */
     async markSessionExpired(sessionId: string): Promise<SessionChange> {
-      const changed = await expireSession(db, sessionId, serialiseSessionLifecycleEvent);
-      return changeWithEvent(db, sessionId, changed, ['session.expired', 'session.underpaid']);
+      return expire(sessionId);
     },
 
     /** awaiting_payment → confirming, with paidAt and the deposit transaction. */
