@@ -84,19 +84,40 @@ export interface SessionChange {
   followingEventIds?: string[];
 }
 
-/** Polls the monitors' checkpoints (heartbeating) until each has scanned past `expiresAt`; false at the deadline. */
+/** The shortest and longest pause between two reads of the monitors' checkpoints (heartbeats go between). */
+const CHECKPOINT_POLL_MIN_MS = 1_000;
+const CHECKPOINT_POLL_MAX_MS = 10_000;
+
+/**
+ * Polls the monitors' checkpoints (heartbeating) until each has scanned past `expiresAt`; false at the
+ * deadline. A checkpoint's block time follows the chain at a steady lag (the confirmations and the scan),
+ * so the most lagging one is expected past `expiresAt` in about `expiresAt` − its block time from now: the
+ * next read waits that long (1–10 s), so an expiry on a 12-confirmation chain reads about 15 times, not once a
+ * second for the 2.5 minutes its confirmations take. Only when to read changes: nothing returns true before
+ * every checkpoint is past `expiresAt`.
+ */
 async function awaitCheckpointsPast(
   db: Db,
   monitorIds: string[],
   { expiresAt, deadline }: { expiresAt: string; deadline: number },
 ): Promise<boolean> {
+  const expiresAtMs = Date.parse(expiresAt);
   for (;;) {
     const times = await readCheckpointTimes(db, monitorIds);
-    const lagging = [...times.values()].filter((time) => !time || time.getTime() < Date.parse(expiresAt));
+    const lagging = [...times.values()].filter((time) => !time || time.getTime() < expiresAtMs);
     if (lagging.length === 0) return true;
     if (Date.now() >= deadline) return false;
+    const behindMs = Math.max(
+      ...lagging.map((time) => (time ? expiresAtMs - time.getTime() : CHECKPOINT_POLL_MIN_MS)),
+    );
     heartbeat();
-    await sleep(1_000);
+    await sleep(
+      Math.min(
+        Math.max(behindMs, CHECKPOINT_POLL_MIN_MS),
+        CHECKPOINT_POLL_MAX_MS,
+        Math.max(deadline - Date.now(), 0),
+      ),
+    );
   }
 }
 
