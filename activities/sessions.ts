@@ -30,8 +30,9 @@ export interface SessionActivityDependencies {
 }
 
 /**
- * The end of an unpaid session's life, decided in one activity (docs/decisions.md "Expiry in one
- * activity"): paid on time by a covering deposit the monitors recorded, or expired with its event.
+ * The end of an unpaid session's life, decided in one activity
+ * (docs/decisions.md "Expiry in one activity"): paid on time by a covering deposit the monitors
+ * recorded, or expired with its event.
  */
 export type ExpiryOutcome =
   { paid: DepositDetected } | { expired: SessionChange; deliveriesStarted: boolean };
@@ -137,17 +138,26 @@ async function changeWithEvent(
   return { changed, eventId: (await findLatestSessionEventOfType(db, sessionId, types))?.id ?? null };
 }
 
-/** Database side of the payment-session workflow. Every activity is idempotent: a replay changes nothing. */
-export function createSessionActivities({
+/** awaiting_payment → expired (or underpaid), with the event the change stored. */
+async function expireWithEvent(db: Db, sessionId: string): Promise<SessionChange> {
+  const changed = await expireSession(db, sessionId, serialiseSessionLifecycleEvent);
+  return changeWithEvent(db, sessionId, changed, ['session.expired', 'session.underpaid']);
+}
+
+/** The expiry of an unpaid session: its wait for the deposit monitors, and the status change it ends in. */
+function createExpiryActivities({
   db,
   chainMonitorIdOf,
   expiryScanWaitMs = DEFAULT_EXPIRY_SCAN_WAIT_MS,
   startEventDeliveries,
 }: SessionActivityDependencies) {
-  const expire = async (sessionId: string): Promise<SessionChange> => {
-    const changed = await expireSession(db, sessionId, serialiseSessionLifecycleEvent);
-    return changeWithEvent(db, sessionId, changed, ['session.expired', 'session.underpaid']);
-  };
+  /** Waits until the session's monitors are past `expiresAt` (see `awaitCheckpointsPast`); true without monitors. */
+  const awaitScansPast = async (sessionId: string, expiresAt: string) =>
+    !chainMonitorIdOf ||
+    awaitCheckpointsPast(db, await monitorIdsOf(db, sessionId, chainMonitorIdOf), {
+      expiresAt,
+      deadline: Date.now() + expiryScanWaitMs,
+    });
   return {
     /**
      * An unpaid session's expiry in one activity, so its workflow wakes once (its timer's task, then this
@@ -166,14 +176,10 @@ export function createSessionActivities({
       sessionId: string;
       expiresAt: string;
     }): Promise<ExpiryOutcome> {
-      if (chainMonitorIdOf)
-        await awaitCheckpointsPast(db, await monitorIdsOf(db, sessionId, chainMonitorIdOf), {
-          expiresAt,
-          deadline: Date.now() + expiryScanWaitMs,
-        });
+      await awaitScansPast(sessionId, expiresAt);
       const covering = await findCoveringAcceptedDeposit(db, sessionId);
       if (covering) return { paid: covering };
-      const expired = await expire(sessionId);
+      const expired = await expireWithEvent(db, sessionId);
       if (expired.eventId && startEventDeliveries) await startEventDeliveries(expired.eventId);
       return { expired, deliveriesStarted: startEventDeliveries !== undefined };
     },
@@ -184,7 +190,7 @@ export function createSessionActivities({
      * at or after `expiresAt`, so a transfer mined in time but seen late still counts. Chains without a
      * monitor checkpoint here are not waited for; after `expiryScanWaitMs` it stops waiting (a deposit
      * the monitor finds later is still on time by its block and can be settled by retry-forwarder).
-     * Returns whether every monitor got there.
+     * Returns whether every monitor got there. Kept for histories made before `expireAfterDepositScans`.
      */
     async awaitDepositScansPast({
       sessionId,
@@ -193,20 +199,25 @@ export function createSessionActivities({
       sessionId: string;
       expiresAt: string;
     }): Promise<boolean> {
-      if (!chainMonitorIdOf) return true;
-      return awaitCheckpointsPast(db, await monitorIdsOf(db, sessionId, chainMonitorIdOf), {
-        expiresAt,
-        deadline: Date.now() + expiryScanWaitMs,
-      });
+      return awaitScansPast(sessionId, expiresAt);
     },
 
     /**
      * awaiting_payment → expired at the workflow's expiry timer, with `session.expired` or (a partial
-     * deposit arrived) `session.underpaid`; unchanged when the session moved on meanwhile.
+     * deposit arrived) `session.underpaid`; unchanged when the session moved on meanwhile. Kept for
+     * histories made before `expireAfterDepositScans`.
      */
     async markSessionExpired(sessionId: string): Promise<SessionChange> {
-      return expire(sessionId);
+      return expireWithEvent(db, sessionId);
     },
+  };
+}
+
+/** Database side of the payment-session workflow. Every activity is idempotent: a replay changes nothing. */
+export function createSessionActivities(dependencies: SessionActivityDependencies) {
+  const { db } = dependencies;
+  return {
+    ...createExpiryActivities(dependencies),
 
     /** awaiting_payment → confirming, with paidAt and the deposit transaction. */
     async markSessionConfirming({
