@@ -1,6 +1,6 @@
 import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import type { Db } from '../db/client';
-import { readCheckpointTimes } from '../db/deposits';
+import { findCoveringAcceptedDeposit, readCheckpointTimes } from '../db/deposits';
 import { findLatestSessionEventOfType } from '../db/sessionEvents';
 import {
   completeSession,
@@ -22,7 +22,20 @@ export interface SessionActivityDependencies {
   chainMonitorIdOf?: (chainId: number) => string;
   /** How long an unpaid session's expiry waits for lagging deposit monitors (default 30 minutes). */
   expiryScanWaitMs?: number;
+  /**
+   * Starts the deliveries of a stored event (activities/sessionEvents.ts `startWebhookDeliveries`), so an
+   * expiry starts its event's deliveries itself; without it the workflow starts them.
+   */
+  startEventDeliveries?: (eventId: string) => Promise<unknown>;
 }
+
+/**
+ * The end of an unpaid session's life, decided in one activity
+ * (docs/decisions.md "Expiry in one activity"): paid on time by a covering deposit the monitors
+ * recorded, or expired with its event.
+ */
+export type ExpiryOutcome =
+  { paid: DepositDetected } | { expired: SessionChange; deliveriesStarted: boolean };
 
 /** Failure type of a completion refused because the settled funds do not cover the amount. */
 export const SESSION_UNDERPAID = 'SessionUnderpaid';
@@ -72,20 +85,47 @@ export interface SessionChange {
   followingEventIds?: string[];
 }
 
-/** Polls the monitors' checkpoints (heartbeating) until each has scanned past `expiresAt`; false at the deadline. */
+/** The shortest and longest pause between two reads of the monitors' checkpoints (heartbeats go between). */
+const CHECKPOINT_POLL_MIN_MS = 1_000;
+const CHECKPOINT_POLL_MAX_MS = 10_000;
+
+/**
+ * Polls the monitors' checkpoints (heartbeating) until each has scanned past `expiresAt`; false at the
+ * deadline. A checkpoint's block time follows the chain at a steady lag (the confirmations and the scan),
+ * so the most lagging one is expected past `expiresAt` in about `expiresAt` − its block time from now: the
+ * next read waits that long (1–10 s), so an expiry on a 12-confirmation chain reads about 15 times, not once a
+ * second for the 2.5 minutes its confirmations take. Only when to read changes: nothing returns true before
+ * every checkpoint is past `expiresAt`.
+ */
 async function awaitCheckpointsPast(
   db: Db,
   monitorIds: string[],
   { expiresAt, deadline }: { expiresAt: string; deadline: number },
 ): Promise<boolean> {
+  const expiresAtMs = Date.parse(expiresAt);
   for (;;) {
     const times = await readCheckpointTimes(db, monitorIds);
-    const lagging = [...times.values()].filter((time) => !time || time.getTime() < Date.parse(expiresAt));
+    const lagging = [...times.values()].filter((time) => !time || time.getTime() < expiresAtMs);
     if (lagging.length === 0) return true;
     if (Date.now() >= deadline) return false;
+    const behindMs = Math.max(
+      ...lagging.map((time) => (time ? expiresAtMs - time.getTime() : CHECKPOINT_POLL_MIN_MS)),
+    );
     heartbeat();
-    await sleep(1_000);
+    await sleep(
+      Math.min(
+        Math.max(behindMs, CHECKPOINT_POLL_MIN_MS),
+        CHECKPOINT_POLL_MAX_MS,
+        Math.max(deadline - Date.now(), 0),
+      ),
+    );
   }
+}
+
+/** The payment options' chains of a session, as their deposit monitors' checkpoint keys. */
+async function monitorIdsOf(db: Db, sessionId: string, chainMonitorIdOf: (chainId: number) => string) {
+  const chainIds = [...new Set((await listPaymentOptions(db, sessionId)).map((option) => option.chain_id))];
+  return chainIds.map(chainMonitorIdOf);
 }
 
 /** The change, with the latest event of these types the session holds (the one the change stored). */
@@ -98,20 +138,59 @@ async function changeWithEvent(
   return { changed, eventId: (await findLatestSessionEventOfType(db, sessionId, types))?.id ?? null };
 }
 
-/** Database side of the payment-session workflow. Every activity is idempotent: a replay changes nothing. */
-export function createSessionActivities({
+/** awaiting_payment → expired (or underpaid), with the event the change stored. */
+async function expireWithEvent(db: Db, sessionId: string): Promise<SessionChange> {
+  const changed = await expireSession(db, sessionId, serialiseSessionLifecycleEvent);
+  return changeWithEvent(db, sessionId, changed, ['session.expired', 'session.underpaid']);
+}
+
+/** The expiry of an unpaid session: its wait for the deposit monitors, and the status change it ends in. */
+function createExpiryActivities({
   db,
   chainMonitorIdOf,
   expiryScanWaitMs = DEFAULT_EXPIRY_SCAN_WAIT_MS,
+  startEventDeliveries,
 }: SessionActivityDependencies) {
+  /** Waits until the session's monitors are past `expiresAt` (see `awaitCheckpointsPast`); true without monitors. */
+  const awaitScansPast = async (sessionId: string, expiresAt: string) =>
+    !chainMonitorIdOf ||
+    awaitCheckpointsPast(db, await monitorIdsOf(db, sessionId, chainMonitorIdOf), {
+      expiresAt,
+      deadline: Date.now() + expiryScanWaitMs,
+    });
   return {
+    /**
+     * An unpaid session's expiry in one activity, so its workflow wakes once (its timer's task, then this
+     * activity's completion) instead of three times: waits as `awaitDepositScansPast` does (heartbeating,
+     * until every monitor of the session's chains has scanned a block stamped at or after `expiresAt`, at
+     * most `expiryScanWaitMs`), then reads the session's on-time (`accepted`) deposits the monitors
+     * recorded. One covering an option: the session was paid on time, answered as the deposit signal the
+     * monitor sent (recorded before its checkpoint moved past the block, so it is there by now). None:
+     * `expired` (or `session.underpaid`) with its event, whose deliveries it starts. Idempotent: a retry
+     * finds the change made and answers its event.
+     */
+    async expireAfterDepositScans({
+      sessionId,
+      expiresAt,
+    }: {
+      sessionId: string;
+      expiresAt: string;
+    }): Promise<ExpiryOutcome> {
+      await awaitScansPast(sessionId, expiresAt);
+      const covering = await findCoveringAcceptedDeposit(db, sessionId);
+      if (covering) return { paid: covering };
+      const expired = await expireWithEvent(db, sessionId);
+      if (expired.eventId && startEventDeliveries) await startEventDeliveries(expired.eventId);
+      return { expired, deliveriesStarted: startEventDeliveries !== undefined };
+    },
+
     /**
      * Whether a payment was on time is decided by chain time: before an unpaid session expires, wait
      * (heartbeating) until the deposit monitor of every chain it can be paid on has scanned a block stamped
      * at or after `expiresAt`, so a transfer mined in time but seen late still counts. Chains without a
      * monitor checkpoint here are not waited for; after `expiryScanWaitMs` it stops waiting (a deposit
      * the monitor finds later is still on time by its block and can be settled by retry-forwarder).
-     * Returns whether every monitor got there.
+     * Returns whether every monitor got there. Kept for histories made before `expireAfterDepositScans`.
      */
     async awaitDepositScansPast({
       sessionId,
@@ -120,24 +199,25 @@ export function createSessionActivities({
       sessionId: string;
       expiresAt: string;
     }): Promise<boolean> {
-      if (!chainMonitorIdOf) return true;
-      const chainIds = [
-        ...new Set((await listPaymentOptions(db, sessionId)).map((option) => option.chain_id)),
-      ];
-      return awaitCheckpointsPast(db, chainIds.map(chainMonitorIdOf), {
-        expiresAt,
-        deadline: Date.now() + expiryScanWaitMs,
-      });
+      return awaitScansPast(sessionId, expiresAt);
     },
 
     /**
      * awaiting_payment → expired at the workflow's expiry timer, with `session.expired` or (a partial
-     * deposit arrived) `session.underpaid`; unchanged when the session moved on meanwhile.
+     * deposit arrived) `session.underpaid`; unchanged when the session moved on meanwhile. Kept for
+     * histories made before `expireAfterDepositScans`.
      */
     async markSessionExpired(sessionId: string): Promise<SessionChange> {
-      const changed = await expireSession(db, sessionId, serialiseSessionLifecycleEvent);
-      return changeWithEvent(db, sessionId, changed, ['session.expired', 'session.underpaid']);
+      return expireWithEvent(db, sessionId);
     },
+  };
+}
+
+/** Database side of the payment-session workflow. Every activity is idempotent: a replay changes nothing. */
+export function createSessionActivities(dependencies: SessionActivityDependencies) {
+  const { db } = dependencies;
+  return {
+    ...createExpiryActivities(dependencies),
 
     /** awaiting_payment → confirming, with paidAt and the deposit transaction. */
     async markSessionConfirming({

@@ -108,6 +108,12 @@ async function measureWindow(
   };
 }
 
+/** Worker CPU ms per expiry: the expiring window's CPU above the chains-only window's rate, per session expired. */
+function msPerExpiry(chainsOnly: WindowFigures, expiring: WindowFigures): number | undefined {
+  if (expiring.expired === 0) return undefined;
+  return ((expiring.share - chainsOnly.share) * expiring.seconds * 1000) / expiring.expired;
+}
+
 /**
  * Sessions whose lives end EXPIRIES_PER_SEC apart over one window, starting CREATION_LEAD_SEC from now:
  * created now (the creation's own cost falls before the window), each with the life that puts its expiry
@@ -188,7 +194,8 @@ async function runStep(
     process.stdout.write(
       `workerIdle ${step.name}: chains only ${(chainsOnly.share * 100).toFixed(1)} % of a core ` +
         `${JSON.stringify(chainsOnly.byThread)}; expiring ${(expiring.share * 100).toFixed(1)} % ` +
-        `(${expiring.expired} expired) ${JSON.stringify(expiring.byThread)}\n`,
+        `(${expiring.expired} expired, ${msPerExpiry(chainsOnly, expiring)?.toFixed(1) ?? '–'} ms of CPU each) ` +
+        `${JSON.stringify(expiring.byThread)}\n`,
     );
     return { step: step.name, chainsOnly, expiring };
   } finally {

@@ -131,42 +131,47 @@ type ActivityFactory = (
 
 /** The activities served on each task queue; a role without activities gets no worker yet. */
 const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
-  sessions: ({ db, temporal, settlement, subscriptions }, taskQueues) => ({
-    ...createSessionActivities({
-      db,
-      // Expiry waits for this deployment's deposit monitors (only a worker with settlement runs them).
-      chainMonitorIdOf:
-        settlement && ((chainId) => chainMonitorWorkflowId(chainId, settlement.monitorIdPrefix ?? '')),
-    }),
-    ...createSessionEventActivities({
+  sessions: ({ db, temporal, settlement, subscriptions }, taskQueues) => {
+    const events = createSessionEventActivities({
       db,
       startWebhookDelivery: webhookDeliveryStarterFor(temporal, taskQueues.webhooks),
-    }),
-    ...(subscriptions &&
-      createSubscriptionActivities({
+    });
+    return {
+      ...createSessionActivities({
         db,
-        networks: subscriptions.networks,
-        executor: subscriptions.executor,
-        redemptionGas: subscriptions.redemptionGas,
-        startSessionWorkflow: sessionStarterFor(temporal, taskQueues.sessions),
-      })),
-    ...(settlement &&
-      createSettlementActivities({
-        db,
-        operator: settlement.operator,
-        slippageBps: settlement.slippageBps,
-        composeRetryAfterMs: settlement.composeRetryAfterMs,
-        bridgeDeliveries: settlement.bridgeDeliveries,
-      })),
-    // Refunds read their transfers from the same chains, and the operator relays forwarder refunds (workflows/refund.ts).
-    ...(settlement &&
-      createRefundActivities({
-        db,
-        networks: settlement.networks,
-        publicClients: createPublicClients(settlement.networks),
-        operator: settlement.operator,
-      })),
-  }),
+        // Expiry waits for this deployment's deposit monitors (only a worker with settlement runs them).
+        chainMonitorIdOf:
+          settlement && ((chainId) => chainMonitorWorkflowId(chainId, settlement.monitorIdPrefix ?? '')),
+        // An expiry starts its event's deliveries in its own activity.
+        startEventDeliveries: (eventId) => events.startWebhookDeliveries({ eventId }),
+      }),
+      ...events,
+      ...(subscriptions &&
+        createSubscriptionActivities({
+          db,
+          networks: subscriptions.networks,
+          executor: subscriptions.executor,
+          redemptionGas: subscriptions.redemptionGas,
+          startSessionWorkflow: sessionStarterFor(temporal, taskQueues.sessions),
+        })),
+      ...(settlement &&
+        createSettlementActivities({
+          db,
+          operator: settlement.operator,
+          slippageBps: settlement.slippageBps,
+          composeRetryAfterMs: settlement.composeRetryAfterMs,
+          bridgeDeliveries: settlement.bridgeDeliveries,
+        })),
+      // Refunds read their transfers from the same chains, and the operator relays forwarder refunds (workflows/refund.ts).
+      ...(settlement &&
+        createRefundActivities({
+          db,
+          networks: settlement.networks,
+          publicClients: createPublicClients(settlement.networks),
+          operator: settlement.operator,
+        })),
+    };
+  },
   chains: ({ db, temporal, settlement, paymasterReceipts }, taskQueues) => ({
     ...(settlement &&
       createChainMonitorActivities({

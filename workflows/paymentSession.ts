@@ -56,7 +56,7 @@ const chain = proxyActivities<SettlementActivities>({
   },
 });
 
-const { awaitDepositScansPast } = proxyActivities<SessionActivities>({
+const { awaitDepositScansPast, expireAfterDepositScans } = proxyActivities<SessionActivities>({
   // Polls monitor checkpoints while heartbeating; gives up by itself after its configured wait.
   startToCloseTimeout: '35 minutes',
   heartbeatTimeout: '30 seconds',
@@ -81,6 +81,13 @@ const LIFECYCLE_EVENTS_PATCH = 'session-lifecycle-events';
  * deliveries start after the completion's. Behind a patch so histories made before it replay unchanged.
  */
 const PAYMENT_OUTCOME_EVENTS_PATCH = 'session-payment-outcome-events';
+
+/**
+ * An unpaid session's expiry in one activity (docs/decisions.md "Expiry in one activity"): the wait for
+ * the monitors, the on-time check, the status write and the event's deliveries, so the workflow wakes once
+ * after its timer instead of three times. Behind a patch so histories made before it replay unchanged.
+ */
+const EXPIRY_IN_ONE_ACTIVITY_PATCH = 'expiry-in-one-activity';
 
 /** Starts the deliveries of the events a status change stored (idempotent: started ones count as started). */
 async function deliverEventOf(change: SessionChange): Promise<void> {
@@ -158,7 +165,18 @@ export async function paymentSessionWorkflow({
       remainingMs > 0
         ? await condition(() => state.deposit !== undefined, remainingMs)
         : state.deposit !== undefined;
-    if (!paid && patched('expiry-by-chain-time')) {
+    if (!paid && patched(EXPIRY_IN_ONE_ACTIVITY_PATCH)) {
+      // On time means mined before expiresAt: the activity lets lagging monitors scan that far first.
+      const outcome = await expireAfterDepositScans({ sessionId, expiresAt });
+      if ('expired' in outcome) {
+        enter('expired');
+        if (!outcome.deliveriesStarted) await deliverEventOf(outcome.expired);
+        return state;
+      }
+      // Paid on time: the monitor's signal carries the same deposit (the first one received is kept).
+      state.deposit ??= outcome.paid;
+      paid = true;
+    } else if (!paid && patched('expiry-by-chain-time')) {
       // On time means mined before expiresAt: let lagging deposit monitors scan that far first.
       await awaitDepositScansPast({ sessionId, expiresAt });
       paid = state.deposit !== undefined;

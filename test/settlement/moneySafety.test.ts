@@ -423,7 +423,8 @@ describe('money safety: top-ups, underpaid sessions and settlement retries', () 
     const chain = stack.chain(ETHEREUM_SEPOLIA);
     // Chain time may run ahead of the wall clock (blocks mined in bursts): expire the session 5 s after
     // the chain's current time, by running the API's clock 55 s behind it with the shortest expiry.
-    const chainNowMs = Number((await chain.getBlock()).timestamp) * 1000;
+    // The chain's time is its last block's, or the wall clock's once that is later (anvil stamps new blocks so).
+    const chainNowMs = Math.max(Number((await chain.getBlock()).timestamp) * 1000, Date.now());
     const offsetMs = chainNowMs - Date.now() - 55_000;
     const app = await stack.startApp({ now: () => new Date(Date.now() + offsetMs) });
     const merchant = await signInNewMerchant(stack.app);
