@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import type { Hex } from 'viem';
 import { resolveDelegationFramework } from '../chain/delegationFramework';
 import type { NetworkRegistry } from '../chain/networkRegistry';
-import type { OperatorChains } from '../chain/operatorChains';
+import type { OperatorChains, OperatorClient } from '../chain/operatorChains';
 import { chargedChain } from '../db/gasCharges';
 import { billRedemptionGas } from '../db/subscriptionGasCharges';
 import type { Db } from '../db/client';
@@ -21,10 +22,15 @@ import { awaitPeriodOnChain, type ChainTimeWaitDetails } from '../subscriptions/
 import { enforcerPeriodStart } from '../subscriptions/chargeSchedule';
 import { decodeExpiry } from '../subscriptions/grantVerification';
 import { chargePeriod } from '../subscriptions/periodCharge';
-import { openPeriod } from '../subscriptions/periodSession';
+import { openPeriod, type OpenedPeriod } from '../subscriptions/periodSession';
+import {
+  claimPeriodCharge,
+  releasePeriodChargeClaim,
+  renewPeriodChargeClaim,
+} from '../subscriptions/periodChargeClaim';
 import { chargeScheduleOf, delegationFromJson } from '../subscriptions/subscribe';
 import { storeSubscriptionEvent } from '../subscriptions/subscriptionEvents';
-import { sendWithNextNonce } from './lockedSends';
+import { signCallWithNonce, withNextNonce } from './lockedSends';
 
 /**
  * The charging workflow's side effects (workflows/subscription.ts, issue 42). Each period: open it (its
@@ -182,6 +188,50 @@ async function chargeOnePeriod(
     return { kind: 'redeemed', sessionId, txHash };
   }
 
+  // One attempt at a time (a reset from the Temporal UI can run a second beside this one): a period held by
+  // another attempt is tried again later, when that attempt has recorded its outcome.
+  const claimId = randomUUID();
+  if (!(await claimPeriodCharge(db, opened.charge.id, claimId))) {
+    throw ApplicationFailure.retryable(
+      `period ${periodIndex} of subscription ${subscriptionId} is being charged by another attempt`,
+      'PeriodChargeInFlight',
+    );
+  }
+  try {
+    return await redeemClaimedPeriod(dependencies, {
+      subscription,
+      framework,
+      client,
+      chainNow,
+      opened,
+      claimId,
+    });
+  } finally {
+    await releasePeriodChargeClaim(db, opened.charge.id, claimId);
+  }
+}
+
+/** The claimed period's redemption (asking the chain first) and its record. */
+async function redeemClaimedPeriod(
+  dependencies: SubscriptionActivityDependencies,
+  {
+    subscription,
+    framework,
+    client,
+    chainNow,
+    opened,
+    claimId,
+  }: {
+    subscription: SubscriptionRow;
+    framework: NonNullable<ReturnType<typeof resolveDelegationFramework>>;
+    client: OperatorClient;
+    chainNow: bigint;
+    opened: OpenedPeriod;
+    claimId: string;
+  },
+): Promise<PeriodChargeResult> {
+  const { db } = dependencies;
+  const sessionId = opened.session.id;
   const delegation = delegationFromJson(subscription.delegation);
   const expiryCaveat = delegation.caveats.find((caveat) =>
     same(caveat.enforcer, framework.timestampEnforcer),
@@ -206,7 +256,18 @@ async function chargeOnePeriod(
       amount: BigInt(subscription.period_amount),
       fromBlock: BigInt(opened.charge.from_block ?? 0),
     },
-    (call) => sendWithNextNonce(db, client, call),
+    (call) =>
+      withNextNonce(db, client, async (nonce) => {
+        // Still this attempt's period, checked where the send is numbered: a lapsed claim sends nothing.
+        if (!(await renewPeriodChargeClaim(db, opened.charge.id, claimId))) {
+          throw ApplicationFailure.retryable(
+            `the claim on period ${opened.charge.period_index} of subscription ${subscription.id} lapsed before its redemption was sent`,
+            'PeriodChargeClaimLapsed',
+          );
+        }
+        const serializedTransaction = await signCallWithNonce(client, call, nonce);
+        return client.sendRawTransaction({ serializedTransaction });
+      }),
   );
   if (outcome.kind === 'redeemed') {
     const recorded = await markChargeRedeemed(db, opened.charge.id, outcome.txHash);

@@ -54,6 +54,7 @@ import * as refundForwarderRelay from './2026_11_29_0100_refund_forwarder_relay'
 import * as sessionRefundAddress from './2026_11_29_0101_session_refund_address';
 import * as subscriptionManageTokens from './2026_11_29_0300_subscription_manage_tokens';
 import * as subscriptionGasCharges from './2026_11_29_0301_subscription_gas_charges';
+import * as subscriptionChargeClaims from './2026_11_29_0700_subscription_charge_claims';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -112,4 +113,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_0101_session_refund_address': sessionRefundAddress,
   '2026_11_29_0300_subscription_manage_tokens': subscriptionManageTokens,
   '2026_11_29_0301_subscription_gas_charges': subscriptionGasCharges,
+  '2026_11_29_0700_subscription_charge_claims': subscriptionChargeClaims,
 };
