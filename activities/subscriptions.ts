@@ -23,6 +23,7 @@ import { enforcerPeriodStart } from '../subscriptions/chargeSchedule';
 import { decodeExpiry } from '../subscriptions/grantVerification';
 import { chargePeriod } from '../subscriptions/periodCharge';
 import { openPeriod, type OpenedPeriod } from '../subscriptions/periodSession';
+import { createRedemptionQueue, type RedemptionQueue } from './redemptionQueue';
 import {
   claimPeriodCharge,
   releasePeriodChargeClaim,
@@ -30,7 +31,6 @@ import {
 } from '../subscriptions/periodChargeClaim';
 import { chargeScheduleOf, delegationFromJson } from '../subscriptions/subscribe';
 import { storeSubscriptionEvent } from '../subscriptions/subscriptionEvents';
-import { signCallWithNonce, withNextNonce } from './lockedSends';
 
 /**
  * The charging workflow's side effects (workflows/subscription.ts, issue 42). Each period: open it (its
@@ -135,6 +135,7 @@ async function billGasOf(
 /** One attempt at a period's charge (chargeSubscriptionPeriod below). */
 async function chargeOnePeriod(
   dependencies: SubscriptionActivityDependencies,
+  sendRedemption: RedemptionQueue,
   { subscriptionId, periodIndex, sessionExpiresAt }: PeriodChargeInput,
 ): Promise<PeriodChargeResult> {
   const { db, networks, executor, startSessionWorkflow, now = () => new Date() } = dependencies;
@@ -205,6 +206,7 @@ async function chargeOnePeriod(
       chainNow,
       opened,
       claimId,
+      sendRedemption,
     });
   } finally {
     await releasePeriodChargeClaim(db, opened.charge.id, claimId);
@@ -221,7 +223,9 @@ async function redeemClaimedPeriod(
     chainNow,
     opened,
     claimId,
+    sendRedemption,
   }: {
+    sendRedemption: RedemptionQueue;
     subscription: SubscriptionRow;
     framework: NonNullable<ReturnType<typeof resolveDelegationFramework>>;
     client: OperatorClient;
@@ -255,19 +259,19 @@ async function redeemClaimedPeriod(
       depositAddress: opened.depositAddress,
       amount: BigInt(subscription.period_amount),
       fromBlock: BigInt(opened.charge.from_block ?? 0),
+      mayHaveEarlierRedemption: !opened.openedNow,
     },
-    (call) =>
-      withNextNonce(db, client, async (nonce) => {
+    async (call) => {
+      // Estimated before it queues (the estimate does not depend on the nonce), with headroom for the state
+      // it is mined in; only the gas used is paid.
+      const estimate = await client.estimateGas({ account: client.account, ...call });
+      return sendRedemption(client, {
+        ...call,
+        gas: (estimate * 6n) / 5n,
         // Still this attempt's period, checked where the send is numbered: a lapsed claim sends nothing.
-        if (!(await renewPeriodChargeClaim(db, opened.charge.id, claimId))) {
-          throw ApplicationFailure.retryable(
-            `the claim on period ${opened.charge.period_index} of subscription ${subscription.id} lapsed before its redemption was sent`,
-            'PeriodChargeClaimLapsed',
-          );
-        }
-        const serializedTransaction = await signCallWithNonce(client, call, nonce);
-        return client.sendRawTransaction({ serializedTransaction });
-      }),
+        beforeSend: () => renewPeriodChargeClaim(db, opened.charge.id, claimId),
+      });
+    },
   );
   if (outcome.kind === 'redeemed') {
     const recorded = await markChargeRedeemed(db, opened.charge.id, outcome.txHash);
@@ -281,6 +285,8 @@ async function redeemClaimedPeriod(
 
 export function createSubscriptionActivities(dependencies: SubscriptionActivityDependencies) {
   const { db, now = () => new Date() } = dependencies;
+  // One queue of the executor's redemptions per worker (activities/redemptionQueue.ts).
+  const sendRedemption = createRedemptionQueue(db);
   const subscriptionOf = (subscriptionId: string) => findSubscriptionOrFail(db, subscriptionId);
 
   return {
@@ -298,7 +304,8 @@ export function createSubscriptionActivities(dependencies: SubscriptionActivityD
      * One attempt at a period's charge. Idempotent by the period index: the session and the charge row are
      * found again, a redeemed charge answers its transaction, and the chain is asked before any send.
      */
-    chargeSubscriptionPeriod: (input: PeriodChargeInput) => chargeOnePeriod(dependencies, input),
+    chargeSubscriptionPeriod: (input: PeriodChargeInput) =>
+      chargeOnePeriod(dependencies, sendRedemption, input),
 
     /** The period charged: `active` in it, its session the latest; `subscription.renewed` stored once. */
     async recordSubscriptionRenewed({
