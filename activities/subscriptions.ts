@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import type { Hex } from 'viem';
 import { resolveDelegationFramework } from '../chain/delegationFramework';
 import type { NetworkRegistry } from '../chain/networkRegistry';
-import type { OperatorChains } from '../chain/operatorChains';
+import type { OperatorChains, OperatorClient } from '../chain/operatorChains';
 import { chargedChain } from '../db/gasCharges';
 import { billRedemptionGas } from '../db/subscriptionGasCharges';
 import type { Db } from '../db/client';
@@ -21,10 +22,15 @@ import { awaitPeriodOnChain, type ChainTimeWaitDetails } from '../subscriptions/
 import { enforcerPeriodStart } from '../subscriptions/chargeSchedule';
 import { decodeExpiry } from '../subscriptions/grantVerification';
 import { chargePeriod } from '../subscriptions/periodCharge';
-import { openPeriod } from '../subscriptions/periodSession';
+import { openPeriod, type OpenedPeriod } from '../subscriptions/periodSession';
+import { createRedemptionQueue, type RedemptionQueue } from './redemptionQueue';
+import {
+  claimPeriodCharge,
+  releasePeriodChargeClaim,
+  renewPeriodChargeClaim,
+} from '../subscriptions/periodChargeClaim';
 import { chargeScheduleOf, delegationFromJson } from '../subscriptions/subscribe';
 import { storeSubscriptionEvent } from '../subscriptions/subscriptionEvents';
-import { sendWithNextNonce } from './lockedSends';
 
 /**
  * The charging workflow's side effects (workflows/subscription.ts, issue 42). Each period: open it (its
@@ -129,6 +135,7 @@ async function billGasOf(
 /** One attempt at a period's charge (chargeSubscriptionPeriod below). */
 async function chargeOnePeriod(
   dependencies: SubscriptionActivityDependencies,
+  sendRedemption: RedemptionQueue,
   { subscriptionId, periodIndex, sessionExpiresAt }: PeriodChargeInput,
 ): Promise<PeriodChargeResult> {
   const { db, networks, executor, startSessionWorkflow, now = () => new Date() } = dependencies;
@@ -182,6 +189,53 @@ async function chargeOnePeriod(
     return { kind: 'redeemed', sessionId, txHash };
   }
 
+  // One attempt at a time (a reset from the Temporal UI can run a second beside this one): a period held by
+  // another attempt is tried again later, when that attempt has recorded its outcome.
+  const claimId = randomUUID();
+  if (!(await claimPeriodCharge(db, opened.charge.id, claimId))) {
+    throw ApplicationFailure.retryable(
+      `period ${periodIndex} of subscription ${subscriptionId} is being charged by another attempt`,
+      'PeriodChargeInFlight',
+    );
+  }
+  try {
+    return await redeemClaimedPeriod(dependencies, {
+      subscription,
+      framework,
+      client,
+      chainNow,
+      opened,
+      claimId,
+      sendRedemption,
+    });
+  } finally {
+    await releasePeriodChargeClaim(db, opened.charge.id, claimId);
+  }
+}
+
+/** The claimed period's redemption (asking the chain first) and its record. */
+async function redeemClaimedPeriod(
+  dependencies: SubscriptionActivityDependencies,
+  {
+    subscription,
+    framework,
+    client,
+    chainNow,
+    opened,
+    claimId,
+    sendRedemption,
+  }: {
+    sendRedemption: RedemptionQueue;
+    subscription: SubscriptionRow;
+    framework: NonNullable<ReturnType<typeof resolveDelegationFramework>>;
+    client: OperatorClient;
+    chainNow: bigint;
+    opened: OpenedPeriod;
+    claimId: string;
+  },
+): Promise<PeriodChargeResult> {
+  const { db } = dependencies;
+  const sessionId = opened.session.id;
   const delegation = delegationFromJson(subscription.delegation);
   const expiryCaveat = delegation.caveats.find((caveat) =>
     same(caveat.enforcer, framework.timestampEnforcer),
@@ -205,8 +259,19 @@ async function chargeOnePeriod(
       depositAddress: opened.depositAddress,
       amount: BigInt(subscription.period_amount),
       fromBlock: BigInt(opened.charge.from_block ?? 0),
+      mayHaveEarlierRedemption: !opened.openedNow,
     },
-    (call) => sendWithNextNonce(db, client, call),
+    async (call) => {
+      // Estimated before it queues (the estimate does not depend on the nonce), with headroom for the state
+      // it is mined in; only the gas used is paid.
+      const estimate = await client.estimateGas({ account: client.account, ...call });
+      return sendRedemption(client, {
+        ...call,
+        gas: (estimate * 6n) / 5n,
+        // Still this attempt's period, checked where the send is numbered: a lapsed claim sends nothing.
+        beforeSend: () => renewPeriodChargeClaim(db, opened.charge.id, claimId),
+      });
+    },
   );
   if (outcome.kind === 'redeemed') {
     const recorded = await markChargeRedeemed(db, opened.charge.id, outcome.txHash);
@@ -220,6 +285,8 @@ async function chargeOnePeriod(
 
 export function createSubscriptionActivities(dependencies: SubscriptionActivityDependencies) {
   const { db, now = () => new Date() } = dependencies;
+  // One queue of the executor's redemptions per worker (activities/redemptionQueue.ts).
+  const sendRedemption = createRedemptionQueue(db);
   const subscriptionOf = (subscriptionId: string) => findSubscriptionOrFail(db, subscriptionId);
 
   return {
@@ -237,7 +304,8 @@ export function createSubscriptionActivities(dependencies: SubscriptionActivityD
      * One attempt at a period's charge. Idempotent by the period index: the session and the charge row are
      * found again, a redeemed charge answers its transaction, and the chain is asked before any send.
      */
-    chargeSubscriptionPeriod: (input: PeriodChargeInput) => chargeOnePeriod(dependencies, input),
+    chargeSubscriptionPeriod: (input: PeriodChargeInput) =>
+      chargeOnePeriod(dependencies, sendRedemption, input),
 
     /** The period charged: `active` in it, its session the latest; `subscription.renewed` stored once. */
     async recordSubscriptionRenewed({

@@ -821,6 +821,9 @@ export interface SubscriptionChargesTable {
   failed_attempts: Generated<number>;
   /** The block the row was opened at: a retry looks for the period's transfer from here (migration 1520). */
   from_block: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The attempt charging the period now, and until when its claim holds (migration 0700). */
+  claim_id: ColumnType<string | null, string | null | undefined, string | null>;
+  claimed_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }

@@ -25,6 +25,12 @@ export interface PeriodChargeRequest {
   amount: bigint;
   /** A block at or before the charge row was opened: the earliest a redemption of this period can be. */
   fromBlock: bigint;
+  /**
+   * False when the caller's own attempt just wrote the period's charge row: no attempt before it opened the
+   * period, so none can have sent its redemption, and the search for one is skipped (a log query per
+   * charge, the costliest read when a thousand charges fall due at once).
+   */
+  mayHaveEarlierRedemption?: boolean;
 }
 
 export type PeriodChargeOutcome =
@@ -39,7 +45,8 @@ export async function chargePeriod(
   request: PeriodChargeRequest,
   send: RedemptionSender = (call) => executor.sendTransaction(call),
 ): Promise<PeriodChargeOutcome> {
-  const earlier = await findRedemption(executor, request);
+  const earlier =
+    request.mayHaveEarlierRedemption === false ? undefined : await findRedemption(executor, request);
   if (earlier) return { kind: 'redeemed', txHash: earlier, alreadyDone: true };
 
   const allowance = await readPeriodAllowance(executor, {

@@ -24,6 +24,11 @@ export const periodSessionId = (subscriptionId: string, periodIndex: number) =>
 export interface OpenedPeriod {
   session: SessionRow;
   charge: SubscriptionChargeRow;
+  /**
+   * This call wrote the charge row (no earlier attempt opened the period, so none can have redeemed it:
+   * every attempt opens the period before it sends).
+   */
+  openedNow: boolean;
   /** Where the period's amount is redeemed to: the session's deposit address on the subscription's chain. */
   depositAddress: Address;
 }
@@ -51,7 +56,7 @@ export async function openPeriod(
 ): Promise<OpenedPeriod> {
   const sessionId = periodSessionId(subscription.id, periodIndex);
   const amount = normaliseDecimal(plan.amount);
-  const { session, charge } = await db.transaction().execute(async (trx) => {
+  const { session, charge, openedNow } = await db.transaction().execute(async (trx) => {
     const session =
       (await findSessionById(trx, sessionId)) ??
       (await insertPaymentSession(
@@ -74,13 +79,13 @@ export async function openPeriod(
           subscriptionId: subscription.id,
         },
       ));
-    const { charge } = await openPeriodCharge(trx, {
+    const { charge, opened } = await openPeriodCharge(trx, {
       subscriptionId: subscription.id,
       periodIndex,
       sessionId,
       fromBlock,
     });
-    return { session, charge };
+    return { session, charge, openedNow: opened };
   });
   const option = (await listPaymentOptions(db, session.id)).find(
     (candidate) =>
@@ -90,5 +95,5 @@ export async function openPeriod(
     throw new Error(
       `period session ${session.id} has no ${subscription.token_symbol} option on chain ${subscription.chain_id}`,
     );
-  return { session, charge, depositAddress: getAddress(option.deposit_address) };
+  return { session, charge, openedNow, depositAddress: getAddress(option.deposit_address) };
 }

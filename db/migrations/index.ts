@@ -56,6 +56,7 @@ import * as subscriptionManageTokens from './2026_11_29_0300_subscription_manage
 import * as subscriptionGasCharges from './2026_11_29_0301_subscription_gas_charges';
 import * as paymentOptionsWatchStamp from './2026_11_29_0550_payment_options_watch_stamp';
 import * as sessionOverpayment from './2026_11_29_0600_session_overpayment';
+import * as subscriptionChargeClaims from './2026_11_29_0700_subscription_charge_claims';
 import * as paymasterConfigNotifications from './2026_11_29_0900_paymaster_config_notifications';
 import * as signedRepeatInRecord from './2026_11_29_0901_signed_repeat_in_record';
 
@@ -118,6 +119,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_0301_subscription_gas_charges': subscriptionGasCharges,
   '2026_11_29_0550_payment_options_watch_stamp': paymentOptionsWatchStamp,
   '2026_11_29_0600_session_overpayment': sessionOverpayment,
+  '2026_11_29_0700_subscription_charge_claims': subscriptionChargeClaims,
   '2026_11_29_0900_paymaster_config_notifications': paymasterConfigNotifications,
   '2026_11_29_0901_signed_repeat_in_record': signedRepeatInRecord,
 };
