@@ -199,6 +199,10 @@ describe('refunds on the dashboard and the claim page in chromium', () => {
     const { page, injected } = await sessionPage(session.id, { account: MERCHANT_WALLET, chainId: 1 });
     expect(await page.getByTestId('refund-received').textContent()).toBe('$25.00');
     expect(await page.getByTestId('refund-refundable').textContent()).toBe('$25.00');
+    // The default mode, in the Summary: any surplus would have gone with the rest.
+    expect(await page.getByTestId('session-overpayment').textContent()).toBe(
+      'Sent to your payout address with the rest',
+    );
     expect(await page.getByLabel('Amount (USD)').inputValue()).toBe('25');
 
     // More than is refundable: the API's refusal beside the amount, nothing created.
@@ -300,13 +304,17 @@ describe('refunds on the dashboard and the claim page in chromium', () => {
     return session;
   }
 
-  it('refunds an overpaid session’s held surplus from its forwarder through the claim link and the payout address’s authorization', async () => {
+  it('shows a held overpayment in the session’s Summary and refunds the surplus from its forwarder through the claim link and the payout address’s authorization', async () => {
     const session = await overpaidSessionHoldingTheSurplus();
     const { page, injected } = await sessionPage(session.id, {
       account: stack.merchant.account,
       chainId: ETHEREUM_SEPOLIA,
     });
     expect(await page.getByTestId('refund-received').textContent()).toBe('$30.00');
+    // The Summary says the surplus stayed for a refund (the screenshots below show it beside Received and Settled).
+    expect(await page.getByTestId('session-overpayment').textContent()).toBe(
+      'Kept at the deposit address for you to refund',
+    );
     await page.getByLabel('Amount (USD)').fill('5');
     await page.getByLabel('Reason (optional)').fill('paid 5 USDC too much');
     await page.getByTestId('refund-submit').click();

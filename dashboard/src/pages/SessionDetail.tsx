@@ -15,6 +15,16 @@ interface PaymentOption {
   depositAddress: string;
 }
 
+/**
+ * What the session does with money paid above its amount, chosen at creation (`overpayment`): the API returns
+ * the mode but not a held amount, so the page says where the surplus goes and leaves the sums to Received and
+ * Settled.
+ */
+const OVERPAYMENT_MODES: Record<SessionSummary['overpayment'], string> = {
+  settle: 'Sent to your payout address with the rest',
+  hold: 'Kept at the deposit address for you to refund',
+};
+
 /** Statuses after which the session changes no more (but for a late webhook delivery). */
 const SETTLED: SessionStatus[] = ['completed', 'failed', 'expired'];
 /** How often the page asks again, like the checkout page: often enough to watch a payment land. */
@@ -120,6 +130,8 @@ export function SessionDetail({ id }: { id: string }) {
             <dd data-testid="session-received">{formatUsd(session.receivedAmount)}</dd>
             <dt>Settled</dt>
             <dd>{formatUsd(session.settledAmount)}</dd>
+            <dt>Overpayment</dt>
+            <dd data-testid="session-overpayment">{OVERPAYMENT_MODES[session.overpayment]}</dd>
             <dt>Mode</dt>
             <dd>{session.sandboxMode ? 'Test (Sepolia testnets)' : 'Live'}</dd>
             <dt>Payment link</dt>
