@@ -432,5 +432,6 @@ describe('refunds on the dashboard and the claim page in chromium', () => {
     const labels = await timeline.locator(':scope > li').allTextContents();
     const depositAt = labels.findIndex((text) => text.startsWith('Deposit received'));
     expect(labels[depositAt + 1]).toContain('session.paid_late');
+    await checkBothWidths(page, 'dashboard-session-paid-late-timeline');
   }, 300_000);
 });
