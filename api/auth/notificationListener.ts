@@ -7,9 +7,9 @@ import type { Logger } from '../../logging/logger';
  * - it starts on first use (creating the app opens no connection);
  * - after LISTEN, `prepare` loads what the cache needs (a notification committed from then on arrives,
  *   one before is in the load) and its result is applied only if this connection is still the current one;
- * - a heartbeat every `heartbeatMs` proves the connection still delivers: notifications and replies share
- *   it in order, so a reply means every change committed before the query was sent has arrived. One
- *   silent for `staleAfterMs` (a dead peer the socket has not noticed) is not trusted;
+ * - a heartbeat every `heartbeatMs` (one in flight at a time) proves the connection still delivers:
+ *   notifications and replies share it in order, so a reply means every change committed before the query
+ *   was sent has arrived. One silent for `staleAfterMs` (a dead peer the socket has not noticed) is not trusted;
  * - a dropped connection calls `onDown` and reconnects with backoff.
  * The cache is served only while `alive()` is true; otherwise its owner asks the database.
  */
@@ -96,16 +96,27 @@ export class NotificationListener {
       this.aliveAt = this.now();
       this.listening = true;
       this.reconnectDelayMs = RECONNECT_MIN_MS;
-      this.heartbeat = setInterval(() => this.beat(client), this.heartbeatMs);
+      // One heartbeat in flight at a time: while the server is slow or frozen, beats sent on every tick would
+      // queue on the client (pg deprecates a query issued while another runs) and pile up without bound.
+      // The one that comes back still proves delivery up to when it was sent; the next tick sends a new one.
+      let beating = false;
+      this.heartbeat = setInterval(() => {
+        if (beating) return;
+        beating = true;
+        void this.beat(client).finally(() => {
+          beating = false;
+        });
+      }, this.heartbeatMs);
       this.heartbeat.unref();
     } catch {
       this.lost(client);
     }
   }
 
-  private beat(client: Client): void {
+  /** Sends one heartbeat; settles when its reply came back or the connection was given up. */
+  private beat(client: Client): Promise<void> {
     const sentAt = this.now();
-    client.query('SELECT 1').then(
+    return client.query('SELECT 1').then(
       () => {
         if (client !== this.client || !this.listening) return;
         this.aliveAt = Math.max(this.aliveAt, sentAt);
