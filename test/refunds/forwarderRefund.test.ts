@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { sql } from 'kysely';
 import { erc20Abi, getAddress, parseEventLogs, type Address, type Hex } from 'viem';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createSettlementActivities } from '../../activities/settlement';
 import { sessionIdToBytes16 } from '../../chain/depositAddress';
 import { Forwarder, ForwarderFactory } from '../../contracts/artifacts';
 import { createApiKey, signInNewMerchant } from '../harness/merchants';
 import { payDeposit, startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
+import { pollUntil, refundEnded, signRefund, type RefundTypedData } from './forwarderRefundSteps';
 
 /**
  * Forwarder refunds on a local chain (issue 41; docs/operations.md "Forwarder refunds and sweeps"): a session
@@ -28,13 +29,6 @@ interface Option {
   symbol: string;
   tokenAddress: Address;
   depositAddress: Address;
-}
-
-interface TypedData {
-  domain: { name: string; version: string; chainId: number; verifyingContract: Address };
-  types: Record<string, Array<{ name: string; type: string }>>;
-  primaryType: 'Refund';
-  message: { forwarder: Address; token: Address; to: Address; amount: string; refundId: Hex };
 }
 
 describe('forwarder refunds', () => {
@@ -75,7 +69,7 @@ describe('forwarder refunds', () => {
     );
     await confirm();
     // The session's workflow has ended it (its stored status, not only the reads' view of the clock).
-    await waitFor(async () => {
+    await pollUntil(async () => {
       const row = await stack.db
         .selectFrom('sessions')
         .select('status')
@@ -85,18 +79,6 @@ describe('forwarder refunds', () => {
       return row.status === 'expired' && read.body.receivedAmount !== '0' ? row : undefined;
     });
     return { id: created.body.id, usdc: { ...usdc, tokenAddress: getAddress(usdc.tokenAddress) } };
-  }
-
-  /** Polls `look` until it answers something (mining a block between looks when `mine`). */
-  async function waitFor<T>(look: () => Promise<T | undefined>, { mine = false, timeoutMs = 90_000 } = {}) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = await look();
-      if (found !== undefined) return found;
-      if (Date.now() > deadline) throw new Error('timed out waiting');
-      if (mine) await chain().mine({ blocks: 1 });
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
   }
 
   const refundRow = (refundId: string) =>
@@ -112,36 +94,11 @@ describe('forwarder refunds', () => {
       json: { signature },
     });
 
-  /** Signs the refund's typed data as a wallet does with eth_signTypedData_v4 (the JSON as the API gives it). */
-  function sign(
-    account: PrivateKeyAccount,
-    typedData: TypedData,
-    change: Partial<TypedData['message']> = {},
-  ) {
-    const { EIP712Domain: _domainType, ...types } = typedData.types;
-    const message = { ...typedData.message, ...change };
-    return account.signTypedData({
-      domain: typedData.domain,
-      types,
-      primaryType: 'Refund',
-      message: { ...message, amount: BigInt(message.amount) },
-    });
-  }
-
   /** The forwarder's Refunded events so far. */
   async function refundedEvents(forwarder: Address) {
     const logs = await chain().getLogs({ address: forwarder, fromBlock: 0n });
     return parseEventLogs({ abi: Forwarder.abi, eventName: 'Refunded', logs });
   }
-
-  const succeeded = (refundId: string) =>
-    waitFor(
-      async () => {
-        const row = await refundRow(refundId);
-        return row.status === 'succeeded' || row.status === 'failed' ? row : undefined;
-      },
-      { mine: true },
-    );
 
   it('refunds a partial deposit of an expired session from its forwarder on the payout address’s signature', async () => {
     const session = await expiredWithPartialDeposit(10_000_000n);
@@ -183,7 +140,7 @@ describe('forwarder refunds', () => {
     // Nothing is deployed at the deposit address yet: the relay deploys the forwarder first.
     expect(await chain().getCode({ address: session.usdc.depositAddress })).toBeUndefined();
 
-    const signature = await sign(stack.merchant.account, created.body.authorization.typedData);
+    const signature = await signRefund(stack.merchant.account, created.body.authorization.typedData);
     const authorized = await stack.app.request(
       `/v1/merchants/me/sessions/${session.id}/refunds/${created.body.id}/authorize`,
       { method: 'POST', headers: stack.merchant.auth, json: { signature } },
@@ -191,7 +148,7 @@ describe('forwarder refunds', () => {
     expect(authorized.status).toBe(200);
     expect(authorized.body).toMatchObject({ status: 'processing', authorization: null });
 
-    const ended = await succeeded(created.body.id);
+    const ended = await refundEnded(stack, chain(), created.body.id);
     expect(ended.status).toBe('succeeded');
     expect(await balanceOf(session.usdc.tokenAddress, payer)).toBe(10_000_000n);
     expect(await balanceOf(session.usdc.tokenAddress, session.usdc.depositAddress)).toBe(0n);
@@ -222,7 +179,7 @@ describe('forwarder refunds', () => {
     const created = await createRefund(session.id, { amount: '4', address: payer });
     expect(created.status).toBe(201);
     const refundId: string = created.body.id;
-    const typedData: TypedData = created.body.authorization.typedData;
+    const typedData: RefundTypedData = created.body.authorization.typedData;
     const unchanged = async () => {
       expect((await refundRow(refundId)).status).toBe('awaiting_authorization');
       expect(await balanceOf(session.usdc.tokenAddress, session.usdc.depositAddress)).toBe(10_000_000n);
@@ -232,7 +189,7 @@ describe('forwarder refunds', () => {
     const byAnother = await authorize(
       session.id,
       refundId,
-      await sign(privateKeyToAccount(generatePrivateKey()), typedData),
+      await signRefund(privateKeyToAccount(generatePrivateKey()), typedData),
     );
     expect(byAnother.status).toBe(400);
     expect(byAnother.body.message).toMatch(/signature/);
@@ -240,13 +197,13 @@ describe('forwarder refunds', () => {
     const moreThanSigned = await authorize(
       session.id,
       refundId,
-      await sign(stack.merchant.account, typedData, { amount: '10000000' }),
+      await signRefund(stack.merchant.account, typedData, { amount: '10000000' }),
     );
     expect(moreThanSigned.status).toBe(400);
     const elsewhere = await authorize(
       session.id,
       refundId,
-      await sign(stack.merchant.account, typedData, { to: randomAddress() }),
+      await signRefund(stack.merchant.account, typedData, { to: randomAddress() }),
     );
     expect(elsewhere.status).toBe(400);
     const malformed = await authorize(session.id, refundId, '0x1234');
@@ -256,7 +213,7 @@ describe('forwarder refunds', () => {
     expect(notHex.status).toBe(400);
     await unchanged();
 
-    const signature = await sign(stack.merchant.account, typedData);
+    const signature = await signRefund(stack.merchant.account, typedData);
     const other = await signInNewMerchant(stack.app);
     const otherSk = { authorization: `Bearer ${await createApiKey(stack.app, other)}` };
     const foreign = await authorize(session.id, refundId, signature, otherSk);
@@ -267,7 +224,7 @@ describe('forwarder refunds', () => {
     expect(accepted.status).toBe(200);
     const replayed = await authorize(session.id, refundId, signature);
     expect(replayed.status).toBe(409);
-    expect((await succeeded(refundId)).status).toBe('succeeded');
+    expect((await refundEnded(stack, chain(), refundId)).status).toBe('succeeded');
     expect(await balanceOf(session.usdc.tokenAddress, payer)).toBe(4_000_000n);
     expect(await balanceOf(session.usdc.tokenAddress, session.usdc.depositAddress)).toBe(6_000_000n);
 
@@ -290,7 +247,7 @@ describe('forwarder refunds', () => {
     const session = await expiredWithPartialDeposit(5_000_000n);
     const payer = randomAddress();
     const created = await createRefund(session.id, { address: payer });
-    const signature = await sign(stack.merchant.account, created.body.authorization.typedData);
+    const signature = await signRefund(stack.merchant.account, created.body.authorization.typedData);
     const answers = await Promise.all([
       authorize(session.id, created.body.id, signature),
       stack.app.request(`/v1/merchants/me/sessions/${session.id}/refunds/${created.body.id}/authorize`, {
@@ -300,7 +257,7 @@ describe('forwarder refunds', () => {
       }),
     ]);
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
-    expect((await succeeded(created.body.id)).status).toBe('succeeded');
+    expect((await refundEnded(stack, chain(), created.body.id)).status).toBe('succeeded');
     expect(await balanceOf(session.usdc.tokenAddress, payer)).toBe(5_000_000n);
     expect(await refundedEvents(session.usdc.depositAddress)).toHaveLength(1);
   }, 240_000);
@@ -316,7 +273,7 @@ describe('forwarder refunds', () => {
     });
     const payer = randomAddress();
     const created = await createRefund(session.id, { address: payer });
-    const signature = await sign(stack.merchant.account, created.body.authorization.typedData);
+    const signature = await signRefund(stack.merchant.account, created.body.authorization.typedData);
     const operator = stack.operator.address;
     const nonceBefore = await chain().getTransactionCount({ address: operator });
 
@@ -336,11 +293,11 @@ describe('forwarder refunds', () => {
     await chain().setAutomine(false);
     try {
       await startWorkers();
-      const recorded = await waitFor(async () => {
+      const recorded = await pollUntil(async () => {
         const row = await refundRow(created.body.id);
         return row.tx_hash ? row : undefined;
       });
-      await waitFor(async () =>
+      await pollUntil(async () =>
         (await chain()
           .getTransaction({ hash: recorded.tx_hash as Hex })
           .catch(() => undefined))
@@ -356,7 +313,7 @@ describe('forwarder refunds', () => {
       ).toBeNull();
       await chain().setAutomine(true);
       await startWorkers();
-      const ended = await succeeded(created.body.id);
+      const ended = await refundEnded(stack, chain(), created.body.id);
       expect(ended).toMatchObject({ status: 'succeeded', tx_hash: recorded.tx_hash });
     } finally {
       await chain().setAutomine(true);
@@ -403,7 +360,7 @@ describe('forwarder refunds', () => {
     expect(await balanceOf(session.usdc.tokenAddress, session.usdc.depositAddress)).toBe(8_000_000n);
 
     // A flush in flight (recorded, not stored as mined): no authorization is taken, nothing moves.
-    const signature = await sign(stack.merchant.account, created.body.authorization.typedData);
+    const signature = await signRefund(stack.merchant.account, created.body.authorization.typedData);
     const flush = await stack.db
       .insertInto('settlements')
       .values({
@@ -428,14 +385,14 @@ describe('forwarder refunds', () => {
     const tooMuch = await authorize(
       session.id,
       created.body.id,
-      await sign(stack.merchant.account, resigned.body.authorization.typedData),
+      await signRefund(stack.merchant.account, resigned.body.authorization.typedData),
     );
     expect(tooMuch.status).toBe(409);
     expect(tooMuch.body.message).toMatch(/not enough for this refund/);
     await sql`update refunds set amount_units = '8000000' where id = ${created.body.id}`.execute(stack.db);
 
     expect((await authorize(session.id, created.body.id, signature)).status).toBe(200);
-    expect((await succeeded(created.body.id)).status).toBe('succeeded');
+    expect((await refundEnded(stack, chain(), created.body.id)).status).toBe('succeeded');
     expect(await balanceOf(session.usdc.tokenAddress, payer)).toBe(8_000_000n);
   }, 240_000);
 
@@ -449,8 +406,8 @@ describe('forwarder refunds', () => {
     });
     const payer = randomAddress();
     const created = await createRefund(session.id, { address: payer });
-    const typedData: TypedData = created.body.authorization.typedData;
-    const signature = await sign(stack.merchant.account, typedData);
+    const typedData: RefundTypedData = created.body.authorization.typedData;
+    const signature = await signRefund(stack.merchant.account, typedData);
     const operator = stack.operator.address;
     const nonceBefore = await chain().getTransactionCount({ address: operator });
 
@@ -461,7 +418,7 @@ describe('forwarder refunds', () => {
       // service, and anyone relays that one: the money this refund was promised is gone.
       const elsewhere = randomAddress();
       const otherId = `0x${randomBytes(16).toString('hex')}${'0'.repeat(32)}` as Hex;
-      const otherSignature = await sign(stack.merchant.account, typedData, {
+      const otherSignature = await signRefund(stack.merchant.account, typedData, {
         to: elsewhere,
         refundId: otherId,
       });
@@ -477,7 +434,7 @@ describe('forwarder refunds', () => {
     } finally {
       await stack.startWorkers();
     }
-    const ended = await succeeded(created.body.id);
+    const ended = await refundEnded(stack, chain(), created.body.id);
     expect(ended.status).toBe('failed');
     expect(ended.failure_reason).toMatch(/RefundExceedsBalance/);
     expect(ended.tx_hash).toBeNull();

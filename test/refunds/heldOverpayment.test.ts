@@ -3,6 +3,7 @@ import { erc20Abi, getAddress, parseEventLogs, type Address, type Hex } from 'vi
 import { predictDepositAddress } from '../../chain/depositAddress';
 import { CappedForwarder } from '../../contracts/artifacts';
 import { payDeposit, startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
+import { pollUntil, refundEnded, signRefund } from './forwarderRefundSteps';
 
 /**
  * `overpayment: "hold"` (issue 41; docs/decisions.md "Sessions: overpayment hold") through the API, the session
@@ -37,17 +38,6 @@ describe('sessions that hold an overpayment', () => {
   const contracts = () => stack.contracts(ETHEREUM_SEPOLIA);
   const balanceOf = (token: Address, owner: Address) =>
     chain().readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
-
-  async function waitFor<T>(look: () => Promise<T | undefined>, { mine = false, timeoutMs = 90_000 } = {}) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = await look();
-      if (found !== undefined) return found;
-      if (Date.now() > deadline) throw new Error('timed out waiting');
-      if (mine) await chain().mine({ blocks: 1 });
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
 
   async function createSession(json: object, headers: Record<string, string> = stack.sk) {
     const path = headers === stack.sk ? '/v1/sessions' : '/v1/merchants/me/sessions';
@@ -116,7 +106,7 @@ describe('sessions that hold an overpayment', () => {
     const sharesBefore = await merchantSusde();
     await payDeposit(chain(), { token: usdc.tokenAddress, to: usdc.depositAddress, amount: 30_000_000n });
     await chain().mine({ blocks: CONFIRMATIONS + 1 });
-    const completed = await waitFor(async () => {
+    const completed = await pollUntil(async () => {
       const read = await stack.app.request(`/v1/sessions/${session.id}`);
       return read.body.status === 'completed' ? read.body : undefined;
     });
@@ -153,30 +143,13 @@ describe('sessions that hold an overpayment', () => {
     });
     expect([refund.status, refund.body.message]).toEqual([201, undefined]);
     expect(refund.body).toMatchObject({ source: 'forwarder', status: 'awaiting_authorization' });
-    const { EIP712Domain: _domain, ...types } = refund.body.authorization.typedData.types;
-    const typedData = refund.body.authorization.typedData;
-    const signature = await stack.merchant.account.signTypedData({
-      domain: typedData.domain,
-      types,
-      primaryType: 'Refund',
-      message: { ...typedData.message, amount: BigInt(typedData.message.amount) },
-    });
+    const signature = await signRefund(stack.merchant.account, refund.body.authorization.typedData);
     const authorized = await stack.app.request(
       `/v1/merchants/me/sessions/${session.id}/refunds/${refund.body.id}/authorize`,
       { method: 'POST', headers: stack.merchant.auth, json: { signature } },
     );
     expect(authorized.status).toBe(200);
-    const ended = await waitFor(
-      async () => {
-        const row = await stack.db
-          .selectFrom('refunds')
-          .selectAll()
-          .where('id', '=', refund.body.id)
-          .executeTakeFirstOrThrow();
-        return row.status === 'succeeded' || row.status === 'failed' ? row : undefined;
-      },
-      { mine: true },
-    );
+    const ended = await refundEnded(stack, chain(), refund.body.id);
     expect(ended.status).toBe('succeeded');
     expect(await balanceOf(usdc.tokenAddress, payer)).toBe(5_000_000n);
     expect(await balanceOf(usdc.tokenAddress, usdc.depositAddress)).toBe(0n);
