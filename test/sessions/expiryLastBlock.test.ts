@@ -1,6 +1,7 @@
 import { erc20Abi, type Address } from 'viem';
 import { findLatestSessionEventOfType } from '../../db/sessionEvents';
-import { startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
+import { mintToPayer, startSettlementStack, type SettlementStack } from '../settlement/settlementStack';
+import { waitFor } from '../settlement/waitFor';
 
 /**
  * The boundary of an unpaid session's expiry (docs/decisions.md "Expiry in one activity"), on a real anvil
@@ -14,8 +15,6 @@ const CONFIRMATIONS = 3;
 /** The session ends this long after the chain's time when it is created: room for the mint before it. */
 const LIFE_AFTER_CHAIN_NOW_SEC = 10;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('expiry at the last block: the expiry activity waits for the monitor, then decides by block time', () => {
   let stack: SettlementStack;
   beforeAll(async () => {
@@ -24,17 +23,6 @@ describe('expiry at the last block: the expiry activity waits for the monitor, t
   afterAll(() => stack?.stop());
 
   const chain = () => stack.chain(ETHEREUM_SEPOLIA);
-
-  async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, ms = 60_000) {
-    const deadline = Date.now() + ms;
-    let last = await read();
-    while (!done(last)) {
-      if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(last)} after ${ms} ms`);
-      await sleep(200);
-      last = await read();
-    }
-    return last;
-  }
 
   /**
    * A session whose `expiresAt` is LIFE_AFTER_CHAIN_NOW_SEC after the chain's current time (the API's clock
@@ -73,24 +61,7 @@ describe('expiry at the last block: the expiry activity waits for the monitor, t
   ) {
     const client = chain();
     const amount = BigInt(option.amount);
-    const mint = await client.writeContract({
-      address: option.tokenAddress,
-      abi: [
-        {
-          type: 'function',
-          name: 'mint',
-          stateMutability: 'nonpayable',
-          inputs: [
-            { name: 'to', type: 'address' },
-            { name: 'amount', type: 'uint256' },
-          ],
-          outputs: [],
-        },
-      ] as const,
-      functionName: 'mint',
-      args: [client.account.address, amount],
-    });
-    const minted = await client.waitForTransactionReceipt({ hash: mint });
+    const minted = await mintToPayer(client, option.tokenAddress, amount);
     expect(Number((await client.getBlock({ blockNumber: minted.blockNumber })).timestamp)).toBeLessThan(
       timestamp,
     );

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { erc20Abi, getAddress, type Address } from 'viem';
 import { signInNewMerchant } from '../harness/merchants';
 import { payDeposit, startSettlementStack, statusesRecorded, type SettlementStack } from './settlementStack';
+import { waitFor } from './waitFor';
 
 /**
  * Security review II, finding 11: a completed session is final. A deposit that reaches it late is settled
@@ -26,17 +27,6 @@ describe('a late deposit into a completed session', () => {
   }, 180_000);
   afterAll(() => stack?.stop());
 
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, ms = 90_000) {
-    const deadline = Date.now() + ms;
-    let last = await read();
-    while (!done(last)) {
-      if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(last)} after ${ms} ms`);
-      await sleep(200);
-      last = await read();
-    }
-    return last;
-  }
   const confirm = () => stack.chain(ETHEREUM_SEPOLIA).mine({ blocks: CONFIRMATIONS + 1 });
   const susdeOf = (owner: Address) =>
     stack.chain(ETHEREUM_SEPOLIA).readContract({
@@ -119,6 +109,7 @@ describe('a late deposit into a completed session', () => {
         () => stack.db.selectFrom('deposits').select('kind').where('session_id', '=', sessionId).execute(),
         (rows) => rows.length === 2,
         'late deposit',
+        90_000,
       );
 
       const accepted = await stack.app.request(`/v1/merchants/me/sessions/${sessionId}/retry-forwarder`, {

@@ -287,11 +287,12 @@ export async function startSettlementStack({
   };
 }
 
-/** Pays `amount` base units of `token` to `to` from a funded test account (mint then transfer, like a wallet would). */
-export async function payDeposit(
+/** Mints `amount` base units of the local test `token` to the client's own account (the payer); its receipt. */
+export async function mintToPayer(
   client: ReturnType<typeof testChainClient>,
-  { token, to, amount }: { token: Address; to: Address; amount: bigint },
-): Promise<Hex> {
+  token: Address,
+  amount: bigint,
+) {
   const mint = await client.writeContract({
     address: token,
     abi: [
@@ -309,7 +310,15 @@ export async function payDeposit(
     functionName: 'mint',
     args: [client.account.address, amount],
   });
-  await client.waitForTransactionReceipt({ hash: mint });
+  return client.waitForTransactionReceipt({ hash: mint });
+}
+
+/** Pays `amount` base units of `token` to `to` from a funded test account (mint then transfer, like a wallet would). */
+export async function payDeposit(
+  client: ReturnType<typeof testChainClient>,
+  { token, to, amount }: { token: Address; to: Address; amount: bigint },
+): Promise<Hex> {
+  await mintToPayer(client, token, amount);
   const hash = await client.writeContract({
     address: token,
     abi: erc20Abi,
