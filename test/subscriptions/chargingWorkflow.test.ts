@@ -22,12 +22,11 @@ import { startTestApp, type TestApp } from '../harness/app';
 import { createApiKey, signInNewMerchant } from '../harness/merchants';
 import { quietTemporalRuntime } from '../harness/workers';
 import { frameworkOn, usdcBalance, type LocalChain } from '../delegation/delegatorAccounts';
-import { startAnvilChains, type StartAnvilChainsReturnType } from '../../dev/services/anvil';
+import type { StartAnvilChainsReturnType } from '../../dev/services/anvil';
 import { publicClientFor, rpc } from '../paymaster/smartAccounts';
 import {
   TOKENS,
-  fundedExecutorKey,
-  localChain,
+  forkedChainWithExecutor,
   newCustomer,
   periodicPermission,
   revoke,
@@ -73,13 +72,9 @@ describe('the subscription charging workflow', () => {
 
   beforeAll(async () => {
     quietTemporalRuntime();
-    const shared = localChain();
-    fork = await startAnvilChains({
-      chains: [{ chainId: shared.chainId, forkUrl: shared.rpcUrl }],
-      silent: true,
-    });
-    chain = { ...shared, rpcUrl: fork.chains[0]!.rpcUrl };
-    const executorKey = await fundedExecutorKey(chain);
+    const forked = await forkedChainWithExecutor();
+    ({ fork, chain } = forked);
+    const { executorKey } = forked;
     executorAddress = executorKey.address;
     env = await startTimeSkippingTestEnvironment();
     // The api's clock follows the time-skipping server's (which runs ahead once a test skipped): a

@@ -5,6 +5,7 @@ import { ROOT_AUTHORITY, delegationManagerAbi, type Delegation } from '../../cha
 import { periodTransferCaveat } from '../../chain/periodicTransfers';
 import { periodSeconds } from '../../subscriptions/periods';
 import type { PlanInterval } from '../../db/schema';
+import { startAnvilChains, type StartAnvilChainsReturnType } from '../../dev/services/anvil';
 import { testStack } from '../harness/stack';
 import { publicClientFor, rpc } from '../paymaster/smartAccounts';
 import {
@@ -44,6 +45,30 @@ export async function fundedExecutorKey(chain = localChain()) {
   const address = privateKeyToAccount(key).address;
   await rpc(chain.rpcUrl, 'anvil_setBalance', [address, numberToHex(parseEther('10'))]);
   return { key, address };
+}
+
+/**
+ * A private fork of the stack's chain (same id and contracts), for a test that moves its clock or holds its
+ * mempool, which would move every other file's on the shared chain; with a fresh executor key funded on it.
+ */
+export async function forkedChainWithExecutor(): Promise<{
+  fork: StartAnvilChainsReturnType;
+  chain: LocalChain;
+  executorKey: Awaited<ReturnType<typeof fundedExecutorKey>>;
+}> {
+  const shared = localChain();
+  const fork = await startAnvilChains({
+    chains: [{ chainId: shared.chainId, forkUrl: shared.rpcUrl }],
+    silent: true,
+  });
+  const chain = { ...shared, rpcUrl: fork.chains[0]!.rpcUrl };
+  try {
+    return { fork, chain, executorKey: await fundedExecutorKey(chain) };
+  } catch (error) {
+    // The caller has no fork to stop yet.
+    await fork.stop();
+    throw error;
+  }
 }
 
 export async function chainNow(chain = localChain()): Promise<bigint> {

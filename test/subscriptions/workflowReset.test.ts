@@ -8,7 +8,7 @@ import { createSessionEventActivities } from '../../activities/sessionEvents';
 import { createSubscriptionActivities } from '../../activities/subscriptions';
 import { createNetworkRegistry } from '../../chain/networkRegistry';
 import { createOperatorChains, type OperatorChains } from '../../chain/operatorChains';
-import { startAnvilChains, type StartAnvilChainsReturnType } from '../../dev/services/anvil';
+import type { StartAnvilChainsReturnType } from '../../dev/services/anvil';
 import { subscriptionWorkflowId } from '../../workflows/workflowIds';
 import { taskQueueNames } from '../../workflows/taskQueues';
 import { startTestApp, type TestApp } from '../harness/app';
@@ -19,8 +19,7 @@ import { usdcBalance, type LocalChain } from '../delegation/delegatorAccounts';
 import { publicClientFor, rpc } from '../paymaster/smartAccounts';
 import {
   TOKENS,
-  fundedExecutorKey,
-  localChain,
+  forkedChainWithExecutor,
   newCustomer,
   periodicPermission,
   subscribeBodyOf,
@@ -60,13 +59,9 @@ describe('a subscription workflow reset from the Temporal UI', () => {
 
   beforeAll(async () => {
     quietTemporalRuntime();
-    const shared = localChain();
-    fork = await startAnvilChains({
-      chains: [{ chainId: shared.chainId, forkUrl: shared.rpcUrl }],
-      silent: true,
-    });
-    chain = { ...shared, rpcUrl: fork.chains[0]!.rpcUrl };
-    const executorKey = await fundedExecutorKey(chain);
+    const forked = await forkedChainWithExecutor();
+    ({ fork, chain } = forked);
+    const { executorKey } = forked;
     executorAddress = executorKey.address;
     const prefix = `reset-${randomUUID()}-`;
     app = await startTestApp({
