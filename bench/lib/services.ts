@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb } from '../../db/client';
@@ -13,6 +13,10 @@ export interface BenchServices {
   databaseUrl: string;
   temporalAddress: string;
   temporalNamespace: string;
+  /** The Temporal dev server's process, for its resident memory. */
+  temporalPid: number;
+  /** The dev server's SQLite file, when it keeps its store in one. */
+  temporalDbFile?: string;
   chains: ChainDeployment[];
   /** A deployments file (`{ chains }`) for DEPLOYMENTS_FILE. */
   deploymentsFile: string;
@@ -31,8 +35,17 @@ export async function startBenchServices({
   bundlers = false,
   blockTime,
   gasLimit,
+  temporalStore = 'memory',
 }: {
   chains?: boolean;
+  /**
+   * Where the Temporal dev server keeps its state: `memory` (its default, as in the tests) or `file`, a
+   * SQLite file in the bench's temp folder, written without waiting for the disk (WAL, synchronous off:
+   * the store is thrown away with the run). In memory the store lives in the server's resident set: 62 MiB
+   * per 1,000 waiting workflows against 16 MiB with the file, and a 23 GiB machine ran out of memory on the
+   * way to 100,000 (docs/performance.md, "Subscriptions at scale").
+   */
+  temporalStore?: 'memory' | 'file';
   bundlers?: boolean;
   /** Block gas limit of the chains (mainnet-like background traffic on a 2 s chain needs more than 30M). */
   gasLimit?: number;
@@ -41,9 +54,18 @@ export async function startBenchServices({
 } = {}): Promise<BenchServices> {
   const workDir = await mkdtemp(join(tmpdir(), 'stablepay-bench-'));
   await chmod(workDir, 0o755);
+  const temporalDbFile = temporalStore === 'file' ? join(workDir, 'temporal.sqlite') : undefined;
   const [postgres, temporal, local] = await Promise.all([
     startEmbeddedPostgres({ dataDir: join(workDir, 'postgres'), persistent: false }),
-    startTemporalDevServer({ silent: true }),
+    startTemporalDevServer(
+      temporalDbFile === undefined
+        ? { silent: true }
+        : {
+            silent: true,
+            dbFile: temporalDbFile,
+            sqlitePragmas: { journal_mode: 'wal', synchronous: 'off' },
+          },
+    ),
     chains
       ? startLocalChains({ bundlers, blockTime, gasLimit, chainIds: LOCAL_TESTNET_CHAIN_IDS })
       : Promise.resolve(undefined),
@@ -58,6 +80,8 @@ export async function startBenchServices({
     databaseUrl,
     temporalAddress: temporal.address,
     temporalNamespace: temporal.namespace,
+    temporalPid: temporal.pid,
+    temporalDbFile,
     chains: local?.chains ?? [],
     deploymentsFile,
     env: {
@@ -80,6 +104,9 @@ export async function startBenchServices({
       await local?.stop();
       await temporal.stop();
       await postgres.stop();
+      // The file store of a large run takes gigabytes.
+      if (temporalDbFile !== undefined)
+        for (const suffix of ['', '-wal', '-shm']) await rm(`${temporalDbFile}${suffix}`, { force: true });
     },
   };
 }
