@@ -199,13 +199,7 @@ export function createChainMonitorActivities({
     return client;
   };
 
-  // Each monitor's head cadence (the worker's monitors of each chain; kept across cycles).
-  const cadences = new Map<string, HeadCadence>();
-  const cadenceOf = (monitorId: string) => {
-    let cadence = cadences.get(monitorId);
-    if (!cadence) cadences.set(monitorId, (cadence = new HeadCadence({ headPollMs })));
-    return cadence;
-  };
+  const cadenceOf = headCadences(headPollMs);
 
   /** One range; `checkpoint` is the cycle's own previous range's end (it wrote it), read from the row otherwise. */
   const scan = async (input: ScanInput, signal?: AbortSignal, checkpoint?: bigint): Promise<ScanResult> => {
@@ -214,25 +208,12 @@ export function createChainMonitorActivities({
     if (!network) throw new Error(`unknown chain ${chainId}`);
     const client = clientFor(chainId);
     const cadence = cadenceOf(monitorId);
-    const window = await nextScanWindow(
-      db,
-      client,
-      network.confirmations,
-      input,
-      { cadence, checkpoint },
-      signal,
-    );
+    const { confirmations } = network;
+    const window = await nextScanWindow(db, client, input, { confirmations, cadence, checkpoint }, signal);
     const { fromBlock, range } = window;
     if (window.toBlock < fromBlock) {
       onScanned?.({ chainId, blocksBehindSafeHead: window.safeHead - window.checkpoint });
-      return {
-        fromBlock: fromBlock.toString(),
-        toBlock: window.checkpoint.toString(),
-        caughtUp: true,
-        ranges: 0,
-        ...NOTHING_SCANNED,
-        nextBlockRange: Number(range),
-      };
+      return nothingScanned(window);
     }
 
     const tokens = new Map(network.tokens.map((token) => [token.address.toLowerCase(), token]));
@@ -466,6 +447,36 @@ function nextRange({
   return fetched.acceptedSpan !== undefined ? Math.min(Number(fetched.acceptedSpan), fitting) : fitting;
 }
 
+/** Each monitor's head cadence (chain/headCadence.ts), by monitor id; kept across cycles. */
+function headCadences(headPollMs: number): (monitorId: string) => HeadCadence {
+  const cadences = new Map<string, HeadCadence>();
+  return (monitorId) => {
+    let cadence = cadences.get(monitorId);
+    if (!cadence) cadences.set(monitorId, (cadence = new HeadCadence({ headPollMs })));
+    return cadence;
+  };
+}
+
+/** A scan that found nothing past the checkpoint (its wait for the next safe block ran out). */
+function nothingScanned({
+  fromBlock,
+  checkpoint,
+  range,
+}: {
+  fromBlock: bigint;
+  checkpoint: bigint;
+  range: bigint;
+}): ScanResult {
+  return {
+    fromBlock: fromBlock.toString(),
+    toBlock: checkpoint.toString(),
+    caughtUp: true,
+    ranges: 0,
+    ...NOTHING_SCANNED,
+    nextBlockRange: Number(range),
+  };
+}
+
 const NOTHING_SCANNED = {
   logs: 0,
   lookedUp: 0,
@@ -486,9 +497,12 @@ const NOTHING_SCANNED = {
 async function nextScanWindow(
   db: Db,
   client: PublicClient,
-  confirmations: number,
   { monitorId, maxBlockRange, blockRange, waitForBlockMs = 0 }: ScanInput,
-  { cadence, checkpoint }: { cadence: HeadCadence; checkpoint: bigint | undefined },
+  {
+    confirmations,
+    cadence,
+    checkpoint,
+  }: { confirmations: number; cadence: HeadCadence; checkpoint: bigint | undefined },
   signal?: AbortSignal,
 ): Promise<{ fromBlock: bigint; toBlock: bigint; checkpoint: bigint; safeHead: bigint; range: bigint }> {
   const range = BigInt(Math.max(1, Math.min(blockRange ?? maxBlockRange, maxBlockRange)));
