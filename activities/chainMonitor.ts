@@ -3,6 +3,7 @@ import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Address, PublicClient } from 'viem';
 import { fetchDepositTransfers, type DepositTransfers } from '../chain/depositTransfers';
+import { HeadCadence } from '../chain/headCadence';
 import type { NetworkRegistry } from '../chain/networkRegistry';
 import { createPublicClients } from '../chain/publicClients';
 import { createDepositAddressFilters, type DepositAddressFilters } from './depositAddressFilters';
@@ -53,7 +54,10 @@ export interface ChainMonitorDependencies {
   addressFilters?: DepositAddressFilters;
   /** Each scan's lag behind the chain's safe head, for the worker's /metrics. */
   onScanned?: (scan: { chainId: number; blocksBehindSafeHead: bigint }) => void;
-  /** How often a scan waiting for the next block asks for the head (default 250 ms). */
+  /**
+   * How often a scan waiting for the next block asks for the head (default 250 ms) until the chain's blocks
+   * come steadily; then at the next block's due time (chain/headCadence.ts).
+   */
   headPollMs?: number;
   /**
    * How long one `scanDeposits` activity keeps scanning (CHAIN_MONITOR_CYCLE_MS): each range as its blocks
@@ -195,23 +199,21 @@ export function createChainMonitorActivities({
     return client;
   };
 
-  const scan = async (input: ScanInput, signal?: AbortSignal): Promise<ScanResult> => {
+  const cadenceOf = headCadences(headPollMs);
+
+  /** One range; `checkpoint` is the cycle's own previous range's end (it wrote it), read from the row otherwise. */
+  const scan = async (input: ScanInput, signal?: AbortSignal, checkpoint?: bigint): Promise<ScanResult> => {
     const { chainId, monitorId, maxBlockRange } = input;
     const network = networks.byChainId(chainId);
     if (!network) throw new Error(`unknown chain ${chainId}`);
     const client = clientFor(chainId);
-    const window = await nextScanWindow(db, client, network.confirmations, input, headPollMs, signal);
+    const cadence = cadenceOf(monitorId);
+    const { confirmations } = network;
+    const window = await nextScanWindow(db, client, input, { confirmations, cadence, checkpoint }, signal);
     const { fromBlock, range } = window;
     if (window.toBlock < fromBlock) {
       onScanned?.({ chainId, blocksBehindSafeHead: window.safeHead - window.checkpoint });
-      return {
-        fromBlock: fromBlock.toString(),
-        toBlock: window.checkpoint.toString(),
-        caughtUp: true,
-        ranges: 0,
-        ...NOTHING_SCANNED,
-        nextBlockRange: Number(range),
-      };
+      return nothingScanned(window);
     }
 
     const tokens = new Map(network.tokens.map((token) => [token.address.toLowerCase(), token]));
@@ -237,6 +239,7 @@ export function createChainMonitorActivities({
       toBlock: window.toBlock,
     });
     const logs = fetched.logs;
+    cadence.noteBlockTime(toBlock, toBlockTime);
     const nextBlockRange = nextRange({ fetched, form, range, span: toBlock - fromBlock + 1n, maxBlockRange });
 
     // Unfiltered, the range holds the chain's traffic: only recipients that pass the filter reach Postgres.
@@ -344,7 +347,7 @@ async function fetchWindowTransfers(
  * single scan does. Worker shutdown cancels the activity: the cycle returns after the range in hand.
  */
 async function scanForCycle(
-  scan: (input: ScanInput, signal?: AbortSignal) => Promise<ScanResult>,
+  scan: (input: ScanInput, signal?: AbortSignal, checkpoint?: bigint) => Promise<ScanResult>,
   cycleMs: number,
   input: ScanInput,
   signal?: AbortSignal,
@@ -362,6 +365,8 @@ async function scanForCycle(
         waitForBlockMs: Math.max(0, endsAt - Date.now()),
       },
       signal,
+      // The checkpoint this cycle wrote last (a range's end, or the one it found): no read per range.
+      total && BigInt(total.toBlock),
     );
     total = total ? addScans(total, result) : result;
     blockRange = result.nextBlockRange;
@@ -442,6 +447,36 @@ function nextRange({
   return fetched.acceptedSpan !== undefined ? Math.min(Number(fetched.acceptedSpan), fitting) : fitting;
 }
 
+/** Each monitor's head cadence (chain/headCadence.ts), by monitor id; kept across cycles. */
+function headCadences(headPollMs: number): (monitorId: string) => HeadCadence {
+  const cadences = new Map<string, HeadCadence>();
+  return (monitorId) => {
+    let cadence = cadences.get(monitorId);
+    if (!cadence) cadences.set(monitorId, (cadence = new HeadCadence({ headPollMs })));
+    return cadence;
+  };
+}
+
+/** A scan that found nothing past the checkpoint (its wait for the next safe block ran out). */
+function nothingScanned({
+  fromBlock,
+  checkpoint,
+  range,
+}: {
+  fromBlock: bigint;
+  checkpoint: bigint;
+  range: bigint;
+}): ScanResult {
+  return {
+    fromBlock: fromBlock.toString(),
+    toBlock: checkpoint.toString(),
+    caughtUp: true,
+    ranges: 0,
+    ...NOTHING_SCANNED,
+    nextBlockRange: Number(range),
+  };
+}
+
 const NOTHING_SCANNED = {
   logs: 0,
   lookedUp: 0,
@@ -454,38 +489,51 @@ const NOTHING_SCANNED = {
 
 /**
  * The blocks this scan covers: from past the checkpoint, at most `range` of them, up to the chain's safe
- * head. Caught up: waits here for the next safe block (the workflow then scans again without a timer).
+ * head. Caught up: waits here for the next safe block (the workflow then scans again without a timer),
+ * asking for the head when the chain's cadence says (chain/headCadence.ts). Inside a cycle the checkpoint is
+ * the one the cycle wrote, and a head seen before stands for the current one while the next block is not due
+ * yet (the wait asks again when it is): a head that old is still a safe one, it only ends the range earlier.
  */
 async function nextScanWindow(
   db: Db,
   client: PublicClient,
-  confirmations: number,
   { monitorId, maxBlockRange, blockRange, waitForBlockMs = 0 }: ScanInput,
-  headPollMs: number,
+  {
+    confirmations,
+    cadence,
+    checkpoint,
+  }: { confirmations: number; cadence: HeadCadence; checkpoint: bigint | undefined },
   signal?: AbortSignal,
 ): Promise<{ fromBlock: bigint; toBlock: bigint; checkpoint: bigint; safeHead: bigint; range: bigint }> {
   const range = BigInt(Math.max(1, Math.min(blockRange ?? maxBlockRange, maxBlockRange)));
-  // No cache: viem keeps a block number for 4 s by default, which would delay detection by blocks.
+  const askHead = async () => {
+    const sentAt = Date.now();
+    // No cache: viem keeps a block number for 4 s by default, which would delay detection by blocks.
+    const head = await client.getBlockNumber({ cacheTime: 0 });
+    cadence.notePoll(head, sentAt, Date.now());
+    return head;
+  };
+  const waits = waitForBlockMs > 0;
+  const known = waits && checkpoint !== undefined ? cadence.currentHead(Date.now()) : undefined;
   const [firstHead, stored] = await Promise.all([
-    client.getBlockNumber({ cacheTime: 0 }),
-    readCheckpoint(db, monitorId),
+    known ?? askHead(),
+    checkpoint ?? readCheckpoint(db, monitorId),
   ]);
   let head = firstHead;
-  if (stored !== undefined && waitForBlockMs > 0) {
+  if (stored !== undefined && waits) {
     const waitUntil = Date.now() + waitForBlockMs;
     while (head - BigInt(confirmations) <= stored && Date.now() < waitUntil && !signal?.aborted) {
       // A cancelled wait (worker shutdown) ends early: the scan returns what it has, nothing is lost.
-      await delay(Math.min(headPollMs, Math.max(0, waitUntil - Date.now())), undefined, { signal }).catch(
-        () => undefined,
-      );
-      head = await client.getBlockNumber({ cacheTime: 0 });
+      const pause = Math.min(cadence.nextPollDelay(Date.now()), Math.max(0, waitUntil - Date.now()));
+      await delay(pause, undefined, { signal }).catch(() => undefined);
+      head = await askHead();
     }
   }
   const safeHead = head - BigInt(confirmations);
-  const checkpoint = stored ?? safeHead - range;
-  const fromBlock = checkpoint + 1n < 0n ? 0n : checkpoint + 1n;
+  const from = stored ?? safeHead - range;
+  const fromBlock = from + 1n < 0n ? 0n : from + 1n;
   const toBlock = fromBlock + range - 1n < safeHead ? fromBlock + range - 1n : safeHead;
-  return { fromBlock, toBlock, checkpoint, safeHead, range };
+  return { fromBlock, toBlock, checkpoint: from, safeHead, range };
 }
 
 type TransferLog = Awaited<ReturnType<typeof fetchDepositTransfers>>['logs'][number];

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { normaliseDecimal } from '../money/baseUnits';
 import type { Db } from '../db/client';
-import { findEventById, insertSessionEventOnce } from '../db/events';
+import { findEventById, insertSessionEventOnce, type EventRow } from '../db/events';
 import { findSessionById } from '../db/sessions';
 import { listSubscribedEndpoints } from '../db/webhooks';
 import { newEventId, serialiseSessionConfirmingEvent } from '../webhooks/events';
@@ -82,15 +82,27 @@ export function createSessionEventActivities({ db, startWebhookDelivery }: Sessi
     }): Promise<{ started: number; alreadyStarted: number }> {
       const event = await findEventById(db, eventId);
       if (!event) throw ApplicationFailure.nonRetryable(`event ${eventId} does not exist`, 'UnknownEvent');
-      const endpoints = await listSubscribedEndpoints(db, event.merchant_id, event.type);
-      let started = 0;
-      for (const endpoint of endpoints) {
-        const outcome = await startWebhookDelivery({ eventId, endpointId: endpoint.id });
-        if (outcome === 'started') started += 1;
-      }
-      return { started, alreadyStarted: endpoints.length - started };
+      return startDeliveriesOf(db, startWebhookDelivery, event);
     },
   };
 }
 
 export type SessionEventActivities = ReturnType<typeof createSessionEventActivities>;
+
+/**
+ * Starts one delivery workflow per enabled endpoint of the event's merchant subscribed to its type (what
+ * `startWebhookDeliveries` does once it has read the event): for a caller holding the event row already.
+ */
+export async function startDeliveriesOf(
+  db: Db,
+  startWebhookDelivery: WebhookDeliveryStarter,
+  event: Pick<EventRow, 'id' | 'merchant_id' | 'type'>,
+): Promise<{ started: number; alreadyStarted: number }> {
+  const endpoints = await listSubscribedEndpoints(db, event.merchant_id, event.type);
+  let started = 0;
+  for (const endpoint of endpoints) {
+    const outcome = await startWebhookDelivery({ eventId: event.id, endpointId: endpoint.id });
+    if (outcome === 'started') started += 1;
+  }
+  return { started, alreadyStarted: endpoints.length - started };
+}

@@ -2,11 +2,12 @@ import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import type { Db } from '../db/client';
 import { findCoveringAcceptedDeposit, readCheckpointTimes } from '../db/deposits';
 import { findLatestSessionEventOfType } from '../db/sessionEvents';
+import type { EventRow } from '../db/events';
 import {
   completeSession,
-  expireSession,
+  expireSessionWithEvent,
   failSession,
-  listPaymentOptions,
+  listPaymentOptionChainIds,
   recordSessionDeposit,
   recordSweepFailure,
   reopenPaidSessionForSettlement,
@@ -23,10 +24,10 @@ export interface SessionActivityDependencies {
   /** How long an unpaid session's expiry waits for lagging deposit monitors (default 30 minutes). */
   expiryScanWaitMs?: number;
   /**
-   * Starts the deliveries of a stored event (activities/sessionEvents.ts `startWebhookDeliveries`), so an
-   * expiry starts its event's deliveries itself; without it the workflow starts them.
+   * Starts the deliveries of a stored event (activities/sessionEvents.ts `startDeliveriesOf`), so an expiry
+   * starts its event's deliveries itself; without it the workflow starts them.
    */
-  startEventDeliveries?: (eventId: string) => Promise<unknown>;
+  startEventDeliveries?: (event: Pick<EventRow, 'id' | 'merchant_id' | 'type'>) => Promise<unknown>;
 }
 
 /**
@@ -124,8 +125,7 @@ async function awaitCheckpointsPast(
 
 /** The payment options' chains of a session, as their deposit monitors' checkpoint keys. */
 async function monitorIdsOf(db: Db, sessionId: string, chainMonitorIdOf: (chainId: number) => string) {
-  const chainIds = [...new Set((await listPaymentOptions(db, sessionId)).map((option) => option.chain_id))];
-  return chainIds.map(chainMonitorIdOf);
+  return (await listPaymentOptionChainIds(db, sessionId)).map(chainMonitorIdOf);
 }
 
 /** The change, with the latest event of these types the session holds (the one the change stored). */
@@ -138,10 +138,19 @@ async function changeWithEvent(
   return { changed, eventId: (await findLatestSessionEventOfType(db, sessionId, types))?.id ?? null };
 }
 
-/** awaiting_payment → expired (or underpaid), with the event the change stored. */
-async function expireWithEvent(db: Db, sessionId: string): Promise<SessionChange> {
-  const changed = await expireSession(db, sessionId, serialiseSessionLifecycleEvent);
-  return changeWithEvent(db, sessionId, changed, ['session.expired', 'session.underpaid']);
+const EXPIRY_EVENT_TYPES = ['session.expired', 'session.underpaid'] as const;
+
+/**
+ * awaiting_payment → expired (or underpaid), with the event the change stored: answered by the change
+ * itself, read back only when a retry finds the change made.
+ */
+async function expireWithEvent(
+  db: Db,
+  sessionId: string,
+): Promise<{ change: SessionChange; event: EventRow | undefined }> {
+  const stored = await expireSessionWithEvent(db, sessionId, serialiseSessionLifecycleEvent);
+  const event = stored ?? (await findLatestSessionEventOfType(db, sessionId, EXPIRY_EVENT_TYPES));
+  return { change: { changed: stored !== undefined, eventId: event?.id ?? null }, event };
 }
 
 /** The expiry of an unpaid session: its wait for the deposit monitors, and the status change it ends in. */
@@ -179,9 +188,9 @@ function createExpiryActivities({
       await awaitScansPast(sessionId, expiresAt);
       const covering = await findCoveringAcceptedDeposit(db, sessionId);
       if (covering) return { paid: covering };
-      const expired = await expireWithEvent(db, sessionId);
-      if (expired.eventId && startEventDeliveries) await startEventDeliveries(expired.eventId);
-      return { expired, deliveriesStarted: startEventDeliveries !== undefined };
+      const { change, event } = await expireWithEvent(db, sessionId);
+      if (event && startEventDeliveries) await startEventDeliveries(event);
+      return { expired: change, deliveriesStarted: startEventDeliveries !== undefined };
     },
 
     /**
@@ -208,7 +217,7 @@ function createExpiryActivities({
      * histories made before `expireAfterDepositScans`.
      */
     async markSessionExpired(sessionId: string): Promise<SessionChange> {
-      return expireWithEvent(db, sessionId);
+      return (await expireWithEvent(db, sessionId)).change;
     },
   };
 }

@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from './client';
+import type { EventRow } from './events';
 import type { PaymentOptionsTable, SessionsTable, SessionStatus } from './schema';
 import {
   receivedBeforeExpiry,
@@ -92,6 +93,17 @@ export async function findMerchantSession(
     .executeTakeFirst();
 }
 
+/** The chains a session can be paid on (its payment options'), without the options' other columns. */
+export async function listPaymentOptionChainIds(db: Db, sessionId: string): Promise<number[]> {
+  const rows = await db
+    .selectFrom('payment_options')
+    .select('chain_id')
+    .distinct()
+    .where('session_id', '=', sessionId)
+    .execute();
+  return rows.map((row) => row.chain_id);
+}
+
 export async function listPaymentOptions(db: Db, sessionId: string): Promise<PaymentOptionRow[]> {
   return db
     .selectFrom('payment_options')
@@ -179,6 +191,15 @@ export async function findSessionsWithoutWorkflow(
  * session that moved on. Returns whether it changed.
  */
 export async function expireSession(db: Db, id: string, serialise: SessionEventSerialiser): Promise<boolean> {
+  return (await expireSessionWithEvent(db, id, serialise)) !== undefined;
+}
+
+/** As `expireSession`, answering the event it stored (undefined when the session had moved on). */
+export async function expireSessionWithEvent(
+  db: Db,
+  id: string,
+  serialise: SessionEventSerialiser,
+): Promise<EventRow | undefined> {
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('sessions')
@@ -187,16 +208,15 @@ export async function expireSession(db: Db, id: string, serialise: SessionEventS
       .where('status', '=', 'awaiting_payment')
       .returningAll()
       .executeTakeFirst();
-    if (!row) return false;
+    if (!row) return undefined;
     const receivedAmount = await receivedBeforeExpiry(trx, id);
-    await storeSessionEvent(
+    return storeSessionEvent(
       trx,
       receivedAmount === '0'
         ? { type: 'session.expired', session: row }
         : { type: 'session.underpaid', session: row, receivedAmount },
       serialise,
     );
-    return true;
   });
 }
 

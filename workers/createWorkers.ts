@@ -25,7 +25,7 @@ import { createYieldDeploymentActivities } from '../activities/yieldDeployments'
 import { createYieldDomainActivities } from '../activities/yieldDomains';
 import { createTxtLookup, type TxtLookup } from '../yield/txtRecords';
 import { createSessionActivities } from '../activities/sessions';
-import { createSessionEventActivities } from '../activities/sessionEvents';
+import { createSessionEventActivities, startDeliveriesOf } from '../activities/sessionEvents';
 import { createSubscriptionActivities, type RedemptionGasPricing } from '../activities/subscriptions';
 import { createWebhookDeliveryActivities } from '../activities/webhookDelivery';
 import {
@@ -132,10 +132,8 @@ type ActivityFactory = (
 /** The activities served on each task queue; a role without activities gets no worker yet. */
 const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
   sessions: ({ db, temporal, settlement, subscriptions }, taskQueues) => {
-    const events = createSessionEventActivities({
-      db,
-      startWebhookDelivery: webhookDeliveryStarterFor(temporal, taskQueues.webhooks),
-    });
+    const deliveryStarter = webhookDeliveryStarterFor(temporal, taskQueues.webhooks);
+    const events = createSessionEventActivities({ db, startWebhookDelivery: deliveryStarter });
     return {
       ...createSessionActivities({
         db,
@@ -143,7 +141,7 @@ const ACTIVITIES_BY_ROLE: Partial<Record<TaskQueueRole, ActivityFactory>> = {
         chainMonitorIdOf:
           settlement && ((chainId) => chainMonitorWorkflowId(chainId, settlement.monitorIdPrefix ?? '')),
         // An expiry starts its event's deliveries in its own activity.
-        startEventDeliveries: (eventId) => events.startWebhookDeliveries({ eventId }),
+        startEventDeliveries: (event) => startDeliveriesOf(db, deliveryStarter, event),
       }),
       ...events,
       ...(subscriptions &&

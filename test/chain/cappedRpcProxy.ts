@@ -9,7 +9,14 @@ import type { AddressInfo } from 'node:net';
 export interface CappedRpcProxy {
   url: string;
   /** eth_getLogs requests received (of them without a `to` topic: unfiltered), refused, and logs returned. */
-  stats: { getLogsRequests: number; unfilteredRequests: number; refusals: number; logsReturned: number };
+  stats: {
+    getLogsRequests: number;
+    unfilteredRequests: number;
+    refusals: number;
+    logsReturned: number;
+    /** eth_blockNumber requests (the monitor's head polls). */
+    headRequests: number;
+  };
   setCaps(caps: { maxBlocks: number; maxLogs: number }): void;
   /**
    * Holds every eth_getLogs whose range covers `block` until released: `reached` resolves when the first
@@ -33,7 +40,7 @@ export async function startCappedRpcProxy(
   initial: { maxBlocks: number; maxLogs: number },
 ): Promise<CappedRpcProxy> {
   let caps = { ...initial };
-  const stats = { getLogsRequests: 0, unfilteredRequests: 0, refusals: 0, logsReturned: 0 };
+  const stats = { getLogsRequests: 0, unfilteredRequests: 0, refusals: 0, logsReturned: 0, headRequests: 0 };
   let hold:
     { holds(from: bigint, to: bigint): boolean; arrived(): void; released: Promise<void> } | undefined;
 
@@ -62,6 +69,7 @@ export async function startCappedRpcProxy(
   };
 
   const handle = async (request: JsonRpcRequest) => {
+    if (request.method === 'eth_blockNumber') stats.headRequests += 1;
     if (request.method !== 'eth_getLogs') return forward(request);
     stats.getLogsRequests += 1;
     const filter = (request.params?.[0] ?? {}) as {

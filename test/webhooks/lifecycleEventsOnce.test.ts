@@ -80,6 +80,31 @@ describe('session lifecycle events are stored once, with their status change', (
     });
   });
 
+  it('the one-activity expiry starts the deliveries of the event its change stored, and a retry after the commit starts them for the same event', async () => {
+    const id = await createSession();
+    const started: { id: string; merchant_id: string; type: string }[] = [];
+    const expiring = createSessionActivities({
+      db,
+      startEventDeliveries: async ({ id: eventId, merchant_id, type }) => {
+        started.push({ id: eventId, merchant_id, type });
+      },
+    });
+    const expiresAt = new Date().toISOString();
+    const first = await expiring.expireAfterDepositScans({ sessionId: id, expiresAt });
+    const retried = await expiring.expireAfterDepositScans({ sessionId: id, expiresAt });
+    const events = await eventsOf(id);
+    expect(events.map((event) => event.type)).toEqual(['session.expired']);
+    const { merchant_id } = await db
+      .selectFrom('sessions')
+      .select('merchant_id')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(first).toEqual({ expired: { changed: true, eventId: events[0]!.id }, deliveriesStarted: true });
+    expect(retried).toEqual({ expired: { changed: false, eventId: events[0]!.id }, deliveriesStarted: true });
+    const event = { id: events[0]!.id, merchant_id, type: 'session.expired' };
+    expect(started).toEqual([event, event]);
+  });
+
   it('an expiry with part of the amount deposited in time is session.underpaid with what arrived; late transfers do not count', async () => {
     const id = await createSession();
     const deposit = (amount: string, kind: 'accepted' | 'late') =>
