@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import { Client } from 'pg';
 import { testStack } from '../test/harness/stack';
 import { createDb, type Db } from './client';
 import { upsertMerchantByWallet } from './merchants';
@@ -206,6 +207,48 @@ describe('record_signed_paymaster_operations: a batch of signed answers in one t
       expect(await limitCountersUsage(db, [ops], NOW)).toEqual([5n]);
     } finally {
       await sql.raw(`DROP TRIGGER ${trigger} ON paymaster_usage; DROP FUNCTION ${trigger}();`).execute(db);
+    }
+  });
+  test('a batch that Postgres aborts as a deadlock is sent again whole: every item recorded once', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    // Key order: the batch locks `a` then `b`; the other transaction holds `b`, then asks for `a`.
+    const tag = randomBytes(6).toString('hex');
+    const [a, b] = [`test:${tag}:a`, `test:${tag}:b`].map((key) => ({ key, windowStart: NOW }));
+    await sql`INSERT INTO paymaster_limit_counters (counter_key, window_start, used, held, expired_until)
+      VALUES (${a.key}, ${NOW.toISOString()}::timestamptz, 0, 0, ${NOW.toISOString()}::timestamptz),
+        (${b.key}, ${NOW.toISOString()}::timestamptz, 0, 0, ${NOW.toISOString()}::timestamptz)`.execute(db);
+    const other = new Client({ connectionString: testStack().databaseUrl });
+    await other.connect();
+    try {
+      const lockRow = (key: string) =>
+        other.query('SELECT 1 FROM paymaster_limit_counters WHERE counter_key = $1 FOR UPDATE', [key]);
+      await other.query('BEGIN');
+      await lockRow(b.key);
+      const before = stats();
+      const consumptions: CounterConsumption[] = [
+        { counter: a, amount: 1n, limit: 10n, basis: 'ops' },
+        { counter: b, amount: 1n, limit: 10n, basis: 'ops' },
+      ];
+      const recordings = Promise.all(
+        Array.from({ length: 3 }, () => recordSignedOperation(db, consumptions, hold(), signedRow(clientId))),
+      );
+      // The batch holds `a` and waits for `b`: now the other transaction asks for `a`, a cycle.
+      // Read outside `other`'s transaction: pg_stat_activity is read once per transaction.
+      for (let waiting = 0; waiting === 0;) {
+        const { rows } = await sql<{ waiting: string }>`SELECT count(*) AS waiting FROM pg_stat_activity
+          WHERE wait_event_type = 'Lock' AND query LIKE '%record_signed_paymaster_operations(%'`.execute(db);
+        waiting = Number(rows[0]!.waiting);
+        if (waiting === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await lockRow(a.key);
+      await other.query('COMMIT');
+      expect((await recordings).map((outcome) => outcome.kind)).toEqual(['recorded', 'recorded', 'recorded']);
+      expect(stats().retried).toBe(before.retried + 1);
+      expect(stats().batches).toBe(before.batches + 1);
+      expect(await rowsOf(clientId)).toHaveLength(3);
+      expect(await limitCountersUsage(db, [a, b], NOW)).toEqual([3n, 3n]);
+    } finally {
+      await other.end();
     }
   });
 });

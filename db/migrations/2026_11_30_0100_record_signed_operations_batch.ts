@@ -13,9 +13,9 @@ import { sql, type Kysely } from 'kysely';
  * locks its own (paymaster/limits/limitRules.ts `countedRules`, reservation first): prepaid reservation,
  * platform budget, merchant share, merchant cap, client cap, then the per-account counters by account
  * (its USD counter before its operations counter), then the rest (policy budgets) by key. Two batches
- * then never wait on each other in a cycle, nor a batch and a single operation of the limits; the api
- * retries a batch that Postgres aborts as a deadlock anyway (policy budgets are locked in each policy's
- * own order).
+ * then never wait on each other in a cycle, nor a batch and a single operation's limits. A single
+ * operation locks a policy's budgets in the policy's order, which the key order may not follow: the api
+ * sends a batch that Postgres aborts as a deadlock again (db/groupCommit.ts).
  *
  * The batch's consumptions come as flat parallel arrays with the 1-based item each belongs to (an item's
  * consumptions contiguous, in its own order); the per-item arrays are the hold terms and usage rows.
