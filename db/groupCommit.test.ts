@@ -213,7 +213,8 @@ describe('record_signed_paymaster_operations: a batch of signed answers in one t
     const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
     // Key order: the batch locks `a` then `b`; the other transaction holds `b`, then asks for `a`.
     const tag = randomBytes(6).toString('hex');
-    const [a, b] = [`test:${tag}:a`, `test:${tag}:b`].map((key) => ({ key, windowStart: NOW }));
+    const a: LimitCounter = { key: `test:${tag}:a`, windowStart: NOW };
+    const b: LimitCounter = { key: `test:${tag}:b`, windowStart: NOW };
     await sql`INSERT INTO paymaster_limit_counters (counter_key, window_start, used, held, expired_until)
       VALUES (${a.key}, ${NOW.toISOString()}::timestamptz, 0, 0, ${NOW.toISOString()}::timestamptz),
         (${b.key}, ${NOW.toISOString()}::timestamptz, 0, 0, ${NOW.toISOString()}::timestamptz)`.execute(db);
