@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
-import type { Db } from './client';
+import { type Db, poolOf } from './client';
+import { type GroupCommitStats, type GroupCommitter, groupCommitter } from './groupCommit';
 import {
   type CounterConsumption,
   type HoldTerms,
@@ -93,18 +94,101 @@ export type SignedOperationRecording =
  * `record_signed_paymaster_operation` (migration 600), prepared: it runs once per signed answer. Its
  * result column keeps its name from migration 600 (`refused`): migrations are history.
  */
-const RECORD_SIGNED_OPERATION = preparedStatement<
-  { denied: number; stored_result: StoredPaymasterResult | null },
-  [...LimitConsumptionValues, string]
->(
+type RecordingRow = { denied: number; stored_result: StoredPaymasterResult | null };
+
+const RECORD_SIGNED_OPERATION = preparedStatement<RecordingRow, [...LimitConsumptionValues, string]>(
   'record_signed_paymaster_operation_v1',
   `SELECT refused AS denied, stored_result FROM record_signed_paymaster_operation(${LIMIT_CONSUMPTION_PARAMETERS}, $10::jsonb)`,
 );
 
 /**
- * Consumes the operation's limits and inserts its `submitted` row in one round trip, all or nothing
+ * `record_signed_paymaster_operations` (migration 2026_11_30_0100), prepared: a batch of signed
+ * operations recorded in one statement and one transaction, each as the single function records it,
+ * one result row per operation in the batch's order.
+ */
+const RECORD_SIGNED_OPERATIONS = preparedStatement<RecordingRow, BatchValues>(
+  'record_signed_paymaster_operations_v1',
+  `SELECT batch.refused AS denied, batch.stored_result
+   FROM record_signed_paymaster_operations($1::integer[], $2::text[], $3::timestamptz[], $4::bigint[],
+     $5::bigint[], $6::text[], $7::uuid[], $8::timestamptz[], $9::timestamptz[], $10::uuid[], $11::jsonb[])
+     WITH ORDINALITY AS batch(refused, stored_result, position)
+   ORDER BY batch.position`,
+);
+
+/** One operation's recording as the statements take it: its consumption values and its usage row. */
+type SignedRecordingValues = [...LimitConsumptionValues, string];
+
+type BatchValues = [
+  consumptionItems: number[],
+  counterKeys: string[],
+  windowStarts: string[],
+  amounts: string[],
+  limits: string[],
+  bases: string[],
+  holdIds: string[],
+  holdExpiresAts: string[],
+  nows: string[],
+  balanceMerchants: string[],
+  usages: string[],
+];
+
+/**
+ * At most this many operations per batch: each recorded operation keeps two subtransaction ids until
+ * the batch commits, and past 64 per transaction Postgres' snapshots of every backend get slower.
+ */
+const MAX_BATCH = 30;
+
+/** One group committer per pool (one per api process and database): db/groupCommit.ts. */
+const committers = new WeakMap<object, GroupCommitter<SignedRecordingValues, RecordingRow>>();
+
+function committerFor(db: Db, pool: object): GroupCommitter<SignedRecordingValues, RecordingRow> {
+  let committer = committers.get(pool);
+  if (!committer) {
+    committer = groupCommitter<SignedRecordingValues, RecordingRow>({
+      maxBatch: MAX_BATCH,
+      runOne: async (values) => (await runPrepared(db, RECORD_SIGNED_OPERATION, values))[0]!,
+      runBatch: (batch) => runPrepared(db, RECORD_SIGNED_OPERATIONS, batchValues(batch)),
+    });
+    committers.set(pool, committer);
+  }
+  return committer;
+}
+
+/** The batch as the statement's flat parallel arrays (each item's consumptions tagged 1-based). */
+function batchValues(batch: readonly SignedRecordingValues[]) {
+  const values: BatchValues = [[], [], [], [], [], [], [], [], [], [], []];
+  batch.forEach(
+    ([keys, windowStarts, amounts, limits, bases, holdId, expiresAt, now, merchant, usage], index) => {
+      for (let position = 0; position < keys.length; position++) {
+        values[0].push(index + 1);
+        values[1].push(keys[position]!);
+        values[2].push(windowStarts[position]!);
+        values[3].push(amounts[position]!);
+        values[4].push(limits[position]!);
+        values[5].push(bases[position]!);
+      }
+      values[6].push(holdId);
+      values[7].push(expiresAt);
+      values[8].push(now);
+      values[9].push(merchant);
+      values[10].push(usage);
+    },
+  );
+  return values;
+}
+
+/** The group committers' counts for this Db's pool (tests and benches), or undefined before any batch. */
+export function signedRecordingStats(db: Db): GroupCommitStats | undefined {
+  const pool = poolOf(db);
+  return pool ? committers.get(pool)?.stats() : undefined;
+}
+
+/**
+ * Consumes the operation's limits and inserts its `submitted` row, all or nothing
  * (`record_signed_paymaster_operation`, migration 600): a denial takes and inserts nothing; an
- * operation that already has its row consumes nothing and answers the stored result.
+ * operation that already has its row consumes nothing and answers the stored result. On a Db with its
+ * own pool the recordings of concurrent answers are group-committed (one statement and one transaction
+ * per batch; the promise settles once the batch committed); in a transaction it runs on its own.
  */
 export async function recordSignedOperation(
   db: Db,
@@ -121,11 +205,14 @@ export async function recordSignedOperation(
     request_fingerprint: record.requestFingerprint,
     signed_result: record.signedResult,
   };
-  const rows = await runPrepared(db, RECORD_SIGNED_OPERATION, [
+  const recording: SignedRecordingValues = [
     ...limitConsumptionValues(consumptions, hold),
     JSON.stringify(usage),
-  ]);
-  const { denied, stored_result: stored } = rows[0]!;
+  ];
+  const pool = poolOf(db);
+  const { denied, stored_result: stored } = pool
+    ? await committerFor(db, pool).submit(recording)
+    : (await runPrepared(db, RECORD_SIGNED_OPERATION, recording))[0]!;
   if (denied !== 0) return { kind: 'denied', deniedAt: denied - 1 };
   if (stored) return { kind: 'duplicate', stored: storedResultInSignerOrder(stored) };
   return { kind: 'recorded' };

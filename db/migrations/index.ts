@@ -59,6 +59,7 @@ import * as sessionOverpayment from './2026_11_29_0600_session_overpayment';
 import * as subscriptionChargeClaims from './2026_11_29_0700_subscription_charge_claims';
 import * as paymasterConfigNotifications from './2026_11_29_0900_paymaster_config_notifications';
 import * as signedRepeatInRecord from './2026_11_29_0901_signed_repeat_in_record';
+import * as recordSignedOperationsBatch from './2026_11_30_0100_record_signed_operations_batch';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -122,4 +123,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_0700_subscription_charge_claims': subscriptionChargeClaims,
   '2026_11_29_0900_paymaster_config_notifications': paymasterConfigNotifications,
   '2026_11_29_0901_signed_repeat_in_record': signedRepeatInRecord,
+  '2026_11_30_0100_record_signed_operations_batch': recordSignedOperationsBatch,
 };

@@ -1,0 +1,255 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { Client } from 'pg';
+import { testStack } from '../test/harness/stack';
+import { createDb, type Db } from './client';
+import { upsertMerchantByWallet } from './merchants';
+import {
+  type CounterConsumption,
+  type HoldTerms,
+  type LimitCounter,
+  limitCountersUsage,
+} from './paymasterLimits';
+import {
+  type NewSignedUsageRecord,
+  recordSignedOperation,
+  type SignedOperationRecording,
+  signedRecordingStats,
+} from './paymasterUsage';
+
+/**
+ * Group commit of signed answers (issue 46, migration 2026_11_30_0100): recordings submitted together on
+ * one pool go to Postgres as one statement and one transaction, each item checked against its limits as
+ * the single statement checks it. Calls made in the same turn of the event loop are one batch.
+ */
+
+let db: Db;
+let merchantId: string;
+beforeAll(async () => {
+  db = createDb({ connectionString: testStack().databaseUrl, maxConnections: 4 });
+  const hex = randomBytes(20).toString('hex');
+  merchantId = (await upsertMerchantByWallet(db, { walletAddress: `0x${hex}`, payoutAddress: `0x${hex}` }))
+    .id;
+});
+afterAll(() => db.destroy());
+
+const NOW = new Date('2031-03-01T10:30:00.000Z');
+const counter = (name: string): LimitCounter => ({
+  key: `test:${name}:${randomBytes(6).toString('hex')}`,
+  windowStart: new Date('2031-03-01T10:00:00.000Z'),
+});
+const hold = (): HoldTerms => ({
+  holdId: randomUUID(),
+  expiresAt: new Date(NOW.getTime() + 600_000),
+  now: NOW,
+  merchantId,
+});
+const hex32 = () => `0x${randomBytes(32).toString('hex')}` as const;
+
+/** A signed operation's row; `clientId` marks the test's rows. */
+function signedRow(clientId: string, overrides: Partial<NewSignedUsageRecord> = {}): NewSignedUsageRecord {
+  return {
+    merchantId,
+    clientId,
+    method: 'pm_getPaymasterData',
+    chainId: 84532,
+    mode: 'sponsored',
+    status: 'submitted',
+    reason: null,
+    sender: `0x${randomBytes(20).toString('hex')}`,
+    entryPoint: '0x4337084d9e255ff0702461cf8895ce9e3b5ff108',
+    userOpHash: hex32(),
+    targets: [],
+    validUntil: new Date(NOW.getTime() + 600_000),
+    requestFingerprint: randomBytes(32).toString('hex'),
+    signedResult: {
+      paymaster: '0x1000000000000000000000000000000000000001',
+      paymasterData: hex32(),
+      paymasterVerificationGasLimit: '0x1',
+      paymasterPostOpGasLimit: '0x2',
+    },
+    ...overrides,
+  };
+}
+
+const rowsOf = async (clientId: string) =>
+  db.selectFrom('paymaster_usage').select(['user_op_hash']).where('client_id', '=', clientId).execute();
+
+const stats = () => signedRecordingStats(db) ?? { batches: 0, batchedItems: 0, retried: 0, split: 0 };
+
+describe('record_signed_paymaster_operations: a batch of signed answers in one transaction', () => {
+  test('12 recordings at once against an operations limit of 5: one batch, exactly 5 recorded, 7 refused at that limit', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    const [dollars, ops] = [counter('usd'), counter('ops')];
+    const consumptions: CounterConsumption[] = [
+      { counter: dollars, amount: 100n, limit: 1_000_000n, basis: 'charged' },
+      { counter: ops, amount: 1n, limit: 5n, basis: 'ops' },
+    ];
+    const before = stats();
+    const outcomes = await Promise.all(
+      Array.from({ length: 12 }, () => recordSignedOperation(db, consumptions, hold(), signedRow(clientId))),
+    );
+    expect(stats().batches).toBe(before.batches + 1);
+    expect(stats().batchedItems).toBe(before.batchedItems + 12);
+    expect(outcomes.filter((outcome) => outcome.kind === 'recorded')).toHaveLength(5);
+    expect(outcomes.filter((outcome) => outcome.kind === 'denied')).toEqual(
+      Array.from({ length: 7 }, () => ({ kind: 'denied', deniedAt: 1 })),
+    );
+    // The batch's order is the callers': the first five took the limit.
+    expect(outcomes.slice(0, 5).every((outcome) => outcome.kind === 'recorded')).toBe(true);
+    expect(await rowsOf(clientId)).toHaveLength(5);
+    // A refused operation took nothing, its dollar step before the refusal included.
+    expect(await limitCountersUsage(db, [dollars, ops], NOW)).toEqual([500n, 5n]);
+  });
+
+  test('a refused item does not fail its neighbours: alternating refused and recorded items in one batch', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    const [full, open] = [counter('full'), counter('open')];
+    const refusedOne: CounterConsumption[] = [{ counter: full, amount: 1n, limit: 0n, basis: 'ops' }];
+    const takenOne: CounterConsumption[] = [{ counter: open, amount: 7n, limit: 1_000n, basis: 'cost' }];
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        recordSignedOperation(db, index % 2 === 0 ? refusedOne : takenOne, hold(), signedRow(clientId)),
+      ),
+    );
+    expect(outcomes.map((outcome) => outcome.kind)).toEqual([
+      'denied',
+      'recorded',
+      'denied',
+      'recorded',
+      'denied',
+      'recorded',
+      'denied',
+      'recorded',
+    ]);
+    expect(await rowsOf(clientId)).toHaveLength(4);
+    expect(await limitCountersUsage(db, [full, open], NOW)).toEqual([0n, 28n]);
+  });
+
+  test('a signing request repeated within one batch is recorded and consumed once; the repeat answers the stored data', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    const ops = counter('ops');
+    const consumptions: CounterConsumption[] = [{ counter: ops, amount: 1n, limit: 10n, basis: 'ops' }];
+    const first = signedRow(clientId);
+    const repeat = signedRow(clientId, { requestFingerprint: first.requestFingerprint });
+    const outcomes = await Promise.all([
+      recordSignedOperation(db, consumptions, hold(), first),
+      recordSignedOperation(db, consumptions, hold(), repeat),
+      recordSignedOperation(db, consumptions, hold(), signedRow(clientId)),
+    ]);
+    expect(outcomes).toEqual<SignedOperationRecording[]>([
+      { kind: 'recorded' },
+      { kind: 'duplicate', stored: first.signedResult },
+      { kind: 'recorded' },
+    ]);
+    expect(await rowsOf(clientId)).toHaveLength(2);
+    expect(await limitCountersUsage(db, [ops], NOW)).toEqual([2n]);
+  });
+
+  test('a batch whose transaction fails answers every caller: each item is sent again on its own, the failing one fails alone', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    const poisoned = `0x${randomBytes(20).toString('hex')}`;
+    const ops = counter('ops');
+    const consumptions: CounterConsumption[] = [{ counter: ops, amount: 1n, limit: 100n, basis: 'ops' }];
+    const trigger = `fail_${randomBytes(4).toString('hex')}`;
+    // A row Postgres refuses (here by a trigger, for one sender, then for the whole client).
+    await sql
+      .raw(
+        `CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+           IF NEW.sender = '${poisoned}' OR NEW.reason = 'refuse every row' THEN
+             RAISE EXCEPTION USING ERRCODE = 'check_violation', MESSAGE = 'test: row refused';
+           END IF;
+           RETURN NEW;
+         END $$;
+         CREATE TRIGGER ${trigger} BEFORE INSERT ON paymaster_usage FOR EACH ROW
+           WHEN (NEW.client_id = '${clientId}') EXECUTE FUNCTION ${trigger}();`,
+      )
+      .execute(db);
+    try {
+      const before = stats();
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, index) =>
+          recordSignedOperation(
+            db,
+            consumptions,
+            hold(),
+            signedRow(clientId, index === 2 ? { sender: poisoned } : {}),
+          ),
+        ),
+      );
+      expect(stats().split).toBe(before.split + 1);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual([
+        'fulfilled',
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+      ]);
+      expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ message: 'test: row refused' });
+      expect(await rowsOf(clientId)).toHaveLength(5);
+      expect(await limitCountersUsage(db, [ops], NOW)).toEqual([5n]);
+
+      // Every item fails: every caller gets its error, none waits forever, nothing is taken.
+      const failing = await Promise.allSettled(
+        Array.from({ length: 5 }, () =>
+          recordSignedOperation(
+            db,
+            consumptions,
+            hold(),
+            signedRow(clientId, { reason: 'refuse every row' }),
+          ),
+        ),
+      );
+      expect(failing.map((outcome) => outcome.status)).toEqual(Array(5).fill('rejected'));
+      expect(await rowsOf(clientId)).toHaveLength(5);
+      expect(await limitCountersUsage(db, [ops], NOW)).toEqual([5n]);
+    } finally {
+      await sql.raw(`DROP TRIGGER ${trigger} ON paymaster_usage; DROP FUNCTION ${trigger}();`).execute(db);
+    }
+  });
+  test('a batch that Postgres aborts as a deadlock is sent again whole: every item recorded once', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    // Key order: the batch locks `a` then `b`; the other transaction holds `b`, then asks for `a`.
+    const tag = randomBytes(6).toString('hex');
+    const a: LimitCounter = { key: `test:${tag}:a`, windowStart: NOW };
+    const b: LimitCounter = { key: `test:${tag}:b`, windowStart: NOW };
+    await sql`INSERT INTO paymaster_limit_counters (counter_key, window_start, used, held, expired_until)
+      VALUES (${a.key}, ${NOW.toISOString()}::timestamptz, 0, 0, ${NOW.toISOString()}::timestamptz),
+        (${b.key}, ${NOW.toISOString()}::timestamptz, 0, 0, ${NOW.toISOString()}::timestamptz)`.execute(db);
+    const other = new Client({ connectionString: testStack().databaseUrl });
+    await other.connect();
+    try {
+      const lockRow = (key: string) =>
+        other.query('SELECT 1 FROM paymaster_limit_counters WHERE counter_key = $1 FOR UPDATE', [key]);
+      await other.query('BEGIN');
+      await lockRow(b.key);
+      const before = stats();
+      const consumptions: CounterConsumption[] = [
+        { counter: a, amount: 1n, limit: 10n, basis: 'ops' },
+        { counter: b, amount: 1n, limit: 10n, basis: 'ops' },
+      ];
+      const recordings = Promise.all(
+        Array.from({ length: 3 }, () => recordSignedOperation(db, consumptions, hold(), signedRow(clientId))),
+      );
+      // The batch holds `a` and waits for `b`: now the other transaction asks for `a`, a cycle.
+      // Read outside `other`'s transaction: pg_stat_activity is read once per transaction.
+      for (let waiting = 0; waiting === 0;) {
+        const { rows } = await sql<{ waiting: string }>`SELECT count(*) AS waiting FROM pg_stat_activity
+          WHERE wait_event_type = 'Lock' AND query LIKE '%record_signed_paymaster_operations(%'`.execute(db);
+        waiting = Number(rows[0]!.waiting);
+        if (waiting === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await lockRow(a.key);
+      await other.query('COMMIT');
+      expect((await recordings).map((outcome) => outcome.kind)).toEqual(['recorded', 'recorded', 'recorded']);
+      expect(stats().retried).toBe(before.retried + 1);
+      expect(stats().batches).toBe(before.batches + 1);
+      expect(await rowsOf(clientId)).toHaveLength(3);
+      expect(await limitCountersUsage(db, [a, b], NOW)).toEqual([3n, 3n]);
+    } finally {
+      await other.end();
+    }
+  });
+});
