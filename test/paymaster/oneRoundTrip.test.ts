@@ -12,7 +12,7 @@ import { freshSender, merchantSponsoringTarget, signedDataRequest, TARGET } from
  * paymaster configuration that the triggers of migration 2026_11_29_0900 invalidate; the repeat of a
  * signed request is found by `record_signed_paymaster_operation`, which consumes the limits and inserts the
  * usage row. Statements are counted on the app's pool connections (pg's Client.query), leaving out the
- * cache listeners' connections and the service-wide request-rate leases (refilled in the background).
+ * listeners' connections (their heartbeats run on their own timer) and the service-wide request-rate leases (refilled in the background).
  */
 
 const TESTNET = 84532;
@@ -32,6 +32,9 @@ afterAll(async () => {
 
 type Query = (this: Client, ...args: unknown[]) => unknown;
 
+/** The LISTEN connections (caches, session revocations): their heartbeats are not the request's statements. */
+const LISTENER_CONNECTION = /cache|revocations/;
+
 /** The statements the app's pool sends while `action` runs (text of each). */
 async function statementsDuring(action: () => Promise<unknown>): Promise<string[]> {
   const statements: string[] = [];
@@ -41,7 +44,7 @@ async function statementsDuring(action: () => Promise<unknown>): Promise<string[
     const text = typeof config === 'string' ? config : ((config as { text?: string })?.text ?? '');
     const applicationName = (this as unknown as { connectionParameters?: { application_name?: string } })
       .connectionParameters?.application_name;
-    if (!applicationName?.includes('cache') && !text.includes('request_rate')) statements.push(text);
+    if (!LISTENER_CONNECTION.test(applicationName ?? '') && !text.includes('request_rate')) statements.push(text);
     return original.apply(this, args);
   };
   Client.prototype.query = counting as unknown as typeof Client.prototype.query;
