@@ -7,7 +7,6 @@ import {
   hexToBigInt,
   hexToNumber,
   isHex,
-  keccak256,
   numberToHex,
   size,
   slice,
@@ -15,6 +14,7 @@ import {
 } from 'viem';
 import { type UserOperation, toPackedUserOperation } from 'viem/account-abstraction';
 import { ceilDiv } from '../money/ceilDiv';
+import { keccak256 } from './keccak256';
 
 /**
  * The managed paymaster's `paymasterData` (contracts/paymaster/ManagedPaymasterCore.sol, docs/paymaster.md):

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as Secp256k1 from 'secp256k1';
-import { type Hex, type SignableMessage, hashMessage, keccak256 } from 'viem';
+import { type Hex, type SignableMessage, hashMessage } from 'viem';
+import { keccak256 } from '../chain/keccak256';
 import { type LocalAccount, privateKeyToAccount } from 'viem/accounts';
 
 /**

@@ -1,5 +1,6 @@
 import { getUserOperationHash, toPackedUserOperation, type UserOperation } from 'viem/account-abstraction';
-import { type Address, type Hex, concat, encodeAbiParameters, keccak256, stringToHex } from 'viem';
+import { type Address, type Hex, concat, encodeAbiParameters, stringToHex } from 'viem';
+import { keccak256 } from '../../chain/keccak256';
 import type { EntryPointVersion } from '../../chain/entryPoints';
 import type { PaymasterResult } from './signerClient';
 import type { SponsorshipUserOperation } from './sponsorshipParams';
