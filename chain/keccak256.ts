@@ -30,7 +30,9 @@ function nativeState(): KeccakState | null {
     try {
       const load = createRequire(__filename);
       // The binding alone: the package's index falls back to JavaScript and wraps each hash in a stream.
-      const KeccakState = load('node-gyp-build')(dirname(load.resolve('keccak/package.json'))) as new () => KeccakState;
+      const KeccakState = load('node-gyp-build')(
+        dirname(load.resolve('keccak/package.json')),
+      ) as new () => KeccakState;
       state = new KeccakState();
     } catch {
       state = null;

@@ -1,14 +1,47 @@
 import { randomBytes } from 'node:crypto';
 import { type Address, type Hex, getAddress } from 'viem';
-import { getUserOperationHash } from 'viem/account-abstraction';
+import { getUserOperationHash, type UserOperation } from 'viem/account-abstraction';
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from '../../chain/entryPoints';
 import { EIP7702_INITCODE_MARKER } from '../../chain/paymasterData';
 import type { SponsorshipUserOperation } from './sponsorshipParams';
-import { sponsoredUserOpHash, toViemUserOperation } from './userOpHash';
+import type { PaymasterResult } from './signerClient';
+import { sponsoredUserOpHash } from './userOpHash';
 
 const hex = (bytes: number): Hex => `0x${randomBytes(bytes).toString('hex')}`;
 const address = (): Address => getAddress(hex(20));
 const uint = (bytes: number): bigint => (bytes === 0 ? 0n : BigInt(hex(bytes)));
+
+/** The operation as viem types it, with our paymaster fields: what viem's hash is computed over. */
+function toViemUserOperation(
+  chainId: number,
+  userOp: SponsorshipUserOperation,
+  paymaster: Pick<
+    PaymasterResult,
+    'paymaster' | 'paymasterData' | 'paymasterVerificationGasLimit' | 'paymasterPostOpGasLimit'
+  >,
+): UserOperation<'0.7'> {
+  return {
+    sender: userOp.sender,
+    nonce: userOp.nonce,
+    factory: userOp.factory as Address | undefined,
+    factoryData: userOp.factoryData,
+    callData: userOp.callData,
+    callGasLimit: userOp.gas.callGasLimit ?? 0n,
+    verificationGasLimit: userOp.gas.verificationGasLimit ?? 0n,
+    preVerificationGas: userOp.gas.preVerificationGas ?? 0n,
+    maxFeePerGas: userOp.gas.maxFeePerGas ?? 0n,
+    maxPriorityFeePerGas: userOp.gas.maxPriorityFeePerGas ?? 0n,
+    paymaster: paymaster.paymaster,
+    paymasterVerificationGasLimit: BigInt(paymaster.paymasterVerificationGasLimit),
+    paymasterPostOpGasLimit: BigInt(paymaster.paymasterPostOpGasLimit),
+    paymasterData: paymaster.paymasterData,
+    signature: '0x',
+    // Only the delegate address enters the hash of an EIP-7702 operation.
+    ...(userOp.eip7702Delegate && {
+      authorization: { address: userOp.eip7702Delegate, chainId, nonce: 0, r: '0x0', s: '0x0', yParity: 0 },
+    }),
+  };
+}
 
 /** viem's own hash of the same operation: what sponsoredUserOpHash computed before issue 20. */
 function viemHash(
@@ -57,6 +90,28 @@ describe('sponsoredUserOpHash', () => {
       expect(
         sponsoredUserOpHash({ chainId, entryPoint, entryPointVersion: version, userOp, paymaster }),
       ).toBe(viemHash(chainId, entryPoint, version, userOp, paymaster));
+    }
+  });
+
+  it('refuses a gas field wider than its 16 bytes instead of spilling into the next word, as viem does', () => {
+    const userOp: SponsorshipUserOperation = {
+      sender: address(),
+      nonce: 1n,
+      callData: '0x',
+      gas: { callGasLimit: 2n ** 128n, verificationGasLimit: 1n },
+    };
+    const paymaster = {
+      paymaster: address(),
+      paymasterData: hex(78),
+      paymasterVerificationGasLimit: '0x1' as Hex,
+      paymasterPostOpGasLimit: '0x0' as Hex,
+    };
+    for (const entryPointVersion of ['0.7', '0.8'] as const) {
+      const entryPoint = entryPointVersion === '0.8' ? ENTRY_POINT_V08_ADDRESS : ENTRY_POINT_V07_ADDRESS;
+      expect(() => viemHash(1, entryPoint, entryPointVersion, userOp, paymaster)).toThrow();
+      expect(() =>
+        sponsoredUserOpHash({ chainId: 1, entryPoint, entryPointVersion, userOp, paymaster }),
+      ).toThrow(RangeError);
     }
   });
 });

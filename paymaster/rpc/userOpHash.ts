@@ -1,7 +1,7 @@
-import { getUserOperationHash, toPackedUserOperation, type UserOperation } from 'viem/account-abstraction';
-import { type Address, type Hex, concat, encodeAbiParameters, stringToHex } from 'viem';
-import { keccak256 } from '../../chain/keccak256';
+import { type Address, type Hex, stringToHex } from 'viem';
 import type { EntryPointVersion } from '../../chain/entryPoints';
+import { keccak256 } from '../../chain/keccak256';
+import { EIP7702_INITCODE_MARKER } from '../../chain/paymasterData';
 import type { PaymasterResult } from './signerClient';
 import type { SponsorshipUserOperation } from './sponsorshipParams';
 
@@ -23,114 +23,123 @@ export function sponsoredUserOpHash({
   userOp: SponsorshipUserOperation;
   paymaster: PaymasterResult;
 }): Hex {
-  const userOperation = toViemUserOperation(chainId, userOp, paymaster);
-  if (entryPointVersion === '0.8') return entryPointV08Hash(chainId, entryPoint, userOperation);
-  return getUserOperationHash({ chainId, entryPointAddress: entryPoint, entryPointVersion, userOperation });
-}
-
-/** The operation as viem types it, with our paymaster fields: what both hashes are computed over. */
-export function toViemUserOperation(
-  chainId: number,
-  userOp: SponsorshipUserOperation,
-  paymaster: Pick<
-    PaymasterResult,
-    'paymaster' | 'paymasterData' | 'paymasterVerificationGasLimit' | 'paymasterPostOpGasLimit'
-  >,
-): UserOperation<'0.7'> {
-  return {
-    sender: userOp.sender,
-    nonce: userOp.nonce,
-    factory: userOp.factory as Address | undefined,
-    factoryData: userOp.factoryData,
-    callData: userOp.callData,
-    callGasLimit: userOp.gas.callGasLimit ?? 0n,
-    verificationGasLimit: userOp.gas.verificationGasLimit ?? 0n,
-    preVerificationGas: userOp.gas.preVerificationGas ?? 0n,
-    maxFeePerGas: userOp.gas.maxFeePerGas ?? 0n,
-    maxPriorityFeePerGas: userOp.gas.maxPriorityFeePerGas ?? 0n,
-    paymaster: paymaster.paymaster,
-    paymasterVerificationGasLimit: BigInt(paymaster.paymasterVerificationGasLimit),
-    paymasterPostOpGasLimit: BigInt(paymaster.paymasterPostOpGasLimit),
-    paymasterData: paymaster.paymasterData,
-    signature: '0x',
-    // Only the delegate address enters the hash of an EIP-7702 operation.
-    ...(userOp.eip7702Delegate && {
-      authorization: { address: userOp.eip7702Delegate, chainId, nonce: 0, r: '0x0', s: '0x0', yParity: 0 },
-    }),
-  };
+  const packed = packedOperationWords(userOp, paymaster);
+  if (entryPointVersion === '0.8') {
+    const structHash = keccak256(Buffer.concat([PACKED_USER_OPERATION_TYPEHASH, packed]), 'bytes');
+    return keccak256(Buffer.concat([EIP712_PREFIX, domainSeparator(chainId, entryPoint), structHash]));
+  }
+  // v0.7: keccak256(abi.encode(keccak256(pack(userOp)), entryPoint, chainId)).
+  const outer = Buffer.alloc(96);
+  outer.set(keccak256(packed, 'bytes'), 0);
+  writeAddress(outer, 32, entryPoint);
+  writeUint(outer, 64, 32, BigInt(chainId));
+  return keccak256(outer);
 }
 
 /**
- * EntryPoint v0.8's userOpHash: the EIP-712 hash of the packed operation (domain ERC4337 / 1 / chain /
- * EntryPoint), what viem's `getUserOperationHash` computes through `hashTypedData`, which hashes the
- * type string and the domain again on every call (the api's largest keccak cost under load). The type
- * hash is a constant and the domain separator is kept per (chain, EntryPoint); userOpHash.test.ts
- * checks the result against viem's for every kind of operation.
+ * The hashes are computed on bytes, not through viem's `getUserOperationHash` (for v0.8 `hashTypedData`,
+ * which hashes the type string and the domain again on every call) nor its `encodeAbiParameters` and
+ * `toPackedUserOperation` hex round trips: every signed answer computes one, and they were the api's
+ * largest CPU cost after its socket writes (docs/performance.md "Paymaster"). The words are those of
+ * EntryPoint v0.7/v0.8's `UserOperationLib.encode` (v0.8 inside the EIP-712 struct `PackedUserOperation`,
+ * domain ERC4337 / 1 / chain / EntryPoint, kept per chain and EntryPoint). userOpHash.test.ts checks the
+ * result against viem's for every kind of operation on both versions.
  */
-const PACKED_USER_OPERATION_TYPEHASH = keccak256(
-  stringToHex(
-    'PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits,uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)',
+const PACKED_USER_OPERATION_TYPEHASH = Buffer.from(
+  keccak256(
+    stringToHex(
+      'PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits,uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)',
+    ),
+    'bytes',
   ),
 );
-const EIP712_DOMAIN_TYPEHASH = keccak256(
-  stringToHex('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)'),
+const EIP712_DOMAIN_TYPEHASH = Buffer.from(
+  keccak256(
+    stringToHex('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)'),
+    'bytes',
+  ),
 );
-const domainSeparators = new Map<string, Hex>();
+const EIP712_PREFIX = Buffer.from([0x19, 0x01]);
+const EIP7702_MARKERS = new Set(['0x7702', '0x7702000000000000000000000000000000000000']);
+const domainSeparators = new Map<string, Buffer>();
 
-function domainSeparator(chainId: number, entryPoint: Address): Hex {
+function domainSeparator(chainId: number, entryPoint: Address): Buffer {
   const key = `${chainId}:${entryPoint.toLowerCase()}`;
   let separator = domainSeparators.get(key);
   if (!separator) {
-    separator = keccak256(
-      encodeAbiParameters(
-        [
-          { type: 'bytes32' },
-          { type: 'bytes32' },
-          { type: 'bytes32' },
-          { type: 'uint256' },
-          { type: 'address' },
-        ],
-        [
-          EIP712_DOMAIN_TYPEHASH,
-          keccak256(stringToHex('ERC4337')),
-          keccak256(stringToHex('1')),
-          BigInt(chainId),
-          entryPoint,
-        ],
-      ),
-    );
+    const domain = Buffer.alloc(160);
+    EIP712_DOMAIN_TYPEHASH.copy(domain, 0);
+    Buffer.from(keccak256(stringToHex('ERC4337'), 'bytes')).copy(domain, 32);
+    Buffer.from(keccak256(stringToHex('1'), 'bytes')).copy(domain, 64);
+    writeUint(domain, 96, 32, BigInt(chainId));
+    writeAddress(domain, 128, entryPoint);
+    separator = Buffer.from(keccak256(domain, 'bytes'));
     domainSeparators.set(key, separator);
   }
   return separator;
 }
 
-function entryPointV08Hash(chainId: number, entryPoint: Address, userOperation: UserOperation<'0.7'>): Hex {
-  const packed = toPackedUserOperation(userOperation as unknown as UserOperation<'0.8'>, { forHash: true });
-  const structHash = keccak256(
-    encodeAbiParameters(
-      [
-        { type: 'bytes32' },
-        { type: 'address' },
-        { type: 'uint256' },
-        { type: 'bytes32' },
-        { type: 'bytes32' },
-        { type: 'bytes32' },
-        { type: 'uint256' },
-        { type: 'bytes32' },
-        { type: 'bytes32' },
-      ],
-      [
-        PACKED_USER_OPERATION_TYPEHASH,
-        packed.sender,
-        packed.nonce,
-        keccak256(packed.initCode),
-        keccak256(packed.callData),
-        packed.accountGasLimits,
-        packed.preVerificationGas,
-        packed.gasFees,
-        keccak256(packed.paymasterAndData),
-      ],
-    ),
+/**
+ * The eight 32-byte words the EntryPoint hashes: sender, nonce, keccak(initCode), keccak(callData),
+ * accountGasLimits (verification ‖ call gas, 16 bytes each), preVerificationGas, gasFees (priority ‖ max
+ * fee), keccak(paymasterAndData) (paymaster ‖ its two gas limits ‖ paymasterData). An EIP-7702 operation's
+ * initCode is hashed over its delegate (delegate ‖ factoryData; the bare marker without one).
+ */
+function packedOperationWords(
+  userOp: SponsorshipUserOperation,
+  paymaster: Pick<
+    PaymasterResult,
+    'paymaster' | 'paymasterData' | 'paymasterVerificationGasLimit' | 'paymasterPostOpGasLimit'
+  >,
+): Buffer {
+  const words = Buffer.alloc(256);
+  writeAddress(words, 0, userOp.sender);
+  writeUint(words, 32, 32, userOp.nonce);
+  hashInto(words, 64, initCodeHex(userOp));
+  hashInto(words, 96, strip(userOp.callData));
+  writeUint(words, 128, 16, userOp.gas.verificationGasLimit ?? 0n);
+  writeUint(words, 144, 16, userOp.gas.callGasLimit ?? 0n);
+  writeUint(words, 160, 32, userOp.gas.preVerificationGas ?? 0n);
+  writeUint(words, 192, 16, userOp.gas.maxPriorityFeePerGas ?? 0n);
+  writeUint(words, 208, 16, userOp.gas.maxFeePerGas ?? 0n);
+  hashInto(
+    words,
+    224,
+    strip(paymaster.paymaster) +
+      uintHex(16, BigInt(paymaster.paymasterVerificationGasLimit)) +
+      uintHex(16, BigInt(paymaster.paymasterPostOpGasLimit)) +
+      strip(paymaster.paymasterData),
   );
-  return keccak256(concat(['0x1901', domainSeparator(chainId, entryPoint), structHash]));
+  return words;
+}
+
+function initCodeHex({ factory, factoryData, eip7702Delegate }: SponsorshipUserOperation): string {
+  if (factory && EIP7702_MARKERS.has(factory)) {
+    return eip7702Delegate
+      ? strip(eip7702Delegate) + strip(factoryData ?? '0x')
+      : strip(EIP7702_INITCODE_MARKER);
+  }
+  return factory ? strip(factory) + strip(factoryData ?? '0x') : '';
+}
+
+const strip = (hex: Hex): string => hex.slice(2);
+
+function hashInto(target: Buffer, offset: number, bytesHex: string): void {
+  Buffer.from(keccak256(`0x${bytesHex}`, 'bytes')).copy(target, offset);
+}
+
+/** A uint as `bytes` bytes of big-endian hex; one that does not fit is refused, as viem's pad refuses it. */
+function uintHex(bytes: number, value: bigint): string {
+  const hex = value.toString(16);
+  if (value < 0n || hex.length > bytes * 2) throw new RangeError(`${value} does not fit in uint${bytes * 8}`);
+  return hex.padStart(bytes * 2, '0');
+}
+
+function writeUint(target: Buffer, offset: number, bytes: number, value: bigint): void {
+  target.write(uintHex(bytes, value), offset, bytes, 'hex');
+}
+
+function writeAddress(target: Buffer, offset: number, address: Address): void {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw new TypeError(`${address} is not a 20-byte address`);
+  target.write(strip(address), offset + 12, 20, 'hex');
 }
