@@ -2,7 +2,6 @@ import {
   type Address,
   type Hex,
   concat,
-  encodeAbiParameters,
   getAddress,
   hexToBigInt,
   hexToNumber,
@@ -12,8 +11,9 @@ import {
   slice,
   zeroAddress,
 } from 'viem';
-import { type UserOperation, toPackedUserOperation } from 'viem/account-abstraction';
+import type { UserOperation } from 'viem/account-abstraction';
 import { ceilDiv } from '../money/ceilDiv';
+import { writeAddress, writeBytes32, writeUint } from './abiWords';
 import { keccak256 } from './keccak256';
 
 /**
@@ -165,59 +165,40 @@ export function sponsorshipHash({
   terms,
   eip7702Delegate,
 }: SponsorshipHashParameters): Hex {
-  // paymasterData is excluded from the hash (it carries the signature); the gas limits are not.
-  const packed = toPackedUserOperation({ ...userOperation, paymaster, paymasterData: '0x', signature: '0x' });
-  const paymasterGasLimits = hexToBigInt(slice(packed.paymasterAndData, 20, 52));
-  const userOpFieldsHash = keccak256(
-    encodeAbiParameters(
-      [
-        { type: 'address' },
-        { type: 'uint256' },
-        { type: 'bytes32' },
-        { type: 'bytes32' },
-        { type: 'bytes32' },
-        { type: 'uint256' },
-        { type: 'uint256' },
-        { type: 'bytes32' },
-      ],
-      [
-        packed.sender,
-        packed.nonce,
-        initCodeHash(packed.initCode, eip7702Delegate),
-        keccak256(packed.callData),
-        packed.accountGasLimits,
-        paymasterGasLimits,
-        packed.preVerificationGas,
-        packed.gasFees,
-      ],
-    ),
-  );
-  const token = terms.mode === 'erc20' ? terms.token : zeroAddress;
-  const exchangeRate = terms.mode === 'erc20' ? terms.exchangeRate : 0n;
-  return keccak256(
-    encodeAbiParameters(
-      [
-        { type: 'bytes32' },
-        { type: 'uint256' },
-        { type: 'address' },
-        { type: 'uint8' },
-        { type: 'uint48' },
-        { type: 'uint48' },
-        { type: 'address' },
-        { type: 'uint256' },
-      ],
-      [
-        userOpFieldsHash,
-        BigInt(chainId),
-        paymaster,
-        PAYMASTER_MODE_BYTE[terms.mode],
-        terms.validUntil,
-        terms.validAfter,
-        token,
-        exchangeRate,
-      ],
-    ),
-  );
+  // On bytes, as the contract's abi.encode lays them out (chain/abiWords.ts): the signer computes one per
+  // signed answer. paymasterData is excluded from the hash (it carries the signature); the gas limits are not.
+  const { factory, factoryData } = userOperation;
+  const initCode: Hex = factory ? concat([factory, factoryData ?? '0x']) : '0x';
+  const fields = Buffer.alloc(256);
+  writeAddress(fields, 0, userOperation.sender);
+  writeUint(fields, 32, 32, userOperation.nonce);
+  writeBytes32(fields, 64, initCodeHash(initCode, eip7702Delegate));
+  writeBytes32(fields, 96, keccak256(userOperation.callData, 'bytes'));
+  writeUint(fields, 128, 16, userOperation.verificationGasLimit);
+  writeUint(fields, 144, 16, userOperation.callGasLimit);
+  writeUint(fields, 160, 16, userOperation.paymasterVerificationGasLimit ?? 0n);
+  writeUint(fields, 176, 16, userOperation.paymasterPostOpGasLimit ?? 0n);
+  writeUint(fields, 192, 32, userOperation.preVerificationGas);
+  writeUint(fields, 224, 16, userOperation.maxPriorityFeePerGas);
+  writeUint(fields, 240, 16, userOperation.maxFeePerGas);
+
+  const signed = Buffer.alloc(256);
+  writeBytes32(signed, 0, keccak256(fields, 'bytes'));
+  writeUint(signed, 32, 32, BigInt(chainId));
+  writeAddress(signed, 64, paymaster);
+  writeUint(signed, 96, 32, BigInt(PAYMASTER_MODE_BYTE[terms.mode]));
+  writeUint(signed, 128, 32, uint48(terms.validUntil));
+  writeUint(signed, 160, 32, uint48(terms.validAfter));
+  writeAddress(signed, 192, terms.mode === 'erc20' ? terms.token : zeroAddress);
+  writeUint(signed, 224, 32, terms.mode === 'erc20' ? terms.exchangeRate : 0n);
+  return keccak256(signed);
+}
+
+/** A uint48 timestamp (the contract's type), refused when it does not fit. */
+function uint48(value: number): bigint {
+  if (!Number.isSafeInteger(value) || value < 0 || value > MAX_UINT48)
+    throw new RangeError(`${value} does not fit in uint48`);
+  return BigInt(value);
 }
 
 /** Token base units the contract charges for `gasCostWei` at `exchangeRate` (rounded up). */

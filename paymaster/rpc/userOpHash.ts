@@ -1,5 +1,6 @@
 import { type Address, type Hex, stringToHex } from 'viem';
 import type { EntryPointVersion } from '../../chain/entryPoints';
+import { uintHex, writeAddress, writeUint } from '../../chain/abiWords';
 import { keccak256 } from '../../chain/keccak256';
 import { EIP7702_INITCODE_MARKER } from '../../chain/paymasterData';
 import type { PaymasterResult } from './signerClient';
@@ -126,20 +127,4 @@ const strip = (hex: Hex): string => hex.slice(2);
 
 function hashInto(target: Buffer, offset: number, bytesHex: string): void {
   Buffer.from(keccak256(`0x${bytesHex}`, 'bytes')).copy(target, offset);
-}
-
-/** A uint as `bytes` bytes of big-endian hex; one that does not fit is refused, as viem's pad refuses it. */
-function uintHex(bytes: number, value: bigint): string {
-  const hex = value.toString(16);
-  if (value < 0n || hex.length > bytes * 2) throw new RangeError(`${value} does not fit in uint${bytes * 8}`);
-  return hex.padStart(bytes * 2, '0');
-}
-
-function writeUint(target: Buffer, offset: number, bytes: number, value: bigint): void {
-  target.write(uintHex(bytes, value), offset, bytes, 'hex');
-}
-
-function writeAddress(target: Buffer, offset: number, address: Address): void {
-  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw new TypeError(`${address} is not a 20-byte address`);
-  target.write(strip(address), offset + 12, 20, 'hex');
 }
