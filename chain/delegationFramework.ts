@@ -65,17 +65,29 @@ export const DELEGATION_FRAMEWORK_CHAIN_IDS = CHAIN_ID;
  * undefined when that release lacks one of the contracts there.
  */
 export function publishedDelegationFramework(chainId: number): DelegationFrameworkContracts | undefined {
+  if (publishedByChain.has(chainId)) return publishedByChain.get(chainId);
   const published = DELEGATOR_CONTRACTS[DELEGATION_FRAMEWORK_VERSION]?.[chainId];
-  if (!published) return undefined;
-  return pickFramework((key) => published[DELEGATION_FRAMEWORK_CONTRACT_NAMES[key]]);
+  const framework = published
+    ? pickFramework((key) => published[DELEGATION_FRAMEWORK_CONTRACT_NAMES[key]])
+    : undefined;
+  publishedByChain.set(chainId, framework);
+  return framework;
 }
+
+// Both lookups run for every paymaster request (the delegation manager of its chain) and checksum ten
+// addresses each time: kept per chain and per deployments object, frozen so no caller can alter them.
+const publishedByChain = new Map<number, DelegationFrameworkContracts | undefined>();
+const fromContracts = new WeakMap<Record<string, Address>, DelegationFrameworkContracts | undefined>();
 
 /** The framework listed in a deployments file's `contracts` of one chain, when it lists all of it. */
 export function delegationFrameworkFromContracts(
   contracts: Record<string, Address> | undefined,
 ): DelegationFrameworkContracts | undefined {
   if (!contracts) return undefined;
-  return pickFramework((key) => contracts[key]);
+  if (fromContracts.has(contracts)) return fromContracts.get(contracts);
+  const framework = pickFramework((key) => contracts[key]);
+  fromContracts.set(contracts, framework);
+  return framework;
 }
 
 /**
@@ -94,7 +106,7 @@ function pickFramework(
 ): DelegationFrameworkContracts | undefined {
   const entries = CONTRACT_KEYS.map((key) => [key, addressOf(key)] as const);
   if (entries.some(([, address]) => address === undefined)) return undefined;
-  return Object.fromEntries(
-    entries.map(([key, address]) => [key, getAddress(address!)]),
+  return Object.freeze(
+    Object.fromEntries(entries.map(([key, address]) => [key, getAddress(address!)])),
   ) as DelegationFrameworkContracts;
 }
