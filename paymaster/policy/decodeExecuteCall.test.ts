@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import {
   concat,
+  decodeAbiParameters,
   encodeAbiParameters,
+  getAddress,
   encodeFunctionData,
   numberToHex,
   pad,
@@ -243,6 +246,49 @@ describe('decodeExecuteCall', () => {
         ]);
         expect(denialOf(erc7579(ERC7579_BATCH_DEFAULT_MODE, inner)).reason).toBe('non_canonical_encoding');
       });
+    });
+  });
+
+  describe('execute(address,uint256,bytes) read from its words', () => {
+    const singleCall = parseAbiParameters('address target, uint256 value, bytes data');
+    /** What decoding and re-encoding through viem says of the same bytes: the calls, or which denial. */
+    const throughViem = (callData: Hex) => {
+      const args = `0x${callData.slice(10)}` as Hex;
+      try {
+        const [target, value, data] = decodeAbiParameters(singleCall, args);
+        if (encodeAbiParameters(singleCall, [target, value, data]).toLowerCase() !== args.toLowerCase())
+          return 'non_canonical_encoding';
+        return { target: getAddress(target), value, data };
+      } catch {
+        return 'undecodable_calldata';
+      }
+    };
+    const outcomeOf = (callData: Hex) => {
+      const outcome = decodeExecuteCall(callData);
+      return outcome.ok ? outcome.execution.calls[0] : outcome.denial.reason;
+    };
+    const randomHex = (bytes: number): Hex => `0x${randomBytes(bytes).toString('hex')}`;
+
+    it("agrees with viem's decode and re-encode on canonical calls and on every kind of corruption", () => {
+      for (let i = 0; i < 400; i++) {
+        const canonical = execute(
+          getAddress(randomHex(20)),
+          BigInt(randomHex(1 + (i % 32))),
+          randomHex((i * 7) % 130),
+        );
+        const words = canonical.slice(10);
+        const position = 10 + Math.floor(Math.random() * words.length);
+        const variants: Hex[] = [
+          canonical,
+          canonical.toUpperCase().replace('0X', '0x') as Hex,
+          // One hex digit changed anywhere: address high bytes, offset, length, contents, padding.
+          `${canonical.slice(0, position)}${canonical[position] === 'f' ? '0' : 'f'}${canonical.slice(position + 1)}` as Hex,
+          concat([canonical, pad('0x00')]),
+          canonical.slice(0, canonical.length - 64) as Hex,
+          canonical.slice(0, canonical.length - 2) as Hex,
+        ];
+        for (const callData of variants) expect(outcomeOf(callData)).toEqual(throughViem(callData));
+      }
     });
   });
 });

@@ -138,6 +138,34 @@ function describeMode(mode: Hex): string {
   return `ERC-7579 mode ${mode} (call type ${callTypes[callType] ?? `0x${callType}`}, exec type ${execTypes[execType] ?? `0x${execType}`})`;
 }
 
+const HEX_WORD = 64;
+const CANONICAL_BYTES_OFFSET = (3 * 32).toString(16).padStart(HEX_WORD, '0');
+
+/**
+ * `execute(address,uint256,bytes)`, the form most operations use, read straight from its words when they
+ * are exactly the canonical encoding (zero high bytes in the address word, the bytes at offset 0x60,
+ * zero padding, nothing after): the call the general decoder returns, without decoding and re-encoding
+ * through viem on every request. Anything else returns undefined and goes through the general decoder,
+ * which gives its outcome and its denial as before.
+ */
+function canonicalSingleExecute(callData: Hex): DecodedCall | undefined {
+  const words = callData.slice(10);
+  if (words.length < 4 * HEX_WORD || words.length % HEX_WORD !== 0 || !/^[0-9a-fA-F]*$/.test(words))
+    return undefined;
+  if (!/^0{24}$/.test(words.slice(0, 24))) return undefined;
+  if (words.slice(2 * HEX_WORD, 3 * HEX_WORD) !== CANONICAL_BYTES_OFFSET) return undefined;
+  const length = BigInt(`0x${words.slice(3 * HEX_WORD, 4 * HEX_WORD)}`);
+  const paddedHexLength = Math.ceil(Number(length) / 32) * HEX_WORD;
+  if (length > BigInt(words.length) || words.length !== 4 * HEX_WORD + paddedHexLength) return undefined;
+  const data = words.slice(4 * HEX_WORD, 4 * HEX_WORD + Number(length) * 2);
+  if (!/^0*$/.test(words.slice(4 * HEX_WORD + data.length))) return undefined;
+  return {
+    target: getAddress(`0x${words.slice(24, HEX_WORD)}`),
+    value: BigInt(`0x${words.slice(HEX_WORD, 2 * HEX_WORD)}`),
+    data: `0x${data.toLowerCase()}`,
+  };
+}
+
 /** The calls a user operation's `callData` makes, or why it cannot be sponsored as written. */
 export function decodeExecuteCall(callData: Hex): DecodeExecuteCallOutcome {
   if (callData.length < 10)
@@ -147,11 +175,14 @@ export function decodeExecuteCall(callData: Hex): DecodeExecuteCallOutcome {
   const byteLength = (callData.length - 2) / 2;
 
   switch (selector) {
-    case SELECTORS.execute:
+    case SELECTORS.execute: {
+      const call = canonicalSingleExecute(callData);
+      if (call) return { ok: true, execution: { form: 'execute', calls: [call] } };
       return attempt('execute(address,uint256,bytes)', () => {
         const [target, value, data] = decodeCanonical(EXECUTE.inputs, args) as [Address, bigint, Hex];
         return { ok: true, execution: { form: 'execute', calls: [toCall({ target, value, data })] } };
       });
+    }
 
     case SELECTORS.executeTuple:
       return attempt('execute((address,uint256,bytes))', () => {
