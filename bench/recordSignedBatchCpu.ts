@@ -67,7 +67,8 @@ function batchValues(setup: Setup, size: number): unknown[] {
     const holdId = randomUUID();
     values[6]!.push(holdId);
     values[7]!.push(validUntil);
-    values[8]!.push(now.toISOString());
+    // Each answer's own now, as the api stamps it (a batch gathers answers over a few milliseconds).
+    values[8]!.push(new Date(now.getTime() + item).toISOString());
     values[9]!.push(setup.merchantId);
     values[10]!.push(
       JSON.stringify({

@@ -62,6 +62,7 @@ const recordBatchCore = `
       position_slots integer[];
       slot_keys text[];
       slot_windows timestamptz[];
+      slot_earliest_nows timestamptz[];
       slot_used bigint[];
       slot_held bigint[];
       slot_expired_until timestamptz[];
@@ -70,6 +71,10 @@ const recordBatchCore = `
       item_held bigint[];
       item_expired_until timestamptz[];
       held_positions integer[];
+      held_keys text[];
+      held_windows timestamptz[];
+      held_amounts bigint[];
+      held_bases text[];
       frontier timestamptz;
       expired bigint;
       allowed numeric;
@@ -80,33 +85,35 @@ const recordBatchCore = `
       row_fingerprint text;
     BEGIN
       IF consumption_count > 0 THEN
-        WITH flat AS (
-          SELECT w.counter_key, w.window_start, w.item, w.position
+        -- The batch's counters (slots) in lock order, each with the earliest now of the items taking it.
+        SELECT array_agg(wanted.counter_key ORDER BY wanted.slot), array_agg(wanted.window_start ORDER BY wanted.slot),
+          array_agg(wanted.earliest_now ORDER BY wanted.slot)
+        INTO slot_keys, slot_windows, slot_earliest_nows
+        FROM (
+          SELECT w.counter_key, w.window_start, min(now_ats[w.item]) AS earliest_now, row_number() OVER (
+              ORDER BY CASE WHEN lock_in_consumption_order THEN min(w.position) END,
+                paymaster_counter_lock_rank(w.counter_key), paymaster_counter_lock_key(w.counter_key),
+                w.window_start
+            ) AS slot
           FROM unnest(counter_keys, window_starts, consumption_items) WITH ORDINALITY
             AS w(counter_key, window_start, item, position)
-        ), slots AS (
-          SELECT f.counter_key, f.window_start, row_number() OVER (
-              ORDER BY CASE WHEN lock_in_consumption_order THEN min(f.position) END,
-                paymaster_counter_lock_rank(f.counter_key), paymaster_counter_lock_key(f.counter_key),
-                f.window_start
-            ) AS slot
-          FROM flat AS f GROUP BY f.counter_key, f.window_start
-        )
-        SELECT array_agg(s.slot ORDER BY f.position) INTO position_slots
-        FROM flat AS f JOIN slots AS s USING (counter_key, window_start);
-        SELECT array_agg(counter_keys[first_of.position] ORDER BY first_of.slot),
-          array_agg(window_starts[first_of.position] ORDER BY first_of.slot)
-        INTO slot_keys, slot_windows
-        FROM (
-          SELECT s.slot, min(s.position) AS position
-          FROM unnest(position_slots) WITH ORDINALITY AS s(slot, position) GROUP BY s.slot
-        ) AS first_of;
+          GROUP BY w.counter_key, w.window_start
+        ) AS wanted;
+        IF lock_in_consumption_order AND cardinality(slot_keys) = consumption_count THEN
+          -- Distinct counters locked in consumption order (one operation): each position is its own slot.
+          position_slots := ARRAY(SELECT generate_series(1, consumption_count));
+        ELSE
+          SELECT array_agg(s.slot ORDER BY w.position) INTO position_slots
+          FROM unnest(counter_keys, window_starts) WITH ORDINALITY AS w(counter_key, window_start, position)
+          JOIN unnest(slot_keys, slot_windows) WITH ORDINALITY AS s(counter_key, window_start, slot)
+            USING (counter_key, window_start);
+        END IF;
 
         -- A new counter has no holds yet: nothing before the batch's earliest now can have expired on it.
         INSERT INTO paymaster_limit_counters (counter_key, window_start, used, held, expired_until)
-        SELECT slot_keys[wanted.slot], slot_windows[wanted.slot], 0, 0, min(now_ats[wanted.item])
-        FROM unnest(position_slots, consumption_items) AS wanted(slot, item)
-        GROUP BY wanted.slot
+        SELECT wanted.counter_key, wanted.window_start, 0, 0, wanted.earliest_now
+        FROM unnest(slot_keys, slot_windows, slot_earliest_nows) WITH ORDINALITY
+          AS wanted(counter_key, window_start, earliest_now, slot)
         ORDER BY wanted.slot
         ON CONFLICT (counter_key, window_start) DO NOTHING;
         SELECT array_agg(locked.used ORDER BY locked.slot), array_agg(locked.held ORDER BY locked.slot),
@@ -150,6 +157,10 @@ const recordBatchCore = `
         item_held := slot_held;
         item_expired_until := slot_expired_until;
         held_positions := '{}';
+        held_keys := '{}';
+        held_windows := '{}';
+        held_amounts := '{}';
+        held_bases := '{}';
         FOR consumption IN first_position .. next_position - 1 LOOP
           slot := position_slots[consumption];
           IF bases[consumption] = 'ops' THEN
@@ -184,6 +195,10 @@ const recordBatchCore = `
               + CASE WHEN hold_expires_ats[item] > frontier THEN amounts[consumption] ELSE 0 END;
             item_expired_until[slot] := frontier;
             held_positions := held_positions || (consumption - first_position + 1);
+            held_keys := held_keys || counter_keys[consumption];
+            held_windows := held_windows || window_starts[consumption];
+            held_amounts := held_amounts || amounts[consumption];
+            held_bases := held_bases || bases[consumption];
           END IF;
         END LOOP;
 
@@ -225,12 +240,8 @@ const recordBatchCore = `
         IF cardinality(held_positions) > 0 THEN
           INSERT INTO paymaster_operation_holds
             (hold_id, positions, counter_keys, window_starts, amounts, bases, expires_at)
-          SELECT holds[item], held_positions,
-            ARRAY(SELECT record_signed_paymaster_batch.counter_keys[first_position + p - 1] FROM unnest(held_positions) WITH ORDINALITY AS t(p, o) ORDER BY o),
-            ARRAY(SELECT record_signed_paymaster_batch.window_starts[first_position + p - 1] FROM unnest(held_positions) WITH ORDINALITY AS t(p, o) ORDER BY o),
-            ARRAY(SELECT record_signed_paymaster_batch.amounts[first_position + p - 1] FROM unnest(held_positions) WITH ORDINALITY AS t(p, o) ORDER BY o),
-            ARRAY(SELECT record_signed_paymaster_batch.bases[first_position + p - 1] FROM unnest(held_positions) WITH ORDINALITY AS t(p, o) ORDER BY o),
-            hold_expires_ats[item];
+          VALUES (holds[item], held_positions, held_keys, held_windows, held_amounts, held_bases,
+            hold_expires_ats[item]);
         END IF;
         slot_used := item_used;
         slot_held := item_held;
