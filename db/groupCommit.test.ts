@@ -282,6 +282,42 @@ describe('record_signed_paymaster_operations: a batch of signed answers in one t
     expect(await limitCountersUsage(db, [open, full], NOW)).toEqual([1n, 0n]);
   });
 
+  test('a hold that expires before a later item of the batch stops counting for it, the batch’s own holds included', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    const dollars = counter('usd');
+    const at = (ms: number) => new Date(NOW.getTime() + ms);
+    const terms = (now: number, expires: number): HoldTerms => ({
+      holdId: randomUUID(),
+      now: at(now),
+      expiresAt: at(expires),
+      merchantId,
+    });
+    const taking = (amount: bigint): CounterConsumption[] => [
+      { counter: dollars, amount, limit: 300n, basis: 'charged' },
+    ];
+    const outcomes = await Promise.all([
+      // 200 held until +1.5 s.
+      recordSignedOperation(db, taking(200n), terms(1_000, 1_500), signedRow(clientId)),
+      // At +2 s that hold has expired too: 250 fits (with it counted, 450 would not).
+      recordSignedOperation(db, taking(250n), terms(2_000, 600_000), signedRow(clientId)),
+      // 250 held until +600 s: 100 more would make 350.
+      recordSignedOperation(db, taking(100n), terms(2_000, 600_000), signedRow(clientId)),
+    ]);
+    expect(outcomes).toEqual<SignedOperationRecording[]>([
+      { kind: 'recorded' },
+      { kind: 'recorded' },
+      { kind: 'denied', deniedAt: 0 },
+    ]);
+    expect(await limitCountersUsage(db, [dollars], at(2_000))).toEqual([250n]);
+    // A committed hold expires too: at +700 s the 250 no longer count, 300 fits.
+    expect(
+      await recordSignedOperation(db, taking(300n), terms(700_000, 800_000), signedRow(clientId)),
+    ).toEqual({
+      kind: 'recorded',
+    });
+    expect(await limitCountersUsage(db, [dollars], at(700_000))).toEqual([300n]);
+  });
+
   test('a batch whose transaction fails answers every caller: each item is sent again on its own, the failing one fails alone', async () => {
     const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
     const poisoned = `0x${randomBytes(20).toString('hex')}`;

@@ -17,7 +17,9 @@ import { recordBatch } from './2026_11_30_0100_record_signed_operations_batch';
  *    consumptions are then checked in its order against the counters' values as the batch's earlier
  *    operations left them, exactly as `consume_paymaster_limits` checks them (expired holds taken out of
  *    `held` up to its now; the prepaid balance read under FOR SHARE), on copies: a refusal keeps nothing
- *    of the operation, as the rolled-back subtransaction did.
+ *    of the operation, as the rolled-back subtransaction did. The scan for expired holds runs only once a
+ *    now reaches the earliest expiry of a hold on or after the counters' expired_until (read once, lowered
+ *    by the holds the batch adds): before it, none can have expired.
  * 3. A refused operation answers the stored result when its userOpHash is already recorded (the repeat
  *    check came before the limits), else its refused position. An operation the limits allow inserts its
  *    usage row with ON CONFLICT DO NOTHING: the unique (chain, entry point, userOpHash) index waits for a
@@ -76,6 +78,7 @@ const recordBatchCore = `
       held_amounts bigint[];
       held_bases text[];
       frontier timestamptz;
+      next_expiry timestamptz := 'infinity';
       expired bigint;
       allowed numeric;
       usage jsonb;
@@ -127,6 +130,10 @@ const recordBatchCore = `
           ORDER BY wanted.slot
           FOR UPDATE OF counter
         ) AS locked;
+        -- No hold on these counters expires before this (the scans below are skipped until a now reaches it):
+        -- only this transaction adds holds to them while it holds their locks.
+        SELECT coalesce(min(h.expires_at), 'infinity') INTO next_expiry FROM paymaster_operation_holds AS h
+        WHERE h.expires_at > (SELECT min(locked_until) FROM unnest(slot_expired_until) AS locked_until);
       END IF;
 
       FOR item IN 1 .. coalesce(cardinality(usages), 0) LOOP
@@ -172,7 +179,7 @@ const recordBatchCore = `
           ELSE
             frontier := greatest(item_expired_until[slot], now_ats[item]);
             expired := 0;
-            IF frontier > item_expired_until[slot] THEN
+            IF frontier > item_expired_until[slot] AND frontier >= next_expiry THEN
               SELECT coalesce(sum(h.amounts[i]), 0) INTO expired
               FROM paymaster_operation_holds AS h, generate_subscripts(h.counter_keys, 1) AS i
               WHERE h.expires_at > item_expired_until[slot] AND h.expires_at <= frontier
@@ -242,6 +249,7 @@ const recordBatchCore = `
             (hold_id, positions, counter_keys, window_starts, amounts, bases, expires_at)
           VALUES (holds[item], held_positions, held_keys, held_windows, held_amounts, held_bases,
             hold_expires_ats[item]);
+          next_expiry := least(next_expiry, hold_expires_ats[item]);
         END IF;
         slot_used := item_used;
         slot_held := item_held;
