@@ -18,8 +18,8 @@ import { recordBatch } from './2026_11_30_0100_record_signed_operations_batch';
  *    operations left them, exactly as `consume_paymaster_limits` checks them (expired holds taken out of
  *    `held` up to its now; the prepaid balance read under FOR SHARE), on copies: a refusal keeps nothing
  *    of the operation, as the rolled-back subtransaction did. The scan for expired holds runs only once a
- *    now reaches the earliest expiry of a hold on or after the counters' expired_until (read once, lowered
- *    by the holds the batch adds): before it, none can have expired.
+ *    now reaches the earliest expiry of any hold after the earliest of the counters' expired_until (read
+ *    once, lowered by the holds the batch adds): before it, none of theirs can have expired.
  * 3. A refused operation answers the stored result when its userOpHash is already recorded (the repeat
  *    check came before the limits), else its refused position. An operation the limits allow inserts its
  *    usage row with ON CONFLICT DO NOTHING: the unique (chain, entry point, userOpHash) index waits for a
