@@ -75,6 +75,14 @@ function signedRow(clientId: string, overrides: Partial<NewSignedUsageRecord> = 
 const rowsOf = async (clientId: string) =>
   db.selectFrom('paymaster_usage').select(['user_op_hash']).where('client_id', '=', clientId).execute();
 
+/** The hold rows of `holdIds` that exist, by hold id. */
+const holdRows = async (holdIds: string[]) =>
+  (
+    await sql<{ hold_id: string; counter_keys: string[]; amounts: string[] }>`
+      SELECT hold_id, counter_keys, amounts FROM paymaster_operation_holds
+      WHERE hold_id = ANY(${holdIds}::uuid[]) ORDER BY hold_id`.execute(db)
+  ).rows;
+
 const stats = () => signedRecordingStats(db) ?? { batches: 0, batchedItems: 0, retried: 0, split: 0 };
 
 describe('record_signed_paymaster_operations: a batch of signed answers in one transaction', () => {
@@ -144,6 +152,170 @@ describe('record_signed_paymaster_operations: a batch of signed answers in one t
     ]);
     expect(await rowsOf(clientId)).toHaveLength(2);
     expect(await limitCountersUsage(db, [ops], NOW)).toEqual([2n]);
+  });
+
+  test('a refused item in the middle of a batch leaves no usage row and no hold; its neighbours are recorded with their holds', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    const [dollars, ops, full] = [counter('usd'), counter('ops'), counter('full')];
+    const allowed: CounterConsumption[] = [
+      { counter: dollars, amount: 250n, limit: 1_000_000n, basis: 'charged' },
+      { counter: ops, amount: 1n, limit: 10n, basis: 'ops' },
+    ];
+    // Refused at its last step, after its dollar step was checked against the counter the others take.
+    const refused: CounterConsumption[] = [
+      ...allowed,
+      { counter: full, amount: 1n, limit: 0n, basis: 'ops' },
+    ];
+    const holds = [hold(), hold(), hold()];
+    const rows = [signedRow(clientId), signedRow(clientId), signedRow(clientId)];
+    const outcomes = await Promise.all([
+      recordSignedOperation(db, allowed, holds[0]!, rows[0]!),
+      recordSignedOperation(db, refused, holds[1]!, rows[1]!),
+      recordSignedOperation(db, allowed, holds[2]!, rows[2]!),
+    ]);
+    expect(outcomes).toEqual<SignedOperationRecording[]>([
+      { kind: 'recorded' },
+      { kind: 'denied', deniedAt: 2 },
+      { kind: 'recorded' },
+    ]);
+    expect((await rowsOf(clientId)).map((row) => row.user_op_hash).sort()).toEqual(
+      [rows[0]!.userOpHash, rows[2]!.userOpHash].sort(),
+    );
+    expect(await holdRows(holds.map((terms) => terms.holdId))).toEqual(
+      [holds[0]!.holdId, holds[2]!.holdId]
+        .map((holdId) => ({ hold_id: holdId, counter_keys: [dollars.key], amounts: ['250'] }))
+        .sort((a, b) => a.hold_id.localeCompare(b.hold_id)),
+    );
+    expect(await limitCountersUsage(db, [dollars, ops, full], NOW)).toEqual([500n, 2n, 0n]);
+  });
+
+  test('a batch item whose userOpHash another transaction is inserting waits for it: committed, the item answers its stored data and takes nothing; rolled back, the item is recorded', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    const [dollars, ops] = [counter('usd'), counter('ops')];
+    const consumptions: CounterConsumption[] = [
+      { counter: dollars, amount: 100n, limit: 1_000_000n, basis: 'charged' },
+      { counter: ops, amount: 1n, limit: 10n, basis: 'ops' },
+    ];
+    const other = new Client({ connectionString: testStack().databaseUrl });
+    await other.connect();
+    try {
+      for (const ending of ['COMMIT', 'ROLLBACK'] as const) {
+        const elsewhere = signedRow(clientId);
+        await other.query('BEGIN');
+        await other.query(
+          `INSERT INTO paymaster_usage (merchant_id, client_id, method, chain_id, mode, status, sender, entry_point,
+             user_op_hash, request_fingerprint, signed_result)
+           VALUES ($1, $2, 'pm_getPaymasterData', $3, 'sponsored', 'submitted', $4, $5, $6, $7, $8)`,
+          [
+            merchantId,
+            `${clientId}_elsewhere`,
+            elsewhere.chainId,
+            elsewhere.sender,
+            elsewhere.entryPoint,
+            elsewhere.userOpHash,
+            elsewhere.requestFingerprint,
+            JSON.stringify(elsewhere.signedResult),
+          ],
+        );
+        // The same operation asked again here (its own fingerprint), between two others.
+        const same = signedRow(clientId, { userOpHash: elsewhere.userOpHash, sender: elsewhere.sender });
+        const holds = [hold(), hold(), hold()];
+        const recordings = Promise.all([
+          recordSignedOperation(db, consumptions, holds[0]!, signedRow(clientId)),
+          recordSignedOperation(db, consumptions, holds[1]!, same),
+          recordSignedOperation(db, consumptions, holds[2]!, signedRow(clientId)),
+        ]);
+        for (let waiting = 0; waiting === 0;) {
+          const { rows } = await sql<{ waiting: string }>`SELECT count(*) AS waiting FROM pg_stat_activity
+            WHERE wait_event_type = 'Lock' AND query LIKE '%record_signed_paymaster_operations(%'`.execute(
+            db,
+          );
+          waiting = Number(rows[0]!.waiting);
+          if (waiting === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await other.query(ending);
+        const outcomes = await recordings;
+        const held = (await holdRows(holds.map((terms) => terms.holdId))).map((row) => row.hold_id);
+        if (ending === 'COMMIT') {
+          expect(outcomes).toEqual<SignedOperationRecording[]>([
+            { kind: 'recorded' },
+            { kind: 'duplicate', stored: elsewhere.signedResult },
+            { kind: 'recorded' },
+          ]);
+          expect(held).toEqual([holds[0]!.holdId, holds[2]!.holdId].sort());
+          expect(await limitCountersUsage(db, [dollars, ops], NOW)).toEqual([200n, 2n]);
+        } else {
+          expect(outcomes.map((outcome) => outcome.kind)).toEqual(['recorded', 'recorded', 'recorded']);
+          expect(held).toEqual(holds.map((terms) => terms.holdId).sort());
+          expect(await limitCountersUsage(db, [dollars, ops], NOW)).toEqual([500n, 5n]);
+        }
+      }
+      // Two rounds of two neighbours, the rolled-back round's repeat, and nothing of the committed one's.
+      expect(await rowsOf(clientId)).toHaveLength(5);
+    } finally {
+      await other.end();
+    }
+  });
+
+  test('a refused item whose userOpHash is already recorded answers the stored data, as a repeat found before the limits', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    const [open, full] = [counter('open'), counter('full')];
+    const first = signedRow(clientId);
+    expect(
+      await recordSignedOperation(
+        db,
+        [{ counter: open, amount: 1n, limit: 10n, basis: 'ops' }],
+        hold(),
+        first,
+      ),
+    ).toEqual({ kind: 'recorded' });
+    const refusing: CounterConsumption[] = [{ counter: full, amount: 1n, limit: 0n, basis: 'ops' }];
+    const outcomes = await Promise.all([
+      recordSignedOperation(db, refusing, hold(), signedRow(clientId, { userOpHash: first.userOpHash })),
+      recordSignedOperation(db, refusing, hold(), signedRow(clientId)),
+    ]);
+    expect(outcomes).toEqual<SignedOperationRecording[]>([
+      { kind: 'duplicate', stored: first.signedResult },
+      { kind: 'denied', deniedAt: 0 },
+    ]);
+    expect(await rowsOf(clientId)).toHaveLength(1);
+    expect(await limitCountersUsage(db, [open, full], NOW)).toEqual([1n, 0n]);
+  });
+
+  test('a hold that expires before a later item of the batch stops counting for it, the batch’s own holds included', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    const dollars = counter('usd');
+    const at = (ms: number) => new Date(NOW.getTime() + ms);
+    const terms = (now: number, expires: number): HoldTerms => ({
+      holdId: randomUUID(),
+      now: at(now),
+      expiresAt: at(expires),
+      merchantId,
+    });
+    const taking = (amount: bigint): CounterConsumption[] => [
+      { counter: dollars, amount, limit: 300n, basis: 'charged' },
+    ];
+    const outcomes = await Promise.all([
+      // 200 held until +1.5 s.
+      recordSignedOperation(db, taking(200n), terms(1_000, 1_500), signedRow(clientId)),
+      // At +2 s that hold has expired too: 250 fits (with it counted, 450 would not).
+      recordSignedOperation(db, taking(250n), terms(2_000, 600_000), signedRow(clientId)),
+      // 250 held until +600 s: 100 more would make 350.
+      recordSignedOperation(db, taking(100n), terms(2_000, 600_000), signedRow(clientId)),
+    ]);
+    expect(outcomes).toEqual<SignedOperationRecording[]>([
+      { kind: 'recorded' },
+      { kind: 'recorded' },
+      { kind: 'denied', deniedAt: 0 },
+    ]);
+    expect(await limitCountersUsage(db, [dollars], at(2_000))).toEqual([250n]);
+    // A committed hold expires too: at +700 s the 250 no longer count, 300 fits.
+    expect(
+      await recordSignedOperation(db, taking(300n), terms(700_000, 800_000), signedRow(clientId)),
+    ).toEqual({
+      kind: 'recorded',
+    });
+    expect(await limitCountersUsage(db, [dollars], at(700_000))).toEqual([300n]);
   });
 
   test('a batch whose transaction fails answers every caller: each item is sent again on its own, the failing one fails alone', async () => {

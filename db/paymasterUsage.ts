@@ -102,7 +102,7 @@ const RECORD_SIGNED_OPERATION = preparedStatement<RecordingRow, [...LimitConsump
 );
 
 /**
- * `record_signed_paymaster_operations` (migration 2026_11_30_0100), prepared: a batch of signed
+ * `record_signed_paymaster_operations` (migrations 2026_11_30_0100, 2026_12_01_0100), prepared: a batch of signed
  * operations recorded in one statement and one transaction, each as the single function records it,
  * one result row per operation in the batch's order.
  */
@@ -133,8 +133,9 @@ type BatchValues = [
 ];
 
 /**
- * At most this many operations per batch: each recorded operation keeps two subtransaction ids until
- * the batch commits, and past 64 per transaction Postgres' snapshots of every backend get slower.
+ * At most this many operations per batch. Chosen when each recorded operation kept two subtransaction ids
+ * until the batch committed (past 64 per transaction every backend's snapshots get slower); since
+ * migration 2026_12_01_0100 a batch takes none, and the bound only caps how long a batch's answers wait.
  */
 const MAX_BATCH = 30;
 

@@ -9,7 +9,7 @@ import { recordSignedOperation } from './2026_11_28_1201_usage_policy_id';
  * nothing. The api no longer reads the fingerprint before signing, so a signed answer takes one Postgres
  * round trip. Same signature and behaviour otherwise (migration 1201).
  */
-const recordWithRepeat = `
+export const recordWithRepeat = `
     CREATE OR REPLACE FUNCTION record_signed_paymaster_operation(
       counter_keys text[],
       window_starts timestamptz[],

@@ -20,7 +20,7 @@ import { sql, type Kysely } from 'kysely';
  * The batch's consumptions come as flat parallel arrays with the 1-based item each belongs to (an item's
  * consumptions contiguous, in its own order); the per-item arrays are the hold terms and usage rows.
  */
-const recordBatch = `
+export const recordBatch = `
     CREATE FUNCTION record_signed_paymaster_operations(
       consumption_items integer[],
       counter_keys text[],

@@ -60,6 +60,7 @@ import * as subscriptionChargeClaims from './2026_11_29_0700_subscription_charge
 import * as paymasterConfigNotifications from './2026_11_29_0900_paymaster_config_notifications';
 import * as signedRepeatInRecord from './2026_11_29_0901_signed_repeat_in_record';
 import * as recordSignedOperationsBatch from './2026_11_30_0100_record_signed_operations_batch';
+import * as recordSignedWithoutSubtransactions from './2026_12_01_0100_record_signed_without_subtransactions';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -124,4 +125,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_0900_paymaster_config_notifications': paymasterConfigNotifications,
   '2026_11_29_0901_signed_repeat_in_record': signedRepeatInRecord,
   '2026_11_30_0100_record_signed_operations_batch': recordSignedOperationsBatch,
+  '2026_12_01_0100_record_signed_without_subtransactions': recordSignedWithoutSubtransactions,
 };
