@@ -397,6 +397,7 @@ describe('record_signed_paymaster_operations: a batch of signed answers in one t
         other.query('SELECT 1 FROM paymaster_limit_counters WHERE counter_key = $1 FOR UPDATE', [key]);
       await other.query('BEGIN');
       await lockRow(b.key);
+      const otherPid = (await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       const before = stats();
       const consumptions: CounterConsumption[] = [
         { counter: a, amount: 1n, limit: 10n, basis: 'ops' },
@@ -406,10 +407,11 @@ describe('record_signed_paymaster_operations: a batch of signed answers in one t
         Array.from({ length: 3 }, () => recordSignedOperation(db, consumptions, hold(), signedRow(clientId))),
       );
       // The batch holds `a` and waits for `b`: now the other transaction asks for `a`, a cycle.
-      // Read outside `other`'s transaction: pg_stat_activity is read once per transaction.
+      // Waiting on `other` (it holds only this test's `b`) is the batch, never another test's statement on
+      // the shared database. Read outside `other`'s transaction: pg_stat_activity is read once per transaction.
       for (let waiting = 0; waiting === 0;) {
         const { rows } = await sql<{ waiting: string }>`SELECT count(*) AS waiting FROM pg_stat_activity
-          WHERE wait_event_type = 'Lock' AND query LIKE '%record_signed_paymaster_operations(%'`.execute(db);
+          WHERE ${otherPid}::integer = ANY(pg_blocking_pids(pid))`.execute(db);
         waiting = Number(rows[0]!.waiting);
         if (waiting === 0) await new Promise((resolve) => setTimeout(resolve, 50));
       }

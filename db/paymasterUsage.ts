@@ -349,10 +349,12 @@ export async function recordUserOperationReceipt(db: Db, receipt: UserOperationR
 /**
  * `submitted` rows of the chain whose paymaster data expired before `validBefore` become `dropped`, and
  * their sponsorship holds are deleted (they stopped counting at validUntil already), in one transaction.
+ * The receipt tracker drops the whole chain's; `merchantId` narrows it to one merchant's rows (what a test
+ * on the shared database may touch without dropping its neighbours' operations).
  */
 export async function markDroppedOperations(
   db: Db,
-  { chainId, validBefore }: { chainId: number; validBefore: Date },
+  { chainId, validBefore, merchantId }: { chainId: number; validBefore: Date; merchantId?: string },
 ): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const dropped = await trx
@@ -361,6 +363,7 @@ export async function markDroppedOperations(
       .where('chain_id', '=', chainId)
       .where('status', '=', 'submitted')
       .where('valid_until', '<', validBefore)
+      .$if(merchantId !== undefined, (query) => query.where('merchant_id', '=', merchantId!))
       .returning('hold_id as held')
       .execute();
     await releaseLimitHolds(
