@@ -69,7 +69,7 @@ export async function startSignerServer({
   );
   const publicClients = createPublicClients(config);
   const deposits = createPaymasterDeposits({ publicClientFor: (chainId) => publicClients.forChain(chainId) });
-  const methods: Record<string, (params: unknown) => Promise<unknown>> = {
+  const methods: Methods = {
     signer_signPaymasterData: createPaymasterDataSigner({
       account,
       deployments: loadDeployments(config.DEPLOYMENTS_FILE),
@@ -120,7 +120,7 @@ export async function startSignerServer({
     } catch {
       return send(response, 200, rpcError(null, SIGNER_RPC_ERROR_CODES.parseError, 'Parse error'));
     }
-    if (Array.isArray(message)) return send(response, 200, await answerBatch(message));
+    if (Array.isArray(message)) return send(response, 200, await answerBatch(message, methods, logger));
     if (!isRequest(message)) {
       return send(response, 200, rpcError(null, SIGNER_RPC_ERROR_CODES.invalidRequest, 'Invalid Request'));
     }
@@ -148,56 +148,6 @@ export async function startSignerServer({
     }
   }
 
-  /**
-   * A JSON-RPC 2.0 batch: one response per request, in the requests' order, each as that request alone
-   * would have been answered, except that an unexpected failure is that request's -32603 rather than the
-   * whole body's HTTP 500. An empty or oversized batch is one -32600 error. One log line per batch.
-   */
-  async function answerBatch(requests: unknown[]): Promise<unknown> {
-    if (requests.length === 0)
-      return rpcError(null, SIGNER_RPC_ERROR_CODES.invalidRequest, 'Invalid Request');
-    if (requests.length > SIGNER_MAX_BATCH_REQUESTS)
-      return rpcError(
-        null,
-        SIGNER_RPC_ERROR_CODES.invalidRequest,
-        `Invalid Request: a batch holds at most ${SIGNER_MAX_BATCH_REQUESTS} requests, not ${requests.length}`,
-      );
-    const started = performance.now();
-    const outcomes = { signed: 0, refused: 0, invalid: 0, failed: 0 };
-    const answers = await Promise.all(
-      requests.map(async (element) => {
-        if (!isRequest(element)) {
-          outcomes.invalid++;
-          return rpcError(null, SIGNER_RPC_ERROR_CODES.invalidRequest, 'Invalid Request');
-        }
-        const { id, method, params } = element;
-        const handler = Object.hasOwn(methods, method) ? methods[method] : undefined;
-        if (!handler) {
-          outcomes.invalid++;
-          return rpcError(id, SIGNER_RPC_ERROR_CODES.methodNotFound, `Unknown method ${method}`);
-        }
-        try {
-          const result = await handler(params);
-          outcomes.signed++;
-          return { jsonrpc: '2.0', id, result };
-        } catch (error) {
-          if (error instanceof SignerRpcError) {
-            outcomes.refused++;
-            return rpcError(id, error.code, error.message);
-          }
-          outcomes.failed++;
-          logger.error({ errorName: (error as Error)?.name }, 'signer request failed');
-          return rpcError(id, SIGNER_RPC_ERROR_CODES.internalError, 'Internal error');
-        }
-      }),
-    );
-    logger.info(
-      { method: 'batch', requests: requests.length, ...outcomes, durationMs: elapsed(started) },
-      'signer rpc',
-    );
-    return answers;
-  }
-
   const listening = await listenOnAddresses({ server, port, host, socketServer, socketPath }).catch(
     (error: unknown) => {
       deposits.stop();
@@ -216,6 +166,57 @@ export async function startSignerServer({
       await close();
     },
   };
+}
+
+type Methods = Record<string, (params: unknown) => Promise<unknown>>;
+
+/**
+ * A JSON-RPC 2.0 batch: one response per request, in the requests' order, each as that request alone
+ * would have been answered, except that an unexpected failure is that request's -32603 rather than the
+ * whole body's HTTP 500. An empty or oversized batch is one -32600 error. One log line per batch.
+ */
+async function answerBatch(requests: unknown[], methods: Methods, logger: Logger): Promise<unknown> {
+  if (requests.length === 0) return rpcError(null, SIGNER_RPC_ERROR_CODES.invalidRequest, 'Invalid Request');
+  if (requests.length > SIGNER_MAX_BATCH_REQUESTS)
+    return rpcError(
+      null,
+      SIGNER_RPC_ERROR_CODES.invalidRequest,
+      `Invalid Request: a batch holds at most ${SIGNER_MAX_BATCH_REQUESTS} requests, not ${requests.length}`,
+    );
+  const started = performance.now();
+  const outcomes = { signed: 0, refused: 0, invalid: 0, failed: 0 };
+  const answers = await Promise.all(
+    requests.map(async (element) => {
+      if (!isRequest(element)) {
+        outcomes.invalid++;
+        return rpcError(null, SIGNER_RPC_ERROR_CODES.invalidRequest, 'Invalid Request');
+      }
+      const { id, method, params } = element;
+      const handler = Object.hasOwn(methods, method) ? methods[method] : undefined;
+      if (!handler) {
+        outcomes.invalid++;
+        return rpcError(id, SIGNER_RPC_ERROR_CODES.methodNotFound, `Unknown method ${method}`);
+      }
+      try {
+        const result = await handler(params);
+        outcomes.signed++;
+        return { jsonrpc: '2.0', id, result };
+      } catch (error) {
+        if (error instanceof SignerRpcError) {
+          outcomes.refused++;
+          return rpcError(id, error.code, error.message);
+        }
+        outcomes.failed++;
+        logger.error({ errorName: (error as Error)?.name }, 'signer request failed');
+        return rpcError(id, SIGNER_RPC_ERROR_CODES.internalError, 'Internal error');
+      }
+    }),
+  );
+  logger.info(
+    { method: 'batch', requests: requests.length, ...outcomes, durationMs: elapsed(started) },
+    'signer rpc',
+  );
+  return answers;
 }
 
 /** TCP at host:port, then the socket when there is one; a failure on the socket closes the TCP listener. */

@@ -55,8 +55,8 @@ export interface SignerClient {
 export const DEFAULT_SIGNER_TIMEOUT_MS = 5_000;
 
 /**
- * Exchanges with the signing service in flight at once (docs/decisions.md "Batched signing requests"):
- * the requests that arrive meanwhile wait and go as the next batch.
+ * Exchanges with the signing service in flight at once; the requests that arrive meanwhile wait and go
+ * as the next batch. Why one: docs/decisions.md "Batched signing requests (issue 46, step 2, 2026-11-29)".
  */
 export const SIGNER_EXCHANGES_IN_FLIGHT = 1;
 
