@@ -182,6 +182,30 @@ describe('concurrent signing requests share one exchange', () => {
   });
 });
 
+describe('two exchanges in flight (exchangesInFlight: 2, measured and not the default)', () => {
+  it('a second request goes at once beside the first; those arriving while both are in flight go next as one batch', async () => {
+    const twoAtOnce = createSignerClient({
+      url: standIn.url,
+      sharedSecret: SECRET,
+      timeoutMs: TIMEOUT_MS,
+      exchangesInFlight: 2,
+    });
+    // Single requests are held 100 ms; batches answered at once.
+    standIn.answer = (body) =>
+      Array.isArray(body) ? answerEach(body) : { ...answerEach(body), delayMs: 100 };
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
+    const first = twoAtOnce.signPaymasterData(request(1));
+    await pause();
+    const second = twoAtOnce.signPaymasterData(request(2));
+    await pause();
+    const rest = Promise.all([3, 4, 5].map((nonce) => twoAtOnce.signPaymasterData(request(nonce))));
+    expectOwnAnswer(await first, 1);
+    expectOwnAnswer(await second, 2);
+    (await rest).forEach((outcome, index) => expectOwnAnswer(outcome, index + 3));
+    expect(standIn.received.map((body) => (Array.isArray(body) ? body.length : 1))).toEqual([1, 1, 3]);
+  });
+});
+
 describe('a batch whose exchange fails fails every caller of it as upstream, never another caller', () => {
   const upstream = (detail: unknown) => ({ ok: false, failure: { kind: 'upstream', detail } });
 
