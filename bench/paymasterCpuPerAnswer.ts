@@ -10,7 +10,7 @@
  * Run: `npx tsx bench/paymasterCpuPerAnswer.ts` (not part of `npm run bench`: it has no baseline).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -33,26 +33,21 @@ import { localPostgresSocketUrl } from '../dev/services/postgresSocket';
 const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 const cpuMsWithChildren = (pid: number) => cpuSecondsWithChildren(pid) * 1000;
 
-// The target's own node process (tsx runs the script in a child), marked by PROFILE_RUN in its environment.
-const childPid = (pattern: string): number => {
+/**
+ * The target's own node process: tsx's cli, the process `startTarget` spawned, runs the script as its
+ * child. Found by parent, not by name: another bench's targets (a concurrent run, or one left behind) run
+ * the same script.
+ */
+const childOf = (parentPid: number): number => {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmd.includes(pattern) && !cmd.includes('tsx/dist/cli') && Number(entry) !== process.pid) {
-        const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
-        const parentCmd = readFileSync(`/proc/${ppid}/cmdline`, 'utf8');
-        if (
-          parentCmd.includes('tsx') &&
-          readFileSync(`/proc/${entry}/environ`, 'utf8').includes('PROFILE_RUN=1')
-        )
-          return Number(entry);
-      }
+      if (parentOf(Number(entry)) === parentPid) return Number(entry);
     } catch {
       // The process exited between the listing and the read.
     }
   }
-  throw new Error(`no process ${pattern}`);
+  throw new Error(`no child of process ${parentPid}`);
 };
 
 async function main() {
@@ -63,7 +58,6 @@ async function main() {
     ...services.env,
     SIGNER_PRIVATE_KEY: LOCAL_PAYMASTER_SIGNER.privateKey,
     LOG_LEVEL: 'info',
-    PROFILE_RUN: '1',
   };
   const secret = randomBytes(32).toString('hex');
   const socketPath = join(tmpdir(), `bench-signer-cpu-${process.pid}.sock`);
@@ -93,8 +87,9 @@ async function main() {
       durationSec: 8,
     });
   await load(); // warm-up
-  const apiPid = childPid('bench/targets/api.ts');
-  const signerPid = childPid('bench/targets/signer.ts');
+  const apiPid = childOf(api.pid);
+  // The signer target announces its own pid.
+  const signerPid = signer.pid;
   const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(db);
   const postmaster = parentOf(rows[0]!.pid);
   const before = { api: cpuMs(apiPid), signer: cpuMs(signerPid), pg: cpuMsWithChildren(postmaster) };

@@ -6,10 +6,25 @@ import { EIP7702_INITCODE_MARKER, type PaymasterMode } from '../chain/paymasterD
  * The signing service's wire protocol (docs/architecture.md "Processes" `signer`), one definition for both ends: the API's
  * client (paymaster/rpc/signerClient.ts) sends what `signPaymasterDataParamsSchema` accepts and reads
  * answers with `signerAnswerSchema`; the service (signer/) parses requests with the same schema.
- * One JSON-RPC 2.0 method over HTTP at `<SIGNER_URL>/rpc`, bearer `SIGNER_SHARED_SECRET`.
+ * One JSON-RPC 2.0 method over HTTP at `<SIGNER_URL>/rpc`, bearer `SIGNER_SHARED_SECRET`, one request
+ * per POST or a batch of them.
  */
 
 export const SIGNER_METHOD = 'signer_signPaymasterData';
+
+/**
+ * A JSON-RPC 2.0 batch (a JSON array of requests, answered by an array with one response per request,
+ * matched by id) holds at most this many requests: the service answers a larger one with a single
+ * -32600 Invalid Request error. Its client sends no more (paymaster/rpc/signerClient.ts).
+ */
+export const SIGNER_MAX_BATCH_REQUESTS = 64;
+
+/**
+ * The largest `/rpc` body the service reads, a single request's or a batch's (HTTP 413 above it). One
+ * request is one operation (callData ≤ 32 KiB in policy, about 66 KB as hex), so even a batch of
+ * operations that large fits 15 of them; the client sends no batch larger.
+ */
+export const SIGNER_BODY_LIMIT_BYTES = 1024 * 1024;
 
 const MAX_UINT48 = 2 ** 48 - 1;
 

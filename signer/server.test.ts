@@ -157,6 +157,103 @@ describe('JSON-RPC framing', () => {
   });
 });
 
+describe('JSON-RPC batches (issue 46: the api sends concurrent signing requests as one body)', () => {
+  it('answers each request of a batch as it would alone, in order, with its own id, and logs one line for the batch', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const linesBefore = logLines.length;
+    const batch = [
+      signRequest({ validUntil: now + 300 }, 'signed-1'),
+      signRequest({ chainId: 999_999 }, 7),
+      signRequest({ mode: 'free' }, 'invalid-params'),
+      { id: 'no-version', method: 'signer_signPaymasterData', params: [] },
+      { jsonrpc: '2.0', id: 'x7', method: 'eth_sign', params: [] },
+      signRequest({ userOp: userOp({ callGasLimit: '0xb71b00' }) }, 'too-costly'),
+      signRequest({ validUntil: now + 400 }, 'signed-2'),
+    ];
+    const { status, body } = await post(batch);
+    expect(status).toBe(200);
+    expect(body).toHaveLength(7);
+    expect(body.map((answer: { id: unknown }) => answer.id)).toEqual([
+      'signed-1',
+      7,
+      'invalid-params',
+      null,
+      'x7',
+      'too-costly',
+      'signed-2',
+    ]);
+    // Each signed answer carries its own request's terms.
+    expect(decodePaymasterData(body[0].result.paymasterData)).toMatchObject({ validUntil: now + 300 });
+    expect(decodePaymasterData(body[6].result.paymasterData)).toMatchObject({ validUntil: now + 400 });
+    expect(body[1].error).toEqual({ code: -32602, message: 'unsupported chain' });
+    expect(body[2].error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/^Invalid params: /),
+    });
+    expect(body[3]).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'Invalid Request' },
+    });
+    expect(body[4].error).toEqual({ code: -32601, message: 'Unknown method eth_sign' });
+    expect(body[5].error).toEqual({ code: -32000, message: 'paymaster deposit too low' });
+    // The same answers as the requests sent one by one.
+    for (const [index, request] of batch.entries()) {
+      if (index === 0 || index === 6) continue;
+      expect(body[index]).toEqual((await post(request)).body);
+    }
+
+    const batchLines = logLines
+      .slice(linesBefore)
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.msg === 'signer rpc' && line.method === 'batch');
+    expect(batchLines).toEqual([
+      expect.objectContaining({ requests: 7, signed: 2, refused: 3, invalid: 2, failed: 0 }),
+    ]);
+  });
+
+  it('an empty batch answers one -32600 Invalid Request', async () => {
+    const { status, body } = await post([]);
+    expect(status).toBe(200);
+    expect(body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request' } });
+  });
+
+  it('a batch of more than 64 requests answers one -32600 naming the bound, and signs none of them', async () => {
+    const linesBefore = logLines.length;
+    const { status, body } = await post(Array.from({ length: 65 }, (_, index) => signRequest({}, index)));
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'Invalid Request: a batch holds at most 64 requests, not 65' },
+    });
+    expect(logLines.slice(linesBefore).some((line) => line.includes('"outcome":"signed"'))).toBe(false);
+    // 64 is within the bound.
+    const within = await post(Array.from({ length: 64 }, (_, index) => signRequest({}, index)));
+    expect(within.body).toHaveLength(64);
+    expect(within.body.every((answer: { result?: unknown }) => answer.result)).toBe(true);
+  });
+
+  it('a body above 1 MiB, batch or not, answers HTTP 413; a batch just under it is read', async () => {
+    // One request with 32 KiB of callData is about 66 KB: 16 of them pass 1 MiB.
+    const large = (id: number) =>
+      signRequest({ userOp: userOp({ callData: `0x${'ab'.repeat(32 * 1024)}` }) }, id);
+    const over = await post(Array.from({ length: 16 }, (_, index) => large(index)));
+    expect(over.status).toBe(413);
+    expect(over.body).toEqual({ error: 'body larger than 1048576 bytes' });
+    const under = await post(Array.from({ length: 15 }, (_, index) => large(index)));
+    expect(under.status).toBe(200);
+    expect(under.body).toHaveLength(15);
+    expect(under.body.every((answer: { result?: unknown }) => answer.result)).toBe(true);
+  });
+
+  it('a batch without the secret answers HTTP 401', async () => {
+    const { status, body } = await post([signRequest()], { secret: 'not-the-shared-secret-at-all' });
+    expect(status).toBe(401);
+    expect(body).toEqual({ error: 'unauthorized' });
+  });
+});
+
 describe('signer_signPaymasterData', () => {
   it('signs sponsored data for the chain paymaster that its contract validates without a signature failure', async () => {
     const request = signRequest({}, 'req-1');

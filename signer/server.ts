@@ -10,6 +10,7 @@ import { createChainFeeLevels } from '../chain/operationBounds';
 import { createPaymasterDeposits } from './deposits';
 import { fastLocalAccount } from './fastAccount';
 import { createPaymasterDataSigner } from './signPaymasterData';
+import { SIGNER_BODY_LIMIT_BYTES, SIGNER_MAX_BATCH_REQUESTS } from './protocol';
 import { SIGNER_RPC_ERROR_CODES, SignerRpcError } from './signerRpcError';
 
 /**
@@ -22,6 +23,11 @@ import { SIGNER_RPC_ERROR_CODES, SignerRpcError } from './signerRpcError';
  * Errors are JSON-RPC errors with HTTP 200 (-32602 unsupported chain / unsupported entry point /
  * token not whitelisted / Invalid params, -32000 paymaster deposit too low); a missing or wrong
  * secret is HTTP 401. It records nothing: the API keeps usage rows.
+ *
+ * A body may also be a JSON-RPC 2.0 batch (a JSON array of up to SIGNER_MAX_BATCH_REQUESTS requests,
+ * answered by an array of their responses): the api sends the signing requests that wait while one
+ * exchange is in flight as one (paymaster/rpc/signerClient.ts). Bodies above SIGNER_BODY_LIMIT_BYTES
+ * (1 MiB, a batch's included) answer HTTP 413.
  *
  * It listens on SIGNER_HOST:SIGNER_PORT and, with SIGNER_SOCKET_PATH, also on that Unix-domain socket
  * (mode 0600) for an api on the same host: same routes, same secret.
@@ -46,9 +52,6 @@ export interface SignerServer {
   stop(): Promise<void>;
 }
 
-/** Requests are one operation (callData ≤ 32 KiB in policy, ~66 KB as hex); this leaves ample room. */
-const BODY_LIMIT_BYTES = 256 * 1024;
-
 type JsonRpcId = string | number | null;
 
 /** Starts the signing service; resolves once it listens. */
@@ -66,7 +69,7 @@ export async function startSignerServer({
   );
   const publicClients = createPublicClients(config);
   const deposits = createPaymasterDeposits({ publicClientFor: (chainId) => publicClients.forChain(chainId) });
-  const methods: Record<string, (params: unknown) => Promise<unknown>> = {
+  const methods: Methods = {
     signer_signPaymasterData: createPaymasterDataSigner({
       account,
       deployments: loadDeployments(config.DEPLOYMENTS_FILE),
@@ -109,7 +112,7 @@ export async function startSignerServer({
     }
     const body = await readBody(request);
     if (body === undefined)
-      return send(response, 413, { error: `body larger than ${BODY_LIMIT_BYTES} bytes` });
+      return send(response, 413, { error: `body larger than ${SIGNER_BODY_LIMIT_BYTES} bytes` });
 
     let message: unknown;
     try {
@@ -117,6 +120,7 @@ export async function startSignerServer({
     } catch {
       return send(response, 200, rpcError(null, SIGNER_RPC_ERROR_CODES.parseError, 'Parse error'));
     }
+    if (Array.isArray(message)) return send(response, 200, await answerBatch(message, methods, logger));
     if (!isRequest(message)) {
       return send(response, 200, rpcError(null, SIGNER_RPC_ERROR_CODES.invalidRequest, 'Invalid Request'));
     }
@@ -162,6 +166,57 @@ export async function startSignerServer({
       await close();
     },
   };
+}
+
+type Methods = Record<string, (params: unknown) => Promise<unknown>>;
+
+/**
+ * A JSON-RPC 2.0 batch: one response per request, in the requests' order, each as that request alone
+ * would have been answered, except that an unexpected failure is that request's -32603 rather than the
+ * whole body's HTTP 500. An empty or oversized batch is one -32600 error. One log line per batch.
+ */
+async function answerBatch(requests: unknown[], methods: Methods, logger: Logger): Promise<unknown> {
+  if (requests.length === 0) return rpcError(null, SIGNER_RPC_ERROR_CODES.invalidRequest, 'Invalid Request');
+  if (requests.length > SIGNER_MAX_BATCH_REQUESTS)
+    return rpcError(
+      null,
+      SIGNER_RPC_ERROR_CODES.invalidRequest,
+      `Invalid Request: a batch holds at most ${SIGNER_MAX_BATCH_REQUESTS} requests, not ${requests.length}`,
+    );
+  const started = performance.now();
+  const outcomes = { signed: 0, refused: 0, invalid: 0, failed: 0 };
+  const answers = await Promise.all(
+    requests.map(async (element) => {
+      if (!isRequest(element)) {
+        outcomes.invalid++;
+        return rpcError(null, SIGNER_RPC_ERROR_CODES.invalidRequest, 'Invalid Request');
+      }
+      const { id, method, params } = element;
+      const handler = Object.hasOwn(methods, method) ? methods[method] : undefined;
+      if (!handler) {
+        outcomes.invalid++;
+        return rpcError(id, SIGNER_RPC_ERROR_CODES.methodNotFound, `Unknown method ${method}`);
+      }
+      try {
+        const result = await handler(params);
+        outcomes.signed++;
+        return { jsonrpc: '2.0', id, result };
+      } catch (error) {
+        if (error instanceof SignerRpcError) {
+          outcomes.refused++;
+          return rpcError(id, error.code, error.message);
+        }
+        outcomes.failed++;
+        logger.error({ errorName: (error as Error)?.name }, 'signer request failed');
+        return rpcError(id, SIGNER_RPC_ERROR_CODES.internalError, 'Internal error');
+      }
+    }),
+  );
+  logger.info(
+    { method: 'batch', requests: requests.length, ...outcomes, durationMs: elapsed(started) },
+    'signer rpc',
+  );
+  return answers;
 }
 
 /** TCP at host:port, then the socket when there is one; a failure on the socket closes the TCP listener. */
@@ -259,9 +314,9 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size <= BODY_LIMIT_BYTES) chunks.push(chunk as Buffer);
+    if (size <= SIGNER_BODY_LIMIT_BYTES) chunks.push(chunk as Buffer);
   }
-  return size > BODY_LIMIT_BYTES ? undefined : Buffer.concat(chunks);
+  return size > SIGNER_BODY_LIMIT_BYTES ? undefined : Buffer.concat(chunks);
 }
 
 function isRequest(value: unknown): value is { id: JsonRpcId; method: string; params: unknown } {

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { ENTRY_POINT_V07_ADDRESS } from '../chain/entryPoints';
 import { decodePaymasterData } from '../chain/paymasterData';
 import { loadConfig } from '../config';
@@ -26,11 +27,29 @@ const config = loadConfig({
 let folder: string;
 let socketPath: string;
 let signer: SignerServer;
+/** The signer's log: one `signer rpc` line per request or per batch it received. */
+const logLines: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), 'signer-socket-'));
   socketPath = join(folder, 'signer.sock');
-  signer = await startSignerServer({ config, port: 0, socketPath, logger: quiet });
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(
+        ...String(chunk)
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line)),
+      );
+      done();
+    },
+  });
+  signer = await startSignerServer({
+    config,
+    port: 0,
+    socketPath,
+    logger: createLogger({ level: 'info', name: 'signer' }, sink),
+  });
 });
 
 afterAll(async () => {
@@ -77,6 +96,39 @@ it('the api’s client signs through a unix:// SIGNER_URL: the same answer as ov
   // Deterministic signatures (RFC 6979) over the same terms: the socket carried the request the TCP leg
   // did, and signer/server.test.ts checks that signature against the paymaster contract.
   expect(overSocket.result).toEqual(overTcp.result);
+});
+
+it('concurrent calls of the api’s client reach the signer as one batch; each caller gets its own signed answer or its own denial', async () => {
+  const client = createSignerClient({ url: signer.socketUrl!, sharedSecret: SECRET });
+  const now = Math.floor(Date.now() / 1000);
+  // Distinct validity windows: a caller given another's answer would decode another validUntil.
+  const requests = Array.from({ length: 12 }, (_, index) => ({
+    ...signRequest(),
+    validUntil: now + 100 + index,
+    ...(index % 4 === 3 && { chainId: 999_999 }),
+  }));
+  const linesBefore = logLines.length;
+  const outcomes = await Promise.all(requests.map((request) => client.signPaymasterData(request)));
+
+  const received = logLines.slice(linesBefore).filter((line) => line.msg === 'signer rpc');
+  expect(received).toEqual([
+    expect.objectContaining({ method: 'batch', requests: 12, signed: 9, refused: 3, invalid: 0, failed: 0 }),
+  ]);
+  expect(client.stats()).toMatchObject({ batches: 1, batchedItems: 12 });
+  outcomes.forEach((outcome, index) => {
+    if (index % 4 === 3) {
+      expect(outcome).toEqual({
+        ok: false,
+        failure: { kind: 'denied', code: -32602, message: 'unsupported chain' },
+      });
+      return;
+    }
+    if (!outcome.ok) throw new Error(`not signed: ${JSON.stringify(outcome)}`);
+    expect(decodePaymasterData(outcome.result.paymasterData)).toMatchObject({
+      mode: 'sponsored',
+      validUntil: now + 100 + index,
+    });
+  });
 });
 
 it('a wrong secret on the socket is refused as on TCP (the socket is no way around the secret)', async () => {
