@@ -44,7 +44,8 @@ async function statementsDuring(action: () => Promise<unknown>): Promise<string[
     const text = typeof config === 'string' ? config : ((config as { text?: string })?.text ?? '');
     const applicationName = (this as unknown as { connectionParameters?: { application_name?: string } })
       .connectionParameters?.application_name;
-    if (!LISTENER_CONNECTION.test(applicationName ?? '') && !text.includes('request_rate')) statements.push(text);
+    if (!LISTENER_CONNECTION.test(applicationName ?? '') && !text.includes('request_rate'))
+      statements.push(text);
     return original.apply(this, args);
   };
   Client.prototype.query = counting as unknown as typeof Client.prototype.query;
