@@ -121,31 +121,18 @@ export async function startSignerServer({
       return send(response, 200, rpcError(null, SIGNER_RPC_ERROR_CODES.parseError, 'Parse error'));
     }
     if (Array.isArray(message)) return send(response, 200, await answerBatch(message, methods, logger));
-    if (!isRequest(message)) {
-      return send(response, 200, rpcError(null, SIGNER_RPC_ERROR_CODES.invalidRequest, 'Invalid Request'));
-    }
-    const { id, method, params } = message;
     const started = performance.now();
-    const handler = Object.hasOwn(methods, method) ? methods[method] : undefined;
-    if (!handler) {
-      return send(
-        response,
-        200,
-        rpcError(id, SIGNER_RPC_ERROR_CODES.methodNotFound, `Unknown method ${method}`),
-      );
-    }
-    try {
-      const result = await handler(params);
-      logger.info({ method, outcome: 'signed', durationMs: elapsed(started) }, 'signer rpc');
-      send(response, 200, { jsonrpc: '2.0', id, result });
-    } catch (error) {
-      if (!(error instanceof SignerRpcError)) throw error;
+    const answered = await answerRequest(message, methods);
+    if (answered.outcome === 'signed')
+      logger.info({ method: answered.method, outcome: 'signed', durationMs: elapsed(started) }, 'signer rpc');
+    if (answered.outcome === 'refused') {
+      const { method, error } = answered;
       logger.info(
         { method, outcome: error.message, code: error.code, durationMs: elapsed(started) },
         'signer rpc',
       );
-      send(response, 200, rpcError(id, error.code, error.message));
     }
+    send(response, 200, answered.answer);
   }
 
   const listening = await listenOnAddresses({ server, port, host, socketServer, socketPath }).catch(
@@ -187,27 +174,14 @@ async function answerBatch(requests: unknown[], methods: Methods, logger: Logger
   const outcomes = { signed: 0, refused: 0, invalid: 0, failed: 0 };
   const answers = await Promise.all(
     requests.map(async (element) => {
-      if (!isRequest(element)) {
-        outcomes.invalid++;
-        return rpcError(null, SIGNER_RPC_ERROR_CODES.invalidRequest, 'Invalid Request');
-      }
-      const { id, method, params } = element;
-      const handler = Object.hasOwn(methods, method) ? methods[method] : undefined;
-      if (!handler) {
-        outcomes.invalid++;
-        return rpcError(id, SIGNER_RPC_ERROR_CODES.methodNotFound, `Unknown method ${method}`);
-      }
       try {
-        const result = await handler(params);
-        outcomes.signed++;
-        return { jsonrpc: '2.0', id, result };
+        const answered = await answerRequest(element, methods);
+        outcomes[answered.outcome]++;
+        return answered.answer;
       } catch (error) {
-        if (error instanceof SignerRpcError) {
-          outcomes.refused++;
-          return rpcError(id, error.code, error.message);
-        }
         outcomes.failed++;
         logger.error({ errorName: (error as Error)?.name }, 'signer request failed');
+        const id = isRequest(element) ? element.id : null;
         return rpcError(id, SIGNER_RPC_ERROR_CODES.internalError, 'Internal error');
       }
     }),
@@ -217,6 +191,37 @@ async function answerBatch(requests: unknown[], methods: Methods, logger: Logger
     'signer rpc',
   );
   return answers;
+}
+
+/** A request answered: its JSON-RPC response, and for the log what became of it. */
+type Answered =
+  | { outcome: 'invalid'; answer: unknown }
+  | { outcome: 'signed'; answer: unknown; method: string }
+  | { outcome: 'refused'; answer: unknown; method: string; error: SignerRpcError };
+
+/**
+ * One JSON-RPC request, a body's or a batch element's: Invalid Request, Unknown method, the method's result
+ * or its SignerRpcError. Any other failure is thrown for the caller to answer (HTTP 500 alone, -32603 in a
+ * batch).
+ */
+async function answerRequest(message: unknown, methods: Methods): Promise<Answered> {
+  if (!isRequest(message))
+    return {
+      outcome: 'invalid',
+      answer: rpcError(null, SIGNER_RPC_ERROR_CODES.invalidRequest, 'Invalid Request'),
+    };
+  const { id, method, params } = message;
+  const handler = Object.hasOwn(methods, method) ? methods[method] : undefined;
+  if (!handler) {
+    const answer = rpcError(id, SIGNER_RPC_ERROR_CODES.methodNotFound, `Unknown method ${method}`);
+    return { outcome: 'invalid', answer };
+  }
+  try {
+    return { outcome: 'signed', method, answer: { jsonrpc: '2.0', id, result: await handler(params) } };
+  } catch (error) {
+    if (!(error instanceof SignerRpcError)) throw error;
+    return { outcome: 'refused', method, error, answer: rpcError(id, error.code, error.message) };
+  }
 }
 
 /** TCP at host:port, then the socket when there is one; a failure on the socket closes the TCP listener. */
