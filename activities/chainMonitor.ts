@@ -60,6 +60,11 @@ export interface ChainMonitorDependencies {
    */
   headPollMs?: number;
   /**
+   * Each monitor's head cadence, kept across cycles; one per monitor id of this process by default. Tests
+   * pass theirs to see when each poll was asked.
+   */
+  headCadenceOf?: (monitorId: string) => HeadCadence;
+  /**
    * How long one `scanDeposits` activity keeps scanning (CHAIN_MONITOR_CYCLE_MS): each range as its blocks
    * become safe, its checkpoint written and its sessions signalled before the next, so the workflow task and
    * activity task of a monitor cycle are paid once per cycle instead of once per block. 0: one range per
@@ -186,6 +191,7 @@ export function createChainMonitorActivities({
   filteredMaxWatched = DEFAULT_FILTERED_MAX_WATCHED,
   addressFilters,
   headPollMs = DEFAULT_HEAD_POLL_MS,
+  headCadenceOf,
   cycleMs = DEFAULT_CYCLE_MS,
   onScanned,
   startWebhookDelivery,
@@ -199,7 +205,7 @@ export function createChainMonitorActivities({
     return client;
   };
 
-  const cadenceOf = headCadences(headPollMs);
+  const cadenceOf = headCadenceOf ?? headCadences(headPollMs);
 
   /** One range; `checkpoint` is the cycle's own previous range's end (it wrote it), read from the row otherwise. */
   const scan = async (input: ScanInput, signal?: AbortSignal, checkpoint?: bigint): Promise<ScanResult> => {
