@@ -6,8 +6,8 @@ import { PAYMASTER_USAGE_STATUSES } from './paymasterUsageStatus';
 
 /**
  * The CHECK constraints of the rows every signed answer writes, as functions since migration
- * 2026_12_02_0100 (docs/performance.md "The rows' CHECK constraints"): the same rows pass and the same rows
- * are refused, by the constraint's name.
+ * 2026_12_02_0100 (docs/decisions.md "CHECK constraints on the paymaster's hot rows as functions"): the
+ * same rows pass and the same rows are refused, by the constraint's name.
  */
 let db: Db;
 let merchantId: string;

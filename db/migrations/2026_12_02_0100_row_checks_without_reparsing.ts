@@ -7,7 +7,8 @@ import { sql, type Kysely } from 'kysely';
  * perf showed that reading as about a tenth of the backend's CPU under the paymaster bench. A status list
  * of 18 strings cost 11 µs per INSERT, the hold rows' three checks 14 µs; the same conditions inside a
  * function, whose compiled expression stays cached for the session, cost 1.4 µs and 4 µs (a plpgsql loop
- * of 20,000 INSERTs on Postgres 15, docs/performance.md "The rows' CHECK constraints").
+ * of 20,000 INSERTs on Postgres 15). Why functions:
+ * docs/decisions.md "CHECK constraints on the paymaster's hot rows as functions".
  *
  * The conditions are the same. A new usage status changes `paymaster_usage_status_known` (CREATE OR
  * REPLACE): only statuses are ever added, so the rows already there still pass. The constraints are added
