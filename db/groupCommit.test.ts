@@ -233,8 +233,12 @@ describe('record_signed_paymaster_operations: a batch of signed answers in one t
           waiting = Number(rows[0]!.waiting);
           if (waiting === 0) await new Promise((resolve) => setTimeout(resolve, 20));
         }
+        const splitBefore = stats().split;
         await other.query(ending);
         const outcomes = await recordings;
+        // Committed, the batch's INSERT skips the item after its neighbours were decided with it counted:
+        // the batch is refused whole and each item recorded alone (migration 2026_12_03_0100).
+        expect(stats().split - splitBefore).toBe(ending === 'COMMIT' ? 1 : 0);
         const held = (await holdRows(holds.map((terms) => terms.holdId))).map((row) => row.hold_id);
         if (ending === 'COMMIT') {
           expect(outcomes).toEqual<SignedOperationRecording[]>([
@@ -277,6 +281,50 @@ describe('record_signed_paymaster_operations: a batch of signed answers in one t
     expect(outcomes).toEqual<SignedOperationRecording[]>([
       { kind: 'duplicate', stored: first.signedResult },
       { kind: 'denied', deniedAt: 0 },
+    ]);
+    expect(await rowsOf(clientId)).toHaveLength(1);
+    expect(await limitCountersUsage(db, [open, full], NOW)).toEqual([1n, 0n]);
+  });
+
+  test('an item whose userOpHash an earlier item of the same batch records (another fingerprint) answers that item’s data and takes nothing', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    const ops = counter('ops');
+    const consumptions: CounterConsumption[] = [{ counter: ops, amount: 1n, limit: 10n, basis: 'ops' }];
+    const first = signedRow(clientId);
+    const sameHash = signedRow(clientId, { userOpHash: first.userOpHash });
+    const holds = [hold(), hold(), hold()];
+    const splitBefore = stats().split;
+    const outcomes = await Promise.all([
+      recordSignedOperation(db, consumptions, holds[0]!, first),
+      recordSignedOperation(db, consumptions, holds[1]!, sameHash),
+      recordSignedOperation(db, consumptions, holds[2]!, signedRow(clientId)),
+    ]);
+    expect(outcomes).toEqual<SignedOperationRecording[]>([
+      { kind: 'recorded' },
+      { kind: 'duplicate', stored: first.signedResult },
+      { kind: 'recorded' },
+    ]);
+    expect(stats().split).toBe(splitBefore);
+    expect(await rowsOf(clientId)).toHaveLength(2);
+    expect(await limitCountersUsage(db, [ops], NOW)).toEqual([2n]);
+  });
+
+  test('a refused item whose userOpHash an earlier item of the same batch records answers that item’s data', async () => {
+    const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
+    const [open, full] = [counter('open'), counter('full')];
+    const first = signedRow(clientId);
+    const outcomes = await Promise.all([
+      recordSignedOperation(db, [{ counter: open, amount: 1n, limit: 10n, basis: 'ops' }], hold(), first),
+      recordSignedOperation(
+        db,
+        [{ counter: full, amount: 1n, limit: 0n, basis: 'ops' }],
+        hold(),
+        signedRow(clientId, { userOpHash: first.userOpHash }),
+      ),
+    ]);
+    expect(outcomes).toEqual<SignedOperationRecording[]>([
+      { kind: 'recorded' },
+      { kind: 'duplicate', stored: first.signedResult },
     ]);
     expect(await rowsOf(clientId)).toHaveLength(1);
     expect(await limitCountersUsage(db, [open, full], NOW)).toEqual([1n, 0n]);

@@ -34,7 +34,7 @@ import { recordBatch } from './2026_11_30_0100_record_signed_operations_batch';
  * and records its one operation through the same function; `consume_paymaster_limits` is unchanged for
  * its other callers.
  */
-const recordBatchCore = `
+export const recordBatchCore = `
     CREATE FUNCTION record_signed_paymaster_batch(
       consumption_items integer[],
       counter_keys text[],

@@ -62,6 +62,7 @@ import * as signedRepeatInRecord from './2026_11_29_0901_signed_repeat_in_record
 import * as recordSignedOperationsBatch from './2026_11_30_0100_record_signed_operations_batch';
 import * as recordSignedWithoutSubtransactions from './2026_12_01_0100_record_signed_without_subtransactions';
 import * as rowChecksWithoutReparsing from './2026_12_02_0100_row_checks_without_reparsing';
+import * as recordSignedRowsPerBatch from './2026_12_03_0100_record_signed_rows_per_batch';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -128,4 +129,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_30_0100_record_signed_operations_batch': recordSignedOperationsBatch,
   '2026_12_01_0100_record_signed_without_subtransactions': recordSignedWithoutSubtransactions,
   '2026_12_02_0100_row_checks_without_reparsing': rowChecksWithoutReparsing,
+  '2026_12_03_0100_record_signed_rows_per_batch': recordSignedRowsPerBatch,
 };
