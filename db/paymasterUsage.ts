@@ -107,10 +107,12 @@ const RECORD_SIGNED_OPERATION = preparedStatement<RecordingRow, [...LimitConsump
  * one result row per operation in the batch's order.
  */
 const RECORD_SIGNED_OPERATIONS = preparedStatement<RecordingRow, BatchValues>(
-  'record_signed_paymaster_operations_v1',
+  'record_signed_paymaster_operations_v2',
   `SELECT batch.refused AS denied, batch.stored_result
    FROM record_signed_paymaster_operations($1::integer[], $2::text[], $3::timestamptz[], $4::bigint[],
-     $5::bigint[], $6::text[], $7::uuid[], $8::timestamptz[], $9::timestamptz[], $10::uuid[], $11::jsonb[])
+     $5::bigint[], $6::text[], $7::uuid[], $8::timestamptz[], $9::timestamptz[], $10::uuid[],
+     ARRAY(SELECT usage.element FROM jsonb_array_elements($11::jsonb) WITH ORDINALITY AS usage(element, position)
+       ORDER BY usage.position))
      WITH ORDINALITY AS batch(refused, stored_result, position)
    ORDER BY batch.position`,
 );
@@ -129,7 +131,11 @@ type BatchValues = [
   holdExpiresAts: string[],
   nows: string[],
   balanceMerchants: string[],
-  usages: string[],
+  /**
+   * The usage rows as one JSON array: node-pg would escape each row's JSON into an array literal (every
+   * quote) and Postgres parse it back; the statement takes the array's elements instead.
+   */
+  usages: string,
 ];
 
 /**
@@ -156,26 +162,28 @@ function committerFor(db: Db, pool: object): GroupCommitter<SignedRecordingValue
 }
 
 /** The batch as the statement's flat parallel arrays (each item's consumptions tagged 1-based). */
-function batchValues(batch: readonly SignedRecordingValues[]) {
-  const values: BatchValues = [[], [], [], [], [], [], [], [], [], [], []];
+function batchValues(batch: readonly SignedRecordingValues[]): BatchValues {
+  const consumptions: [number[], string[], string[], string[], string[], string[]] = [[], [], [], [], [], []];
+  const operations: [string[], string[], string[], string[], string[]] = [[], [], [], [], []];
   batch.forEach(
     ([keys, windowStarts, amounts, limits, bases, holdId, expiresAt, now, merchant, usage], index) => {
       for (let position = 0; position < keys.length; position++) {
-        values[0].push(index + 1);
-        values[1].push(keys[position]!);
-        values[2].push(windowStarts[position]!);
-        values[3].push(amounts[position]!);
-        values[4].push(limits[position]!);
-        values[5].push(bases[position]!);
+        consumptions[0].push(index + 1);
+        consumptions[1].push(keys[position]!);
+        consumptions[2].push(windowStarts[position]!);
+        consumptions[3].push(amounts[position]!);
+        consumptions[4].push(limits[position]!);
+        consumptions[5].push(bases[position]!);
       }
-      values[6].push(holdId);
-      values[7].push(expiresAt);
-      values[8].push(now);
-      values[9].push(merchant);
-      values[10].push(usage);
+      operations[0].push(holdId);
+      operations[1].push(expiresAt);
+      operations[2].push(now);
+      operations[3].push(merchant);
+      operations[4].push(usage);
     },
   );
-  return values;
+  const [holdIds, expiresAts, nows, merchants, usages] = operations;
+  return [...consumptions, holdIds, expiresAts, nows, merchants, `[${usages.join(',')}]`];
 }
 
 /** The group committers' counts for this Db's pool (tests and benches), or undefined before any batch. */
