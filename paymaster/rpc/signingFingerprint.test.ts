@@ -3,7 +3,7 @@ import type { Hex } from 'viem';
 import { GAS_FIELDS, type SponsorshipUserOperation } from './sponsorshipParams';
 import { signingRequestFingerprint } from './signingFingerprint';
 
-/** The fingerprint as it was computed before the gas fields' order was kept per set (sorted per request). */
+/** The fingerprint as it was computed before the gas fields' order was sorted once (sorted per request). */
 function fingerprintSortedPerRequest(request: Parameters<typeof signingRequestFingerprint>[0]): Hex {
   const { userOp } = request;
   const gas = Object.fromEntries(
@@ -35,7 +35,7 @@ describe('signingRequestFingerprint', () => {
   test('is the same as sorting the gas fields per request, for every set of fields in any order', () => {
     for (let subset = 0; subset < 1 << GAS_FIELDS.length; subset++) {
       const fields = GAS_FIELDS.filter((_, index) => subset & (1 << index));
-      // Twice per set, in two insertion orders: the second finds the first's order kept.
+      // Twice per set, in two insertion orders: the fingerprint follows neither.
       for (const order of [fields, [...fields].reverse()]) {
         const gas: SponsorshipUserOperation['gas'] = {};
         for (const field of order) gas[field] = BigInt(hex(8));
