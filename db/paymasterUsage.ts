@@ -106,7 +106,7 @@ const RECORD_SIGNED_OPERATION = preparedStatement<RecordingRow, [...LimitConsump
  * operations recorded in one statement and one transaction, each as the single function records it,
  * one result row per operation in the batch's order.
  */
-const RECORD_SIGNED_OPERATIONS = preparedStatement<RecordingRow, BatchValues>(
+export const RECORD_SIGNED_OPERATIONS = preparedStatement<RecordingRow, BatchValues>(
   'record_signed_paymaster_operations_v2',
   `SELECT batch.refused AS denied, batch.stored_result
    FROM record_signed_paymaster_operations($1::integer[], $2::text[], $3::timestamptz[], $4::bigint[],
@@ -118,7 +118,7 @@ const RECORD_SIGNED_OPERATIONS = preparedStatement<RecordingRow, BatchValues>(
 );
 
 /** One operation's recording as the statements take it: its consumption values and its usage row. */
-type SignedRecordingValues = [...LimitConsumptionValues, string];
+export type SignedRecordingValues = [...LimitConsumptionValues, string];
 
 type BatchValues = [
   consumptionItems: number[],
@@ -162,7 +162,7 @@ function committerFor(db: Db, pool: object): GroupCommitter<SignedRecordingValue
 }
 
 /** The batch as the statement's flat parallel arrays (each item's consumptions tagged 1-based). */
-function batchValues(batch: readonly SignedRecordingValues[]): BatchValues {
+export function batchValues(batch: readonly SignedRecordingValues[]): BatchValues {
   const consumptions: [number[], string[], string[], string[], string[], string[]] = [[], [], [], [], [], []];
   const operations: [string[], string[], string[], string[], string[]] = [[], [], [], [], []];
   batch.forEach(
@@ -192,6 +192,24 @@ export function signedRecordingStats(db: Db): GroupCommitStats | undefined {
   return pool ? committers.get(pool)?.stats() : undefined;
 }
 
+/** One operation's recording as the statements take it: its consumption values and its usage row as JSON. */
+export function signedRecordingValues(
+  consumptions: readonly CounterConsumption[],
+  hold: HoldTerms,
+  record: NewSignedUsageRecord,
+): SignedRecordingValues {
+  const values = usageRowValues(record);
+  const usage = {
+    ...values,
+    user_op_hash: record.userOpHash.toLowerCase(),
+    entry_point: values.entry_point?.toLowerCase() ?? null,
+    valid_until: values.valid_until?.toISOString() ?? null,
+    request_fingerprint: record.requestFingerprint,
+    signed_result: record.signedResult,
+  };
+  return [...limitConsumptionValues(consumptions, hold), JSON.stringify(usage)];
+}
+
 /**
  * Consumes the operation's limits and inserts its `submitted` row, all or nothing
  * (`record_signed_paymaster_operation`, migration 600): a denial takes and inserts nothing; an
@@ -205,19 +223,7 @@ export async function recordSignedOperation(
   hold: HoldTerms,
   record: NewSignedUsageRecord,
 ): Promise<SignedOperationRecording> {
-  const values = usageRowValues(record);
-  const usage = {
-    ...values,
-    user_op_hash: record.userOpHash.toLowerCase(),
-    entry_point: values.entry_point?.toLowerCase() ?? null,
-    valid_until: values.valid_until?.toISOString() ?? null,
-    request_fingerprint: record.requestFingerprint,
-    signed_result: record.signedResult,
-  };
-  const recording: SignedRecordingValues = [
-    ...limitConsumptionValues(consumptions, hold),
-    JSON.stringify(usage),
-  ];
+  const recording = signedRecordingValues(consumptions, hold, record);
   const pool = poolOf(db);
   const { denied, stored_result: stored } = pool
     ? await committerFor(db, pool).submit(recording)

@@ -63,6 +63,7 @@ import * as recordSignedOperationsBatch from './2026_11_30_0100_record_signed_op
 import * as recordSignedWithoutSubtransactions from './2026_12_01_0100_record_signed_without_subtransactions';
 import * as rowChecksWithoutReparsing from './2026_12_02_0100_row_checks_without_reparsing';
 import * as recordSignedRowsPerBatch from './2026_12_03_0100_record_signed_rows_per_batch';
+import * as batchExpiryBoundedByNow from './2026_12_04_0100_batch_expiry_bounded_by_now';
 
 /** Every migration, keyed by its ordered name. Add new files here; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -130,4 +131,5 @@ export const migrations: Record<string, Migration> = {
   '2026_12_01_0100_record_signed_without_subtransactions': recordSignedWithoutSubtransactions,
   '2026_12_02_0100_row_checks_without_reparsing': rowChecksWithoutReparsing,
   '2026_12_03_0100_record_signed_rows_per_batch': recordSignedRowsPerBatch,
+  '2026_12_04_0100_batch_expiry_bounded_by_now': batchExpiryBoundedByNow,
 };
