@@ -2,9 +2,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { testStack } from '../test/harness/stack';
 import { createDb, type Db } from './client';
 import { creditPrepaidBalance } from './prepaidLedger';
+import { sql } from 'kysely';
 import {
   type CounterConsumption,
   consumeSponsorshipLimits,
+  counterReadStats,
   type HoldTerms,
   type LimitCounter,
   limitCountersUsage,
@@ -157,5 +159,53 @@ describe('consumeSponsorshipLimits', () => {
     expect(outcomes.filter((outcome) => outcome === undefined)).toHaveLength(37);
     expect(outcomes.filter((outcome) => outcome === 0)).toHaveLength(63);
     expect(await usage(budget, perSender)).toEqual([111n, 37n]);
+  });
+});
+
+describe('limitCountersUsage read together', () => {
+  test('reads made at once go to Postgres as one statement; each answers its own counters as of its own now, as a read alone does', async () => {
+    const [budget, ops, untouched] = [counter('budget'), counter('ops'), counter('untouched')];
+    const soon = new Date(NOW.getTime() + 1_000);
+    // 30 held until +1 s, 40 until +600 s; one operation counted.
+    for (const expiresAt of [soon, new Date(NOW.getTime() + 600_000)])
+      expect(
+        await consumeSponsorshipLimits(
+          db,
+          [{ counter: budget, amount: expiresAt === soon ? 30n : 40n, limit: 1_000n, basis: 'cost' }],
+          terms({ expiresAt }),
+        ),
+      ).toBeUndefined();
+    expect(
+      await consumeSponsorshipLimits(db, [{ counter: ops, amount: 1n, limit: 5n, basis: 'ops' }], terms()),
+    ).toBeUndefined();
+
+    const reads: [LimitCounter[], Date][] = [
+      [[budget], NOW],
+      [[budget, ops], soon],
+      [[untouched], NOW],
+      [[ops, untouched, budget], soon],
+    ];
+    const alone = [];
+    for (const [counters, at] of reads) alone.push(await limitCountersUsage(db, counters, at));
+    expect(alone).toEqual([[70n], [40n, 1n], [0n], [1n, 0n, 40n]]);
+
+    const before = counterReadStats(db) ?? { batches: 0, batchedItems: 0, retried: 0, split: 0 };
+    const together = await Promise.all(reads.map(([counters, at]) => limitCountersUsage(db, counters, at)));
+    expect(together).toEqual(alone);
+    const after = counterReadStats(db)!;
+    expect(after.batches).toBe(before.batches + 1);
+    expect(after.batchedItems).toBe(before.batchedItems + reads.length);
+  });
+
+  test('inside a transaction a read runs on its connection, with what the transaction has written', async () => {
+    const budget = counter('budget');
+    const seen = await db.transaction().execute(async (trx) => {
+      await sql`INSERT INTO paymaster_limit_counters (counter_key, window_start, used, held, expired_until)
+        VALUES (${budget.key}, ${WINDOW.toISOString()}::timestamptz, 12, 0, ${NOW.toISOString()}::timestamptz)`.execute(
+        trx,
+      );
+      return limitCountersUsage(trx, [budget], NOW);
+    });
+    expect(seen).toEqual([12n]);
   });
 });

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
-import type { Db } from './client';
+import { type Db, poolOf } from './client';
+import { type GroupCommitStats, type GroupCommitter, groupCommitter } from './groupCommit';
 import { preparedStatement, runPrepared } from './preparedStatements';
 import type { PaymasterMerchantLimitsTable } from './schema';
 
@@ -227,7 +228,10 @@ export async function settleLimitHold(
 
 /**
  * What each counter has taken in its window as of `now`: consumed or settled amounts plus holds that
- * have not expired (0 for a counter without a row). One round trip, in the given order.
+ * have not expired (0 for a counter without a row), in the given order. On a Db with its own pool the reads
+ * of concurrent callers go to Postgres together (db/groupCommit.ts: those that arrive while one read is in
+ * flight, or in the same turn of the event loop, are one statement): stub data reads the counters once per
+ * answer, and Postgres' cost per statement was most of the read's. In a transaction it runs on its own.
  */
 export async function limitCountersUsage(
   db: Db,
@@ -235,33 +239,103 @@ export async function limitCountersUsage(
   now: Date,
 ): Promise<bigint[]> {
   if (counters.length === 0) return [];
-  const rows = await runPrepared(db, LIMIT_COUNTERS_USAGE, [
-    counters.map((counter) => counter.key),
-    counters.map((counter) => counter.windowStart.toISOString()),
-    now.toISOString(),
-  ]);
-  return rows.map((row) => BigInt(row.usage));
+  const read: CounterRead = {
+    keys: counters.map((counter) => counter.key),
+    windowStarts: counters.map((counter) => counter.windowStart.toISOString()),
+    now: now.toISOString(),
+  };
+  const pool = poolOf(db);
+  return pool ? counterReaderFor(db, pool).submit(read) : readCountersAlone(db, read);
+}
+
+/** The group reader's counts for this Db's pool (tests and benches), or undefined before any read. */
+export function counterReadStats(db: Db): GroupCommitStats | undefined {
+  const pool = poolOf(db);
+  return pool ? counterReaders.get(pool)?.stats() : undefined;
+}
+
+/** One caller's read: its counters, as the statements take them, and its now. */
+interface CounterRead {
+  keys: string[];
+  windowStarts: string[];
+  now: string;
 }
 
 /**
- * Prepared: stub data reads the counters once per answer, and parsing and planning this statement were
- * about 30 % of what Postgres spent per stub answer (issue 46). `held` counts the holds that had not expired by the counter's
- * expired_until (migration 960); those that expired since, up to `now`, no longer count.
+ * `held` counts the holds that had not expired by the counter's expired_until (migration 960); those
+ * that expired since, up to the read's now, no longer count. Prepared: parsing and planning it were about
+ * 30 % of what Postgres spent per stub answer when each answer sent its own (issue 46).
  */
+const USAGE_AS_OF_NOW = `coalesce(counter.used + counter.held - coalesce((
+     SELECT sum(h.amounts[i]) FROM paymaster_operation_holds AS h, generate_subscripts(h.counter_keys, 1) AS i
+     WHERE h.expires_at > counter.expired_until AND h.expires_at <= wanted.now_at
+       AND h.counter_keys[i] = wanted.counter_key AND h.window_starts[i] = wanted.window_start
+   ), 0), 0)::text AS usage`;
+
 const LIMIT_COUNTERS_USAGE = preparedStatement<
   { usage: string },
   [counterKeys: string[], windowStarts: string[], now: string]
 >(
-  'limit_counters_usage_v1',
-  `SELECT coalesce(counter.used + counter.held - coalesce((
-     SELECT sum(h.amounts[i]) FROM paymaster_operation_holds AS h, generate_subscripts(h.counter_keys, 1) AS i
-     WHERE h.expires_at > counter.expired_until AND h.expires_at <= $3::timestamptz
-       AND h.counter_keys[i] = wanted.counter_key AND h.window_starts[i] = wanted.window_start
-   ), 0), 0)::text AS usage
-   FROM unnest($1::text[], $2::timestamptz[]) WITH ORDINALITY AS wanted(counter_key, window_start, position)
+  'limit_counters_usage_v2',
+  `SELECT ${USAGE_AS_OF_NOW}
+   FROM (
+     SELECT listed.counter_key, listed.window_start, $3::timestamptz AS now_at, listed.position
+     FROM unnest($1::text[], $2::timestamptz[]) WITH ORDINALITY AS listed(counter_key, window_start, position)
+   ) AS wanted
    LEFT JOIN paymaster_limit_counters AS counter USING (counter_key, window_start)
    ORDER BY wanted.position`,
 );
+
+/** Several callers' reads in one statement: every caller's counters in order, each with its own now. */
+const LIMIT_COUNTERS_USAGE_BATCH = preparedStatement<
+  { usage: string },
+  [counterKeys: string[], windowStarts: string[], nows: string[]]
+>(
+  'limit_counters_usage_batch_v1',
+  `SELECT ${USAGE_AS_OF_NOW}
+   FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY
+     AS wanted(counter_key, window_start, now_at, position)
+   LEFT JOIN paymaster_limit_counters AS counter USING (counter_key, window_start)
+   ORDER BY wanted.position`,
+);
+
+async function readCountersAlone(db: Db, read: CounterRead): Promise<bigint[]> {
+  const rows = await runPrepared(db, LIMIT_COUNTERS_USAGE, [read.keys, read.windowStarts, read.now]);
+  return rows.map((row) => BigInt(row.usage));
+}
+
+async function readCountersTogether(db: Db, reads: readonly CounterRead[]): Promise<bigint[][]> {
+  const rows = await runPrepared(db, LIMIT_COUNTERS_USAGE_BATCH, [
+    reads.flatMap((read) => read.keys),
+    reads.flatMap((read) => read.windowStarts),
+    reads.flatMap((read) => read.keys.map(() => read.now)),
+  ]);
+  let from = 0;
+  return reads.map((read) => {
+    const usage = rows.slice(from, from + read.keys.length).map((row) => BigInt(row.usage));
+    from += read.keys.length;
+    return usage;
+  });
+}
+
+/** At most this many callers' reads per statement (each a handful of counters). */
+const MAX_READS_PER_BATCH = 64;
+
+/** One group reader per pool (one per api process and database). */
+const counterReaders = new WeakMap<object, GroupCommitter<CounterRead, bigint[]>>();
+
+function counterReaderFor(db: Db, pool: object): GroupCommitter<CounterRead, bigint[]> {
+  let reader = counterReaders.get(pool);
+  if (!reader) {
+    reader = groupCommitter<CounterRead, bigint[]>({
+      maxBatch: MAX_READS_PER_BATCH,
+      runOne: (read) => readCountersAlone(db, read),
+      runBatch: (reads) => readCountersTogether(db, reads),
+    });
+    counterReaders.set(pool, reader);
+  }
+  return reader;
+}
 
 /** Gives back consumed operations (`ops`; the operation was not signed after all). */
 export async function releaseLimitCounter(db: Db, counter: LimitCounter, amount: bigint): Promise<void> {
