@@ -25,7 +25,9 @@ const NEXT_EXPIRY_UP_TO_LATEST_NOW = `SELECT coalesce(min(h.expires_at), 'infini
 /** The function of migration 2026_12_03_0100 with that one statement bounded. */
 export const recordBatchWithBoundedExpiry = (() => {
   if (recordBatchWithRowsPerStatement.split(UNBOUNDED_NEXT_EXPIRY).length !== 2)
-    throw new Error('migration 2026_12_04_0100: the next-expiry statement of 2026_12_03_0100 was not found once');
+    throw new Error(
+      'migration 2026_12_04_0100: the next-expiry statement of 2026_12_03_0100 was not found once',
+    );
   return recordBatchWithRowsPerStatement.replace(UNBOUNDED_NEXT_EXPIRY, NEXT_EXPIRY_UP_TO_LATEST_NOW);
 })();
 
