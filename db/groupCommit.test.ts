@@ -86,6 +86,24 @@ const holdRows = async (holdIds: string[]) =>
       WHERE hold_id = ANY(${holdIds}::uuid[]) ORDER BY hold_id`.execute(db)
   ).rows;
 
+/** `ms` after NOW. */
+const at = (ms: number) => new Date(NOW.getTime() + ms);
+/** A hold's terms: asked at NOW + `now` ms, held until NOW + `expires` ms. */
+const terms = (now: number, expires: number): HoldTerms => ({
+  holdId: randomUUID(),
+  now: at(now),
+  expiresAt: at(expires),
+  merchantId,
+});
+/** An operation's consumption of `amount` from a fresh dollar counter whose limit is `limit`. */
+const dollarsUpTo = (limit: bigint) => {
+  const dollars = counter('usd');
+  const taking = (amount: bigint): CounterConsumption[] => [
+    { counter: dollars, amount, limit, basis: 'charged' },
+  ];
+  return Object.assign(taking, { counter: dollars });
+};
+
 const stats = () => signedRecordingStats(db) ?? { batches: 0, batchedItems: 0, retried: 0, split: 0 };
 
 describe('record_signed_paymaster_operations: a batch of signed answers in one transaction', () => {
@@ -335,17 +353,7 @@ describe('record_signed_paymaster_operations: a batch of signed answers in one t
 
   test('a hold that expires before a later item of the batch stops counting for it, the batch’s own holds included', async () => {
     const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
-    const dollars = counter('usd');
-    const at = (ms: number) => new Date(NOW.getTime() + ms);
-    const terms = (now: number, expires: number): HoldTerms => ({
-      holdId: randomUUID(),
-      now: at(now),
-      expiresAt: at(expires),
-      merchantId,
-    });
-    const taking = (amount: bigint): CounterConsumption[] => [
-      { counter: dollars, amount, limit: 300n, basis: 'charged' },
-    ];
+    const taking = dollarsUpTo(300n);
     const outcomes = await Promise.all([
       // 200 held until +1.5 s.
       recordSignedOperation(db, taking(200n), terms(1_000, 1_500), signedRow(clientId)),
@@ -359,29 +367,19 @@ describe('record_signed_paymaster_operations: a batch of signed answers in one t
       { kind: 'recorded' },
       { kind: 'denied', deniedAt: 0 },
     ]);
-    expect(await limitCountersUsage(db, [dollars], at(2_000))).toEqual([250n]);
+    expect(await limitCountersUsage(db, [taking.counter], at(2_000))).toEqual([250n]);
     // A committed hold expires too: at +700 s the 250 no longer count, 300 fits.
     expect(
       await recordSignedOperation(db, taking(300n), terms(700_000, 800_000), signedRow(clientId)),
     ).toEqual({
       kind: 'recorded',
     });
-    expect(await limitCountersUsage(db, [dollars], at(700_000))).toEqual([300n]);
+    expect(await limitCountersUsage(db, [taking.counter], at(700_000))).toEqual([300n]);
   });
 
   test('a hold that expired before a later item of a batch, recorded before the batch, stops counting for that item; a live one still counts', async () => {
     const clientId = `pmc_test_${randomBytes(8).toString('hex')}`;
-    const dollars = counter('usd');
-    const at = (ms: number) => new Date(NOW.getTime() + ms);
-    const terms = (now: number, expires: number): HoldTerms => ({
-      holdId: randomUUID(),
-      now: at(now),
-      expiresAt: at(expires),
-      merchantId,
-    });
-    const taking = (amount: bigint): CounterConsumption[] => [
-      { counter: dollars, amount, limit: 300n, basis: 'charged' },
-    ];
+    const taking = dollarsUpTo(300n);
     // Committed before the batch: 100 held until +600 s, 150 until +1.5 s.
     expect(await recordSignedOperation(db, taking(100n), terms(0, 600_000), signedRow(clientId))).toEqual({
       kind: 'recorded',
@@ -404,7 +402,7 @@ describe('record_signed_paymaster_operations: a batch of signed answers in one t
       { kind: 'recorded' },
       { kind: 'denied', deniedAt: 0 },
     ]);
-    expect(await limitCountersUsage(db, [dollars], at(2_000))).toEqual([300n]);
+    expect(await limitCountersUsage(db, [taking.counter], at(2_000))).toEqual([300n]);
   });
 
   test('a batch reads the holds that expired since its counters were counted off, never every live hold', async () => {
