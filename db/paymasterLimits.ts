@@ -262,37 +262,21 @@ interface CounterRead {
 }
 
 /**
- * `held` counts the holds that had not expired by the counter's expired_until (migration 960); those
- * that expired since, up to the read's now, no longer count. Prepared: parsing and planning it were about
- * 30 % of what Postgres spent per stub answer when each answer sent its own (issue 46).
+ * Every caller's counters in order, each with its own now (a read alone is a batch of one). `held` counts
+ * the holds that had not expired by the counter's expired_until (migration 960); those that expired since,
+ * up to the read's now, no longer count. Prepared: parsing and planning it were about 30 % of what
+ * Postgres spent per stub answer when each answer sent its own (issue 46).
  */
-const USAGE_AS_OF_NOW = `coalesce(counter.used + counter.held - coalesce((
-     SELECT sum(h.amounts[i]) FROM paymaster_operation_holds AS h, generate_subscripts(h.counter_keys, 1) AS i
-     WHERE h.expires_at > counter.expired_until AND h.expires_at <= wanted.now_at
-       AND h.counter_keys[i] = wanted.counter_key AND h.window_starts[i] = wanted.window_start
-   ), 0), 0)::text AS usage`;
-
 const LIMIT_COUNTERS_USAGE = preparedStatement<
-  { usage: string },
-  [counterKeys: string[], windowStarts: string[], now: string]
->(
-  'limit_counters_usage_v2',
-  `SELECT ${USAGE_AS_OF_NOW}
-   FROM (
-     SELECT listed.counter_key, listed.window_start, $3::timestamptz AS now_at, listed.position
-     FROM unnest($1::text[], $2::timestamptz[]) WITH ORDINALITY AS listed(counter_key, window_start, position)
-   ) AS wanted
-   LEFT JOIN paymaster_limit_counters AS counter USING (counter_key, window_start)
-   ORDER BY wanted.position`,
-);
-
-/** Several callers' reads in one statement: every caller's counters in order, each with its own now. */
-const LIMIT_COUNTERS_USAGE_BATCH = preparedStatement<
   { usage: string },
   [counterKeys: string[], windowStarts: string[], nows: string[]]
 >(
-  'limit_counters_usage_batch_v1',
-  `SELECT ${USAGE_AS_OF_NOW}
+  'limit_counters_usage_v3',
+  `SELECT coalesce(counter.used + counter.held - coalesce((
+     SELECT sum(h.amounts[i]) FROM paymaster_operation_holds AS h, generate_subscripts(h.counter_keys, 1) AS i
+     WHERE h.expires_at > counter.expired_until AND h.expires_at <= wanted.now_at
+       AND h.counter_keys[i] = wanted.counter_key AND h.window_starts[i] = wanted.window_start
+   ), 0), 0)::text AS usage
    FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY
      AS wanted(counter_key, window_start, now_at, position)
    LEFT JOIN paymaster_limit_counters AS counter USING (counter_key, window_start)
@@ -300,12 +284,11 @@ const LIMIT_COUNTERS_USAGE_BATCH = preparedStatement<
 );
 
 async function readCountersAlone(db: Db, read: CounterRead): Promise<bigint[]> {
-  const rows = await runPrepared(db, LIMIT_COUNTERS_USAGE, [read.keys, read.windowStarts, read.now]);
-  return rows.map((row) => BigInt(row.usage));
+  return (await readCountersTogether(db, [read]))[0]!;
 }
 
 async function readCountersTogether(db: Db, reads: readonly CounterRead[]): Promise<bigint[][]> {
-  const rows = await runPrepared(db, LIMIT_COUNTERS_USAGE_BATCH, [
+  const rows = await runPrepared(db, LIMIT_COUNTERS_USAGE, [
     reads.flatMap((read) => read.keys),
     reads.flatMap((read) => read.windowStarts),
     reads.flatMap((read) => read.keys.map(() => read.now)),
