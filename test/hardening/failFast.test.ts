@@ -205,10 +205,11 @@ describe('fail fast: bounded waits on every dependency, and /ready', () => {
         // The configured deadline (or Temporal's refusal before it) ended the one wait on the start: the api
         // logs the start it left to the reconciler. The whole answer's time also holds the session's writes,
         // which a loaded machine stretches (3.5 s once in CI), so its bound only says it did not hang.
-        const unstarted = app.logLines
-          .slice(linesBefore)
-          .map((line) => JSON.parse(line) as { msg?: string; err?: { message?: string } })
-          .filter((line) => line.msg === 'session workflow not started; left to the reconciler');
+        const unstarted = loggedSince<{ err?: { message?: string } }>(
+          app.logLines,
+          linesBefore,
+          'session workflow not started; left to the reconciler',
+        );
         expect(unstarted.map((line) => line.err?.message)).toEqual([
           `Temporal did not answer within ${DEADLINES.TEMPORAL_START_TIMEOUT_MS} ms`,
         ]);
@@ -347,10 +348,11 @@ describe('fail fast: bounded waits on every dependency, and /ready', () => {
       // The configured deadline ended the one wait on the signer (not the client's 5 s default, not a retry):
       // the api logs the exchange that ran out. The whole answer's time also holds the policy reads and
       // the usage row, which a loaded machine stretches, so its bound only says it did not hang.
-      const signerFailures = app.logLines
-        .slice(linesBefore)
-        .map((line) => JSON.parse(line) as { msg?: string; detail?: string })
-        .filter((line) => line.msg === 'signing service failed');
+      const signerFailures = loggedSince<{ detail?: string }>(
+        app.logLines,
+        linesBefore,
+        'signing service failed',
+      );
       expect(signerFailures.map((line) => line.detail)).toEqual([
         `no answer within ${DEADLINES.SIGNER_TIMEOUT_MS} ms`,
       ]);
@@ -364,6 +366,14 @@ describe('fail fast: bounded waits on every dependency, and /ready', () => {
     }
   }, 60_000);
 });
+
+/** The api's log lines with message `msg` written since line `from` (the logger writes one JSON object a line). */
+function loggedSince<Fields>(logLines: readonly string[], from: number, msg: string): Fields[] {
+  return logLines
+    .slice(from)
+    .map((line) => JSON.parse(line) as Fields & { msg?: string })
+    .filter((line) => line.msg === msg);
+}
 
 async function until(check: () => Promise<boolean>, withinMs: number): Promise<void> {
   const deadline = Date.now() + withinMs;
